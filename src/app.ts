@@ -1,0 +1,49 @@
+// The composition root: middleware order and route mounting, nothing else.
+import { Hono } from "hono";
+import { cors } from "hono/cors";
+import type { AppContext } from "./context.ts";
+import { ApiError, errorResponse, jsonError, resourceOfPath } from "./http/errors.ts";
+import type { Env, RouteGroup, RouteSpec } from "./http/route.ts";
+import { requestLog } from "./http/request-log.ts";
+import { statusRoutes } from "./routes/status.ts";
+import { configRoutes } from "./routes/config.ts";
+import { tokenRoutes } from "./routes/tokens.ts";
+import { apiRoutes } from "./routes/api.ts";
+
+/** Every route group, in mounting order (`/users/me/...` before `/users/{uuid}/...`). */
+export function routeGroups(): RouteGroup[] {
+  return [statusRoutes(), configRoutes(), tokenRoutes()];
+}
+
+export function createApp(app: AppContext): Hono<Env> {
+  const hono = new Hono<Env>();
+  const groups = routeGroups();
+  const specs: RouteSpec[] = groups.flatMap((g) => g.specs);
+
+  hono.use("*", requestLog(app));
+  if (app.config.rest_api.cors.enabled) {
+    hono.use("*", cors({ origin: (origin) => origin, allowHeaders: app.config.rest_api.cors.allow_headers }));
+  }
+  hono.use("*", async (c, next) => {
+    c.set("app", app);
+    await next();
+  });
+
+  const v01 = new Hono<Env>();
+  for (const group of groups) v01.route("/", group.hono);
+  v01.route("/", apiRoutes(specs).hono);
+  hono.route("/0.1", v01);
+
+  hono.notFound((c) => {
+    const allowed = specs.some((s) => matchesPath(s.path, c.req.path));
+    if (allowed) return jsonError(c, new ApiError(405, "method-not-allowed", "The method is not allowed for the requested URL.", resourceOfPath(c.req.path)));
+    return jsonError(c, new ApiError(404, "not-found", "The requested URL was not found on the server.", resourceOfPath(c.req.path)));
+  });
+  hono.onError((err, c) => errorResponse(c, err, app.log));
+  return hono;
+}
+
+function matchesPath(template: string, path: string): boolean {
+  const re = new RegExp(`^/0\\.1${template.replace(/[.]/g, "\\.").replace(/\{\w+\}/g, "[^/]+")}/?$`);
+  return re.test(path);
+}

@@ -1,0 +1,59 @@
+// Command line: `serve` (default), `migrate`, and `bootstrap <username> <password>`.
+//   bun src/cli.ts bootstrap admin s3cret     (npm run bootstrap -- admin s3cret)
+import { ConfigError, loadConfig } from "./config.ts";
+import { openDatabase } from "./db/index.ts";
+import { createLogger } from "./log.ts";
+import { buildContext, closeContext } from "./services/app-context.ts";
+import { bootstrapUser } from "./services/bootstrap.ts";
+import { serve } from "./main.ts";
+
+const USAGE = `usage: tessera [serve] [--config PATH]
+       tessera migrate [--config PATH]
+       tessera bootstrap USERNAME PASSWORD [--config PATH]   (or env TESSERA_BOOTSTRAP_USERNAME / _PASSWORD)`;
+
+async function main(argv: string[]): Promise<number> {
+  const args = argv.slice(2);
+  const positional = args.filter((a, i) => !a.startsWith("--") && args[i - 1] !== "--config");
+  const command = positional[0] ?? "serve";
+  if (command === "serve") {
+    await serve(argv);
+    return -1; // keeps running
+  }
+  if (command !== "migrate" && command !== "bootstrap") {
+    console.error(USAGE);
+    return 2;
+  }
+  let config;
+  try {
+    config = loadConfig(argv);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(`tessera: ${e.message}`);
+      return 2;
+    }
+    throw e;
+  }
+  const log = createLogger(config.log_level);
+  const database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: 2 });
+  const app = await buildContext(config, database, log);
+  try {
+    if (command === "migrate") {
+      console.log(`database migrated (${database.kind})`);
+      return 0;
+    }
+    const username = positional[1] ?? process.env.TESSERA_BOOTSTRAP_USERNAME;
+    const password = positional[2] ?? process.env.TESSERA_BOOTSTRAP_PASSWORD;
+    if (!username || !password) {
+      console.error(USAGE);
+      return 2;
+    }
+    const result = await bootstrapUser(app, username, password);
+    console.log(result.created ? `created user ${username} (${result.userUuid}) with policy ${config.bootstrap_user_policy_slug}` : `user ${username} (${result.userUuid}) already exists; policy ${config.bootstrap_user_policy_slug} ensured`);
+    return 0;
+  } finally {
+    await closeContext(app);
+  }
+}
+
+const code = await main(process.argv);
+if (code >= 0) process.exit(code);

@@ -1,0 +1,186 @@
+// Configuration: defaults ← YAML file (--config PATH, TESSERA_CONFIG, or ./config.yml) ← env.
+// Key names are wazo-auth's (COMPATIBILITY.md §14) wherever a key applies.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+
+const pluginEntry = z.union([
+  z.string().min(1),
+  z.object({
+    module: z.string().min(1),
+    enabled: z.boolean().default(true),
+    required: z.boolean().default(false),
+    priority: z.number().int().default(100),
+    config: z.record(z.string(), z.unknown()).default({}),
+  }),
+]);
+
+const pluginKind = z.record(z.string(), pluginEntry).default({});
+
+const policySpec = z.object({
+  acl: z.array(z.string()).default([]),
+  description: z.string().nullable().optional(),
+  shared: z.boolean().default(false),
+});
+
+export const configSchema = z.object({
+  rest_api: z
+    .object({
+      listen: z.string().min(1).default("127.0.0.1"),
+      port: z.coerce.number().int().min(0).max(65535).default(9497),
+      num_proxies: z.number().int().min(0).default(1),
+      cors: z
+        .object({
+          enabled: z.boolean().default(true),
+          allow_headers: z
+            .array(z.string())
+            .default(["Content-Type", "Authorization", "X-Auth-Token", "Wazo-Tenant", "Wazo-Session-Type"]),
+        })
+        .default({ enabled: true, allow_headers: ["Content-Type", "Authorization", "X-Auth-Token", "Wazo-Tenant", "Wazo-Session-Type"] }),
+    })
+    .prefault({}),
+  db_uri: z.string().min(1).nullable().default(null),
+  db_pool_size: z.number().int().min(1).max(500).default(20),
+  data_dir: z.string().min(1).default("./data"),
+  uuid: z.string().nullable().default(null),
+  log_level: z.enum(["debug", "info", "warning", "error", "critical"]).default("info"),
+  debug: z.boolean().default(false),
+  default_token_lifetime: z.number().int().min(1).max(315360000).default(7200),
+  token_cleanup_interval: z.number().min(0).default(60),
+  token_cleanup_batch_size: z.number().int().min(1).default(5000),
+  max_user_concurrent_sessions: z.number().int().min(1).default(100),
+  password_hash_iterations: z.number().int().min(1).default(250000),
+  bootstrap_user_on_startup: z.boolean().default(false),
+  bootstrap_user_username: z.string().min(1).nullable().default(null),
+  bootstrap_user_password: z.string().min(1).nullable().default(null),
+  bootstrap_user_purpose: z.enum(["user", "internal", "external_api"]).default("internal"),
+  bootstrap_user_policy_slug: z.string().min(1).default("wazo_default_master_user_policy"),
+  default_user_policy: z.string().nullable().default(null),
+  backend_policies: z.record(z.string(), z.string()).default({}),
+  default_policies: z.record(z.string(), policySpec).default({}),
+  all_users_policies: z.record(z.string(), z.boolean()).default({}),
+  tenant_default_groups: z
+    .record(z.string(), z.object({ policies: z.record(z.string(), z.boolean()).default({}) }))
+    .default({}),
+  update_policy_on_startup: z.boolean().default(true),
+  password_reset_expiration: z.number().int().min(1).default(172800),
+  email_confirmation_expiration: z.number().int().min(1).default(172800),
+  enabled_http_plugins: z.record(z.string(), z.boolean()).default({ user_registration: false }),
+  enabled_metadata_plugins: z
+    .record(z.string(), z.boolean())
+    .default({ default_user: true, default_internal: true, default_external_api: true }),
+  purpose_metadata_mapping: z
+    .object({
+      user: z.array(z.string()).default([]),
+      internal: z.array(z.string()).default([]),
+      external_api: z.array(z.string()).default([]),
+    })
+    .prefault({}),
+  plugins: z
+    .object({
+      backends: pluginKind,
+      idp: pluginKind,
+      external_auth: pluginKind,
+      email_notification: pluginKind,
+      metadata: pluginKind,
+    })
+    .prefault({}),
+  email_notification_plugin: z.string().default("smtp"),
+  amqp: z
+    .object({
+      uri: z.string().min(1).default("amqp://guest:guest@localhost:5672/"),
+      exchange_name: z.string().min(1).default("xivo"),
+      exchange_type: z.string().min(1).default("topic"),
+    })
+    .nullable()
+    .default(null),
+  profiling_enabled: z.boolean().default(false),
+}).loose();
+
+export type Config = z.infer<typeof configSchema>;
+
+const projectRoot = fileURLToPath(new URL("..", import.meta.url));
+
+/** The stock plugins, used when the config file lists none of a kind (absolute paths). */
+export const defaultPlugins: Record<string, Record<string, string>> = {
+  backends: { wazo_user: join(projectRoot, "plugins/backends/wazo-user.ts") },
+};
+
+export class ConfigError extends Error {}
+
+/** Which file to read: explicit path, then TESSERA_CONFIG, then ./config.yml if present. */
+export function resolveConfigPath(argv: string[], env: NodeJS.ProcessEnv): string | null {
+  const i = argv.indexOf("--config");
+  if (i >= 0) {
+    const path = argv[i + 1];
+    if (!path) throw new ConfigError("--config needs a file path");
+    return path;
+  }
+  if (env.TESSERA_CONFIG) return env.TESSERA_CONFIG;
+  return existsSync("./config.yml") ? "./config.yml" : null;
+}
+
+export function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text) ?? {};
+  } catch (e) {
+    throw new ConfigError(`config file ${path} is not valid YAML: ${(e as Error).message}`);
+  }
+  if (typeof raw !== "object" || Array.isArray(raw)) throw new ConfigError(`config file ${path} must be a mapping`);
+  return raw as Record<string, unknown>;
+}
+
+/** Environment overrides, applied on top of the file. */
+export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...raw };
+  const restApi = { ...((raw.rest_api as Record<string, unknown>) ?? {}) };
+  if (env.DATABASE_URL) out.db_uri = env.DATABASE_URL;
+  if (env.TESSERA_LISTEN) restApi.listen = env.TESSERA_LISTEN;
+  if (env.TESSERA_PORT) restApi.port = env.TESSERA_PORT;
+  if (env.TESSERA_DATA_DIR) out.data_dir = env.TESSERA_DATA_DIR;
+  if (env.TESSERA_LOG_LEVEL) out.log_level = env.TESSERA_LOG_LEVEL;
+  if (env.XIVO_UUID && out.uuid == null) out.uuid = env.XIVO_UUID;
+  out.rest_api = restApi;
+  return out;
+}
+
+/** Validates a raw config; the error names each bad key and its problem. */
+export function parseConfig(raw: unknown): Config {
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
+  }
+  return result.data;
+}
+
+export function loadConfig(argv: string[] = process.argv, env: NodeJS.ProcessEnv = process.env): Config {
+  const path = resolveConfigPath(argv, env);
+  const raw = path ? readConfigFile(path) : {};
+  return parseConfig(applyEnv(raw, env));
+}
+
+const SECRET_KEY = /(password|secret|private|token|key|api_key)$/i;
+
+/** A copy of the config safe to show (D12): secrets and credentials in URIs masked. */
+export function maskSecrets(value: unknown, key = ""): unknown {
+  if (value == null) return value;
+  if (typeof value === "string") {
+    if (SECRET_KEY.test(key)) return "********";
+    return value.replace(/(\w+:\/\/[^:/@\s]*:)[^@/\s]+@/g, "$1********@");
+  }
+  if (Array.isArray(value)) return value.map((v) => maskSecrets(v, key));
+  if (typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskSecrets(v, k)]));
+  }
+  return value;
+}

@@ -1,0 +1,68 @@
+// Who is calling: the token (X-Auth-Token or Authorization: Bearer), its ACL against the route's
+// required access, and the scoping tenant of COMPATIBILITY.md §2.4 (`Wazo-Tenant`).
+import type { Context } from "hono";
+import type { AppContext } from "../context.ts";
+import { fillAcl } from "../acl.ts";
+import { findValidToken } from "../services/tokens.ts";
+import { isSubtenant, tenantExists, userTenantUuid } from "../services/tenant-tree.ts";
+import type { CachedToken } from "../services/token-cache.ts";
+import { ApiError, NotFound, Unauthorized, UnauthorizedTenant } from "./errors.ts";
+
+export interface Caller {
+  token: CachedToken;
+  /** `metadata.uuid` of the token: the user behind it, if any. */
+  userUuid: string | null;
+  /** The tenant the request acts in (§2.4). Null only for tokens with no tenant (email/reset tokens). */
+  tenantUuid: string | null;
+  /** The caller's own tenant (its user's current tenant, else the token's `metadata.tenant_uuid`). */
+  ownTenantUuid: string | null;
+}
+
+/** The bearer token of a request: `X-Auth-Token`, else `Authorization: Bearer` (D14). */
+export function requestToken(c: Context, fromQuery = false): string {
+  if (fromQuery) {
+    const q = c.req.query("token");
+    if (q) return q;
+  }
+  const header = c.req.header("X-Auth-Token");
+  if (header) return header.trim();
+  const authz = c.req.header("Authorization");
+  if (authz && /^bearer\s+/i.test(authz)) return authz.replace(/^bearer\s+/i, "").trim();
+  return "";
+}
+
+/** 401 for a missing, unknown or expired token; 403 when it lacks `requiredAccess` (D2). */
+export async function authenticate(app: AppContext, token: string, requiredAccess: string | null): Promise<CachedToken> {
+  const tok = token ? await findValidToken(app, token) : null;
+  if (!tok) {
+    throw new Unauthorized({ reason: "not_found_or_expired", required_access: requiredAccess });
+  }
+  if (requiredAccess !== null && !tok.matcher.matches(requiredAccess)) {
+    throw new ApiError(403, "forbidden", "Forbidden", "tokens", { reason: "missing_permission", required_access: requiredAccess });
+  }
+  return tok;
+}
+
+/** §2.4: own tenant = the user's current tenant (else metadata.tenant_uuid); `Wazo-Tenant` may narrow it to a descendant. */
+export async function resolveCaller(app: AppContext, tok: CachedToken, wazoTenant: string | undefined): Promise<Caller> {
+  const userUuid = typeof tok.metadata.uuid === "string" ? tok.metadata.uuid : null;
+  let ownTenantUuid: string | null;
+  if (userUuid) {
+    ownTenantUuid = await userTenantUuid(app.db, userUuid);
+    if (!ownTenantUuid) throw new NotFound("users", userUuid);
+  } else {
+    ownTenantUuid = typeof tok.metadata.tenant_uuid === "string" ? tok.metadata.tenant_uuid : null;
+  }
+  const header = wazoTenant?.trim();
+  if (!header || header === ownTenantUuid) return { token: tok, userUuid, tenantUuid: ownTenantUuid, ownTenantUuid };
+  const allowed =
+    ownTenantUuid !== null &&
+    (await tenantExists(app.db, header)) &&
+    (await isSubtenant(app.db, header, ownTenantUuid, app.topTenantUuid));
+  if (!allowed) throw new UnauthorizedTenant(header);
+  return { token: tok, userUuid, tenantUuid: header, ownTenantUuid };
+}
+
+export function requiredAccess(aclTemplate: string, params: Record<string, string>): string {
+  return fillAcl(aclTemplate, params);
+}

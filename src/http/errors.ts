@@ -1,0 +1,153 @@
+// The one error model (INTERFACE.md §7, D1): services throw ApiError subclasses; `errorResponse`
+// is the only place that turns anything thrown into an HTTP response.
+import type { Context } from "hono";
+import type { Logger } from "../log.ts";
+
+export type Details = Record<string, unknown>;
+
+export interface ErrorBody {
+  error_id: string;
+  message: string;
+  resource: string;
+  resource_id?: string | Record<string, unknown>;
+  timestamp: number;
+  details: Details;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorId: string,
+    message: string,
+    readonly resource: string,
+    readonly details: Details = {},
+    readonly resourceId?: string | Record<string, unknown>,
+    /** Extra response headers (e.g. none today; kept for 429 Retry-After and the like). */
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+
+  toBody(): ErrorBody {
+    const body: ErrorBody = {
+      error_id: this.errorId,
+      message: this.message,
+      resource: this.resource,
+      timestamp: Date.now() / 1000,
+      details: this.details,
+    };
+    if (this.resourceId !== undefined) body.resource_id = this.resourceId;
+    return body;
+  }
+}
+
+/** 400 with per-field details `{field: {constraint_id, constraint, message}}`, nested. */
+export class InvalidData extends ApiError {
+  constructor(resource: string, details: Details, message = "Invalid request") {
+    super(400, "invalid-data", message, resource, details);
+  }
+}
+
+/** Shorthand for one invalid field. */
+export function invalidField(
+  resource: string,
+  field: string,
+  constraintId: string,
+  constraint: unknown,
+  message: string,
+): InvalidData {
+  return new InvalidData(resource, { [field]: { constraint_id: constraintId, constraint, message } });
+}
+
+export class NotFound extends ApiError {
+  constructor(resource: string, resourceId?: string | Record<string, unknown>, message?: string) {
+    const id = typeof resourceId === "string" ? resourceId : undefined;
+    super(404, "not-found", message ?? `No such ${singular(resource)}${id ? `: "${id}"` : ""}`, resource, id ? { uuid: id } : {}, resourceId);
+  }
+}
+
+export class Conflict extends ApiError {
+  constructor(resource: string, details: Details, message = "Conflict detected", resourceId?: string) {
+    super(409, "conflict", message, resource, details, resourceId);
+  }
+}
+
+export class Forbidden extends ApiError {
+  constructor(resource: string, message: string, details: Details = {}, errorId = "forbidden", resourceId?: string) {
+    super(403, errorId, message, resource, details, resourceId);
+  }
+}
+
+/** 401: missing, unknown or expired token, or failed login. */
+export class Unauthorized extends ApiError {
+  constructor(details: Details = {}, message = "Unauthorized", resource = "tokens", errorId = "unauthorized") {
+    super(401, errorId, message, resource, details);
+  }
+}
+
+export class AuthenticationFailed extends ApiError {
+  constructor() {
+    super(401, "authentication-failed", "Authentication Failed", "tokens");
+  }
+}
+
+export class UnauthorizedTenant extends ApiError {
+  constructor(tenantUuid: string) {
+    super(401, "unauthorized-tenant", "Unauthorized tenant", "tenants", { tenant_uuid: tenantUuid });
+  }
+}
+
+export class ServiceUnavailable extends ApiError {
+  constructor(resource: string, message: string, errorId = "service-unavailable") {
+    super(503, errorId, message, resource);
+  }
+}
+
+export class TooManySessions extends ApiError {
+  constructor(userUuid: string) {
+    super(
+      429,
+      "too-many-sessions",
+      `User ${userUuid} has exceeded the maximum number of active sessions`,
+      "sessions",
+      { user_uuid: userUuid },
+    );
+  }
+}
+
+function singular(resource: string): string {
+  if (resource.endsWith("ies")) return `${resource.slice(0, -3)}y`;
+  return resource.endsWith("s") ? resource.slice(0, -1) : resource;
+}
+
+/** The resource name of a request path, for errors raised outside any route (404, 405, 500). */
+export function resourceOfPath(path: string): string {
+  const parts = path.split("/").filter(Boolean);
+  const i = parts[0] === "0.1" ? 1 : 0;
+  return parts[i] ?? "api";
+}
+
+export function jsonError(c: Context, err: ApiError): Response {
+  const headers: Record<string, string> = { "Content-Type": "application/json", ...(err.headers ?? {}) };
+  const body = c.req.method === "HEAD" ? null : JSON.stringify(err.toBody());
+  return new Response(body, { status: err.status, headers });
+}
+
+/** Turns anything thrown into the one JSON error body; unexpected errors are logged, never shown. */
+export function errorResponse(c: Context, err: unknown, log: Logger): Response {
+  if (err instanceof ApiError) return jsonError(c, err);
+  if (isHttpException(err) && err.status < 500) {
+    return jsonError(c, new ApiError(err.status, "invalid-request", err.message || "Invalid request", resourceOfPath(c.req.path)));
+  }
+  log.error("unexpected error", { method: c.req.method, path: c.req.path, error: describeError(err) });
+  return jsonError(c, new ApiError(500, "internal-error", "Internal Server Error", resourceOfPath(c.req.path)));
+}
+
+function isHttpException(err: unknown): err is { status: number; message: string } {
+  return typeof err === "object" && err !== null && "status" in err && typeof (err as { status: unknown }).status === "number" && "getResponse" in err;
+}
+
+function describeError(err: unknown): string {
+  if (err instanceof Error) return `${err.name}: ${err.message}\n${err.stack ?? ""}`;
+  return String(err);
+}

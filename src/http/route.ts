@@ -1,0 +1,156 @@
+// Declaring a route once gives both the Hono handler and its OpenAPI entry. The wrapper applies
+// the same pipeline everywhere: path params (404 when malformed, D7) → token, ACL and tenant →
+// query → JSON body → handler. Handlers receive validated, typed input.
+import { Hono, type Context } from "hono";
+import type { z } from "zod";
+import type { AppContext } from "../context.ts";
+import { authenticate, requestToken, requiredAccess, resolveCaller, type Caller } from "./auth.ts";
+import { InvalidData, NotFound, Unauthorized } from "./errors.ts";
+import { zodDetails } from "./validate.ts";
+
+export type Method = "get" | "post" | "put" | "delete" | "patch" | "head";
+
+export interface Env {
+  Variables: { app: AppContext };
+  Bindings: { remoteAddr?: string };
+}
+
+type Schema = z.ZodType;
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteOptions<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
+  summary: string;
+  description?: string;
+  /** Required access with `{param}` placeholders; absent = no authentication. */
+  acl?: string;
+  /** Only tokens of the master tenant may call (checked on `metadata.tenant_uuid`). */
+  topTenantOnly?: boolean;
+  /** Read the token from `?token=` before the headers (email confirmation, password reset). */
+  tokenFromQuery?: boolean;
+  /** Skip `Wazo-Tenant` resolution (routes that need no tenant, e.g. token-only endpoints). */
+  noTenant?: boolean;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Headers the route reads, for the OpenAPI document (name → description). */
+  headers?: Record<string, string>;
+  responses: Record<number, string | { description: string; schema?: Schema; contentType?: string }>;
+}
+
+export interface RouteInput<P, Q, B> {
+  c: Context<Env>;
+  app: AppContext;
+  params: P;
+  query: Q;
+  body: B;
+  /** Present on authenticated routes. */
+  caller: Caller;
+}
+
+export interface RouteSpec extends RouteOptions<Schema | undefined, Schema | undefined, Schema | undefined> {
+  method: Method;
+  path: string;
+  tag: string;
+}
+
+type Handler<P, Q, B> = (input: RouteInput<P, Q, B>) => Response | Promise<Response>;
+
+export class RouteGroup {
+  readonly hono = new Hono<Env>();
+  readonly specs: RouteSpec[] = [];
+
+  /** `resource` names the kind of resource in error bodies and tags the OpenAPI entries. */
+  constructor(readonly resource: string) {}
+
+  add<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(
+    method: Method,
+    path: string,
+    opts: RouteOptions<P, Q, B>,
+    handler: Handler<Out<P>, Out<Q>, Out<B>>,
+  ): this {
+    this.specs.push({ ...(opts as RouteOptions<Schema | undefined, Schema | undefined, Schema | undefined>), method, path, tag: this.resource });
+    const honoPath = path.replace(/\{(\w+)\}/g, ":$1");
+    const resource = this.resource;
+    // Hono answers HEAD with the GET handler; a declared HEAD route takes HEAD requests first.
+    const honoMethod = method === "head" ? "GET" : method.toUpperCase();
+    this.hono.on(honoMethod, honoPath, async (c, next) => {
+      if (method === "head" && c.req.method !== "HEAD") return next();
+      const app = c.get("app");
+      const rawParams = c.req.param() as Record<string, string>;
+      const params = opts.params ? parseParams(opts.params, rawParams, resource) : undefined;
+      const caller = opts.acl !== undefined ? await authorize(c, app, opts, (params ?? rawParams) as Record<string, string>) : (undefined as unknown as Caller);
+      const query = opts.query ? parseWith(opts.query, queryObject(c), resource) : undefined;
+      const body = opts.body ? parseWith(opts.body, await readJson(c, resource), resource) : undefined;
+      return handler({ c, app, params: params as Out<P>, query: query as Out<Q>, body: body as Out<B>, caller });
+    });
+    return this;
+  }
+
+  get<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
+    return this.add("get", path, opts, handler);
+  }
+  head<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
+    return this.add("head", path, opts, handler);
+  }
+  post<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
+    return this.add("post", path, opts, handler);
+  }
+  put<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
+    return this.add("put", path, opts, handler);
+  }
+  delete<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
+    return this.add("delete", path, opts, handler);
+  }
+  patch<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
+    return this.add("patch", path, opts, handler);
+  }
+}
+
+async function authorize(c: Context<Env>, app: AppContext, opts: RouteOptions<Schema | undefined, Schema | undefined, Schema | undefined>, params: Record<string, string>): Promise<Caller> {
+  const access = requiredAccess(opts.acl!, params);
+  const tok = await authenticate(app, requestToken(c, opts.tokenFromQuery), access);
+  if (opts.topTenantOnly && tok.metadata.tenant_uuid !== app.topTenantUuid) {
+    throw new Unauthorized({ reason: "not_top_tenant", required_access: access });
+  }
+  if (opts.noTenant) {
+    const userUuid = typeof tok.metadata.uuid === "string" ? tok.metadata.uuid : null;
+    const tenant = typeof tok.metadata.tenant_uuid === "string" ? tok.metadata.tenant_uuid : null;
+    return { token: tok, userUuid, tenantUuid: tenant, ownTenantUuid: tenant };
+  }
+  return resolveCaller(app, tok, c.req.header("Wazo-Tenant"));
+}
+
+function parseParams(schema: Schema, raw: Record<string, string>, resource: string): unknown {
+  const result = schema.safeParse(raw);
+  if (!result.success) throw new NotFound(resource, undefined, "Not found");
+  return result.data;
+}
+
+function parseWith(schema: Schema, input: unknown, resource: string): unknown {
+  const result = schema.safeParse(input);
+  if (!result.success) throw new InvalidData(resource, zodDetails(result.error, schema));
+  return result.data;
+}
+
+/** Query string as an object: a key given once is a string, given several times an array. */
+export function queryObject(c: Context): Record<string, string | string[]> {
+  const all = c.req.queries();
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(all)) out[k] = v.length === 1 ? v[0]! : v;
+  return out;
+}
+
+/** The body as JSON whatever the Content-Type (wazo-auth's "force" parsing); `null` counts as `{}`. */
+export async function readJson(c: Context, resource: string): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === "") throw malformed(resource, "The request body is empty; a JSON document is required.");
+  try {
+    return JSON.parse(text) ?? {};
+  } catch {
+    throw malformed(resource, "The request body is not valid JSON.");
+  }
+}
+
+function malformed(resource: string, message: string): InvalidData {
+  return new InvalidData(resource, { _schema: { constraint_id: "json", constraint: "application/json", message } });
+}

@@ -1,0 +1,25 @@
+// Scheduled work (croner): purge of expired tokens and their sessions, and expire-soon notices,
+// every `token_cleanup_interval` seconds (0 disables).
+import { Cron } from "croner";
+import type { AppContext } from "./context.ts";
+import { purgeExpiredTokens, notifyExpiringSoon } from "./services/token-cleanup.ts";
+
+export function startJobs(app: AppContext): void {
+  const interval = app.config.token_cleanup_interval;
+  if (interval <= 0) return;
+  const job = new Cron(`*/${Math.max(1, Math.round(interval))} * * * * *`, { protect: true, interval: Math.max(1, Math.round(interval)) }, async () => {
+    try {
+      await runCleanup(app);
+    } catch (e) {
+      app.log.error("token cleanup failed", { error: (e as Error).message });
+    }
+  });
+  app.onClose.push(() => job.stop());
+}
+
+export async function runCleanup(app: AppContext): Promise<{ purged: number; notified: number }> {
+  const purged = await purgeExpiredTokens(app);
+  const notified = await notifyExpiringSoon(app);
+  if (purged || notified) app.log.info("token cleanup", { purged_sessions: purged, expire_soon_notices: notified });
+  return { purged, notified };
+}

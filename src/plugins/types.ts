@@ -1,0 +1,77 @@
+// Plugin interfaces (INTERFACE.md §1.1–1.4, COMPATIBILITY.md §12) in TypeScript. A plugin module's
+// default export is the plugin object, a class (constructed with its config), or a factory
+// function (called with its config).
+import type { AppContext } from "../context.ts";
+
+export type PluginKind = "backends" | "idp" | "external_auth" | "email_notification" | "metadata";
+
+/** The mutable login-request record handed to backends and IdPs (§12.1 `args`). */
+export interface LoginArgs {
+  login: string | null;
+  password: string | null;
+  mobile: boolean;
+  userAgent: string;
+  remoteAddr: string;
+  /** The JSON body of POST /0.1/token (backend, expiration, access_type, client_id, domain_name, ...). */
+  body: Record<string, unknown>;
+  /** Raw request headers (lower-case names), for IdPs that read them. */
+  headers: Record<string, string>;
+  /** Extra ACL prepended by the token service (default policy, §4.4). */
+  acl: string[];
+  /** Free room for plugins to stash values between calls (e.g. real_login, pbx_user_uuid). */
+  [key: string]: unknown;
+}
+
+export interface PluginDependencies {
+  app: AppContext;
+  /** Loaded backends by name (IdPs pick theirs from here). */
+  backends: ReadonlyMap<string, BackendPlugin>;
+  config: Record<string, unknown>;
+}
+
+export interface BackendPlugin {
+  load?(deps: PluginDependencies): void | Promise<void>;
+  verifyPassword(login: string, password: string, args: LoginArgs): Promise<boolean>;
+  getAcl?(login: string, args: LoginArgs): Promise<string[]>;
+  /** Must contain `auth_id` and `xivo_uuid`; normally `uuid`, `tenant_uuid`, `pbx_user_uuid`, `purpose`. */
+  getMetadata?(login: string, args: LoginArgs): Promise<Record<string, unknown>>;
+  getPersistentMetadata?(login: string, args: LoginArgs): Promise<Record<string, unknown>>;
+}
+
+export interface IdpPlugin {
+  authenticationMethod: string;
+  loaded: boolean;
+  load(deps: PluginDependencies): void | Promise<void>;
+  /** Cheap: request attributes only, no I/O. */
+  canAuthenticate(args: LoginArgs): boolean;
+  /** Throws on failure; returns the backend supplying ACL/metadata and the user's login. */
+  verifyAuth(args: LoginArgs): Promise<{ backend: BackendPlugin; login: string }>;
+  getBackend(args: LoginArgs): BackendPlugin;
+}
+
+export interface MetadataPlugin {
+  load?(deps: PluginDependencies): void | Promise<void>;
+  getTokenMetadata(login: string, args: LoginArgs): Promise<Record<string, unknown>>;
+}
+
+export interface LoadedPluginReport {
+  kind: PluginKind;
+  name: string;
+  module: string;
+  status: "ok" | "fail";
+  error?: string;
+}
+
+export interface PluginRegistry {
+  backends: Map<string, BackendPlugin>;
+  idp: Map<string, { plugin: IdpPlugin; priority: number }>;
+  metadata: Map<string, MetadataPlugin>;
+  /** Filled by the external-auth and email issues: loaded instances by name. */
+  externalAuth: Map<string, unknown>;
+  email: Map<string, unknown>;
+  report: LoadedPluginReport[];
+}
+
+export function emptyRegistry(): PluginRegistry {
+  return { backends: new Map(), idp: new Map(), metadata: new Map(), externalAuth: new Map(), email: new Map(), report: [] };
+}

@@ -1,0 +1,49 @@
+// GET/PATCH /0.1/config (COMPATIBILITY.md §6.17) with secrets masked (D12).
+import { z } from "zod";
+import { maskSecrets } from "../config.ts";
+import type { AppContext } from "../context.ts";
+import { RouteGroup } from "../http/route.ts";
+
+const patchSchema = z
+  .array(
+    z.strictObject({
+      op: z.literal("replace"),
+      path: z.enum(["/debug", "/profiling_enabled"]),
+      value: z.boolean(),
+    }),
+  )
+  .min(1);
+
+function visibleConfig(app: AppContext) {
+  return { ...(maskSecrets(app.config) as Record<string, unknown>), loaded_plugins: app.plugins.report.filter((p) => p.status === "ok").map((p) => p.name) };
+}
+
+export function configRoutes(): RouteGroup {
+  return new RouteGroup("config")
+    .get(
+      "/config",
+      { summary: "The effective configuration, secrets masked", acl: "auth.config.read", topTenantOnly: true, responses: { 200: "Configuration", 401: "Invalid token or not a top-tenant token", 403: "Missing auth.config.read" } },
+      ({ c, app }) => c.json(visibleConfig(app)),
+    )
+    .patch(
+      "/config",
+      {
+        summary: "Change `debug` or `profiling_enabled` at run time (not persisted)",
+        acl: "auth.config.update",
+        topTenantOnly: true,
+        body: patchSchema,
+        responses: { 200: "Configuration after the change", 400: "Invalid patch", 401: "Invalid token or not a top-tenant token", 403: "Missing auth.config.update" },
+      },
+      ({ c, app, body }) => {
+        for (const op of body) {
+          if (op.path === "/debug") {
+            app.config.debug = op.value;
+            app.log.level = op.value ? "debug" : app.config.log_level;
+          } else {
+            app.config.profiling_enabled = op.value;
+          }
+        }
+        return c.json(visibleConfig(app));
+      },
+    );
+}

@@ -1,0 +1,70 @@
+// Token check, read and revoke (COMPATIBILITY.md §5.4). No authentication besides knowing the
+// token. POST /0.1/token (login) lives in routes/login.ts.
+import { z } from "zod";
+import { RouteGroup } from "../http/route.ts";
+import { uuidParam } from "../http/validate.ts";
+import { checkToken, checkTokenTenant, findValidToken, tokenJson } from "../services/tokens.ts";
+import { revokeToken } from "../services/sessions.ts";
+import { NotFound } from "../http/errors.ts";
+
+const tokenParams = z.object({ token: uuidParam });
+const checkQuery = z.object({ scope: z.string().optional(), tenant: z.string().optional() });
+
+export function tokenRoutes(): RouteGroup {
+  return new RouteGroup("tokens")
+    .head(
+      "/token/{token}",
+      {
+        summary: "Check a token (the hot path of the platform): 204 valid, 403 scope or tenant refused, 404 unknown or expired",
+        params: tokenParams,
+        query: checkQuery,
+        responses: { 204: "Valid", 403: "Scope or tenant not granted", 404: "No such token" },
+      },
+      async ({ c, app, params, query }) => {
+        await checkToken(app, params.token, query.scope, query.tenant);
+        return c.body(null, 204);
+      },
+    )
+    .get(
+      "/token/{token}",
+      {
+        summary: "Read a token, optionally checking a scope and a tenant",
+        params: tokenParams,
+        query: checkQuery,
+        responses: { 200: "The token as `{data}`", 403: "Scope or tenant not granted", 404: "No such token" },
+      },
+      async ({ c, app, params, query }) => {
+        const tok = await checkToken(app, params.token, query.scope, query.tenant);
+        return c.json({ data: tokenJson(tok) });
+      },
+    )
+    .delete(
+      "/token/{token}",
+      {
+        summary: "Revoke a token (and its session when it was the last token of it); always succeeds",
+        params: tokenParams,
+        responses: { 200: "`{data: {message: success}}`" },
+      },
+      async ({ c, app, params }) => {
+        await revokeToken(app, params.token);
+        return c.json({ data: { message: "success" } });
+      },
+    )
+    .post(
+      "/token/{token}/scopes/check",
+      {
+        summary: "Check several scopes at once: `{scopes: {<scope>: bool}}`",
+        params: tokenParams,
+        body: z.object({ scopes: z.array(z.string()), tenant_uuid: z.string().nullable().optional() }),
+        responses: { 200: "Per-scope result", 400: "Invalid body", 403: "Tenant not granted", 404: "No such token" },
+      },
+      async ({ c, app, params, body }) => {
+        const tok = await findValidToken(app, params.token);
+        if (!tok) throw new NotFound("tokens", undefined, "No such token");
+        if (body.tenant_uuid) await checkTokenTenant(app, tok, body.tenant_uuid);
+        const scopes: Record<string, boolean> = {};
+        for (const scope of body.scopes) scopes[scope] = tok.matcher.matches(scope);
+        return c.json({ scopes });
+      },
+    );
+}

@@ -1,0 +1,110 @@
+// The one internal event interface: `publishEvent(app, tx, event)` records a bus event
+// (COMPATIBILITY.md §13) in the transactional outbox, in the transaction of the change that causes
+// it. The bus publisher (when AMQP is configured) delivers the outbox rows; without a bus they stay
+// recorded and observable.
+import { asc } from "drizzle-orm";
+import type { AppContext } from "../context.ts";
+import type { DbOrTx } from "../db/index.ts";
+import { eventOutbox } from "../db/schema.ts";
+import { isoTime } from "./tokens.ts";
+
+export interface BusEvent {
+  name: string;
+  /** Routing key with placeholders already escaped (see `routingKey`). */
+  routingKey: string;
+  data: Record<string, unknown>;
+  tenantUuid?: string | null;
+  /** `"*"` for tenant-wide events; a user uuid for user events; null/absent for none. */
+  userUuid?: string | "*" | null;
+  sessionUuid?: string;
+  /** Orders delivery: events of one aggregate go out in the order they were recorded. */
+  aggregate: string;
+}
+
+const ESCAPES: Array<[string, string]> = [
+  [".", "__DOT__"],
+  ["#", "__HASH__"],
+  ["*", "__STAR__"],
+];
+
+/** Fills `{name}` placeholders with escaped values: `.`→`__DOT__`, `#`→`__HASH__`, `*`→`__STAR__`. */
+export function routingKey(template: string, params: Record<string, string | null | undefined>): string {
+  return template.replace(/\{(\w+)\}/g, (_m, key: string) => {
+    let value = String(params[key] ?? "");
+    for (const [from, to] of ESCAPES) value = value.replaceAll(from, to);
+    return value;
+  });
+}
+
+export function eventHeaders(app: AppContext, event: BusEvent): Record<string, unknown> {
+  const headers: Record<string, unknown> = {
+    name: event.name,
+    origin_uuid: app.xivoUuid,
+    timestamp: isoTime(Date.now() / 1000, false, true),
+    tenant_uuid: event.tenantUuid ?? null,
+    required_access: `event.${event.name}`,
+    required_acl: `events.${event.routingKey}`,
+  };
+  if (event.userUuid) headers[`user_uuid:${event.userUuid}`] = true;
+  if (event.sessionUuid) headers.session_uuid = event.sessionUuid;
+  return headers;
+}
+
+export async function publishEvent(app: AppContext, tx: DbOrTx, event: BusEvent): Promise<void> {
+  const headers = eventHeaders(app, event);
+  await tx.insert(eventOutbox).values({
+    name: event.name,
+    routingKey: event.routingKey,
+    headers,
+    payload: { ...headers, data: event.data },
+    aggregate: event.aggregate,
+  });
+}
+
+export interface RecordedEvent {
+  id: number;
+  name: string;
+  routingKey: string;
+  headers: Record<string, unknown>;
+  payload: Record<string, unknown> & { data: Record<string, unknown> };
+  publishedAt: Date | null;
+}
+
+/** Every recorded event, oldest first (tests and diagnostics). */
+export async function listRecordedEvents(db: DbOrTx): Promise<RecordedEvent[]> {
+  const rows = await db.select().from(eventOutbox).orderBy(asc(eventOutbox.id));
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    routingKey: r.routingKey,
+    headers: r.headers as Record<string, unknown>,
+    payload: r.payload as RecordedEvent["payload"],
+    publishedAt: r.publishedAt,
+  }));
+}
+
+// ---- the events of §13 that more than one service emits ----
+
+export function sessionCreatedEvent(s: { uuid: string; tenantUuid: string; userUuid: string | null; mobile: boolean }): BusEvent {
+  return {
+    name: "auth_session_created",
+    routingKey: routingKey("auth.sessions.{session_uuid}.created", { session_uuid: s.uuid }),
+    data: { uuid: s.uuid, tenant_uuid: s.tenantUuid, user_uuid: s.userUuid, mobile: s.mobile },
+    tenantUuid: s.tenantUuid,
+    userUuid: s.userUuid,
+    sessionUuid: s.uuid,
+    aggregate: `session:${s.uuid}`,
+  };
+}
+
+export function sessionDeletedEvent(s: { uuid: string; tenantUuid: string; userUuid: string | null }): BusEvent {
+  return {
+    name: "auth_session_deleted",
+    routingKey: routingKey("auth.sessions.{session_uuid}.deleted", { session_uuid: s.uuid }),
+    data: { uuid: s.uuid, user_uuid: s.userUuid, tenant_uuid: s.tenantUuid },
+    tenantUuid: s.tenantUuid,
+    userUuid: s.userUuid,
+    sessionUuid: s.uuid,
+    aggregate: `session:${s.uuid}`,
+  };
+}

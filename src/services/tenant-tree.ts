@@ -1,0 +1,58 @@
+// The tenant hierarchy (COMPATIBILITY.md §9.1): the master tenant is the row with
+// uuid == parent_uuid; a caller sees its scoping tenant and every descendant.
+import { eq, sql } from "drizzle-orm";
+import { execRows, type DbOrTx } from "../db/index.ts";
+import { tenants, users } from "../db/schema.ts";
+
+export async function readTopTenantUuid(db: DbOrTx): Promise<string> {
+  const rows = await db.select({ uuid: tenants.uuid }).from(tenants).where(eq(tenants.uuid, tenants.parentUuid)).limit(1);
+  const top = rows[0];
+  if (!top) throw new Error("the master tenant is missing: the database was not migrated");
+  return top.uuid;
+}
+
+/** The tenant itself and all its descendants (empty when it does not exist). */
+export async function subtreeUuids(db: DbOrTx, rootUuid: string): Promise<string[]> {
+  const rows = await execRows<{ uuid: string }>(
+    db,
+    sql`with recursive tree(uuid) as (
+          select uuid from auth_tenant where uuid = ${rootUuid}
+          union
+          select t.uuid from auth_tenant t join tree on t.parent_uuid = tree.uuid where t.uuid <> t.parent_uuid
+        ) select uuid from tree`,
+  );
+  return rows.map((r) => r.uuid);
+}
+
+/** The tenant's ancestors, nearest first, up to and including the master tenant. */
+export async function ancestorUuids(db: DbOrTx, tenantUuid: string): Promise<string[]> {
+  const rows = await execRows<{ uuid: string; depth: number }>(
+    db,
+    sql`with recursive up(uuid, parent_uuid, depth) as (
+          select t.uuid, t.parent_uuid, 0 from auth_tenant t where t.uuid = ${tenantUuid}
+          union all
+          select p.uuid, p.parent_uuid, up.depth + 1 from auth_tenant p join up on p.uuid = up.parent_uuid
+          where up.uuid <> up.parent_uuid
+        ) select uuid, depth from up where depth > 0 order by depth`,
+  );
+  return rows.map((r) => r.uuid);
+}
+
+/** is_subtenant(child, parent): true when equal, or `parent` is an ancestor of `child`. */
+export async function isSubtenant(db: DbOrTx, childUuid: string, parentUuid: string, topTenantUuid: string): Promise<boolean> {
+  if (childUuid === parentUuid) return (await tenantExists(db, childUuid));
+  if (!(await tenantExists(db, childUuid))) return false;
+  if (parentUuid === topTenantUuid) return true;
+  return (await ancestorUuids(db, childUuid)).includes(parentUuid);
+}
+
+export async function tenantExists(db: DbOrTx, uuid: string): Promise<boolean> {
+  const rows = await db.select({ uuid: tenants.uuid }).from(tenants).where(eq(tenants.uuid, uuid)).limit(1);
+  return rows.length > 0;
+}
+
+/** The current tenant of a user (null when the user no longer exists). */
+export async function userTenantUuid(db: DbOrTx, userUuid: string): Promise<string | null> {
+  const rows = await db.select({ tenantUuid: users.tenantUuid }).from(users).where(eq(users.uuid, userUuid)).limit(1);
+  return rows[0]?.tenantUuid ?? null;
+}

@@ -1,0 +1,68 @@
+// COMPATIBILITY.md §5.7: expired tokens are purged with their sessions in batches, and tokens
+// expiring within one cleanup interval get one `auth_session_expire_soon` notice each.
+import { and, asc, eq, lt } from "drizzle-orm";
+import type { AppContext } from "../context.ts";
+import { tokens } from "../db/schema.ts";
+import { inTransaction } from "../db/tx.ts";
+import { isUuid } from "../http/validate.ts";
+import { publishEvent, routingKey } from "./events.ts";
+import { revokeSessions, sessionsByUuids } from "./sessions.ts";
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/** Returns the number of sessions deleted. */
+export async function purgeExpiredTokens(app: AppContext): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const batch = await app.db
+      .select({ sessionUuid: tokens.sessionUuid })
+      .from(tokens)
+      .where(lt(tokens.expireT, now()))
+      .orderBy(asc(tokens.expireT))
+      .limit(app.config.token_cleanup_batch_size);
+    if (batch.length === 0) return total;
+    const uuids = [...new Set(batch.map((b) => b.sessionUuid))];
+    const revoked = await inTransaction(app, (tx) => revokeSessions(app, tx, sessionsByUuids(uuids)));
+    total += revoked.length;
+    if (batch.length < app.config.token_cleanup_batch_size) return total;
+  }
+}
+
+/** Claims tokens expiring within one interval (once each, whichever instance runs) and announces them. */
+export async function notifyExpiringSoon(app: AppContext): Promise<number> {
+  const horizon = now() + Math.ceil(app.config.token_cleanup_interval);
+  return inTransaction(app, async (tx) => {
+    const claimed = await tx
+      .update(tokens)
+      .set({ expireSoonNotified: true })
+      .where(and(lt(tokens.expireT, horizon), eq(tokens.expireSoonNotified, false)))
+      .returning({ sessionUuid: tokens.sessionUuid, authId: tokens.authId, metadata: tokens.metadata });
+    let sent = 0;
+    for (const t of claimed) {
+      const meta = safeJson(t.metadata);
+      const tenantUuid = typeof meta.tenant_uuid === "string" ? meta.tenant_uuid : null;
+      if (!tenantUuid) continue; // email/reset tokens carry no tenant: no notice (as wazo-auth)
+      const userUuid = isUuid(t.authId) ? t.authId : null;
+      await publishEvent(app, tx, {
+        name: "auth_session_expire_soon",
+        routingKey: routingKey("auth.users.{user_uuid}.sessions.{session_uuid}.expire_soon", { user_uuid: userUuid, session_uuid: t.sessionUuid }),
+        data: { uuid: t.sessionUuid, user_uuid: userUuid, tenant_uuid: tenantUuid },
+        tenantUuid,
+        userUuid,
+        sessionUuid: t.sessionUuid,
+        aggregate: `session:${t.sessionUuid}`,
+      });
+      sent++;
+    }
+    return sent;
+  });
+}
+
+function safeJson(text: string | null): Record<string, unknown> {
+  try {
+    return text ? (JSON.parse(text) ?? {}) : {};
+  } catch {
+    return {};
+  }
+}
+

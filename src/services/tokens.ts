@@ -1,0 +1,203 @@
+// Access tokens: lookup (cached), JSON representation (COMPATIBILITY.md §5.2), scope and tenant
+// checks (§5.4), issuance of the token + session pair, and revocation.
+import { eq, inArray } from "drizzle-orm";
+import type { AppContext } from "../context.ts";
+import type { DbOrTx } from "../db/index.ts";
+import { sessions, tokens } from "../db/schema.ts";
+import { Forbidden, NotFound } from "../http/errors.ts";
+import { isSubtenant, userTenantUuid } from "./tenant-tree.ts";
+import type { CachedToken, TokenRecord } from "./token-cache.ts";
+
+export const INTERNAL_AUTH_ID = "wazo-auth";
+
+const nowSeconds = () => Date.now() / 1000;
+
+function recordOf(row: typeof tokens.$inferSelect): TokenRecord {
+  let metadata: Record<string, unknown> = {};
+  if (row.metadata) {
+    try {
+      metadata = JSON.parse(row.metadata) ?? {};
+    } catch {
+      metadata = {};
+    }
+  }
+  return {
+    uuid: row.uuid,
+    authId: row.authId,
+    pbxUserUuid: row.pbxUserUuid,
+    xivoUuid: row.xivoUuid,
+    issuedT: row.issuedT,
+    expireT: row.expireT,
+    acl: row.acl,
+    metadata,
+    userAgent: row.userAgent,
+    remoteAddr: row.remoteAddr,
+    sessionUuid: row.sessionUuid,
+    refreshTokenUuid: row.refreshTokenUuid,
+  };
+}
+
+/** A token that exists and has not expired, or null. The hot path: a cache hit does no I/O. */
+export async function findValidToken(app: AppContext, uuid: string): Promise<CachedToken | null> {
+  const now = nowSeconds();
+  const cached = app.tokenCache.get(uuid);
+  if (cached) {
+    if (now > cached.expireT) {
+      app.tokenCache.evict(uuid);
+      return null;
+    }
+    return cached;
+  }
+  if (!isTokenShaped(uuid)) return null;
+  const readStartedAt = Date.now();
+  const rows = await app.db.select().from(tokens).where(eq(tokens.uuid, uuid)).limit(1);
+  const row = rows[0];
+  if (!row || now > row.expireT) return null;
+  return app.tokenCache.add(recordOf(row), readStartedAt);
+}
+
+const TOKEN_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const isTokenShaped = (s: string) => TOKEN_RE.test(s);
+
+function pad(n: number, width = 2): string {
+  return String(n).padStart(width, "0");
+}
+
+/** Python `datetime.isoformat()` of a local (naive) or UTC time; fraction only when non-zero. */
+export function isoTime(epochSeconds: number, utc: boolean, alwaysFraction: boolean): string {
+  const ms = Math.floor(epochSeconds * 1000);
+  const d = new Date(ms);
+  const [y, mo, da, h, mi, s] = utc
+    ? [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()]
+    : [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds()];
+  const micros = Math.round((epochSeconds - Math.floor(epochSeconds)) * 1e6) % 1e6;
+  const base = `${pad(y, 4)}-${pad(mo)}-${pad(da)}T${pad(h)}:${pad(mi)}:${pad(s)}`;
+  return micros !== 0 || alwaysFraction ? `${base}.${pad(micros, 6)}` : base;
+}
+
+export interface TokenJson {
+  token: string;
+  auth_id: string;
+  xivo_user_uuid: string | null;
+  xivo_uuid: string | null;
+  issued_at: string;
+  expires_at: string;
+  utc_issued_at: string;
+  utc_expires_at: string;
+  acl: string[];
+  metadata: Record<string, unknown>;
+  session_uuid: string;
+  remote_addr: string;
+  user_agent: string;
+  refresh_token?: string;
+}
+
+/** §5.2. `exactTimes` carries the float issue/expiry times of a token just created. */
+export function tokenJson(
+  tok: TokenRecord,
+  exactTimes?: { issuedAt: number; expiresAt: number },
+  refreshToken?: string,
+): TokenJson {
+  const issued = exactTimes?.issuedAt ?? tok.issuedT;
+  const expires = exactTimes?.expiresAt ?? tok.expireT;
+  const json: TokenJson = {
+    token: tok.uuid,
+    auth_id: tok.authId,
+    xivo_user_uuid: tok.pbxUserUuid,
+    xivo_uuid: tok.xivoUuid,
+    issued_at: isoTime(issued, false, false),
+    expires_at: isoTime(expires, false, false),
+    utc_issued_at: isoTime(issued, true, true),
+    utc_expires_at: isoTime(expires, true, true),
+    acl: tok.acl,
+    metadata: tok.metadata,
+    session_uuid: tok.sessionUuid,
+    remote_addr: tok.remoteAddr,
+    user_agent: tok.userAgent,
+  };
+  if (refreshToken) json.refresh_token = refreshToken;
+  return json;
+}
+
+/**
+ * §5.4: a valid token, holding `scope` when given, whose user lives in `tenant` or one of its
+ * ancestors when `tenant` is given. Throws 404 (no such token) or 403.
+ */
+export async function checkToken(
+  app: AppContext,
+  uuid: string,
+  scope: string | undefined,
+  tenant: string | undefined,
+): Promise<CachedToken> {
+  const tok = await findValidToken(app, uuid);
+  if (!tok) throw new NotFound("tokens", undefined, "No such token");
+  if (scope !== undefined && !tok.matcher.matches(scope)) {
+    throw new Forbidden("tokens", `Unauthorized for ${scope}`, { required_access: scope }, "forbidden-access");
+  }
+  if (tenant !== undefined) await checkTokenTenant(app, tok, tenant);
+  return tok;
+}
+
+/** The token's user must currently belong to `tenant` or one of its descendants (§5.4). */
+export async function checkTokenTenant(app: AppContext, tok: TokenRecord, tenant: string): Promise<void> {
+  if (tok.authId === INTERNAL_AUTH_ID) return;
+  const userUuid = typeof tok.metadata.uuid === "string" ? tok.metadata.uuid : null;
+  const currentTenant = userUuid ? await userTenantUuid(app.db, userUuid) : (tok.metadata.tenant_uuid as string | undefined) ?? null;
+  if (userUuid && !currentTenant) throw new NotFound("users", userUuid);
+  if (!currentTenant || !(await isSubtenant(app.db, tenant, currentTenant, app.topTenantUuid))) {
+    throw new Forbidden("tokens", `Unauthorized for tenant ${tenant}`, { tenant_uuid: tenant }, "forbidden-tenant");
+  }
+}
+
+export interface NewToken {
+  authId: string;
+  pbxUserUuid: string | null;
+  acl: string[];
+  metadata: Record<string, unknown>;
+  expiration: number;
+  userAgent: string;
+  remoteAddr: string;
+  sessionTenantUuid: string;
+  mobile: boolean;
+  refreshTokenUuid?: string | null;
+}
+
+export interface IssuedToken {
+  record: TokenRecord;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+/** Inserts a session and its token (1 token ↔ 1 session, §5.1). Call inside the request's transaction. */
+export async function insertToken(app: AppContext, tx: DbOrTx, t: NewToken): Promise<IssuedToken> {
+  const issuedAt = nowSeconds();
+  const expiresAt = issuedAt + t.expiration;
+  const [session] = await tx.insert(sessions).values({ tenantUuid: t.sessionTenantUuid, mobile: t.mobile }).returning();
+  const [row] = await tx
+    .insert(tokens)
+    .values({
+      authId: t.authId,
+      pbxUserUuid: t.pbxUserUuid,
+      xivoUuid: app.xivoUuid,
+      issuedT: Math.trunc(issuedAt),
+      expireT: Math.trunc(expiresAt),
+      metadata: JSON.stringify(t.metadata),
+      userAgent: t.userAgent,
+      remoteAddr: t.remoteAddr,
+      acl: t.acl,
+      sessionUuid: session!.uuid,
+      refreshTokenUuid: t.refreshTokenUuid ?? null,
+    })
+    .returning();
+  return { record: recordOf(row!), issuedAt, expiresAt };
+}
+
+/** Deletes tokens by uuid; returns the deleted rows. Evict from the cache once committed. */
+export async function deleteTokens(tx: DbOrTx, uuids: string[]): Promise<TokenRecord[]> {
+  if (uuids.length === 0) return [];
+  const rows = await tx.delete(tokens).where(inArray(tokens.uuid, uuids)).returning();
+  return rows.map(recordOf);
+}
+
+export { recordOf as tokenRecordOf };
+

@@ -1,0 +1,14 @@
+import { PGlite } from "@electric-sql/pglite";
+let t0 = performance.now();
+const a = await PGlite.create("memory://");
+console.log("first create", Math.round(performance.now() - t0));
+t0 = performance.now();
+const b = await PGlite.create("memory://");
+console.log("second create", Math.round(performance.now() - t0));
+await b.exec("create table x(a int); insert into x values (1)");
+t0 = performance.now();
+const dump = await b.dumpDataDir("none");
+console.log("dump", Math.round(performance.now() - t0), dump.size);
+t0 = performance.now();
+const c = await PGlite.create("memory://", { loadDataDir: dump });
+console.log("restore", Math.round(performance.now() - t0), (await c.query("select * from x")).rows);

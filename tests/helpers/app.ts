@@ -1,0 +1,170 @@
+// Builds the app on a fresh database for a test suite. Every suite runs on PGlite; with
+// TEST_DATABASE_URL set, `describeEachDb` runs it again on a fresh PostgreSQL database.
+import { afterAll, beforeAll, describe } from "bun:test";
+import { PGlite } from "@electric-sql/pglite";
+import type { Hono } from "hono";
+import { parseConfig, type Config } from "../../src/config.ts";
+import type { AppContext } from "../../src/context.ts";
+import { openDatabase, type Database } from "../../src/db/index.ts";
+import { silentLogger, createLogger, type Logger } from "../../src/log.ts";
+import { createApp } from "../../src/app.ts";
+import type { Env } from "../../src/http/route.ts";
+import { buildContext, closeContext } from "../../src/services/app-context.ts";
+import { startServices } from "../../src/startup.ts";
+
+export type DbKind = "pglite" | "postgres";
+
+export interface TestApp {
+  kind: DbKind;
+  app: AppContext;
+  http: Hono<Env>;
+  /** `app.request()` with JSON bodies and headers made easy. */
+  request(method: string, path: string, opts?: RequestOpts): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export interface RequestOpts {
+  token?: string;
+  tenant?: string;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+  remoteAddr?: string;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  // biome-ignore lint: tests read arbitrary JSON
+  json: any;
+}
+
+let pgliteTemplate: Promise<Blob> | null = null;
+
+/** A migrated PGlite data directory, made once per test process and copied for each suite. */
+async function pgliteDump(): Promise<Blob> {
+  pgliteTemplate ??= (async () => {
+    const raw = await PGlite.create("memory://");
+    const { drizzle } = await import("drizzle-orm/pglite");
+    const { migrate } = await import("drizzle-orm/pglite/migrator");
+    await migrate(drizzle(raw) as never, { migrationsFolder: new URL("../../drizzle", import.meta.url).pathname });
+    const dump = await raw.dumpDataDir("none");
+    await raw.close();
+    return dump;
+  })();
+  return pgliteTemplate;
+}
+
+async function freshPglite(): Promise<Database> {
+  const dump = await pgliteDump();
+  const { drizzle } = await import("drizzle-orm/pglite");
+  const client = await PGlite.create("memory://", { loadDataDir: dump });
+  const schema = await import("../../src/db/schema.ts");
+  let closed = false;
+  return {
+    db: drizzle(client, { schema }) as never,
+    kind: "pglite",
+    listen: async (channel, fn) => {
+      const unsub = await client.listen(channel, fn);
+      return () => unsub();
+    },
+    ping: async () => !closed,
+    close: async () => {
+      if (!closed) {
+        closed = true;
+        await client.close();
+      }
+    },
+  };
+}
+
+let pgCounter = 0;
+
+/** A new PostgreSQL database on the TEST_DATABASE_URL server, dropped on close. */
+async function freshPostgres(): Promise<Database> {
+  const { default: postgres } = await import("postgres");
+  const base = process.env.TEST_DATABASE_URL!;
+  const name = `tessera_test_${process.pid}_${Date.now()}_${pgCounter++}`;
+  const admin = postgres(base, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const db = await openDatabase({ url: url.toString(), poolSize: 5 });
+  const close = db.close;
+  db.close = async () => {
+    await close();
+    const dropper = postgres(base, { max: 1, onnotice: () => {} });
+    await dropper.unsafe(`drop database if exists "${name}" with (force)`);
+    await dropper.end();
+  };
+  return db;
+}
+
+export interface TestAppOptions {
+  config?: Record<string, unknown>;
+  log?: Logger;
+  /** Start plugins and jobs as main.ts does (default true). */
+  services?: boolean;
+}
+
+export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Promise<TestApp> {
+  const config: Config = parseConfig({ password_hash_iterations: 1000, token_cleanup_interval: 0, ...(opts.config ?? {}) });
+  const database = kind === "postgres" ? await freshPostgres() : await freshPglite();
+  const log = opts.log ?? (process.env.TEST_LOG ? createLogger("debug") : silentLogger);
+  const app = await buildContext(config, database, log);
+  if (opts.services !== false) await startServices(app);
+  const http = createApp(app);
+  return {
+    kind,
+    app,
+    http,
+    async request(method, path, o = {}) {
+      const headers: Record<string, string> = { ...(o.headers ?? {}) };
+      if (o.token) headers["X-Auth-Token"] = o.token;
+      if (o.tenant) headers["Wazo-Tenant"] = o.tenant;
+      let body: string | undefined = o.rawBody;
+      if (o.body !== undefined) {
+        body = JSON.stringify(o.body);
+        headers["Content-Type"] ??= "application/json";
+      }
+      const res = await http.request(path, { method, headers, body }, { remoteAddr: o.remoteAddr ?? "127.0.0.1" });
+      const text = await res.text();
+      let json: unknown = undefined;
+      try {
+        json = text ? JSON.parse(text) : undefined;
+      } catch {
+        json = undefined;
+      }
+      return { status: res.status, headers: res.headers, text, json };
+    },
+    close: () => closeContext(app),
+  };
+}
+
+export function databaseKinds(): DbKind[] {
+  return process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"];
+}
+
+/**
+ * Runs `body` once per database kind, each with its own fresh app. `get()` returns the suite's
+ * app inside tests.
+ */
+export function describeEachDb(name: string, body: (get: () => TestApp) => void, opts: TestAppOptions = {}): void {
+  for (const kind of databaseKinds()) {
+    describe(`${name} [${kind}]`, () => {
+      let t: TestApp | undefined;
+      beforeAll(async () => {
+        t = await createTestApp(kind, opts);
+      }, 60_000);
+      afterAll(async () => {
+        await t?.close();
+      }, 30_000);
+      body(() => {
+        if (!t) throw new Error("test app not ready");
+        return t;
+      });
+    });
+  }
+}
