@@ -8,16 +8,51 @@ import { requestLog } from "./http/request-log.ts";
 import { statusRoutes } from "./routes/status.ts";
 import { configRoutes } from "./routes/config.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
+import { loginRoutes } from "./routes/login.ts";
+import { refreshTokenRoutes } from "./routes/refresh-tokens.ts";
+import { sessionRoutes } from "./routes/sessions.ts";
+import { idpRoutes } from "./routes/idp.ts";
+import { backendRoutes } from "./routes/backends.ts";
+import { passwordResetRoutes } from "./routes/password-reset.ts";
+import { registerRoutes } from "./routes/register.ts";
+import { emailRoutes } from "./routes/emails.ts";
+import { userLinkRoutes } from "./routes/user-links.ts";
+import { externalRoutes } from "./routes/external.ts";
+import { userRoutes } from "./routes/users.ts";
+import { tenantRoutes } from "./routes/tenants.ts";
+import { groupRoutes } from "./routes/groups.ts";
+import { policyRoutes } from "./routes/policies.ts";
 import { apiRoutes } from "./routes/api.ts";
 
-/** Every route group, in mounting order (`/users/me/...` before `/users/{uuid}/...`). */
-export function routeGroups(): RouteGroup[] {
-  return [statusRoutes(), configRoutes(), tokenRoutes()];
+/**
+ * Every route group, in mounting order: the first route that matches a path wins, so groups with
+ * literal segments (`/users/me/...`, `/users/password/reset`) come before `/users/{user_uuid}`.
+ */
+export function routeGroups(app: AppContext): RouteGroup[] {
+  return [
+    statusRoutes(),
+    configRoutes(),
+    loginRoutes(),
+    tokenRoutes(),
+    refreshTokenRoutes(),
+    sessionRoutes(),
+    idpRoutes(),
+    backendRoutes(),
+    passwordResetRoutes(),
+    registerRoutes(),
+    emailRoutes(),
+    userLinkRoutes(),
+    externalRoutes(app),
+    userRoutes(),
+    tenantRoutes(),
+    groupRoutes(),
+    policyRoutes(),
+  ];
 }
 
 export function createApp(app: AppContext): Hono<Env> {
   const hono = new Hono<Env>();
-  const groups = routeGroups();
+  const groups = routeGroups(app);
   const specs: RouteSpec[] = groups.flatMap((g) => g.specs);
 
   hono.use("*", requestLog(app));

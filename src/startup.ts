@@ -1,12 +1,22 @@
 // Everything that runs once the database is open and before requests are served: plugins, the
-// startup synchronisation of policies and groups, the bootstrap user, scheduled jobs.
+// startup synchronisation of policies and groups, the bootstrap user, the bus, scheduled jobs.
 import type { AppContext } from "./context.ts";
 import { loadBackends } from "./plugins/loader.ts";
+import { loadIdentityProviders } from "./plugins/idp-loader.ts";
+import { loadExternalAuthPlugins } from "./plugins/external-auth-loader.ts";
+import { loadEmailPlugin } from "./plugins/email-loader.ts";
+import { syncPoliciesOnStartup } from "./services/policy-sync.ts";
 import { bootstrapOnStartup } from "./services/bootstrap.ts";
+import { startBus } from "./bus/publisher.ts";
 import { startJobs } from "./jobs.ts";
 
 export async function startServices(app: AppContext): Promise<void> {
   await loadBackends(app, app.plugins);
+  await loadIdentityProviders(app);
+  await loadExternalAuthPlugins(app);
+  await loadEmailPlugin(app);
+  await syncPoliciesOnStartup(app);
   await bootstrapOnStartup(app);
+  await startBus(app);
   startJobs(app);
 }

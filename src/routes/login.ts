@@ -1,0 +1,6 @@
+// Routes of tokens (owner: issue 4). Placeholder until that issue lands.
+import { RouteGroup } from "../http/route.ts";
+
+export function loginRoutes(): RouteGroup {
+  return new RouteGroup("tokens");
+}
