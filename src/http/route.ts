@@ -128,7 +128,7 @@ function parseParams(schema: Schema, raw: Record<string, string>, resource: stri
 
 function parseWith(schema: Schema, input: unknown, resource: string): unknown {
   const result = schema.safeParse(input);
-  if (!result.success) throw new InvalidData(resource, zodDetails(result.error, schema));
+  if (!result.success) throw new InvalidData(resource, zodDetails(result.error, schema, input));
   return result.data;
 }
 

@@ -35,15 +35,26 @@ interface FieldError {
   message: string;
 }
 
-function describeIssue(issue: z.core.$ZodIssue, root: AnySchema | undefined): FieldError {
+/** The input value an issue is about (zod 4 issues do not carry it unless asked). */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v = input;
+  for (const key of path) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+}
+
+function describeIssue(issue: z.core.$ZodIssue, root: AnySchema | undefined, input: unknown): FieldError {
   const field = schemaAt(root, issue.path);
   const b = bag(field);
   const params = (issue as { params?: { constraint_id?: string; constraint?: unknown } }).params;
   if (params?.constraint_id) return { constraint_id: params.constraint_id, constraint: params.constraint ?? null, message: issue.message };
   switch (issue.code) {
     case "invalid_type": {
-      if (issue.input === undefined) return { constraint_id: "required", constraint: true, message: "Missing data for required field." };
-      if (issue.input === null) return { constraint_id: "not_null", constraint: true, message: "Field may not be null." };
+      const value = valueAt(input, issue.path);
+      if (value === undefined) return { constraint_id: "required", constraint: true, message: "Missing data for required field." };
+      if (value === null) return { constraint_id: "not_null", constraint: true, message: "Field may not be null." };
       const expected = issue.expected === "number" || issue.expected === "int" ? "integer" : issue.expected === "object" ? "dict" : issue.expected === "array" ? "list" : issue.expected;
       return { constraint_id: "type", constraint: expected, message: `Not a valid ${expected}.` };
     }
@@ -79,7 +90,7 @@ function describeIssue(issue: z.core.$ZodIssue, root: AnySchema | undefined): Fi
 }
 
 /** The nested `details` object of a failed parse: one entry per invalid field. */
-export function zodDetails(error: z.ZodError, root?: AnySchema): Details {
+export function zodDetails(error: z.ZodError, root?: AnySchema, input?: unknown): Details {
   const details: Details = {};
   for (const issue of error.issues) {
     const path = issue.path.length ? issue.path.map(String) : ["_schema"];
@@ -90,14 +101,14 @@ export function zodDetails(error: z.ZodError, root?: AnySchema): Details {
       node = node[key] as Details;
     }
     const leaf = path[path.length - 1]!;
-    if (!(leaf in node)) node[leaf] = describeIssue(issue, root);
+    if (!(leaf in node)) node[leaf] = describeIssue(issue, root, input);
   }
   return details;
 }
 
 export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, resource: string): z.output<S> {
   const result = schema.safeParse(input);
-  if (!result.success) throw new InvalidData(resource, zodDetails(result.error, schema));
+  if (!result.success) throw new InvalidData(resource, zodDetails(result.error, schema, input));
   return result.data;
 }
 

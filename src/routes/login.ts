@@ -1,6 +1,94 @@
-// Routes of tokens (owner: issue 4). Placeholder until that issue lands.
+// POST /0.1/token: log in and get a token (COMPATIBILITY.md §5.3, §6.1).
+import type { Context } from "hono";
+import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
+import { remoteAddress } from "../http/request-log.ts";
+import { intField } from "../http/validate.ts";
+import { login } from "../services/authentication.ts";
+
+const tokenBody = z
+  .object({
+    backend: z.string().optional(),
+    expiration: intField().pipe(z.number().int().min(1).max(315360000)).optional(),
+    access_type: z.enum(["online", "offline"]).optional(),
+    client_id: z.string().min(1).max(1024).optional(),
+    refresh_token: z.string().optional(),
+    saml_session_id: z.string().min(1).max(1024).optional(),
+    tenant_id: z.string().optional(),
+    domain_name: z.string().optional(),
+  })
+  .superRefine((b, ctx) => {
+    const rule = (path: string, message: string) =>
+      ctx.addIssue({ code: "custom", path: [path], message, params: { constraint_id: "predicate", constraint: message } });
+    if (b.access_type === "offline" && !b.client_id) rule("client_id", '"client_id" must be specified when "access_type" is "offline"');
+    if (b.access_type === "offline" && b.refresh_token) rule("refresh_token", '"refresh_token" cannot be used with "access_type" "offline"');
+    if (b.refresh_token && !b.client_id) rule("client_id", '"client_id" must be specified when using "refresh_token"');
+    if (b.refresh_token && b.saml_session_id) rule("saml_session_id", '"refresh_token" and "saml_session_id" cannot be used together');
+    if (b.tenant_id && b.domain_name) rule("domain_name", '"tenant_id" and "domain_name" cannot be used together');
+  });
+
+/** `Authorization: Basic`, decoded as UTF-8 then Latin-1; split on the first `:`. */
+export function basicCredentials(header: string | undefined): { login: string | null; password: string | null } {
+  const none = { login: null, password: null };
+  if (!header || !/^basic\s+/i.test(header)) return none;
+  let bytes: Buffer;
+  try {
+    bytes = Buffer.from(header.replace(/^basic\s+/i, "").trim(), "base64");
+  } catch {
+    return none;
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    text = bytes.toString("latin1");
+  }
+  const i = text.indexOf(":");
+  if (i < 0) return none;
+  const loginPart = text.slice(0, i);
+  const password = text.slice(i + 1);
+  // Credentials count only when both parts are present.
+  return loginPart && password ? { login: loginPart, password } : none;
+}
+
+function headerRecord(c: Context): Record<string, string> {
+  const out: Record<string, string> = {};
+  c.req.raw.headers.forEach((v, k) => {
+    if (k !== "authorization") out[k] = v;
+  });
+  return out;
+}
 
 export function loginRoutes(): RouteGroup {
-  return new RouteGroup("tokens");
+  return new RouteGroup("tokens").post(
+    "/token",
+    {
+      summary: "Log in: Basic credentials (or a refresh token, or an identity provider) → a token",
+      headers: {
+        Authorization: "Basic base64(login:password)",
+        "Wazo-Session-Type": "`mobile` for a mobile session",
+        "User-Agent": "stored with the session",
+      },
+      body: tokenBody,
+      responses: {
+        200: "`{data: token}`, header `Wazo-Sessions-Revoked`",
+        400: "Invalid body",
+        401: "Authentication failed (always the same answer)",
+        429: "The user has too many sessions",
+      },
+    },
+    async ({ c, app, body }) => {
+      const { login: loginName, password } = basicCredentials(c.req.header("Authorization"));
+      const result = await login(app, {
+        login: loginName,
+        password,
+        body,
+        mobile: (c.req.header("Wazo-Session-Type") ?? "").toLowerCase() === "mobile",
+        userAgent: c.req.header("User-Agent") ?? "",
+        remoteAddr: remoteAddress(c, app.config.rest_api.num_proxies),
+        headers: headerRecord(c),
+      });
+      return c.json({ data: result.token }, 200, { "Wazo-Sessions-Revoked": String(result.sessionsRevoked) });
+    },
+  );
 }

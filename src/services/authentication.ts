@@ -1,0 +1,251 @@
+// The login pipeline of POST /0.1/token (INTERFACE.md §5.3, COMPATIBILITY.md §5.3): pick the
+// identity provider, authenticate, check the user's authentication method, then issue the token.
+import { and, eq, sql } from "drizzle-orm";
+import type { AppContext } from "../context.ts";
+import type { DbOrTx } from "../db/index.ts";
+import { accesses, policies, policyAccesses, refreshTokens, tenants } from "../db/schema.ts";
+import { inTransaction } from "../db/tx.ts";
+import { AuthenticationFailed, TooManySessions } from "../http/errors.ts";
+import { isUuid } from "../http/validate.ts";
+import type { BackendPlugin, IdpPlugin, LoginArgs } from "../plugins/types.ts";
+import { publishEvent, sessionCreatedEvent } from "./events.ts";
+import { issueRefreshToken, type RefreshTokenOutcome } from "./refresh-tokens.ts";
+import { insertToken, tokenJson, type TokenJson } from "./tokens.ts";
+import { findUserByLogin } from "./user-auth.ts";
+
+export interface TokenRequestBody {
+  backend?: string;
+  expiration?: number;
+  access_type?: "online" | "offline";
+  client_id?: string;
+  refresh_token?: string;
+  saml_session_id?: string;
+  tenant_id?: string;
+  domain_name?: string;
+}
+
+export interface LoginRequest {
+  login: string | null;
+  password: string | null;
+  body: TokenRequestBody;
+  mobile: boolean;
+  userAgent: string;
+  remoteAddr: string;
+  headers: Record<string, string>;
+}
+
+export interface LoginResult {
+  token: TokenJson;
+  sessionsRevoked: number;
+}
+
+interface Authenticated {
+  backend: BackendPlugin;
+  backendName: string;
+  login: string;
+  method: string;
+  persistentMetadata: Record<string, unknown>;
+  refreshTokenUuid: string | null;
+}
+
+class LoginRefused extends Error {}
+
+export async function login(app: AppContext, req: LoginRequest): Promise<LoginResult> {
+  const args: LoginArgs = {
+    login: req.login,
+    password: req.password,
+    mobile: req.mobile,
+    userAgent: req.userAgent,
+    remoteAddr: req.remoteAddr,
+    body: req.body as Record<string, unknown>,
+    headers: req.headers,
+    acl: [],
+  };
+  try {
+    const auth = await authenticate(app, args);
+    const result = await issue(app, args, auth, req);
+    app.log.info("login", { outcome: "success", login: auth.login, idp: auth.method, remote_addr: req.remoteAddr });
+    return result;
+  } catch (e) {
+    if (e instanceof TooManySessions) throw e;
+    if (!(e instanceof LoginRefused || e instanceof AuthenticationFailed)) {
+      app.log.error("login error", { login: req.login, error: (e as Error).message });
+    }
+    app.log.info("login", { outcome: "failure", login: req.login, remote_addr: req.remoteAddr });
+    await recordLoginFailure(app, req);
+    throw new AuthenticationFailed();
+  }
+}
+
+async function authenticate(app: AppContext, args: LoginArgs): Promise<Authenticated> {
+  const body = args.body as TokenRequestBody;
+  if (body.refresh_token && body.client_id) return authenticateWithRefreshToken(app, body.refresh_token, body.client_id);
+
+  const idps = [...app.plugins.idp.entries()].sort((a, b) => a[1].priority - b[1].priority);
+  for (const [name, { plugin }] of idps) {
+    let accepts = false;
+    try {
+      accepts = plugin.loaded && plugin.canAuthenticate(args);
+    } catch (e) {
+      app.log.warn("identity provider failed in canAuthenticate; skipped", { idp: name, error: (e as Error).message });
+    }
+    if (!accepts) continue;
+    const { backend, login } = await plugin.verifyAuth(args);
+    await requireMethod(app, login, plugin.authenticationMethod);
+    return { backend, backendName: backendNameOf(app, backend), login, method: plugin.authenticationMethod, persistentMetadata: {}, refreshTokenUuid: null };
+  }
+
+  const backend = app.plugins.backends.get("wazo_user");
+  if (!backend || !args.login || !args.password) throw new LoginRefused();
+  if (!(await backend.verifyPassword(args.login, args.password, args))) throw new LoginRefused();
+  await requireMethod(app, args.login, "native");
+  return { backend, backendName: "wazo_user", login: args.login, method: "native", persistentMetadata: {}, refreshTokenUuid: null };
+}
+
+async function authenticateWithRefreshToken(app: AppContext, refreshToken: string, clientId: string): Promise<Authenticated> {
+  if (!isUuid(refreshToken)) throw new LoginRefused();
+  const [rt] = await app.db
+    .select()
+    .from(refreshTokens)
+    .where(and(eq(refreshTokens.uuid, refreshToken.toLowerCase()), eq(refreshTokens.clientId, clientId)));
+  if (!rt?.login) throw new LoginRefused();
+  const user = await findUserByLogin(app.db, rt.login);
+  if (!user || user.uuid !== rt.userUuid) throw new LoginRefused();
+  const method = await effectiveMethod(app.db, user.authenticationMethod, user.tenantUuid);
+  const backend = backendForMethod(app, method);
+  return {
+    backend: backend.plugin,
+    backendName: backend.name,
+    login: rt.login,
+    method: "refresh_token",
+    persistentMetadata: (rt.metadata as Record<string, unknown>) ?? {},
+    refreshTokenUuid: rt.uuid,
+  };
+}
+
+/** The backend of an authentication method: native → wazo_user, else the IdP plugin's own. */
+function backendForMethod(app: AppContext, method: string): { name: string; plugin: BackendPlugin } {
+  if (method !== "native") {
+    for (const { plugin } of app.plugins.idp.values()) {
+      if (plugin.authenticationMethod === method) {
+        const backend = (plugin as IdpPlugin).getBackend({} as LoginArgs);
+        return { name: backendNameOf(app, backend), plugin: backend };
+      }
+    }
+  }
+  const wazoUser = app.plugins.backends.get("wazo_user");
+  if (!wazoUser) throw new LoginRefused();
+  return { name: "wazo_user", plugin: wazoUser };
+}
+
+function backendNameOf(app: AppContext, backend: BackendPlugin): string {
+  for (const [name, b] of app.plugins.backends) if (b === backend) return name;
+  return "wazo_user";
+}
+
+/** A user's own method, or its tenant's default when it says `default`. */
+export async function effectiveMethod(db: DbOrTx, own: string, tenantUuid: string): Promise<string> {
+  if (own !== "default") return own;
+  const [t] = await db.select({ m: tenants.defaultAuthenticationMethod }).from(tenants).where(eq(tenants.uuid, tenantUuid));
+  return t?.m ?? "native";
+}
+
+async function requireMethod(app: AppContext, login: string, method: string): Promise<void> {
+  const user = await findUserByLogin(app.db, login);
+  if (!user) throw new LoginRefused();
+  if ((await effectiveMethod(app.db, user.authenticationMethod, user.tenantUuid)) !== method) throw new LoginRefused();
+}
+
+/** ACL of the default policy (§4.4): `backend_policies[backend]`, else `default_user_policy`, by name. */
+async function defaultPolicyAcl(app: AppContext, backendField: string): Promise<string[]> {
+  const name = app.config.backend_policies[backendField] ?? app.config.default_user_policy;
+  if (!name) return [];
+  const rows = await app.db
+    .select({ access: accesses.access })
+    .from(policies)
+    .innerJoin(policyAccesses, eq(policyAccesses.policyUuid, policies.uuid))
+    .innerJoin(accesses, eq(accesses.id, policyAccesses.accessId))
+    .where(eq(policies.name, name));
+  return rows.map((r) => r.access);
+}
+
+async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req: LoginRequest): Promise<LoginResult> {
+  const body = req.body;
+  args.acl = await defaultPolicyAcl(app, body.backend ?? "wazo_user");
+  const metadata = { ...auth.persistentMetadata, ...((await auth.backend.getMetadata?.(auth.login, args)) ?? {}) };
+  const authId = typeof metadata.auth_id === "string" ? metadata.auth_id : null;
+  if (!authId) throw new LoginRefused();
+  const acl = (await auth.backend.getAcl?.(auth.login, args)) ?? args.acl;
+  const expiration = body.expiration ?? app.config.default_token_lifetime;
+
+  return inTransaction(app, async (tx) => {
+    if (isUuid(authId) && (metadata.purpose === "user" || metadata.purpose === "external_api")) {
+      await enforceSessionCap(app, tx, authId);
+    }
+    let rt: RefreshTokenOutcome | null = null;
+    let tokenMetadata = metadata;
+    if (body.access_type === "offline" && body.client_id && isUuid(authId)) {
+      const persistent = (await auth.backend.getPersistentMetadata?.(auth.login, args)) ?? {};
+      tokenMetadata = { ...persistent, ...metadata };
+      rt = await issueRefreshToken(app, tx, {
+        userUuid: authId,
+        clientId: body.client_id,
+        backend: auth.backendName,
+        login: typeof args.real_login === "string" ? args.real_login : auth.login,
+        userAgent: req.userAgent,
+        remoteAddr: req.remoteAddr,
+        mobile: req.mobile,
+        metadata: persistent,
+        tenantUuid: typeof metadata.tenant_uuid === "string" ? metadata.tenant_uuid : app.topTenantUuid,
+      });
+    }
+    const sessionTenantUuid = typeof tokenMetadata.tenant_uuid === "string" ? tokenMetadata.tenant_uuid : app.topTenantUuid;
+    const issued = await insertToken(app, tx, {
+      authId,
+      pbxUserUuid: typeof tokenMetadata.pbx_user_uuid === "string" ? tokenMetadata.pbx_user_uuid : null,
+      acl,
+      metadata: tokenMetadata,
+      expiration,
+      userAgent: req.userAgent,
+      remoteAddr: req.remoteAddr,
+      sessionTenantUuid,
+      mobile: req.mobile,
+      refreshTokenUuid: auth.refreshTokenUuid ?? rt?.uuid ?? null,
+    });
+    await publishEvent(
+      app,
+      tx,
+      sessionCreatedEvent({ uuid: issued.record.sessionUuid, tenantUuid: sessionTenantUuid, userUuid: isUuid(authId) ? authId : null, mobile: req.mobile }),
+    );
+    return {
+      token: tokenJson(issued.record, { issuedAt: issued.issuedAt, expiresAt: issued.expiresAt }, rt?.uuid),
+      sessionsRevoked: rt?.sessionsRevoked ?? 0,
+    };
+  });
+}
+
+/** `max_user_concurrent_sessions` (§5.3 step 2), counted before any mobile clean-up. */
+async function enforceSessionCap(app: AppContext, tx: DbOrTx, userUuid: string): Promise<void> {
+  const [row] = await tx
+    .select({ n: sql<number>`count(distinct session_uuid)::int` })
+    .from(sql`auth_token`)
+    .where(sql`auth_id = ${userUuid}`);
+  if ((row?.n ?? 0) >= app.config.max_user_concurrent_sessions) throw new TooManySessions(userUuid);
+}
+
+/** `auth_user_login_failed` (a Tessera addition): who tried, from where — never the password. */
+async function recordLoginFailure(app: AppContext, req: LoginRequest): Promise<void> {
+  try {
+    await publishEvent(app, app.db, {
+      name: "auth_user_login_failed",
+      routingKey: "auth.logins.failed",
+      data: { login: req.login, remote_addr: req.remoteAddr, user_agent: req.userAgent },
+      tenantUuid: null,
+      userUuid: null,
+      aggregate: "logins",
+    });
+  } catch (e) {
+    app.log.warn("could not record a failed login", { error: (e as Error).message });
+  }
+}
+

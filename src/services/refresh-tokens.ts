@@ -1,0 +1,83 @@
+// Refresh tokens (COMPATIBILITY.md §5.6): one per (user, client_id), created by offline logins.
+// A non-mobile re-login reuses it; a mobile one rotates it and purges the user's other mobile
+// refresh tokens with the sessions issued from them ("one active mobile client per user").
+import { and, eq, ne, sql } from "drizzle-orm";
+import type { AppContext } from "../context.ts";
+import type { DbOrTx } from "../db/index.ts";
+import { refreshTokens, sessions, tokens } from "../db/schema.ts";
+import { publishEvent, routingKey, type BusEvent } from "./events.ts";
+import { revokeSessions } from "./sessions.ts";
+
+export interface NewRefreshToken {
+  userUuid: string;
+  clientId: string;
+  backend: string;
+  login: string;
+  userAgent: string;
+  remoteAddr: string;
+  mobile: boolean;
+  metadata: Record<string, unknown>;
+  tenantUuid: string;
+}
+
+export interface RefreshTokenOutcome {
+  uuid: string;
+  sessionsRevoked: number;
+}
+
+type RefreshTokenRow = typeof refreshTokens.$inferSelect;
+
+export function refreshTokenEvent(kind: "created" | "deleted", rt: Pick<RefreshTokenRow, "clientId" | "mobile" | "userUuid">, tenantUuid: string): BusEvent {
+  return {
+    name: `auth_refresh_token_${kind}`,
+    routingKey: routingKey(`auth.users.{user_uuid}.tokens.{client_id}.${kind}`, { user_uuid: rt.userUuid, client_id: rt.clientId }),
+    data: { client_id: rt.clientId, mobile: rt.mobile, user_uuid: rt.userUuid, tenant_uuid: tenantUuid },
+    tenantUuid,
+    userUuid: rt.userUuid,
+    aggregate: `user:${rt.userUuid}`,
+  };
+}
+
+export async function issueRefreshToken(app: AppContext, tx: DbOrTx, n: NewRefreshToken): Promise<RefreshTokenOutcome> {
+  let revoked = 0;
+  const [existing] = await tx
+    .select()
+    .from(refreshTokens)
+    .where(and(eq(refreshTokens.userUuid, n.userUuid), eq(refreshTokens.clientId, n.clientId)));
+  if (existing && !n.mobile) return { uuid: existing.uuid, sessionsRevoked: 0 };
+  if (existing) revoked += await purgeRefreshToken(app, tx, existing, n.tenantUuid);
+  if (n.mobile) {
+    const others = await tx
+      .select()
+      .from(refreshTokens)
+      .where(and(eq(refreshTokens.userUuid, n.userUuid), eq(refreshTokens.mobile, true), ne(refreshTokens.clientId, n.clientId)));
+    for (const other of others) revoked += await purgeRefreshToken(app, tx, other, n.tenantUuid);
+  }
+  const [row] = await tx
+    .insert(refreshTokens)
+    .values({
+      clientId: n.clientId,
+      userUuid: n.userUuid,
+      backend: n.backend,
+      login: n.login,
+      userAgent: n.userAgent,
+      remoteAddr: n.remoteAddr,
+      mobile: n.mobile,
+      metadata: n.metadata,
+    })
+    .returning();
+  await publishEvent(app, tx, refreshTokenEvent("created", row!, n.tenantUuid));
+  return { uuid: row!.uuid, sessionsRevoked: revoked };
+}
+
+/** Deletes a refresh token and every session issued from it; returns the number of sessions. */
+export async function purgeRefreshToken(app: AppContext, tx: DbOrTx, rt: RefreshTokenRow, tenantUuid: string): Promise<number> {
+  const revoked = await revokeSessions(
+    app,
+    tx,
+    sql`${sessions.uuid} in (select ${tokens.sessionUuid} from ${tokens} where ${tokens.refreshTokenUuid} = ${rt.uuid})`,
+  );
+  await tx.delete(refreshTokens).where(eq(refreshTokens.uuid, rt.uuid));
+  await publishEvent(app, tx, refreshTokenEvent("deleted", rt, tenantUuid));
+  return revoked.length;
+}
