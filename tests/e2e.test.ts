@@ -1,0 +1,83 @@
+// The real process over real HTTP: configuration errors, start, bootstrap, login, check, shutdown.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const root = join(import.meta.dir, "..");
+const dirs: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), "tessera-e2e-"));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function freePort(): number {
+  const server = Bun.serve({ port: 0, fetch: () => new Response() });
+  const port = server.port!;
+  server.stop(true);
+  return port;
+}
+
+async function run(args: string[], env: Record<string, string>) {
+  const proc = Bun.spawn([process.execPath, ...args], { cwd: root, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  return { code: await proc.exited, out, err };
+}
+
+describe("configuration errors", () => {
+  test("an invalid config refuses to start, naming the key and the problem", async () => {
+    const dir = tempDir();
+    const file = join(dir, "config.yml");
+    writeFileSync(file, "rest_api:\n  port: 99999\ndefault_token_lifetime: -3\n");
+    const r = await run(["src/main.ts", "--config", file], { TESSERA_DATA_DIR: join(dir, "data") });
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("rest_api.port");
+    expect(r.err).toContain("default_token_lifetime");
+  });
+  test("an unreadable config file is reported", async () => {
+    const r = await run(["src/main.ts"], { TESSERA_CONFIG: "/nonexistent/config.yml" });
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("/nonexistent/config.yml");
+  });
+});
+
+describe("the real process", () => {
+  test("bootstrap CLI, start, login over HTTP, token check, graceful shutdown", async () => {
+    const dir = tempDir();
+    const env = { TESSERA_DATA_DIR: join(dir, "data"), TESSERA_PORT: String(freePort()), TESSERA_LOG_LEVEL: "info" };
+    const boot = await run(["src/cli.ts", "bootstrap", "admin", "s3cret"], env);
+    expect(boot.code).toBe(0);
+    expect(boot.out).toContain("created user admin");
+    const again = await run(["src/cli.ts", "bootstrap", "admin", "s3cret"], env);
+    expect([again.code, again.out.includes("already exists")]).toEqual([0, true]);
+
+    const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+    const base = `http://127.0.0.1:${env.TESSERA_PORT}/0.1`;
+    let up = false;
+    for (let i = 0; i < 150 && !up; i++) {
+      try {
+        up = (await fetch(`${base}/status`, { method: "HEAD" })).status === 200;
+      } catch {
+        await Bun.sleep(100);
+      }
+    }
+    expect(up).toBe(true);
+    const login = await fetch(`${base}/token`, { method: "POST", headers: { Authorization: `Basic ${btoa("admin:s3cret")}`, "Content-Type": "application/json" }, body: "{}" });
+    expect(login.status).toBe(200);
+    const token = ((await login.json()) as { data: { token: string } }).data.token;
+    expect((await fetch(`${base}/token/${token}?scope=auth.users.read`, { method: "HEAD" })).status).toBe(204);
+    const bad = await fetch(`${base}/token`, { method: "POST", headers: { Authorization: `Basic ${btoa("admin:wrong")}` }, body: "{}" });
+    expect(bad.status).toBe(401);
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    const logs = await new Response(proc.stderr).text();
+    expect(logs).toContain('"msg":"request"');
+    expect(logs).toContain('"msg":"login"');
+    expect(logs).not.toContain("s3cret");
+    expect(logs).not.toContain(token);
+  }, 60_000);
+});
