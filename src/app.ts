@@ -57,17 +57,17 @@ export function createApp(app: AppContext): Hono<Env> {
 
   hono.use("*", requestLog(app));
   if (app.config.rest_api.cors.enabled) {
-    hono.use("*", cors({ origin: (origin) => origin, allowHeaders: app.config.rest_api.cors.allow_headers }));
+    const corsMiddleware = cors({ origin: (origin) => origin, allowHeaders: app.config.rest_api.cors.allow_headers });
+    // Only browsers send Origin; daemons checking tokens skip the CORS work entirely.
+    hono.use("*", (c, next) => (c.req.header("Origin") ? corsMiddleware(c, next) : next()));
   }
   hono.use("*", async (c, next) => {
     c.set("app", app);
     await next();
   });
 
-  const v01 = new Hono<Env>();
-  for (const group of groups) v01.route("/", group.hono);
-  v01.route("/", apiRoutes(specs).hono);
-  hono.route("/0.1", v01);
+  for (const group of groups) hono.route("/0.1", group.hono);
+  hono.route("/0.1", apiRoutes(specs).hono);
 
   hono.notFound((c) => {
     const allowed = specs.some((s) => matchesPath(s.path, c.req.path));

@@ -6,6 +6,8 @@ const RANK: Record<Level, number> = { debug: 10, info: 20, warning: 30, error: 4
 
 export interface Logger {
   level: Level;
+  /** True when a message of `level` would be written (lets hot paths skip building fields). */
+  enabled(level: Level): boolean;
   debug(msg: string, fields?: Record<string, unknown>): void;
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
@@ -17,6 +19,7 @@ export type Sink = (line: string) => void;
 export function createLogger(level: Level, sink: Sink = (l) => process.stderr.write(`${l}\n`)): Logger {
   const logger: Logger = {
     level,
+    enabled: (lvl) => RANK[lvl] >= RANK[logger.level],
     debug: (m, f) => write("debug", m, f),
     info: (m, f) => write("info", m, f),
     warn: (m, f) => write("warning", m, f),

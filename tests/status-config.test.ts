@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { parse as parseYaml } from "yaml";
 import { routeGroups } from "../src/app.ts";
+import type { Env } from "../src/http/route.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { createTenantRow, tokenFor } from "./helpers/fixtures.ts";
 
@@ -71,12 +72,12 @@ describeEachDb("status, config, OpenAPI and the error model", (get) => {
     const group = new RouteGroup("boom").get("/boom", { summary: "throws", responses: {} }, () => {
       throw new Error("secret internals at /srv/x.ts:12");
     });
-    const hono = new Hono<never>();
+    const hono = new Hono<Env>();
     hono.use("*", async (c, next) => {
-      (c as never as { set: (k: string, v: unknown) => void }).set("app", t.app);
+      c.set("app", t.app);
       await next();
     });
-    hono.route("/", group.hono as never);
+    hono.route("/", group.hono);
     hono.onError((err, c) => errorResponse(c, err, t.app.log));
     const res = await hono.request("/boom");
     const text = await res.text();

@@ -15,6 +15,7 @@ export function remoteAddress(c: Context, numProxies: number): string {
 
 export function requestLog(app: AppContext): MiddlewareHandler {
   return async (c, next) => {
+    if (!app.log.enabled("info")) return next();
     const started = performance.now();
     await next();
     app.log.info("request", {
