@@ -64,7 +64,10 @@ export interface LoadedPluginReport {
 
 export interface PluginRegistry {
   backends: Map<string, BackendPlugin>;
+  /** Configured IdP plugins, tried by ascending priority. */
   idp: Map<string, { plugin: IdpPlugin; priority: number }>;
+  /** The built-in IdPs: refresh tokens (tried first) and native (tried last). */
+  builtinIdp: { refreshToken?: IdpPlugin; native?: IdpPlugin };
   metadata: Map<string, MetadataPlugin>;
   /** Filled by the external-auth and email issues: loaded instances by name. */
   externalAuth: Map<string, unknown>;
@@ -73,5 +76,5 @@ export interface PluginRegistry {
 }
 
 export function emptyRegistry(): PluginRegistry {
-  return { backends: new Map(), idp: new Map(), metadata: new Map(), externalAuth: new Map(), email: new Map(), report: [] };
+  return { backends: new Map(), idp: new Map(), builtinIdp: {}, metadata: new Map(), externalAuth: new Map(), email: new Map(), report: [] };
 }

@@ -1,13 +1,14 @@
 // The login pipeline of POST /0.1/token (INTERFACE.md §5.3, COMPATIBILITY.md §5.3): pick the
 // identity provider, authenticate, check the user's authentication method, then issue the token.
-import { and, eq, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
-import { accesses, policies, policyAccesses, refreshTokens, tenants } from "../db/schema.ts";
+import { accesses, policies, policyAccesses } from "../db/schema.ts";
+import { effectiveMethod } from "./identity-providers.ts";
 import { inTransaction } from "../db/tx.ts";
 import { AuthenticationFailed, TooManySessions } from "../http/errors.ts";
 import { isUuid } from "../http/validate.ts";
-import type { BackendPlugin, IdpPlugin, LoginArgs } from "../plugins/types.ts";
+import type { BackendPlugin, LoginArgs } from "../plugins/types.ts";
 import { publishEvent, sessionCreatedEvent } from "./events.ts";
 import { issueRefreshToken, type RefreshTokenOutcome } from "./refresh-tokens.ts";
 import { insertToken, tokenJson, type TokenJson } from "./tokens.ts";
@@ -77,77 +78,40 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
   }
 }
 
+/** Refresh token first, then configured IdPs by priority, then native (§5.3). */
 async function authenticate(app: AppContext, args: LoginArgs): Promise<Authenticated> {
-  const body = args.body as TokenRequestBody;
-  if (body.refresh_token && body.client_id) return authenticateWithRefreshToken(app, body.refresh_token, body.client_id);
-
-  const idps = [...app.plugins.idp.entries()].sort((a, b) => a[1].priority - b[1].priority);
-  for (const [name, { plugin }] of idps) {
+  const { refreshToken, native } = app.plugins.builtinIdp;
+  if (refreshToken?.canAuthenticate(args)) {
+    const { backend, login } = await refreshToken.verifyAuth(args);
+    return {
+      backend,
+      backendName: backendNameOf(app, backend),
+      login,
+      method: refreshToken.authenticationMethod,
+      persistentMetadata: (args.persistentMetadata as Record<string, unknown>) ?? {},
+      refreshTokenUuid: (args.refreshTokenUuid as string) ?? null,
+    };
+  }
+  const configured = [...app.plugins.idp.entries()].sort((a, b) => a[1].priority - b[1].priority).map(([name, e]) => [name, e.plugin] as const);
+  for (const [name, idp] of [...configured, ["native", native] as const]) {
+    if (!idp) continue;
     let accepts = false;
     try {
-      accepts = plugin.loaded && plugin.canAuthenticate(args);
+      accepts = idp.loaded && idp.canAuthenticate(args);
     } catch (e) {
       app.log.warn("identity provider failed in canAuthenticate; skipped", { idp: name, error: (e as Error).message });
     }
     if (!accepts) continue;
-    const { backend, login } = await plugin.verifyAuth(args);
-    await requireMethod(app, login, plugin.authenticationMethod);
-    return { backend, backendName: backendNameOf(app, backend), login, method: plugin.authenticationMethod, persistentMetadata: {}, refreshTokenUuid: null };
+    const { backend, login } = await idp.verifyAuth(args);
+    await requireMethod(app, login, idp.authenticationMethod);
+    return { backend, backendName: backendNameOf(app, backend), login, method: idp.authenticationMethod, persistentMetadata: {}, refreshTokenUuid: null };
   }
-
-  const backend = app.plugins.backends.get("wazo_user");
-  if (!backend || !args.login || !args.password) throw new LoginRefused();
-  if (!(await backend.verifyPassword(args.login, args.password, args))) throw new LoginRefused();
-  await requireMethod(app, args.login, "native");
-  return { backend, backendName: "wazo_user", login: args.login, method: "native", persistentMetadata: {}, refreshTokenUuid: null };
-}
-
-async function authenticateWithRefreshToken(app: AppContext, refreshToken: string, clientId: string): Promise<Authenticated> {
-  if (!isUuid(refreshToken)) throw new LoginRefused();
-  const [rt] = await app.db
-    .select()
-    .from(refreshTokens)
-    .where(and(eq(refreshTokens.uuid, refreshToken.toLowerCase()), eq(refreshTokens.clientId, clientId)));
-  if (!rt?.login) throw new LoginRefused();
-  const user = await findUserByLogin(app.db, rt.login);
-  if (!user || user.uuid !== rt.userUuid) throw new LoginRefused();
-  const method = await effectiveMethod(app.db, user.authenticationMethod, user.tenantUuid);
-  const backend = backendForMethod(app, method);
-  return {
-    backend: backend.plugin,
-    backendName: backend.name,
-    login: rt.login,
-    method: "refresh_token",
-    persistentMetadata: (rt.metadata as Record<string, unknown>) ?? {},
-    refreshTokenUuid: rt.uuid,
-  };
-}
-
-/** The backend of an authentication method: native → wazo_user, else the IdP plugin's own. */
-function backendForMethod(app: AppContext, method: string): { name: string; plugin: BackendPlugin } {
-  if (method !== "native") {
-    for (const { plugin } of app.plugins.idp.values()) {
-      if (plugin.authenticationMethod === method) {
-        const backend = (plugin as IdpPlugin).getBackend({} as LoginArgs);
-        return { name: backendNameOf(app, backend), plugin: backend };
-      }
-    }
-  }
-  const wazoUser = app.plugins.backends.get("wazo_user");
-  if (!wazoUser) throw new LoginRefused();
-  return { name: "wazo_user", plugin: wazoUser };
+  throw new LoginRefused();
 }
 
 function backendNameOf(app: AppContext, backend: BackendPlugin): string {
   for (const [name, b] of app.plugins.backends) if (b === backend) return name;
   return "wazo_user";
-}
-
-/** A user's own method, or its tenant's default when it says `default`. */
-export async function effectiveMethod(db: DbOrTx, own: string, tenantUuid: string): Promise<string> {
-  if (own !== "default") return own;
-  const [t] = await db.select({ m: tenants.defaultAuthenticationMethod }).from(tenants).where(eq(tenants.uuid, tenantUuid));
-  return t?.m ?? "native";
 }
 
 async function requireMethod(app: AppContext, login: string, method: string): Promise<void> {

@@ -7,6 +7,9 @@ import type { DbOrTx } from "../db/index.ts";
 import { refreshTokens, sessions, tokens } from "../db/schema.ts";
 import { publishEvent, routingKey, type BusEvent } from "./events.ts";
 import { revokeSessions } from "./sessions.ts";
+import { isUuid } from "../http/validate.ts";
+import { effectiveMethod } from "./identity-providers.ts";
+import { findUserByLogin } from "./user-auth.ts";
 
 export interface NewRefreshToken {
   userUuid: string;
@@ -80,4 +83,26 @@ export async function purgeRefreshToken(app: AppContext, tx: DbOrTx, rt: Refresh
   await tx.delete(refreshTokens).where(eq(refreshTokens.uuid, rt.uuid));
   await publishEvent(app, tx, refreshTokenEvent("deleted", rt, tenantUuid));
   return revoked.length;
+}
+
+/** What a refresh-token login needs: the login, persistent metadata and the user's method (enabled users only). */
+export async function findRefreshTokenLogin(
+  app: AppContext,
+  refreshToken: string,
+  clientId: string,
+): Promise<{ uuid: string; login: string; metadata: Record<string, unknown>; method: string } | null> {
+  if (!isUuid(refreshToken)) return null;
+  const [rt] = await app.db
+    .select()
+    .from(refreshTokens)
+    .where(and(eq(refreshTokens.uuid, refreshToken.toLowerCase()), eq(refreshTokens.clientId, clientId)));
+  if (!rt?.login) return null;
+  const user = await findUserByLogin(app.db, rt.login);
+  if (!user || user.uuid !== rt.userUuid) return null;
+  return {
+    uuid: rt.uuid,
+    login: rt.login,
+    metadata: (rt.metadata as Record<string, unknown>) ?? {},
+    method: await effectiveMethod(app.db, user.authenticationMethod, user.tenantUuid),
+  };
 }

@@ -3,7 +3,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
-import { accesses, emails, groupPolicies, policyAccesses, userGroups, userPolicies, users } from "../db/schema.ts";
+import { accesses, emails, groupPolicies, groups, policies, policyAccesses, userGroups, userPolicies, users } from "../db/schema.ts";
 import type { LoginArgs } from "../plugins/types.ts";
 import { verifyPassword } from "./passwords.ts";
 
@@ -53,16 +53,45 @@ export async function userAcl(db: DbOrTx, userUuid: string): Promise<string[]> {
   return [...viaGroups.map((r) => r.access), ...direct.map((r) => r.access)];
 }
 
-/** Base metadata (§12.2) plus the purpose's stock fields. */
-export async function userMetadata(app: AppContext, login: string, _args: LoginArgs): Promise<Record<string, unknown>> {
+/** The user the wazo_user backend resolved for this login (stashed in `args.user`). */
+export function loginUser(args: LoginArgs): { uuid: string; tenantUuid: string; purpose: string } | null {
+  return (args.user as { uuid: string; tenantUuid: string; purpose: string } | undefined) ?? null;
+}
+
+const STOCK_BY_PURPOSE: Record<string, string> = { user: "default_user", internal: "default_internal", external_api: "default_external_api" };
+
+/**
+ * Token metadata (§12.2): the base `{uuid, tenant_uuid, auth_id, pbx_user_uuid, xivo_uuid}`, then
+ * the outputs of the metadata plugins of the user's purpose, merged in order (later keys win).
+ */
+export async function userMetadata(app: AppContext, login: string, args: LoginArgs): Promise<Record<string, unknown>> {
   const user = await findUserByLogin(app.db, login);
   if (!user) return { auth_id: null, username: login, xivo_uuid: app.xivoUuid, pbx_user_uuid: null };
-  return {
-    uuid: user.uuid,
-    tenant_uuid: user.tenantUuid,
-    auth_id: user.uuid,
-    pbx_user_uuid: user.purpose === "user" ? user.uuid : null,
-    xivo_uuid: app.xivoUuid,
-    purpose: user.purpose,
-  };
+  args.user = { uuid: user.uuid, tenantUuid: user.tenantUuid, purpose: user.purpose };
+  const metadata: Record<string, unknown> = { uuid: user.uuid, tenant_uuid: user.tenantUuid, auth_id: user.uuid, pbx_user_uuid: null, xivo_uuid: app.xivoUuid };
+  const mapping = app.config.purpose_metadata_mapping as Record<string, string[]>;
+  const names = [STOCK_BY_PURPOSE[user.purpose], ...(mapping[user.purpose] ?? [])].filter((n): n is string => Boolean(n));
+  for (const name of names) {
+    const plugin = app.plugins.metadata.get(name);
+    if (plugin) Object.assign(metadata, await plugin.getTokenMetadata(login, args));
+  }
+  return metadata;
+}
+
+/** True when the user holds a policy with `policySlug` or is a member of a group with `groupSlug`. */
+export async function hasPolicyOrGroupSlug(db: DbOrTx, userUuid: string, policySlug: string, groupSlug: string): Promise<boolean> {
+  const viaPolicy = await db
+    .select({ uuid: policies.uuid })
+    .from(userPolicies)
+    .innerJoin(policies, eq(policies.uuid, userPolicies.policyUuid))
+    .where(and(eq(userPolicies.userUuid, userUuid), eq(policies.slug, policySlug)))
+    .limit(1);
+  if (viaPolicy.length) return true;
+  const viaGroup = await db
+    .select({ uuid: groups.uuid })
+    .from(userGroups)
+    .innerJoin(groups, eq(groups.uuid, userGroups.groupUuid))
+    .where(and(eq(userGroups.userUuid, userUuid), eq(groups.slug, groupSlug)))
+    .limit(1);
+  return viaGroup.length > 0;
 }

@@ -1,0 +1,28 @@
+// Tenant isolation (D9) in one place: what a caller may see from its scoping tenant.
+import { eq } from "drizzle-orm";
+import type { AppContext } from "../context.ts";
+import type { DbOrTx } from "../db/index.ts";
+import { users } from "../db/schema.ts";
+import type { Caller } from "../http/auth.ts";
+import { NotFound } from "../http/errors.ts";
+import { isSubtenant, subtreeUuids } from "./tenant-tree.ts";
+
+/** The tenants a list shows: the scoping tenant, plus its descendants when `recurse`. */
+export async function scopedTenantUuids(app: AppContext, caller: Caller, recurse: boolean): Promise<string[]> {
+  if (!caller.tenantUuid) return [];
+  return recurse ? subtreeUuids(app.db, caller.tenantUuid) : [caller.tenantUuid];
+}
+
+/** True when `tenantUuid` is the caller's scoping tenant or one of its descendants. */
+export async function tenantVisible(app: AppContext, caller: Caller, tenantUuid: string): Promise<boolean> {
+  return caller.tenantUuid !== null && isSubtenant(app.db, tenantUuid, caller.tenantUuid, app.topTenantUuid);
+}
+
+export type UserRow = typeof users.$inferSelect;
+
+/** The user, when it lives in the caller's scoping tenant or below; else 404 (never a hint it exists). */
+export async function requireVisibleUser(app: AppContext, caller: Caller, userUuid: string, db: DbOrTx = app.db): Promise<UserRow> {
+  const [user] = await db.select().from(users).where(eq(users.uuid, userUuid));
+  if (!user || !(await tenantVisible(app, caller, user.tenantUuid))) throw new NotFound("users", userUuid);
+  return user;
+}
