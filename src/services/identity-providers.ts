@@ -1,10 +1,13 @@
 // Identity providers seen from the rest of the service: which authentication methods exist, which
 // backend serves a method, and a user's effective method (COMPATIBILITY.md §5.3, §9.6, §10.1).
-import { eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
-import { tenants } from "../db/schema.ts";
-import { AuthenticationFailed } from "../http/errors.ts";
+import { tenants, users } from "../db/schema.ts";
+import { inTransaction } from "../db/tx.ts";
+import type { Caller } from "../http/auth.ts";
+import { AuthenticationFailed, NotFound } from "../http/errors.ts";
+import { requireVisibleUser } from "./visibility.ts";
 import type { BackendPlugin, LoginArgs } from "../plugins/types.ts";
 
 /** Valid values of `authentication_method`: native, default and every loaded IdP's method. */
@@ -33,4 +36,26 @@ export async function effectiveMethod(db: DbOrTx, own: string, tenantUuid: strin
   if (own !== "default") return own;
   const [t] = await db.select({ m: tenants.defaultAuthenticationMethod }).from(tenants).where(eq(tenants.uuid, tenantUuid));
   return t?.m ?? "native";
+}
+
+function requireMethod(app: AppContext, type: string): void {
+  if (!authenticationMethods(app).includes(type)) throw new NotFound("idp", type, `No such identity provider: "${type}"`);
+}
+
+/** PUT /idp/{type}/users[/{u}]: all the users must be visible, else nothing changes. */
+export async function assignIdp(app: AppContext, caller: Caller, type: string, userUuids: string[]): Promise<void> {
+  requireMethod(app, type);
+  await inTransaction(app, async (tx) => {
+    for (const uuid of userUuids) await requireVisibleUser(app, caller, uuid, tx);
+    if (userUuids.length) await tx.update(users).set({ authenticationMethod: type }).where(inArray(users.uuid, userUuids));
+  });
+}
+
+/** DELETE /idp/{type}/users/{u}: back to `default` when the user used that method. */
+export async function unassignIdp(app: AppContext, caller: Caller, type: string, userUuid: string): Promise<void> {
+  requireMethod(app, type);
+  const user = await requireVisibleUser(app, caller, userUuid);
+  if (user.authenticationMethod === type) {
+    await app.db.update(users).set({ authenticationMethod: "default" }).where(and(eq(users.uuid, userUuid), eq(users.authenticationMethod, type)));
+  }
 }

@@ -1,4 +1,6 @@
-// Tenant isolation (D9) in one place: what a caller may see from its scoping tenant.
+// Tenant isolation (D9) in one place: what a caller may see from its scoping tenant. Inside a
+// transaction, pass it as `db`: PGlite has one connection, so a query outside the transaction waits
+// for it to end.
 import { eq } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
@@ -14,8 +16,8 @@ export async function scopedTenantUuids(app: AppContext, caller: Caller, recurse
 }
 
 /** True when `tenantUuid` is the caller's scoping tenant or one of its descendants. */
-export async function tenantVisible(app: AppContext, caller: Caller, tenantUuid: string): Promise<boolean> {
-  return caller.tenantUuid !== null && isSubtenant(app.db, tenantUuid, caller.tenantUuid, app.topTenantUuid);
+export async function tenantVisible(app: AppContext, caller: Caller, tenantUuid: string, db: DbOrTx = app.db): Promise<boolean> {
+  return caller.tenantUuid !== null && isSubtenant(db, tenantUuid, caller.tenantUuid, app.topTenantUuid);
 }
 
 export type UserRow = typeof users.$inferSelect;
@@ -23,6 +25,6 @@ export type UserRow = typeof users.$inferSelect;
 /** The user, when it lives in the caller's scoping tenant or below; else 404 (never a hint it exists). */
 export async function requireVisibleUser(app: AppContext, caller: Caller, userUuid: string, db: DbOrTx = app.db): Promise<UserRow> {
   const [user] = await db.select().from(users).where(eq(users.uuid, userUuid));
-  if (!user || !(await tenantVisible(app, caller, user.tenantUuid))) throw new NotFound("users", userUuid);
+  if (!user || !(await tenantVisible(app, caller, user.tenantUuid, db))) throw new NotFound("users", userUuid);
   return user;
 }
