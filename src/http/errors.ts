@@ -136,11 +136,21 @@ export function jsonError(c: Context, err: ApiError): Response {
 /** Turns anything thrown into the one JSON error body; unexpected errors are logged, never shown. */
 export function errorResponse(c: Context, err: unknown, log: Logger): Response {
   if (err instanceof ApiError) return jsonError(c, err);
+  // A unique constraint lost to a concurrent request: the same 409 a service check would give.
+  if (pgErrorCode(err) === "23505") {
+    return jsonError(c, new Conflict(resourceOfPath(c.req.path), { constraint: { constraint_id: "unique", message: "Already exists" } }));
+  }
   if (isHttpException(err) && err.status < 500) {
     return jsonError(c, new ApiError(err.status, "invalid-request", err.message || "Invalid request", resourceOfPath(c.req.path)));
   }
   log.error("unexpected error", { method: c.req.method, path: c.req.path, error: describeError(err) });
   return jsonError(c, new ApiError(500, "internal-error", "Internal Server Error", resourceOfPath(c.req.path)));
+}
+
+function pgErrorCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; cause?: { code?: unknown } } | null;
+  const code = e?.code ?? e?.cause?.code;
+  return typeof code === "string" ? code : undefined;
 }
 
 function isHttpException(err: unknown): err is { status: number; message: string } {

@@ -1,6 +1,64 @@
-// Routes of users (owner: issue 3). Placeholder until that issue lands.
+// Users (COMPATIBILITY.md §6.4).
+import { z } from "zod";
+import { listQuery } from "../http/collection.ts";
 import { RouteGroup } from "../http/route.ts";
+import { boolField, uuidField, uuidParam } from "../http/validate.ts";
+import { changePassword, createUserAsCaller, deleteUser, getUser, listUsers, updateUser, type UserFilter } from "../services/users.ts";
+
+const name = z.string().nullable().optional();
+const editable = {
+  username: z.string().min(1).max(256).nullable().optional(),
+  firstname: name,
+  lastname: name,
+  purpose: z.enum(["user", "internal", "external_api"]).optional(),
+  authentication_method: z.string().min(1).optional(),
+  enabled: boolField().optional(),
+};
+const createBody = z.object({ uuid: uuidField.optional(), ...editable, password: z.string().min(1).nullable().optional(), email_address: z.email().nullable().optional() });
+const updateBody = z.object(editable);
+const passwordBody = z.object({ old_password: z.string().min(1), new_password: z.string().min(1) });
+
+export const USER_FILTERS: UserFilter[] = ["uuid", "username", "firstname", "lastname", "purpose", "email_address", "group_uuid", "policy_uuid", "policy_slug", "has_policy_uuid", "has_policy_slug"];
+export const userList = listQuery<UserFilter>({ order: ["username", "firstname", "lastname"], defaultOrder: "username", filters: USER_FILTERS });
+const userParam = z.object({ user_uuid: uuidParam });
 
 export function userRoutes(): RouteGroup {
-  return new RouteGroup("users");
+  return new RouteGroup("users")
+    .get("/users", { summary: "Users of the scoping tenant (and below with `recurse`)", acl: "auth.users.read", query: userList, responses: { 200: "`{items, filtered, total}`", 400: "Invalid list parameter" } }, async ({ c, app, caller, query }) =>
+      c.json(await listUsers(app, caller, query)),
+    )
+    .post(
+      "/users",
+      { summary: "Create a user in the scoping tenant", acl: "auth.users.create", body: createBody, responses: { 200: "The user", 400: "Invalid body", 409: "uuid, username or email already used" } },
+      async ({ c, app, caller, body }) => c.json(await createUserAsCaller(app, caller, body)),
+    )
+    .get("/users/{user_uuid}", { summary: "A user", acl: "auth.users.{user_uuid}.read", params: userParam, responses: { 200: "The user", 404: "No such user" } }, async ({ c, app, caller, params }) =>
+      c.json(await getUser(app, caller, params.user_uuid)),
+    )
+    .put(
+      "/users/{user_uuid}",
+      { summary: "Replace a user's fields (disabling ends its sessions)", acl: "auth.users.{user_uuid}.update", params: userParam, body: updateBody, responses: { 204: "Updated", 400: "Invalid body", 404: "No such user", 409: "Username already used" } },
+      async ({ c, app, caller, params, body }) => {
+        await updateUser(app, caller, params.user_uuid, body);
+        return c.body(null, 204);
+      },
+    )
+    .delete("/users/{user_uuid}", { summary: "Delete a user, ending its sessions and tokens", acl: "auth.users.{user_uuid}.delete", params: userParam, responses: { 204: "Deleted or absent" } }, async ({ c, app, caller, params }) => {
+      await deleteUser(app, caller, params.user_uuid);
+      return c.body(null, 204);
+    })
+    .put(
+      "/users/{user_uuid}/password",
+      {
+        summary: "Change a password (the old one is required); every session of the user ends",
+        acl: "auth.users.{user_uuid}.password.update",
+        params: userParam,
+        body: passwordBody,
+        responses: { 204: "Changed", 400: "Invalid body", 401: "Wrong old password", 404: "No such user", 405: "Password managed by an identity provider" },
+      },
+      async ({ c, app, caller, params, body }) => {
+        await changePassword(app, caller, params.user_uuid, body.old_password, body.new_password);
+        return c.body(null, 204);
+      },
+    );
 }

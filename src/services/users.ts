@@ -1,0 +1,258 @@
+// Users (COMPATIBILITY.md §6.4, §10): one login namespace shared by usernames and email addresses,
+// case-insensitive; passwords hashed as wazo-auth does; disabling or deleting ends the sessions.
+import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizzle-orm";
+import type { AppContext } from "../context.ts";
+import type { DbOrTx } from "../db/index.ts";
+import { emails, groups, userGroups, users } from "../db/schema.ts";
+import { inTransaction } from "../db/tx.ts";
+import type { Caller } from "../http/auth.ts";
+import { collection, searchPattern, type Collection, type ListParams } from "../http/collection.ts";
+import { ApiError, AuthenticationFailed, Conflict, invalidField, NotFound } from "../http/errors.ts";
+import { publishEvent, routingKey } from "./events.ts";
+import { authenticationMethods, effectiveMethod } from "./identity-providers.ts";
+import { hashPassword, verifyPassword } from "./passwords.ts";
+import { revokeUserSessions } from "./sessions.ts";
+import { requireVisibleUser, scopedTenantUuids, type UserRow } from "./visibility.ts";
+
+export interface UserInput {
+  uuid?: string;
+  username?: string | null;
+  firstname?: string | null;
+  lastname?: string | null;
+  purpose?: "user" | "internal" | "external_api";
+  authentication_method?: string;
+  enabled?: boolean;
+  password?: string | null;
+  email_address?: string | null;
+}
+
+export interface EmailJson {
+  uuid: string;
+  address: string;
+  main: boolean;
+  confirmed: boolean;
+}
+
+export interface UserJson {
+  uuid: string;
+  username: string | null;
+  firstname: string | null;
+  lastname: string | null;
+  purpose: string;
+  authentication_method: string;
+  enabled: boolean;
+  tenant_uuid: string;
+  emails: EmailJson[];
+}
+
+/** User JSON (A.8) for several rows: one query for all their emails. */
+export async function usersJson(db: DbOrTx, rows: UserRow[]): Promise<UserJson[]> {
+  if (rows.length === 0) return [];
+  const mails = await db.select().from(emails).where(inArray(emails.userUuid, rows.map((r) => r.uuid))).orderBy(desc(emails.main), asc(emails.address));
+  return rows.map((u) => ({
+    uuid: u.uuid,
+    username: u.username,
+    firstname: u.firstname,
+    lastname: u.lastname,
+    purpose: u.purpose,
+    authentication_method: u.authenticationMethod,
+    enabled: u.enabled,
+    tenant_uuid: u.tenantUuid,
+    emails: mails.filter((m) => m.userUuid === u.uuid).map((m) => ({ uuid: m.uuid, address: m.address, main: m.main, confirmed: m.confirmed })),
+  }));
+}
+
+export async function userJson(db: DbOrTx, row: UserRow): Promise<UserJson> {
+  return (await usersJson(db, [row]))[0]!;
+}
+
+export type UserFilter =
+  | "uuid" | "username" | "firstname" | "lastname" | "purpose" | "email_address"
+  | "group_uuid" | "policy_uuid" | "policy_slug" | "has_policy_uuid" | "has_policy_slug";
+
+const SORT = { username: users.username, firstname: users.firstname, lastname: users.lastname } as const;
+
+/** Search and strict filters of §7.2 as SQL conditions (shared by /users and /groups/{g}/users). */
+export function userConditions(params: ListParams<UserFilter>): SQL[] {
+  const c: SQL[] = [];
+  const pattern = searchPattern(params.search);
+  if (pattern) {
+    c.push(or(ilike(users.username, pattern), ilike(users.firstname, pattern), ilike(users.lastname, pattern), sql`exists (select 1 from auth_email e where e.user_uuid = ${users.uuid} and e.address ilike ${pattern})`)!);
+  }
+  const f = params.filters;
+  if (f.uuid !== undefined) c.push(eq(users.uuid, f.uuid));
+  if (f.username !== undefined) c.push(eq(users.username, f.username));
+  if (f.firstname !== undefined) c.push(eq(users.firstname, f.firstname));
+  if (f.lastname !== undefined) c.push(eq(users.lastname, f.lastname));
+  if (f.purpose !== undefined) c.push(eq(users.purpose, f.purpose));
+  if (f.email_address !== undefined) c.push(sql`exists (select 1 from auth_email e where e.user_uuid = ${users.uuid} and e.address = ${f.email_address})`);
+  if (f.group_uuid !== undefined) c.push(sql`exists (select 1 from auth_user_group ug where ug.user_uuid = ${users.uuid} and ug.group_uuid = ${f.group_uuid})`);
+  const direct = (cond: SQL) => sql`exists (select 1 from auth_user_policy up join auth_policy p on p.uuid = up.policy_uuid where up.user_uuid = ${users.uuid} and ${cond})`;
+  const viaGroup = (cond: SQL) =>
+    sql`exists (select 1 from auth_user_group ug join auth_group_policy gp on gp.group_uuid = ug.group_uuid join auth_policy p on p.uuid = gp.policy_uuid where ug.user_uuid = ${users.uuid} and ${cond})`;
+  if (f.policy_uuid !== undefined) c.push(direct(sql`p.uuid = ${f.policy_uuid}`));
+  if (f.policy_slug !== undefined) c.push(direct(sql`p.slug = ${f.policy_slug}`));
+  if (f.has_policy_uuid !== undefined) c.push(or(direct(sql`p.uuid = ${f.has_policy_uuid}`), viaGroup(sql`p.uuid = ${f.has_policy_uuid}`))!);
+  if (f.has_policy_slug !== undefined) c.push(or(direct(sql`p.slug = ${f.has_policy_slug}`), viaGroup(sql`p.slug = ${f.has_policy_slug}`))!);
+  return c;
+}
+
+/** A page of users under `base`, with counts done in SQL. */
+export async function listUsersWhere(app: AppContext, base: SQL, params: ListParams<UserFilter>): Promise<Collection<UserJson>> {
+  const where = and(base, ...userConditions(params));
+  const column = SORT[(params.order ?? "username") as keyof typeof SORT] ?? users.username;
+  let query = app.db.select().from(users).where(where).orderBy(params.direction === "desc" ? desc(column) : asc(column), asc(users.uuid)).offset(params.offset).$dynamic();
+  if (params.limit !== undefined) query = query.limit(params.limit);
+  const count = (w: SQL | undefined) => app.db.select({ n: sql<number>`count(*)::int` }).from(users).where(w);
+  const [rows, [total], [filtered]] = await Promise.all([query, count(base), count(where)]);
+  return collection(await usersJson(app.db, rows), filtered?.n ?? 0, total?.n ?? 0);
+}
+
+export async function listUsers(app: AppContext, caller: Caller, params: ListParams<UserFilter>): Promise<Collection<UserJson>> {
+  return listUsersWhere(app, inArray(users.tenantUuid, await scopedTenantUuids(app, caller, params.recurse)), params);
+}
+
+export async function getUser(app: AppContext, caller: Caller, uuid: string): Promise<UserJson> {
+  return userJson(app.db, await requireVisibleUser(app, caller, uuid));
+}
+
+const defaultMethod = (purpose: string) => (purpose === "user" ? "default" : "native");
+
+function checkMethod(app: AppContext, method: string): string {
+  const choices = authenticationMethods(app);
+  if (!choices.includes(method)) throw invalidField("users", "authentication_method", "enum", { choices }, `Invalid authentication method ${method}`);
+  return method;
+}
+
+/** 409 when `login` is already a username or an email address of another user (case-insensitive). */
+export async function checkLoginFree(db: DbOrTx, login: string, field: string, exceptUser?: string): Promise<void> {
+  const other = exceptUser ? ne(users.uuid, exceptUser) : undefined;
+  const byName = await db.select({ uuid: users.uuid }).from(users).where(and(sql`lower(${users.username}) = lower(${login})`, other)).limit(1);
+  const byEmail = await db
+    .select({ uuid: emails.userUuid })
+    .from(emails)
+    .where(and(sql`lower(${emails.address}) = lower(${login})`, exceptUser ? ne(emails.userUuid, exceptUser) : undefined))
+    .limit(1);
+  if (byName.length || byEmail.length) {
+    throw new Conflict("users", { [field]: { constraint_id: "unique", constraint: field, message: `The login "${login}" is already used` } });
+  }
+}
+
+/** Creates a user in `tenantUuid` (caller's transaction); also used by registration (`emailConfirmed: false`). */
+export async function createUser(app: AppContext, tx: DbOrTx, tenantUuid: string, input: UserInput, emailConfirmed = true): Promise<UserJson> {
+  const purpose = input.purpose ?? "user";
+  const method = checkMethod(app, input.authentication_method ?? defaultMethod(purpose));
+  if (input.uuid) {
+    const [dup] = await tx.select({ uuid: users.uuid }).from(users).where(eq(users.uuid, input.uuid));
+    if (dup) throw new Conflict("users", { uuid: { constraint_id: "unique", constraint: "uuid", message: `The uuid "${input.uuid}" is already used` } });
+  }
+  if (input.username) await checkLoginFree(tx, input.username, "username");
+  if (input.email_address) await checkLoginFree(tx, input.email_address, "email_address");
+  const hash = input.password ? await hashPassword(input.password, app.config.password_hash_iterations) : null;
+  const [row] = await tx
+    .insert(users)
+    .values({
+      ...(input.uuid ? { uuid: input.uuid } : {}),
+      username: input.username ?? null,
+      firstname: input.firstname ?? null,
+      lastname: input.lastname ?? null,
+      purpose,
+      authenticationMethod: method,
+      enabled: input.enabled ?? true,
+      tenantUuid,
+      passwordHash: hash?.hash ?? null,
+      passwordSalt: hash?.salt ?? null,
+      passwordIterations: hash?.iterations ?? null,
+    })
+    .returning();
+  const user = row!;
+  if (input.email_address) await tx.insert(emails).values({ address: input.email_address, main: true, confirmed: emailConfirmed, userUuid: user.uuid });
+  const [allUsers] = await tx.select({ uuid: groups.uuid }).from(groups).where(and(eq(groups.tenantUuid, tenantUuid), eq(groups.systemManaged, true)));
+  if (allUsers) await tx.insert(userGroups).values({ groupUuid: allUsers.uuid, userUuid: user.uuid }).onConflictDoNothing();
+  await publishUserEvent(app, tx, "created", user);
+  return userJson(tx, user);
+}
+
+export async function createUserAsCaller(app: AppContext, caller: Caller, input: UserInput): Promise<UserJson> {
+  if (!caller.tenantUuid) throw new NotFound("tenants");
+  return inTransaction(app, (tx) => createUser(app, tx, caller.tenantUuid!, input));
+}
+
+export async function publishUserEvent(app: AppContext, tx: DbOrTx, kind: "created" | "updated" | "deleted", user: UserRow): Promise<void> {
+  await publishEvent(app, tx, {
+    name: `auth_user_${kind}`,
+    routingKey: routingKey(`auth.users.{user_uuid}.${kind}`, { user_uuid: user.uuid }),
+    data: { uuid: user.uuid, tenant_uuid: user.tenantUuid, username: user.username },
+    tenantUuid: user.tenantUuid,
+    userUuid: user.uuid,
+    aggregate: `user:${user.uuid}`,
+  });
+}
+
+/** Full replacement of the editable fields; disabling ends the user's sessions. */
+export async function updateUser(app: AppContext, caller: Caller, uuid: string, input: UserInput): Promise<void> {
+  const purpose = input.purpose ?? "user";
+  const method = checkMethod(app, input.authentication_method ?? defaultMethod(purpose));
+  await inTransaction(app, async (tx) => {
+    await requireVisibleUser(app, caller, uuid, tx);
+    if (input.username) await checkLoginFree(tx, input.username, "username", uuid);
+    const enabled = input.enabled ?? true;
+    const [row] = await tx
+      .update(users)
+      .set({ username: input.username ?? null, firstname: input.firstname ?? null, lastname: input.lastname ?? null, purpose, authenticationMethod: method, enabled })
+      .where(eq(users.uuid, uuid))
+      .returning();
+    if (!enabled) await revokeUserSessions(app, tx, uuid);
+    await publishUserEvent(app, tx, "updated", row!);
+  });
+}
+
+/** Deletes a visible user, ending its sessions and tokens first (D11); absent → nothing (D4). */
+export async function deleteUser(app: AppContext, caller: Caller, uuid: string): Promise<void> {
+  await inTransaction(app, async (tx) => {
+    let user: UserRow;
+    try {
+      user = await requireVisibleUser(app, caller, uuid, tx);
+    } catch (e) {
+      if (e instanceof NotFound) return;
+      throw e;
+    }
+    await revokeUserSessions(app, tx, uuid);
+    await tx.delete(users).where(eq(users.uuid, uuid));
+    await publishUserEvent(app, tx, "deleted", user);
+  });
+}
+
+/** PUT /users/{u}/password: the old password must match; every session of the user ends. */
+export async function changePassword(app: AppContext, caller: Caller, uuid: string, oldPassword: string, newPassword: string): Promise<void> {
+  const user = caller.userUuid === uuid ? await ownUser(app, uuid) : await requireVisibleUser(app, caller, uuid);
+  const ok = await verifyPassword(oldPassword, { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations }, app.config.password_hash_iterations);
+  if (!ok) throw new AuthenticationFailed();
+  await setPassword(app, user, newPassword);
+}
+
+async function ownUser(app: AppContext, uuid: string): Promise<UserRow> {
+  const [user] = await app.db.select().from(users).where(eq(users.uuid, uuid));
+  if (!user) throw new NotFound("users", uuid);
+  return user;
+}
+
+/** Sets (or, with null, removes) a native password and ends the user's sessions; refresh tokens stay. */
+export async function setPassword(app: AppContext, user: UserRow, password: string | null): Promise<void> {
+  if ((await effectiveMethod(app.db, user.authenticationMethod, user.tenantUuid)) !== "native") {
+    throw new ApiError(405, "password-managed-externally", "The password of this user is managed by its identity provider", "users", { uuid: user.uuid });
+  }
+  const hash = password === null ? null : await hashPassword(password, app.config.password_hash_iterations);
+  await inTransaction(app, async (tx) => {
+    await tx.update(users).set({ passwordHash: hash?.hash ?? null, passwordSalt: hash?.salt ?? null, passwordIterations: hash?.iterations ?? null }).where(eq(users.uuid, user.uuid));
+    await revokeUserSessions(app, tx, user.uuid);
+    await publishEvent(app, tx, {
+      name: "auth_user_password_changed",
+      routingKey: routingKey("auth.users.{user_uuid}.password.updated", { user_uuid: user.uuid }),
+      data: { uuid: user.uuid, tenant_uuid: user.tenantUuid },
+      tenantUuid: user.tenantUuid,
+      userUuid: user.uuid,
+      aggregate: `user:${user.uuid}`,
+    });
+  });
+}
