@@ -1,6 +1,80 @@
-// Routes of groups (owner: issue 3). Placeholder until that issue lands.
+// Groups (COMPATIBILITY.md §6.11): CRUD, members and policies.
+import { z } from "zod";
+import { listQuery } from "../http/collection.ts";
 import { RouteGroup } from "../http/route.ts";
+import { uuidParam } from "../http/validate.ts";
+import { addGroupUser, createGroup, deleteGroup, listGroups, listGroupUsers, removeGroupUser, requireVisibleGroup, updateGroup, groupJson, type GroupFilter } from "../services/groups.ts";
+import { listGroupPolicies, setGroupPolicy } from "../services/policy-links.ts";
+import { policyList } from "./policies.ts";
+import { USER_FILTERS } from "./users.ts";
+
+export const groupList = listQuery<GroupFilter>({ order: ["name", "uuid"], defaultOrder: "name", filters: ["uuid", "name", "slug", "user_uuid", "read_only", "policy_uuid", "policy_slug"] });
+const groupUserList = listQuery({ order: ["username"], defaultOrder: "username", filters: USER_FILTERS });
+const groupParam = z.object({ group_uuid: uuidParam });
+const memberParams = z.object({ group_uuid: uuidParam, user_uuid: uuidParam });
+const policyParams = z.object({ group_uuid: uuidParam, policy: z.string().min(1) });
 
 export function groupRoutes(): RouteGroup {
-  return new RouteGroup("groups");
+  return new RouteGroup("groups")
+    .get("/groups", { summary: "Groups of the scoping tenant (and below with `recurse`)", acl: "auth.groups.read", query: groupList, responses: { 200: "`{items, filtered, total}`", 400: "Invalid list parameter" } }, async ({ c, app, caller, query }) =>
+      c.json(await listGroups(app, caller, query)),
+    )
+    .post(
+      "/groups",
+      { summary: "Create a group in the scoping tenant", acl: "auth.groups.create", body: z.object({ name: z.string().min(1).max(128), slug: z.string().min(1).max(80).regex(/^[a-zA-Z0-9_-]+$/).optional() }), responses: { 200: "The group", 400: "Invalid body", 409: "Name or slug already used" } },
+      async ({ c, app, caller, body }) => c.json(await createGroup(app, caller, body)),
+    )
+    .get("/groups/{group_uuid}", { summary: "A group", acl: "auth.groups.{group_uuid}.read", params: groupParam, responses: { 200: "The group", 404: "No such group" } }, async ({ c, app, caller, params }) =>
+      c.json(groupJson(await requireVisibleGroup(app, caller, params.group_uuid))),
+    )
+    .put(
+      "/groups/{group_uuid}",
+      { summary: "Rename a group", acl: "auth.groups.{group_uuid}.update", params: groupParam, body: z.object({ name: z.string().min(1).max(128) }), responses: { 204: "Updated", 400: "Invalid body", 403: "System-managed group", 404: "No such group", 409: "Name already used" } },
+      async ({ c, app, caller, params, body }) => {
+        await updateGroup(app, caller, params.group_uuid, body.name);
+        return c.body(null, 204);
+      },
+    )
+    .delete("/groups/{group_uuid}", { summary: "Delete a group", acl: "auth.groups.{group_uuid}.delete", params: groupParam, responses: { 204: "Deleted or absent", 403: "System-managed group" } }, async ({ c, app, caller, params }) => {
+      await deleteGroup(app, caller, params.group_uuid);
+      return c.body(null, 204);
+    })
+    .get("/groups/{group_uuid}/users", { summary: "Members of a group", acl: "auth.groups.{group_uuid}.users.read", params: groupParam, query: groupUserList, responses: { 200: "`{items, filtered, total}`", 404: "No such group" } }, async ({ c, app, caller, params, query }) =>
+      c.json(await listGroupUsers(app, caller, params.group_uuid, query)),
+    )
+    .put(
+      "/groups/{group_uuid}/users/{user_uuid}",
+      { summary: "Add a user (of the same tenant) to a group", acl: "auth.groups.{group_uuid}.users.{user_uuid}.create", params: memberParams, responses: { 204: "Member", 400: "Not the same tenant", 403: "System-managed group", 404: "No such group or user" } },
+      async ({ c, app, caller, params }) => {
+        await addGroupUser(app, caller, params.group_uuid, params.user_uuid);
+        return c.body(null, 204);
+      },
+    )
+    .delete(
+      "/groups/{group_uuid}/users/{user_uuid}",
+      { summary: "Remove a user from a group", acl: "auth.groups.{group_uuid}.users.{user_uuid}.delete", params: memberParams, responses: { 204: "Not a member", 403: "System-managed group", 404: "No such group or user" } },
+      async ({ c, app, caller, params }) => {
+        await removeGroupUser(app, caller, params.group_uuid, params.user_uuid);
+        return c.body(null, 204);
+      },
+    )
+    .get("/groups/{group_uuid}/policies", { summary: "Policies of a group", acl: "auth.groups.{group_uuid}.policies.read", params: groupParam, query: policyList, responses: { 200: "`{items, filtered, total}`", 404: "No such group" } }, async ({ c, app, caller, params, query }) =>
+      c.json(await listGroupPolicies(app, caller, params.group_uuid, query)),
+    )
+    .put(
+      "/groups/{group_uuid}/policies/{policy}",
+      { summary: "Attach a policy (uuid or slug) to a group", acl: "auth.groups.{group_uuid}.policies.{policy}.create", params: policyParams, responses: { 204: "Attached", 403: "An access the caller does not hold", 404: "No such group or policy" } },
+      async ({ c, app, caller, params }) => {
+        await setGroupPolicy(app, caller, params.group_uuid, params.policy, true);
+        return c.body(null, 204);
+      },
+    )
+    .delete(
+      "/groups/{group_uuid}/policies/{policy}",
+      { summary: "Detach a policy from a group", acl: "auth.groups.{group_uuid}.policies.{policy}.delete", params: policyParams, responses: { 204: "Detached", 403: "An access the caller does not hold", 404: "No such group or policy" } },
+      async ({ c, app, caller, params }) => {
+        await setGroupPolicy(app, caller, params.group_uuid, params.policy, false);
+        return c.body(null, 204);
+      },
+    );
 }

@@ -1,0 +1,163 @@
+// Groups (COMPATIBILITY.md §6.11, §11.1): per tenant; the system-managed all-users group of each
+// tenant cannot be renamed, deleted, or have its members changed through the API.
+import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizzle-orm";
+import type { AppContext } from "../context.ts";
+import type { DbOrTx } from "../db/index.ts";
+import { groups, userGroups, users } from "../db/schema.ts";
+import { inTransaction } from "../db/tx.ts";
+import type { Caller } from "../http/auth.ts";
+import { collection, searchPattern, type Collection, type ListParams } from "../http/collection.ts";
+import { ApiError, Conflict, Forbidden, NotFound } from "../http/errors.ts";
+import { publishEvent, routingKey } from "./events.ts";
+import { generateSlug } from "./slugs.ts";
+import { listUsersWhere, type UserFilter, type UserJson } from "./users.ts";
+import { requireVisibleUser, scopedTenantUuids, tenantVisible } from "./visibility.ts";
+
+export type GroupRow = typeof groups.$inferSelect;
+
+export interface GroupJson {
+  uuid: string;
+  name: string;
+  slug: string;
+  tenant_uuid: string;
+  read_only: boolean;
+  system_managed: boolean;
+}
+
+export const groupJson = (g: GroupRow): GroupJson => ({
+  uuid: g.uuid,
+  name: g.name,
+  slug: g.slug,
+  tenant_uuid: g.tenantUuid,
+  read_only: g.systemManaged,
+  system_managed: g.systemManaged,
+});
+
+export type GroupFilter = "uuid" | "name" | "slug" | "user_uuid" | "read_only" | "policy_uuid" | "policy_slug";
+const SORT = { name: groups.name, uuid: groups.uuid } as const;
+
+export function groupConditions(params: ListParams<GroupFilter>): SQL[] {
+  const c: SQL[] = [];
+  const pattern = searchPattern(params.search);
+  if (pattern) c.push(ilike(groups.name, pattern));
+  const f = params.filters;
+  if (f.uuid !== undefined) c.push(eq(groups.uuid, f.uuid));
+  if (f.name !== undefined) c.push(eq(groups.name, f.name));
+  if (f.slug !== undefined) c.push(eq(groups.slug, f.slug));
+  if (f.read_only !== undefined) c.push(eq(groups.systemManaged, ["true", "1", "yes", "on"].includes(f.read_only.toLowerCase())));
+  if (f.user_uuid !== undefined) c.push(sql`exists (select 1 from auth_user_group ug where ug.group_uuid = ${groups.uuid} and ug.user_uuid = ${f.user_uuid})`);
+  if (f.policy_uuid !== undefined) c.push(sql`exists (select 1 from auth_group_policy gp where gp.group_uuid = ${groups.uuid} and gp.policy_uuid = ${f.policy_uuid})`);
+  if (f.policy_slug !== undefined) c.push(sql`exists (select 1 from auth_group_policy gp join auth_policy p on p.uuid = gp.policy_uuid where gp.group_uuid = ${groups.uuid} and p.slug = ${f.policy_slug})`);
+  return c;
+}
+
+export async function listGroupsWhere(app: AppContext, base: SQL, params: ListParams<GroupFilter>): Promise<Collection<GroupJson>> {
+  const where = and(base, ...groupConditions(params));
+  const column = SORT[(params.order ?? "name") as keyof typeof SORT] ?? groups.name;
+  let query = app.db.select().from(groups).where(where).orderBy(params.direction === "desc" ? desc(column) : asc(column), asc(groups.uuid)).offset(params.offset).$dynamic();
+  if (params.limit !== undefined) query = query.limit(params.limit);
+  const count = (w: SQL | undefined) => app.db.select({ n: sql<number>`count(*)::int` }).from(groups).where(w);
+  const [rows, [total], [filtered]] = await Promise.all([query, count(base), count(where)]);
+  return collection(rows.map(groupJson), filtered?.n ?? 0, total?.n ?? 0);
+}
+
+export async function listGroups(app: AppContext, caller: Caller, params: ListParams<GroupFilter>) {
+  return listGroupsWhere(app, inArray(groups.tenantUuid, await scopedTenantUuids(app, caller, params.recurse)), params);
+}
+
+/** The group when it lives in the caller's scoping tenant or below, else 404. */
+export async function requireVisibleGroup(app: AppContext, caller: Caller, uuid: string, db: DbOrTx = app.db): Promise<GroupRow> {
+  const [g] = await db.select().from(groups).where(eq(groups.uuid, uuid));
+  if (!g || !(await tenantVisible(app, caller, g.tenantUuid, db))) throw new NotFound("groups", uuid);
+  return g;
+}
+
+function forbidSystemGroup(g: GroupRow): void {
+  if (g.systemManaged) throw new Forbidden("groups", `Forbidden group modification: "${g.uuid}"`, { uuid: g.uuid }, "forbidden-group");
+}
+
+async function checkUnique(tx: DbOrTx, tenantUuid: string, name: string, slug: string | null, except?: string): Promise<void> {
+  const same = slug === null ? eq(groups.name, name) : or(eq(groups.name, name), sql`lower(${groups.slug}) = lower(${slug})`)!;
+  const clash = await tx.select({ uuid: groups.uuid }).from(groups).where(and(eq(groups.tenantUuid, tenantUuid), same, except ? ne(groups.uuid, except) : undefined)).limit(1);
+  if (clash.length) throw new Conflict("groups", { name: { constraint_id: "unique", constraint: name, message: `Group "${name}" already exists` } }, `Group "${name}" already exists`);
+}
+
+export function groupEvent(app: AppContext, tx: DbOrTx, name: string, key: string, g: GroupRow, data: Record<string, unknown> = {}) {
+  return publishEvent(app, tx, {
+    name,
+    routingKey: key,
+    data: { uuid: g.uuid, tenant_uuid: g.tenantUuid, name: g.name, slug: g.slug, ...data },
+    tenantUuid: g.tenantUuid,
+    userUuid: "*",
+    aggregate: `group:${g.uuid}`,
+  });
+}
+
+const keyOf = (g: GroupRow, suffix: string) => routingKey(`auth.groups.{group_uuid}.${suffix}`, { group_uuid: g.uuid });
+
+export async function createGroup(app: AppContext, caller: Caller, input: { name: string; slug?: string }): Promise<GroupJson> {
+  const tenantUuid = caller.tenantUuid;
+  if (!tenantUuid) throw new NotFound("tenants");
+  return inTransaction(app, async (tx) => {
+    const taken = async (s: string) => (await tx.select({ uuid: groups.uuid }).from(groups).where(and(eq(groups.tenantUuid, tenantUuid), sql`lower(${groups.slug}) = lower(${s})`)).limit(1)).length > 0;
+    const slug = input.slug ?? (await generateSlug(input.name, /[^a-zA-Z0-9_-]/g, 80, taken));
+    await checkUnique(tx, tenantUuid, input.name, slug);
+    const [row] = await tx.insert(groups).values({ name: input.name, slug, tenantUuid }).returning();
+    await groupEvent(app, tx, "auth_group_created", keyOf(row!, "created"), row!);
+    return groupJson(row!);
+  });
+}
+
+export async function updateGroup(app: AppContext, caller: Caller, uuid: string, name: string): Promise<void> {
+  await inTransaction(app, async (tx) => {
+    const g = await requireVisibleGroup(app, caller, uuid, tx);
+    forbidSystemGroup(g);
+    await checkUnique(tx, g.tenantUuid, name, null, g.uuid);
+    const [row] = await tx.update(groups).set({ name }).where(eq(groups.uuid, uuid)).returning();
+    await groupEvent(app, tx, "auth_group_updated", keyOf(row!, "updated"), row!);
+  });
+}
+
+export async function deleteGroup(app: AppContext, caller: Caller, uuid: string): Promise<void> {
+  await inTransaction(app, async (tx) => {
+    let g: GroupRow;
+    try {
+      g = await requireVisibleGroup(app, caller, uuid, tx);
+    } catch (e) {
+      if (e instanceof NotFound) return;
+      throw e;
+    }
+    forbidSystemGroup(g);
+    await tx.delete(groups).where(eq(groups.uuid, uuid));
+    await groupEvent(app, tx, "auth_group_deleted", keyOf(g, "deleted"), g);
+  });
+}
+
+export async function listGroupUsers(app: AppContext, caller: Caller, uuid: string, params: ListParams<UserFilter>): Promise<Collection<UserJson>> {
+  const g = await requireVisibleGroup(app, caller, uuid);
+  return listUsersWhere(app, sql`${users.uuid} in (select ug.user_uuid from auth_user_group ug where ug.group_uuid = ${g.uuid})`, params);
+}
+
+/** PUT /groups/{g}/users/{u}: same tenant only; not the all-users group; idempotent. */
+export async function addGroupUser(app: AppContext, caller: Caller, groupUuid: string, userUuid: string): Promise<void> {
+  await inTransaction(app, async (tx) => {
+    const user = await requireVisibleUser(app, caller, userUuid, tx);
+    const g = await requireVisibleGroup(app, caller, groupUuid, tx);
+    if (user.tenantUuid !== g.tenantUuid) {
+      throw new ApiError(400, "missmatching-tenant", "Resources are not in the same tenant", "groups", { user_tenant_uuid: user.tenantUuid, group_tenant_uuid: g.tenantUuid });
+    }
+    forbidSystemGroup(g);
+    const added = await tx.insert(userGroups).values({ groupUuid, userUuid }).onConflictDoNothing().returning();
+    if (added.length) await groupEvent(app, tx, "auth_group_user_added", routingKey("auth.groups.{group_uuid}.users.{user_uuid}.created", { group_uuid: g.uuid, user_uuid: userUuid }), g, { user_uuid: userUuid });
+  });
+}
+
+export async function removeGroupUser(app: AppContext, caller: Caller, groupUuid: string, userUuid: string): Promise<void> {
+  await inTransaction(app, async (tx) => {
+    const g = await requireVisibleGroup(app, caller, groupUuid, tx);
+    forbidSystemGroup(g);
+    await requireVisibleUser(app, caller, userUuid, tx);
+    const removed = await tx.delete(userGroups).where(and(eq(userGroups.groupUuid, groupUuid), eq(userGroups.userUuid, userUuid))).returning();
+    if (removed.length) await groupEvent(app, tx, "auth_group_user_removed", routingKey("auth.groups.{group_uuid}.users.{user_uuid}.deleted", { group_uuid: g.uuid, user_uuid: userUuid }), g, { user_uuid: userUuid });
+  });
+}

@@ -1,0 +1,193 @@
+// Policies (COMPATIBILITY.md §6.12, §11.2): named ACLs owned by a tenant. A caller never grants an
+// access it does not hold (§4.5), and read-only policies (§11.3) cannot be changed or deleted.
+import { and, asc, desc, eq, ilike, inArray, ne, notInArray, or, sql, type SQL } from "drizzle-orm";
+import { mayAdd, mayRemove } from "../acl.ts";
+import type { AppContext } from "../context.ts";
+import type { DbOrTx } from "../db/index.ts";
+import { accesses, policies, policyAccesses } from "../db/schema.ts";
+import { inTransaction } from "../db/tx.ts";
+import type { Caller } from "../http/auth.ts";
+import { collection, searchPattern, type Collection, type ListParams } from "../http/collection.ts";
+import { ApiError, Conflict, Forbidden, NotFound } from "../http/errors.ts";
+import { publishEvent, routingKey } from "./events.ts";
+import { aclOf, findVisiblePolicy, isReadOnly, policiesJson, policyScope, visibleCondition, type PolicyJson, type PolicyRow, type PolicyScope } from "./policy-visibility.ts";
+import { generateSlug } from "./slugs.ts";
+import { ancestorUuids, subtreeUuids } from "./tenant-tree.ts";
+
+export interface PolicyInput {
+  name: string;
+  slug?: string;
+  description?: string | null;
+  acl?: string[];
+  shared?: boolean;
+}
+
+/** 403 naming the first access the caller may not grant (or take away). */
+export function requireGrant(caller: Caller, toAdd: string[], toRemove: string[] = []): void {
+  const denied = toAdd.find((a) => !mayAdd(caller.token.matcher, a)) ?? toRemove.find((a) => !mayRemove(caller.token.matcher, a));
+  if (denied !== undefined) throw new ApiError(403, "forbidden", "Forbidden", "policies", { required_access: denied });
+}
+
+/** Replaces a policy's ACL; access strings live once in the global auth_access dictionary. */
+export async function writeAcl(tx: DbOrTx, policyUuid: string, acl: string[]): Promise<void> {
+  await tx.delete(policyAccesses).where(eq(policyAccesses.policyUuid, policyUuid));
+  const unique = [...new Set(acl)];
+  if (unique.length === 0) return;
+  await tx.insert(accesses).values(unique.map((access) => ({ access }))).onConflictDoNothing();
+  const rows = await tx.select().from(accesses).where(inArray(accesses.access, unique));
+  await tx.insert(policyAccesses).values(rows.map((r) => ({ policyUuid, accessId: r.id })));
+}
+
+export function policyEvent(app: AppContext, tx: DbOrTx, kind: "created" | "updated" | "deleted", p: PolicyRow) {
+  return publishEvent(app, tx, {
+    name: `auth_policy_${kind}`,
+    routingKey: routingKey(`auth.policies.{policy_uuid}.${kind}`, { policy_uuid: p.uuid }),
+    data: { uuid: p.uuid, tenant_uuid: p.tenantUuid, name: p.name, slug: p.slug },
+    tenantUuid: p.tenantUuid,
+    userUuid: "*",
+    aggregate: `policy:${p.uuid}`,
+  });
+}
+
+export type PolicyFilter = "uuid" | "name" | "slug" | "user_uuid" | "group_uuid" | "tenant_uuid" | "read_only";
+const SORT = { name: policies.name, slug: policies.slug, description: policies.description, uuid: policies.uuid } as const;
+
+/** Search and strict filters shared by every policy list. */
+export function policyConditions(params: ListParams<PolicyFilter>): SQL[] {
+  const c: SQL[] = [];
+  const pattern = searchPattern(params.search);
+  if (pattern) c.push(or(ilike(policies.name, pattern), ilike(policies.description, pattern))!);
+  const f = params.filters;
+  if (f.uuid !== undefined) c.push(eq(policies.uuid, f.uuid));
+  if (f.name !== undefined) c.push(eq(policies.name, f.name));
+  if (f.slug !== undefined) c.push(eq(policies.slug, f.slug));
+  if (f.tenant_uuid !== undefined) c.push(eq(policies.tenantUuid, f.tenant_uuid));
+  if (f.user_uuid !== undefined) c.push(sql`exists (select 1 from auth_user_policy up where up.policy_uuid = ${policies.uuid} and up.user_uuid = ${f.user_uuid})`);
+  if (f.group_uuid !== undefined) c.push(sql`exists (select 1 from auth_group_policy gp where gp.policy_uuid = ${policies.uuid} and gp.group_uuid = ${f.group_uuid})`);
+  return c;
+}
+
+export async function listPoliciesWhere(app: AppContext, scope: PolicyScope, base: SQL, params: ListParams<PolicyFilter>, extra: SQL[] = []): Promise<Collection<PolicyJson>> {
+  const where = and(base, ...policyConditions(params), ...extra);
+  const column = SORT[(params.order ?? "name") as keyof typeof SORT] ?? policies.name;
+  let query = app.db.select().from(policies).where(where).orderBy(params.direction === "desc" ? desc(column) : asc(column), asc(policies.uuid)).offset(params.offset).$dynamic();
+  if (params.limit !== undefined) query = query.limit(params.limit);
+  const count = (w: SQL | undefined) => app.db.select({ n: sql<number>`count(*)::int` }).from(policies).where(w);
+  const [rows, [total], [filtered]] = await Promise.all([query, count(base), count(where)]);
+  return collection(await policiesJson(app.db, scope, rows), filtered?.n ?? 0, total?.n ?? 0);
+}
+
+
+export async function listPolicies(app: AppContext, caller: Caller, params: ListParams<PolicyFilter>): Promise<Collection<PolicyJson>> {
+  const scope = await policyScope(app, caller, params.recurse);
+  const extra: SQL[] = [];
+  const readOnly = params.filters.read_only?.toLowerCase();
+  if (readOnly === "true") extra.push(or(eq(policies.configManaged, true), and(eq(policies.shared, true), notInArray(policies.tenantUuid, scope.tenants)))!);
+  if (readOnly === "false") extra.push(and(inArray(policies.tenantUuid, scope.tenants), eq(policies.configManaged, false))!);
+  return listPoliciesWhere(app, scope, visibleCondition(scope), params, extra);
+}
+
+export async function getPolicy(app: AppContext, caller: Caller, idOrSlug: string): Promise<PolicyJson> {
+  const { row, scope } = await findVisiblePolicy(app, caller, idOrSlug);
+  return (await policiesJson(app.db, scope, [row]))[0]!;
+}
+
+const SLUG_DISALLOWED = /[^a-zA-Z0-9_-]/g;
+
+function duplicate(name: string): Conflict {
+  return new Conflict("policies", { name: { constraint_id: "unique", constraint: name, message: `Policy "${name}" already exists` } }, `Policy "${name}" already exists`);
+}
+
+/** §11.2: unique name and slug per tenant, and no clash with shared policies above or below. */
+async function checkDuplicates(tx: DbOrTx, tenantUuid: string, name: string, slug: string, shared: boolean): Promise<void> {
+  const same = or(eq(policies.name, name), sql`lower(${policies.slug}) = lower(${slug})`)!;
+  const inTenant = await tx.select({ uuid: policies.uuid }).from(policies).where(and(eq(policies.tenantUuid, tenantUuid), same)).limit(1);
+  if (inTenant.length) throw duplicate(name);
+  const above = await ancestorUuids(tx, tenantUuid);
+  if (above.length) {
+    const sharedAbove = await tx.select({ uuid: policies.uuid }).from(policies).where(and(inArray(policies.tenantUuid, above), eq(policies.shared, true), same)).limit(1);
+    if (sharedAbove.length) throw duplicate(name);
+  }
+  if (shared) {
+    const below = await subtreeUuids(tx, tenantUuid);
+    const clash = await tx.select({ uuid: policies.uuid }).from(policies).where(and(inArray(policies.tenantUuid, below), same)).limit(1);
+    if (clash.length) throw duplicate(name);
+  }
+}
+
+export async function createPolicy(app: AppContext, caller: Caller, input: PolicyInput): Promise<PolicyJson> {
+  const acl = input.acl ?? [];
+  requireGrant(caller, acl);
+  const tenantUuid = caller.tenantUuid;
+  if (!tenantUuid) throw new NotFound("tenants");
+  return inTransaction(app, async (tx) => {
+    const taken = async (s: string) => (await tx.select({ uuid: policies.uuid }).from(policies).where(and(eq(policies.tenantUuid, tenantUuid), sql`lower(${policies.slug}) = lower(${s})`)).limit(1)).length > 0;
+    const slug = input.slug ?? (await generateSlug(input.name, SLUG_DISALLOWED, 80, taken));
+    await checkDuplicates(tx, tenantUuid, input.name, slug, input.shared ?? false);
+    const [row] = await tx.insert(policies).values({ name: input.name, slug, description: input.description ?? null, tenantUuid, shared: input.shared ?? false }).returning();
+    await writeAcl(tx, row!.uuid, acl);
+    await policyEvent(app, tx, "created", row!);
+    const scope = await policyScope(app, caller, false, tx);
+    return (await policiesJson(tx, scope, [row!]))[0]!;
+  });
+}
+
+/** The policy when the caller may change it: visible, not read-only. */
+async function writablePolicy(app: AppContext, caller: Caller, idOrSlug: string, tx: DbOrTx): Promise<PolicyRow> {
+  const { row, scope } = await findVisiblePolicy(app, caller, idOrSlug, tx);
+  if (isReadOnly(scope, row)) throw new Forbidden("policies", `Forbidden policy modification: "${row.uuid}"`, { uuid: row.uuid }, "forbidden-policy");
+  return row;
+}
+
+/** Full replacement: name, description and the whole ACL (omitted → empty); slug and shared never change. */
+export async function updatePolicy(app: AppContext, caller: Caller, idOrSlug: string, input: PolicyInput): Promise<void> {
+  const acl = input.acl ?? [];
+  await inTransaction(app, async (tx) => {
+    const row = await writablePolicy(app, caller, idOrSlug, tx);
+    const current = (await aclOf(tx, [row.uuid])).get(row.uuid) ?? [];
+    requireGrant(caller, acl.filter((a) => !current.includes(a)), current.filter((a) => !acl.includes(a)));
+    const clash = await tx.select({ uuid: policies.uuid }).from(policies).where(and(eq(policies.tenantUuid, row.tenantUuid), eq(policies.name, input.name), ne(policies.uuid, row.uuid))).limit(1);
+    if (clash.length) throw duplicate(input.name);
+    const [updated] = await tx.update(policies).set({ name: input.name, description: input.description ?? null }).where(eq(policies.uuid, row.uuid)).returning();
+    await writeAcl(tx, row.uuid, acl);
+    await policyEvent(app, tx, "updated", updated!);
+  });
+}
+
+export async function deletePolicy(app: AppContext, caller: Caller, idOrSlug: string): Promise<void> {
+  await inTransaction(app, async (tx) => {
+    let row: PolicyRow;
+    try {
+      row = await writablePolicy(app, caller, idOrSlug, tx);
+    } catch (e) {
+      if (e instanceof NotFound) return; // absent: the desired state (D4)
+      throw e;
+    }
+    requireGrant(caller, [], (await aclOf(tx, [row.uuid])).get(row.uuid) ?? []);
+    await tx.delete(policies).where(eq(policies.uuid, row.uuid));
+    await policyEvent(app, tx, "deleted", row);
+  });
+}
+
+/** PUT /policies/{p}/acl/{access}: 409 when already there. Read-only policies may change this way (§16 item 33). */
+export async function addAccess(app: AppContext, caller: Caller, idOrSlug: string, access: string): Promise<void> {
+  requireGrant(caller, [access]);
+  await inTransaction(app, async (tx) => {
+    const { row } = await findVisiblePolicy(app, caller, idOrSlug, tx);
+    const current = (await aclOf(tx, [row.uuid])).get(row.uuid) ?? [];
+    if (current.includes(access)) throw new Conflict("policies", { access: { constraint_id: "unique", constraint: access, message: `Policy already associated to ${access}` } }, `Policy already associated to ${access}`);
+    await writeAcl(tx, row.uuid, [...current, access]);
+    await policyEvent(app, tx, "updated", row);
+  });
+}
+
+export async function removeAccess(app: AppContext, caller: Caller, idOrSlug: string, access: string): Promise<void> {
+  requireGrant(caller, [], [access]);
+  await inTransaction(app, async (tx) => {
+    const { row } = await findVisiblePolicy(app, caller, idOrSlug, tx);
+    const current = (await aclOf(tx, [row.uuid])).get(row.uuid) ?? [];
+    if (!current.includes(access)) return;
+    await writeAcl(tx, row.uuid, current.filter((a) => a !== access));
+    await policyEvent(app, tx, "updated", row);
+  });
+}
