@@ -67,8 +67,8 @@ export function brokerProxy(): { url: string; cut(): void; restore(): void; clos
           port: Number(target.port || 5672),
           socket: {
             data: (_s, chunk) => void client.write(chunk),
-            close: () => client.end(),
-            error: () => client.end(),
+            close: () => void client.end(),
+            error: () => void client.end(),
           },
         });
         for (const chunk of pair.pending) pair.upstream.write(chunk);
