@@ -25,6 +25,8 @@ const policySpec = z.object({
   shared: z.boolean().default(false),
 });
 
+const templatePath = (name: string) => fileURLToPath(new URL(`../templates/${name}`, import.meta.url));
+
 export const configSchema = z.object({
   rest_api: z
     .object({
@@ -88,6 +90,29 @@ export const configSchema = z.object({
     })
     .prefault({}),
   email_notification_plugin: z.string().default("smtp"),
+  smtp: z
+    .object({
+      hostname: z.string().min(1).default("localhost"),
+      port: z.number().int().min(1).max(65535).default(25),
+      /** Implicit TLS (SMTPS, usually port 465). */
+      tls: z.boolean().default(false),
+      /** Upgrade with STARTTLS when the server offers it; `true` requires it. */
+      starttls: z.boolean().default(false),
+      username: z.string().nullable().default(null),
+      password: z.string().nullable().default(null),
+      timeout: z.number().positive().default(4),
+    })
+    .prefault({}),
+  email_confirmation_from_name: z.string().default("wazo-auth"),
+  email_confirmation_from_address: z.string().default("noreply@wazo.community"),
+  email_confirmation_template: z.string().default(templatePath("email_confirmation.jinja")),
+  email_confirmation_subject_template: z.string().default(templatePath("email_confirmation_subject.jinja")),
+  email_confirmation_get_response_body_template: z.string().default(templatePath("email_confirmation_get_body.jinja")),
+  email_confirmation_get_mimetype: z.string().default("text/html"),
+  password_reset_from_name: z.string().default("wazo-auth"),
+  password_reset_from_address: z.string().default("noreply@wazo.community"),
+  password_reset_email_template: z.string().default(templatePath("password_reset_email.jinja")),
+  password_reset_email_subject_template: z.string().default(templatePath("password_reset_email_subject.jinja")),
   amqp: z
     .object({
       uri: z.string().min(1).default("amqp://guest:guest@localhost:5672/"),

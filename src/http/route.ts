@@ -78,7 +78,9 @@ export class RouteGroup {
       const app = c.get("app");
       const rawParams = c.req.param() as Record<string, string>;
       const params = opts.params ? parseParams(opts.params, rawParams, resource) : undefined;
-      const caller = opts.acl !== undefined ? await authorize(c, app, opts, (params ?? rawParams) as Record<string, string>) : (undefined as unknown as Caller);
+      // ACL placeholders come from the path, or else the query (`?user_uuid=` of the password reset).
+      const aclParams = opts.acl !== undefined ? { ...c.req.query(), ...((params ?? rawParams) as Record<string, string>) } : {};
+      const caller = opts.acl !== undefined ? await authorize(c, app, opts, aclParams) : (undefined as unknown as Caller);
       const query = opts.query ? parseWith(opts.query, queryObject(c), resource) : undefined;
       const body = opts.body ? parseWith(opts.body, await readJson(c, resource), resource) : undefined;
       return handler({ c, app, params: params as Out<P>, query: query as Out<Q>, body: body as Out<B>, caller });

@@ -72,6 +72,8 @@ export async function loadKind(
   app: AppContext,
   registry: PluginRegistry,
   kind: PluginKind,
+  /** Passed to the plugin's constructor or factory instead of its own `config` entry. */
+  constructorArg?: Record<string, unknown>,
 ): Promise<Array<{ name: string; instance: unknown; entry: PluginEntry }>> {
   const loaded: Array<{ name: string; instance: unknown; entry: PluginEntry }> = [];
   for (const [name, entry] of pluginEntries(app.config, kind)) {
@@ -79,7 +81,7 @@ export async function loadKind(
     const report: LoadedPluginReport = { kind, name, module: entry.module, status: "ok" };
     try {
       const mod = (await import(resolveModule(entry.module))) as Record<string, unknown>;
-      const instance = await instantiate(mod, entry.config);
+      const instance = await instantiate(mod, constructorArg ? { ...constructorArg, ...entry.config } : entry.config);
       const missing = missingMembers(kind, instance);
       if (missing.length > 0) throw new Error(`does not implement ${missing.join(", ")}`);
       loaded.push({ name, instance, entry });

@@ -1,6 +1,56 @@
-// Routes of emails (owner: issue 6). Placeholder until that issue lands.
+// Email addresses and confirmation (COMPATIBILITY.md §6.7).
+import { z } from "zod";
+import type { Context } from "hono";
 import { RouteGroup } from "../http/route.ts";
+import { boolField, uuidParam } from "../http/validate.ts";
+import { confirmEmail, requestConfirmation, updateEmails } from "../services/emails.ts";
+import { connectionParams, templateFormatter } from "../services/notifications.ts";
+
+const address = z.email();
+const userBody = z.object({ emails: z.array(z.object({ address, main: boolField().optional() })) });
+const adminBody = z.object({ emails: z.array(z.object({ address, main: boolField().optional(), confirmed: boolField().nullable().optional() })) });
+const userParam = z.object({ user_uuid: uuidParam });
+const emailParam = z.object({ email_uuid: uuidParam });
+const listResponses = { 200: "The addresses `[{uuid, address, main, confirmed}]`", 400: "Invalid list", 404: "No such user", 409: "An address used by another user" };
+
+export const requestConnection = (c: Context) => connectionParams(c.req.header("Host"), c.req.header("X-Script-Name"));
 
 export function emailRoutes(): RouteGroup {
-  return new RouteGroup("emails");
+  return new RouteGroup("emails")
+    .put("/users/{user_uuid}/emails", { summary: "Replace a user's addresses (new ones unconfirmed)", acl: "auth.users.{user_uuid}.emails.update", params: userParam, body: userBody, responses: listResponses }, async ({ c, app, caller, params, body }) =>
+      c.json(await updateEmails(app, caller, params.user_uuid, body.emails, false)),
+    )
+    .put("/admin/users/{user_uuid}/emails", { summary: "Replace a user's addresses, setting `confirmed`", acl: "auth.admin.users.{user_uuid}.emails.update", params: userParam, body: adminBody, responses: listResponses }, async ({ c, app, caller, params, body }) =>
+      c.json(await updateEmails(app, caller, params.user_uuid, body.emails, true)),
+    )
+    .get(
+      "/users/{user_uuid}/emails/{email_uuid}/confirm",
+      {
+        summary: "Mail a new confirmation link for an unconfirmed address",
+        acl: "auth.users.{user_uuid}.emails.{email_uuid}.confirm.read",
+        params: z.object({ user_uuid: uuidParam, email_uuid: uuidParam }),
+        responses: { 204: "Sent", 404: "No such user or address", 409: "Already confirmed", 503: "The mail could not be sent" },
+      },
+      async ({ c, app, caller, params }) => {
+        await requestConfirmation(app, caller, params.user_uuid, params.email_uuid, requestConnection(c));
+        return c.body(null, 204);
+      },
+    )
+    .get(
+      "/emails/{email_uuid}/confirm",
+      { summary: "Confirm an address with the emailed link (`?token=`)", acl: "auth.emails.{email_uuid}.confirm.update", tokenFromQuery: true, noTenant: true, params: emailParam, responses: { 200: "The confirmation page", 404: "No such address" } },
+      async ({ c, app, caller, params }) => {
+        await confirmEmail(app, caller, params.email_uuid);
+        const body = templateFormatter(app.config).render("email_confirmation_get_body", {});
+        return c.body(body, 200, { "Content-Type": app.config.email_confirmation_get_mimetype });
+      },
+    )
+    .put(
+      "/emails/{email_uuid}/confirm",
+      { summary: "Confirm an address (token in the header)", acl: "auth.emails.{email_uuid}.confirm.update", noTenant: true, params: emailParam, responses: { 204: "Confirmed", 404: "No such address" } },
+      async ({ c, app, caller, params }) => {
+        await confirmEmail(app, caller, params.email_uuid);
+        return c.body(null, 204);
+      },
+    );
 }

@@ -1,6 +1,44 @@
-// Routes of reset (owner: issue 6). Placeholder until that issue lands.
+// Password reset (COMPATIBILITY.md §6.5).
+import { z } from "zod";
+import { invalidField } from "../http/errors.ts";
 import { RouteGroup } from "../http/route.ts";
+import { uuidParam } from "../http/validate.ts";
+import { requestPasswordReset, resetPassword, type ResetQuery } from "../services/password-reset.ts";
+import { requestConnection } from "./emails.ts";
+
+const askQuery = z.object({ username: z.string().min(1).max(256).optional(), email: z.email().optional(), login: z.string().min(1).max(256).optional() });
 
 export function passwordResetRoutes(): RouteGroup {
-  return new RouteGroup("reset");
+  return new RouteGroup("reset")
+    .get(
+      "/users/password/reset",
+      {
+        summary: "Ask for a reset link by username, email or login — always 204, at once",
+        query: askQuery,
+        responses: { 204: "Accepted (whether or not the user exists)", 400: "Not exactly one of username, email, login" },
+      },
+      ({ c, app, query }) => {
+        const given = (["username", "email", "login"] as const).filter((k) => query[k] !== undefined);
+        if (given.length !== 1) throw invalidField("reset", "_schema", "predicate", null, '"username" or "email" or "login" should be used');
+        const key = given[0]!;
+        void requestPasswordReset(app, { [key]: query[key] } as ResetQuery, requestConnection(c));
+        return c.body(null, 204);
+      },
+    )
+    .post(
+      "/users/password/reset",
+      {
+        summary: "Set a new password with the emailed token (`?token=` or header); null removes it",
+        acl: "auth.users.password.reset.{user_uuid}.create",
+        tokenFromQuery: true,
+        noTenant: true,
+        query: z.object({ user_uuid: uuidParam, token: z.string().optional() }),
+        body: z.object({ password: z.string().min(1).nullable() }),
+        responses: { 204: "Done; the user's sessions ended", 400: "Invalid body", 401: "Invalid token", 403: "Token not for this user", 404: "No such user", 405: "Password managed by an identity provider" },
+      },
+      async ({ c, app, caller, query, body }) => {
+        await resetPassword(app, caller, query.user_uuid, body.password);
+        return c.body(null, 204);
+      },
+    );
 }

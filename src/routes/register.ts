@@ -1,6 +1,25 @@
-// Routes of users (owner: issue 6). Placeholder until that issue lands.
+// Self-registration (COMPATIBILITY.md §6.6), off unless `enabled_http_plugins.user_registration`.
+import { z } from "zod";
+import { NotFound } from "../http/errors.ts";
 import { RouteGroup } from "../http/route.ts";
+import { registerUser } from "../services/registration.ts";
+import { requestConnection } from "./emails.ts";
+
+const body = z.object({
+  username: z.string().min(1).max(256),
+  password: z.string().min(1),
+  firstname: z.string().nullable().optional(),
+  lastname: z.string().nullable().optional(),
+  email_address: z.email(),
+});
 
 export function registerRoutes(): RouteGroup {
-  return new RouteGroup("users");
+  return new RouteGroup("users").post(
+    "/users/register",
+    { summary: "Register: a new tenant and user, then a confirmation mail", body, responses: { 200: "The user", 400: "Invalid body", 404: "Registration is disabled", 409: "Username or email already used", 503: "The mail could not be sent (nothing was created)" } },
+    async ({ c, app, body }) => {
+      if (!app.config.enabled_http_plugins.user_registration) throw new NotFound("users", undefined, "Registration is disabled");
+      return c.json(await registerUser(app, body, requestConnection(c)));
+    },
+  );
 }

@@ -1,0 +1,60 @@
+// The stock `smtp` email notification plugin: plain-text messages through nodemailer, with the
+// `smtp` section of the configuration (hostname, port, tls, starttls, username, password, timeout).
+import nodemailer, { type Transporter } from "nodemailer";
+import type { ConfirmationContext, EmailNotificationPlugin, EmailPluginConfig, PasswordResetContext } from "../../src/plugins/email-types.ts";
+
+interface SmtpConfig {
+  hostname: string;
+  port: number;
+  tls: boolean;
+  starttls: boolean;
+  username: string | null;
+  password: string | null;
+  timeout: number;
+}
+
+export default class SmtpEmailPlugin implements EmailNotificationPlugin {
+  private readonly transport: Transporter;
+  private readonly config: Record<string, unknown>;
+  private readonly formatter: EmailPluginConfig["formatter"];
+
+  constructor({ config, formatter }: EmailPluginConfig) {
+    this.config = config;
+    this.formatter = formatter;
+    const smtp = config.smtp as SmtpConfig;
+    const ms = smtp.timeout * 1000;
+    this.transport = nodemailer.createTransport({
+      host: smtp.hostname,
+      port: smtp.port,
+      secure: smtp.tls,
+      requireTLS: smtp.starttls,
+      ignoreTLS: !smtp.tls && !smtp.starttls,
+      auth: smtp.username ? { user: smtp.username, pass: smtp.password ?? "" } : undefined,
+      connectionTimeout: ms,
+      greetingTimeout: ms,
+      socketTimeout: ms,
+    });
+  }
+
+  private from(prefix: "email_confirmation" | "password_reset"): string {
+    return `${this.config[`${prefix}_from_name`]} <${this.config[`${prefix}_from_address`]}>`;
+  }
+
+  async sendConfirmation(ctx: ConfirmationContext): Promise<void> {
+    await this.transport.sendMail({
+      from: this.from("email_confirmation"),
+      to: ctx.username ? `${ctx.username} <${ctx.email_address}>` : ctx.email_address,
+      subject: this.formatter.render("email_confirmation_subject", ctx).trim(),
+      text: this.formatter.render("email_confirmation", ctx),
+    });
+  }
+
+  async sendPasswordReset(ctx: PasswordResetContext): Promise<void> {
+    await this.transport.sendMail({
+      from: this.from("password_reset"),
+      to: ctx.username ? `${ctx.username} <${ctx.email_address}>` : ctx.email_address,
+      subject: this.formatter.render("password_reset_email_subject", ctx).trim(),
+      text: this.formatter.render("password_reset_email", ctx),
+    });
+  }
+}

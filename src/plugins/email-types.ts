@@ -1,0 +1,40 @@
+// Email notification plugins (INTERFACE.md §1.3): the constructor receives the plugin's
+// configuration (`EmailPluginConfig`), and the two methods receive the contexts of
+// COMPATIBILITY.md §10.4 and §10.5. A failure to send must throw: the request then answers 503
+// and nothing it did is kept.
+
+export interface ConnectionParams {
+  hostname: string;
+  port: string | null;
+  prefix: string;
+}
+
+export interface ConfirmationContext extends ConnectionParams {
+  token: string;
+  username: string | null;
+  email_uuid: string;
+  email_address: string;
+}
+
+export interface PasswordResetContext extends ConnectionParams {
+  token: string;
+  username: string | null;
+  user_uuid: string;
+  email_address: string;
+}
+
+/** Renders the configured templates (Jinja syntax, through nunjucks). */
+export interface TemplateFormatter {
+  render(template: "email_confirmation" | "email_confirmation_subject" | "email_confirmation_get_body" | "password_reset_email" | "password_reset_email_subject", context: object): string;
+}
+
+export interface EmailPluginConfig {
+  /** The whole service configuration: `smtp.*`, `*_from_name`, `*_from_address`, ... */
+  config: Record<string, unknown>;
+  formatter: TemplateFormatter;
+}
+
+export interface EmailNotificationPlugin {
+  sendConfirmation(context: ConfirmationContext): Promise<void>;
+  sendPasswordReset(context: PasswordResetContext): Promise<void>;
+}

@@ -1,0 +1,87 @@
+// Email addresses and their confirmation (COMPATIBILITY.md §6.7, §10.4). Confirmation tokens are
+// single use (D10): the confirmation consumes the token.
+import { and, eq, notInArray, sql } from "drizzle-orm";
+import type { AppContext } from "../context.ts";
+import type { DbOrTx } from "../db/index.ts";
+import { emails } from "../db/schema.ts";
+import { inTransaction } from "../db/tx.ts";
+import type { Caller } from "../http/auth.ts";
+import { Conflict, InvalidData, NotFound } from "../http/errors.ts";
+import type { ConnectionParams } from "../plugins/email-types.ts";
+import { sendConfirmation } from "./notifications.ts";
+import { revokeToken } from "./sessions.ts";
+import { INTERNAL_AUTH_ID, insertToken } from "./tokens.ts";
+import { checkLoginFree, type EmailJson } from "./users.ts";
+import { requireVisibleUser } from "./visibility.ts";
+
+export interface EmailInput {
+  address: string;
+  main?: boolean;
+  confirmed?: boolean | null;
+}
+
+function invalidList(message: string): InvalidData {
+  return new InvalidData("emails", { emails: { constraint_id: "predicate", constraint: null, message } });
+}
+
+/** Replaces a user's addresses; `admin` may set `confirmed`. Existing addresses keep uuid and state. */
+export async function updateEmails(app: AppContext, caller: Caller, userUuid: string, input: EmailInput[], admin: boolean): Promise<EmailJson[]> {
+  const mains = input.filter((e) => e.main).length;
+  if (input.length > 0 && mains === 0) throw invalidList("At least one address should be main");
+  if (mains > 1) throw invalidList("Only one address should be main");
+  const lower = input.map((e) => e.address.toLowerCase());
+  if (new Set(lower).size !== lower.length) throw invalidList("The same address can only be used once");
+  return inTransaction(app, async (tx) => {
+    const user = await requireVisibleUser(app, caller, userUuid, tx);
+    for (const e of input) await checkLoginFree(tx, e.address, "email_address", user.uuid);
+    const existing = await tx.select().from(emails).where(eq(emails.userUuid, user.uuid));
+    if (lower.length) await tx.delete(emails).where(and(eq(emails.userUuid, user.uuid), notInArray(sql`lower(${emails.address})`, lower)));
+    else await tx.delete(emails).where(eq(emails.userUuid, user.uuid));
+    const out: EmailJson[] = [];
+    for (const e of input) {
+      const old = existing.find((x) => x.address.toLowerCase() === e.address.toLowerCase());
+      const confirmed = admin && e.confirmed != null ? e.confirmed : (old?.confirmed ?? (admin ? (e.confirmed ?? false) : false));
+      const main = e.main ?? false;
+      const [row] = old
+        ? await tx.update(emails).set({ address: e.address, main, confirmed }).where(eq(emails.uuid, old.uuid)).returning()
+        : await tx.insert(emails).values({ address: e.address, main, confirmed, userUuid: user.uuid }).returning();
+      out.push({ uuid: row!.uuid, address: row!.address, main: row!.main, confirmed: row!.confirmed });
+    }
+    return out;
+  });
+}
+
+/** Issues a single-purpose confirmation token and mails it, inside `tx` (a failed send undoes it). */
+export async function mailConfirmation(app: AppContext, tx: DbOrTx, email: { uuid: string; address: string }, username: string | null, conn: ConnectionParams): Promise<void> {
+  const issued = await insertToken(app, tx, {
+    authId: INTERNAL_AUTH_ID,
+    pbxUserUuid: null,
+    acl: [`auth.emails.${email.uuid}.confirm.edit`],
+    metadata: {},
+    expiration: app.config.email_confirmation_expiration,
+    userAgent: "wazo-auth-email-reset",
+    remoteAddr: "",
+    sessionTenantUuid: app.topTenantUuid,
+    mobile: false,
+  });
+  await sendConfirmation(app, { ...conn, token: issued.record.uuid, username, email_uuid: email.uuid, email_address: email.address });
+}
+
+/** GET /users/{u}/emails/{e}/confirm: mail a new confirmation link for an unconfirmed address. */
+export async function requestConfirmation(app: AppContext, caller: Caller, userUuid: string, emailUuid: string, conn: ConnectionParams): Promise<void> {
+  await inTransaction(app, async (tx) => {
+    const user = await requireVisibleUser(app, caller, userUuid, tx);
+    const [email] = await tx.select().from(emails).where(and(eq(emails.uuid, emailUuid), eq(emails.userUuid, user.uuid)));
+    if (!email) throw new NotFound("emails", emailUuid);
+    if (email.confirmed) throw new Conflict("emails", { uuid: { constraint_id: "unique", constraint: emailUuid, message: "The address is already confirmed" } }, "Email already confirmed", emailUuid);
+    await mailConfirmation(app, tx, email, user.username, conn);
+  });
+}
+
+/** Confirms the address and consumes the emailed token (D10). */
+export async function confirmEmail(app: AppContext, caller: Caller, emailUuid: string): Promise<void> {
+  const updated = await app.db.update(emails).set({ confirmed: true }).where(eq(emails.uuid, emailUuid)).returning({ uuid: emails.uuid });
+  if (updated.length === 0) throw new NotFound("emails", emailUuid);
+  if (caller.token.authId === INTERNAL_AUTH_ID) await revokeToken(app, caller.token.uuid);
+}
+

@@ -1,0 +1,65 @@
+// Emails sent to users: the template formatter (nunjucks, so wazo-auth's Jinja templates work as
+// they are) and the calls to the active email notification plugin.
+import { readFileSync } from "node:fs";
+import nunjucks from "nunjucks";
+import type { AppContext } from "../context.ts";
+import { ServiceUnavailable } from "../http/errors.ts";
+import type { ConfirmationContext, ConnectionParams, EmailNotificationPlugin, PasswordResetContext, TemplateFormatter } from "../plugins/email-types.ts";
+
+const env = new nunjucks.Environment(null, { autoescape: false, throwOnUndefined: false });
+
+const formatters = new WeakMap<object, TemplateFormatter>();
+
+/** Templates are read once per configuration, from the paths it names. */
+export function templateFormatter(config: AppContext["config"]): TemplateFormatter {
+  let formatter = formatters.get(config);
+  if (!formatter) formatters.set(config, (formatter = newFormatter(config)));
+  return formatter;
+}
+
+function newFormatter(config: AppContext["config"]): TemplateFormatter {
+  const paths = {
+    email_confirmation: config.email_confirmation_template,
+    email_confirmation_subject: config.email_confirmation_subject_template,
+    email_confirmation_get_body: config.email_confirmation_get_response_body_template,
+    password_reset_email: config.password_reset_email_template,
+    password_reset_email_subject: config.password_reset_email_subject_template,
+  };
+  const compiled = new Map<string, nunjucks.Template>();
+  return {
+    render(name, context) {
+      let template = compiled.get(name);
+      if (!template) {
+        template = nunjucks.compile(readFileSync(paths[name], "utf8"), env);
+        compiled.set(name, template);
+      }
+      return template.render(context as object);
+    },
+  };
+}
+
+/** `hostname`, `port` from the Host header and `prefix` from X-Script-Name (§10.4). */
+export function connectionParams(host: string | undefined, scriptName: string | undefined): ConnectionParams {
+  const value = host ?? "localhost";
+  const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(value);
+  return { hostname: m?.[1] ?? value, port: m?.[2] ?? null, prefix: scriptName ?? "" };
+}
+
+function activePlugin(app: AppContext): EmailNotificationPlugin {
+  const plugin = app.plugins.email.get(app.config.email_notification_plugin) as EmailNotificationPlugin | undefined;
+  if (!plugin) throw new ServiceUnavailable("emails", `The email notification plugin "${app.config.email_notification_plugin}" is not loaded`);
+  return plugin;
+}
+
+async function send(app: AppContext, what: string, fn: (p: EmailNotificationPlugin) => Promise<void>): Promise<void> {
+  try {
+    await fn(activePlugin(app));
+  } catch (e) {
+    if (e instanceof ServiceUnavailable) throw e;
+    app.log.error("email could not be sent", { kind: what, error: (e as Error).message });
+    throw new ServiceUnavailable("emails", "The email could not be sent; try again later", "email-unavailable");
+  }
+}
+
+export const sendConfirmation = (app: AppContext, ctx: ConfirmationContext) => send(app, "confirmation", (p) => p.sendConfirmation(ctx));
+export const sendPasswordReset = (app: AppContext, ctx: PasswordResetContext) => send(app, "password_reset", (p) => p.sendPasswordReset(ctx));

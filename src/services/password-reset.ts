@@ -1,0 +1,67 @@
+// Password reset (COMPATIBILITY.md §6.5, §10.5). Asking for a reset always answers the same, at
+// once: the lookup and the mail happen after the answer, so neither the answer nor its timing tells
+// whether the user exists. The emailed token is single use (D10).
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import type { AppContext } from "../context.ts";
+import { emails, users } from "../db/schema.ts";
+import { inTransaction } from "../db/tx.ts";
+import type { Caller } from "../http/auth.ts";
+import { NotFound } from "../http/errors.ts";
+import type { ConnectionParams } from "../plugins/email-types.ts";
+import { effectiveMethod } from "./identity-providers.ts";
+import { sendPasswordReset } from "./notifications.ts";
+import { revokeToken } from "./sessions.ts";
+import { INTERNAL_AUTH_ID, insertToken } from "./tokens.ts";
+import { setPassword } from "./users.ts";
+import type { UserRow } from "./visibility.ts";
+
+export type ResetQuery = { username: string } | { email: string } | { login: string };
+
+async function findUser(app: AppContext, q: ResetQuery): Promise<{ user: UserRow; destination: string | null } | null> {
+  const byName = async (cond: SQL) => (await app.db.select().from(users).where(cond).limit(1))[0];
+  const byEmail = async (cond: SQL) => (await app.db.select({ user: users }).from(emails).innerJoin(users, eq(users.uuid, emails.userUuid)).where(cond).limit(1))[0]?.user;
+  let user: UserRow | undefined;
+  if ("username" in q) user = await byName(eq(users.username, q.username));
+  else if ("email" in q) user = await byEmail(eq(emails.address, q.email));
+  else user = (await byName(sql`lower(${users.username}) = lower(${q.login})`)) ?? (await byEmail(sql`lower(${emails.address}) = lower(${q.login})`));
+  if (!user) return null;
+  if ("email" in q) return { user, destination: q.email };
+  const confirmed = await app.db.select().from(emails).where(and(eq(emails.userUuid, user.uuid), eq(emails.confirmed, true)));
+  const destination = confirmed.find((e) => e.main) ?? confirmed[0];
+  return { user, destination: destination?.address ?? null };
+}
+
+/** Mails a reset link when there is someone to mail; never throws (the caller already answered). */
+async function mailReset(app: AppContext, q: ResetQuery, conn: ConnectionParams): Promise<void> {
+  const found = await findUser(app, q);
+  if (!found?.destination) return;
+  const { user, destination } = found;
+  if ((await effectiveMethod(app.db, user.authenticationMethod, user.tenantUuid)) !== "native") return;
+  await inTransaction(app, async (tx) => {
+    const issued = await insertToken(app, tx, {
+      authId: INTERNAL_AUTH_ID,
+      pbxUserUuid: null,
+      acl: [`auth.users.password.reset.${user.uuid}.create`],
+      metadata: {},
+      expiration: app.config.password_reset_expiration,
+      userAgent: "wazo-auth-email-reset",
+      remoteAddr: "",
+      sessionTenantUuid: app.topTenantUuid,
+      mobile: false,
+    });
+    await sendPasswordReset(app, { ...conn, token: issued.record.uuid, username: user.username, user_uuid: user.uuid, email_address: destination });
+  });
+}
+
+/** Starts the reset in the background; returns the promise for tests and graceful shutdown. */
+export function requestPasswordReset(app: AppContext, q: ResetQuery, conn: ConnectionParams): Promise<void> {
+  return mailReset(app, q, conn).catch((e) => app.log.warn("password reset email not sent", { error: (e as Error).message }));
+}
+
+/** POST /users/password/reset: sets (or, with null, removes) the password; consumes a reset token. */
+export async function resetPassword(app: AppContext, caller: Caller, userUuid: string, password: string | null): Promise<void> {
+  const [user] = await app.db.select().from(users).where(eq(users.uuid, userUuid));
+  if (!user) throw new NotFound("users", userUuid);
+  await setPassword(app, user, password);
+  if (caller.token.authId === INTERNAL_AUTH_ID) await revokeToken(app, caller.token.uuid);
+}

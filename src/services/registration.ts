@@ -1,0 +1,32 @@
+// Self-registration (COMPATIBILITY.md §6.6): a new tenant under the master tenant, an enabled user
+// with an unconfirmed main address, and the confirmation mail — all or nothing (a failed mail
+// leaves neither tenant nor user behind).
+import type { AppContext } from "../context.ts";
+import { inTransaction } from "../db/tx.ts";
+import type { ConnectionParams } from "../plugins/email-types.ts";
+import { mailConfirmation } from "./emails.ts";
+import { createTenant } from "./tenants.ts";
+import { createUser, type UserJson } from "./users.ts";
+
+export interface Registration {
+  username: string;
+  password: string;
+  firstname?: string | null;
+  lastname?: string | null;
+  email_address: string;
+}
+
+export async function registerUser(app: AppContext, input: Registration, conn: ConnectionParams): Promise<UserJson> {
+  return inTransaction(app, async (tx) => {
+    const tenant = await createTenant(app, tx, null, app.topTenantUuid, { name: input.username });
+    const user = await createUser(
+      app,
+      tx,
+      tenant.uuid,
+      { username: input.username, password: input.password, firstname: input.firstname, lastname: input.lastname, email_address: input.email_address, purpose: "user", authentication_method: "default" },
+      false,
+    );
+    await mailConfirmation(app, tx, user.emails[0]!, user.username, conn);
+    return user;
+  });
+}
