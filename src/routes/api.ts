@@ -8,7 +8,9 @@ export function apiRoutes(specs: RouteSpec[]): RouteGroup {
   let cached: string | null = null;
   group.get("/api/api.yml", { summary: "This OpenAPI document (YAML)", responses: { 200: "OpenAPI 3.1 document" } }, ({ c }) => {
     const prefix = c.req.header("X-Script-Name");
-    const yaml = prefix ? stringify(buildOpenApi([...specs, ...group.specs], `${prefix}/0.1`)) : (cached ??= stringify(buildOpenApi([...specs, ...group.specs])));
+    // No YAML anchors: shared schema objects are written out in full, as every client expects.
+    const render = (basePath?: string) => stringify(buildOpenApi([...specs, ...group.specs], basePath), { aliasDuplicateObjects: false });
+    const yaml = prefix ? render(`${prefix}/0.1`) : (cached ??= render());
     return c.body(yaml, 200, { "Content-Type": "application/x-yaml" });
   });
   return group;
