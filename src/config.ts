@@ -90,6 +90,8 @@ export const configSchema = z.object({
     })
     .prefault({}),
   email_notification_plugin: z.string().default("smtp"),
+  /** Public base URL of this service, for the OAuth2 redirect URLs of external-auth plugins. */
+  oauth2_redirect_base_url: z.string().url().default("http://127.0.0.1:9497"),
   smtp: z
     .object({
       hostname: z.string().min(1).default("localhost"),
@@ -131,6 +133,11 @@ const projectRoot = fileURLToPath(new URL("..", import.meta.url));
 /** The stock plugins, used when the config file lists none of a kind (absolute paths). */
 export const defaultPlugins: Record<string, Record<string, string>> = {
   backends: { wazo_user: join(projectRoot, "plugins/backends/wazo-user.ts") },
+  external_auth: {
+    google: join(projectRoot, "plugins/external-auth/google.ts"),
+    microsoft: join(projectRoot, "plugins/external-auth/microsoft.ts"),
+    mobile: join(projectRoot, "plugins/external-auth/mobile.ts"),
+  },
 };
 
 export class ConfigError extends Error {}

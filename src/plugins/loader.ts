@@ -74,6 +74,8 @@ export async function loadKind(
   kind: PluginKind,
   /** Passed to the plugin's constructor or factory instead of its own `config` entry. */
   constructorArg?: Record<string, unknown>,
+  /** Configuration merged under the entry's own `config` (e.g. the plugin's section of the service config). */
+  baseConfig?: (name: string) => Record<string, unknown>,
 ): Promise<Array<{ name: string; instance: unknown; entry: PluginEntry }>> {
   const loaded: Array<{ name: string; instance: unknown; entry: PluginEntry }> = [];
   for (const [name, entry] of pluginEntries(app.config, kind)) {
@@ -81,7 +83,8 @@ export async function loadKind(
     const report: LoadedPluginReport = { kind, name, module: entry.module, status: "ok" };
     try {
       const mod = (await import(resolveModule(entry.module))) as Record<string, unknown>;
-      const instance = await instantiate(mod, constructorArg ? { ...constructorArg, ...entry.config } : entry.config);
+      const config = { ...(baseConfig?.(name) ?? {}), ...entry.config };
+      const instance = await instantiate(mod, constructorArg ? { ...constructorArg, ...config } : config);
       const missing = missingMembers(kind, instance);
       if (missing.length > 0) throw new Error(`does not implement ${missing.join(", ")}`);
       loaded.push({ name, instance, entry });
