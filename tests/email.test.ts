@@ -81,17 +81,24 @@ describeEachDb("password reset", (get) => {
     expect([r.status, r.json.details._schema.constraint_id]).toEqual([400, "predicate"]);
     r = await t.request("GET", `/0.1/users/password/reset?username=a&email=b@c.org`);
     expect(r.status).toBe(400);
-    const timed = async (q: string) => {
-      const s = performance.now();
-      const res = await t.request("GET", `/0.1/users/password/reset?${q}`);
-      return [res.status, performance.now() - s] as const;
+    // Best of 5 for each, so a GC pause or a busy CI core does not decide the comparison.
+    const timed = async (q: () => string) => {
+      let best = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < 5; i++) {
+        const s = performance.now();
+        const res = await t.request("GET", `/0.1/users/password/reset?${q()}`);
+        expect(res.status).toBe(204);
+        best = Math.min(best, performance.now() - s);
+      }
+      return best;
     };
-    const [missingStatus, missingMs] = await timed(`login=nobody${uniq()}`);
-    const [status, ms] = await timed(`login=${name.toUpperCase()}`);
-    expect([missingStatus, status]).toEqual([204, 204]);
+    const missingMs = await timed(() => `login=nobody${uniq()}`);
+    const ms = await timed(() => `login=${name.toUpperCase()}`);
     console.log(`password reset request: existing user ${ms.toFixed(1)} ms, missing user ${missingMs.toFixed(1)} ms`);
-    expect(Math.abs(ms - missingMs)).toBeLessThan(50);
-    const mail = await smtp.waitForMail((m) => m.to.includes(`${name}@r.org`));
+    expect(Math.abs(ms - missingMs)).toBeLessThan(20);
+    await smtp.waitForMail((m) => m.to.includes(`${name}@r.org`));
+    await Bun.sleep(200); // the five reset mails are sent in the background; any of their tokens works
+    const mail = smtp.mails.filter((m) => m.to.includes(`${name}@r.org`)).at(-1)!;
     expect(mail.text).toContain(`user_uuid=${uuid}`);
     const token = tokenIn(mail.text)!;
     r = await t.request("POST", `/0.1/users/password/reset?user_uuid=${uuid}&token=${token}`, { body: { password: "new" } });
