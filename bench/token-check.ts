@@ -49,7 +49,8 @@ async function wrk(url: string): Promise<WrkResult> {
   return { rps, p50, p99 };
 }
 
-const env = { TESSERA_DATA_DIR: join(dir, "data"), TESSERA_PORT: String(port), TESSERA_LOG_LEVEL: "warning" };
+// BENCH_LOG_LEVEL=info measures with one log line per request (the default of a deployment).
+const env = { TESSERA_DATA_DIR: join(dir, "data"), TESSERA_PORT: String(port), TESSERA_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warning" };
 const seed = Bun.spawnSync([process.execPath, "bench/seed.ts", JSON.stringify(ACL)], { cwd: root, env: { ...process.env, ...env } });
 if (seed.exitCode !== 0) throw new Error(`seeding failed: ${seed.stderr}`);
 const service = spawn([process.execPath, "src/main.ts"], env);
