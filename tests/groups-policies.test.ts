@@ -229,3 +229,27 @@ describeEachDb("startup synchronisation of default policies and groups", (get) =
     tenant_default_groups: { admins: { policies: { admin_acl: true } } },
   },
 });
+
+describeEachDb("user policies and groups: isolation", (get) => {
+  test("other tenants' admins can neither list nor attach nor detach a user's policies", async () => {
+    const t = get();
+    const tenant = await createTenantRow(t.app);
+    const admin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant })).token;
+    const user = await createUserRow(t.app, { tenantUuid: tenant });
+    const p = (await t.request("POST", "/0.1/policies", { token: admin, body: { name: `iso${uniq()}` } })).json;
+    expect((await t.request("PUT", `/0.1/users/${user}/policies/${p.uuid}`, { token: admin })).status).toBe(204);
+    for (const other of [await createTenantRow(t.app), await createTenantRow(t.app, { parentUuid: tenant })]) {
+      const token = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: other })).token;
+      const own = (await t.request("POST", "/0.1/policies", { token, body: { name: `own${uniq()}` } })).json;
+      expect((await t.request("GET", `/0.1/users/${user}/policies`, { token })).status).toBe(404);
+      expect((await t.request("GET", `/0.1/users/${user}/groups`, { token })).status).toBe(404);
+      expect((await t.request("PUT", `/0.1/users/${user}/policies/${own.uuid}`, { token })).status).toBe(404);
+      expect((await t.request("DELETE", `/0.1/users/${user}/policies/${p.uuid}`, { token })).status).toBe(404);
+    }
+    const r = await t.request("GET", `/0.1/users/${user}/policies`, { token: admin });
+    expect(r.json.items.map((x: { uuid: string }) => x.uuid)).toEqual([p.uuid]);
+    // a policy of another tenant cannot be attached to this tenant's user either
+    const foreign = (await t.request("POST", "/0.1/policies", { token: (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: await createTenantRow(t.app) })).token, body: { name: `f${uniq()}` } })).json;
+    expect((await t.request("PUT", `/0.1/users/${user}/policies/${foreign.uuid}`, { token: admin })).status).toBe(404);
+  });
+});

@@ -4,6 +4,7 @@ import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizz
 import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import { groups, userGroups, users } from "../db/schema.ts";
+import { listPage } from "../db/paging.ts";
 import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../http/collection.ts";
@@ -54,11 +55,8 @@ export function groupConditions(params: ListParams<GroupFilter>): SQL[] {
 export async function listGroupsWhere(app: AppContext, base: SQL, params: ListParams<GroupFilter>): Promise<Collection<GroupJson>> {
   const where = and(base, ...groupConditions(params));
   const column = SORT[(params.order ?? "name") as keyof typeof SORT] ?? groups.name;
-  let query = app.db.select().from(groups).where(where).orderBy(params.direction === "desc" ? desc(column) : asc(column), asc(groups.uuid)).offset(params.offset).$dynamic();
-  if (params.limit !== undefined) query = query.limit(params.limit);
-  const count = (w: SQL | undefined) => app.db.select({ n: sql<number>`count(*)::int` }).from(groups).where(w);
-  const [rows, [total], [filtered]] = await Promise.all([query, count(base), count(where)]);
-  return collection(rows.map(groupJson), filtered?.n ?? 0, total?.n ?? 0);
+  const page = await listPage(app.db, groups, base, where, [params.direction === "desc" ? desc(column) : asc(column), asc(groups.uuid)], params);
+  return collection(page.rows.map(groupJson), page.filtered, page.total);
 }
 
 export async function listGroups(app: AppContext, caller: Caller, params: ListParams<GroupFilter>) {

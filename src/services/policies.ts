@@ -5,6 +5,7 @@ import { mayAdd, mayRemove } from "../acl.ts";
 import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import { accesses, policies, policyAccesses } from "../db/schema.ts";
+import { listPage } from "../db/paging.ts";
 import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../http/collection.ts";
@@ -70,11 +71,8 @@ export function policyConditions(params: ListParams<PolicyFilter>): SQL[] {
 export async function listPoliciesWhere(app: AppContext, scope: PolicyScope, base: SQL, params: ListParams<PolicyFilter>, extra: SQL[] = []): Promise<Collection<PolicyJson>> {
   const where = and(base, ...policyConditions(params), ...extra);
   const column = SORT[(params.order ?? "name") as keyof typeof SORT] ?? policies.name;
-  let query = app.db.select().from(policies).where(where).orderBy(params.direction === "desc" ? desc(column) : asc(column), asc(policies.uuid)).offset(params.offset).$dynamic();
-  if (params.limit !== undefined) query = query.limit(params.limit);
-  const count = (w: SQL | undefined) => app.db.select({ n: sql<number>`count(*)::int` }).from(policies).where(w);
-  const [rows, [total], [filtered]] = await Promise.all([query, count(base), count(where)]);
-  return collection(await policiesJson(app.db, scope, rows), filtered?.n ?? 0, total?.n ?? 0);
+  const page = await listPage(app.db, policies, base, where, [params.direction === "desc" ? desc(column) : asc(column), asc(policies.uuid)], params);
+  return collection(await policiesJson(app.db, scope, page.rows), page.filtered, page.total);
 }
 
 

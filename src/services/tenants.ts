@@ -4,6 +4,7 @@ import { and, asc, desc, eq, ilike, inArray, or, sql, type SQL } from "drizzle-o
 import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import { addresses, sessions, tenantDomains, tenants, users } from "../db/schema.ts";
+import { listPage } from "../db/paging.ts";
 import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../http/collection.ts";
@@ -108,11 +109,8 @@ export async function listTenants(app: AppContext, caller: Caller, params: ListP
   if (f.domain_name !== undefined) conditions.push(hasDomain(sql`d.name = ${f.domain_name}`));
   const where = and(...conditions);
   const column = SORT[(params.order ?? "name") as keyof typeof SORT] ?? tenants.name;
-  let query = app.db.select().from(tenants).where(where).orderBy(params.direction === "desc" ? desc(column) : asc(column), asc(tenants.uuid)).offset(params.offset).$dynamic();
-  if (params.limit !== undefined) query = query.limit(params.limit);
-  const count = (w: SQL | undefined) => app.db.select({ n: sql<number>`count(*)::int` }).from(tenants).where(w);
-  const [rows, [total], [filtered]] = await Promise.all([query, count(scope), count(where)]);
-  return collection(await tenantsJson(app.db, rows), filtered?.n ?? 0, total?.n ?? 0);
+  const page = await listPage(app.db, tenants, scope, where, [params.direction === "desc" ? desc(column) : asc(column), asc(tenants.uuid)], params);
+  return collection(await tenantsJson(app.db, page.rows), page.filtered, page.total);
 }
 
 /** The tenant when the caller may see it (its scoping tenant or below), else 404. */

@@ -4,6 +4,7 @@ import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizz
 import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import { emails, groups, userGroups, users } from "../db/schema.ts";
+import { listPage } from "../db/paging.ts";
 import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../http/collection.ts";
@@ -101,11 +102,8 @@ export function userConditions(params: ListParams<UserFilter>): SQL[] {
 export async function listUsersWhere(app: AppContext, base: SQL, params: ListParams<UserFilter>): Promise<Collection<UserJson>> {
   const where = and(base, ...userConditions(params));
   const column = SORT[(params.order ?? "username") as keyof typeof SORT] ?? users.username;
-  let query = app.db.select().from(users).where(where).orderBy(params.direction === "desc" ? desc(column) : asc(column), asc(users.uuid)).offset(params.offset).$dynamic();
-  if (params.limit !== undefined) query = query.limit(params.limit);
-  const count = (w: SQL | undefined) => app.db.select({ n: sql<number>`count(*)::int` }).from(users).where(w);
-  const [rows, [total], [filtered]] = await Promise.all([query, count(base), count(where)]);
-  return collection(await usersJson(app.db, rows), filtered?.n ?? 0, total?.n ?? 0);
+  const page = await listPage(app.db, users, base, where, [params.direction === "desc" ? desc(column) : asc(column), asc(users.uuid)], params);
+  return collection(await usersJson(app.db, page.rows), page.filtered, page.total);
 }
 
 export async function listUsers(app: AppContext, caller: Caller, params: ListParams<UserFilter>): Promise<Collection<UserJson>> {
