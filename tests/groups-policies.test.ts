@@ -1,20 +1,14 @@
 import { expect, test } from "bun:test";
 import { listRecordedEvents } from "../src/services/events.ts";
 import { describeEachDb } from "./helpers/app.ts";
-import { createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";
+import { createTenantRow, createUserRow, tenantFamily, tokenFor } from "./helpers/fixtures.ts";
 
 const uniq = () => crypto.randomUUID().slice(0, 8);
 
 describeEachDb("groups", (get) => {
   async function setup() {
     const t = get();
-    const tenant = await createTenantRow(t.app);
-    const child = await createTenantRow(t.app, { parentUuid: tenant });
-    const sibling = await createTenantRow(t.app);
-    const admin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant })).token;
-    const childAdmin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: child })).token;
-    const siblingAdmin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: sibling })).token;
-    return { t, tenant, child, sibling, admin, childAdmin, siblingAdmin };
+    return { t, ...(await tenantFamily(t.app)) };
   }
 
   test("CRUD with slugs, conflicts, the system group is protected", async () => {
@@ -86,15 +80,10 @@ describeEachDb("groups", (get) => {
 describeEachDb("policies", (get) => {
   async function setup() {
     const t = get();
-    const tenant = await createTenantRow(t.app);
-    const child = await createTenantRow(t.app, { parentUuid: tenant });
-    const sibling = await createTenantRow(t.app);
-    return {
-      t, tenant, child, sibling,
-      admin: (await tokenFor(t.app, { acl: ["auth.#", "confd.#", "!confd.secret"], tenantUuid: tenant })).token,
-      childAdmin: (await tokenFor(t.app, { acl: ["auth.#", "confd.#"], tenantUuid: child })).token,
-      siblingAdmin: (await tokenFor(t.app, { acl: ["auth.#", "confd.#"], tenantUuid: sibling })).token,
-    };
+    const family = await tenantFamily(t.app, ["auth.#", "confd.#"]);
+    // the tenant's administrator is itself denied one access, to test the grant rules
+    const admin = (await tokenFor(t.app, { acl: ["auth.#", "confd.#", "!confd.secret"], tenantUuid: family.tenant })).token;
+    return { t, ...family, admin };
   }
 
   test("CRUD by uuid and slug; full replacement; ACL entries", async () => {

@@ -2,22 +2,14 @@ import { expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { users } from "../src/db/schema.ts";
 import { describeEachDb } from "./helpers/app.ts";
-import { createTenantRow, tokenFor } from "./helpers/fixtures.ts";
+import { tenantFamily } from "./helpers/fixtures.ts";
 
 const basic = (l: string, p: string) => ({ Authorization: `Basic ${btoa(`${l}:${p}`)}` });
 
 describeEachDb("users", (get) => {
   async function admins() {
     const t = get();
-    const tenant = await createTenantRow(t.app);
-    const child = await createTenantRow(t.app, { parentUuid: tenant });
-    const sibling = await createTenantRow(t.app);
-    return {
-      t, tenant, child, sibling,
-      admin: (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant })).token,
-      childAdmin: (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: child })).token,
-      siblingAdmin: (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: sibling })).token,
-    };
+    return { t, ...(await tenantFamily(t.app)) };
   }
   const uniq = () => crypto.randomUUID().slice(0, 8);
 

@@ -54,3 +54,21 @@ export async function tokenFor(app: AppContext, opts: { acl: string[]; tenantUui
 export async function adminToken(app: AppContext): Promise<string> {
   return (await tokenFor(app, { acl: ["#"] })).token;
 }
+
+/**
+ * A tenant with a child and a sibling, and an administrator token in each: the cast of every
+ * tenant-isolation test.
+ */
+export async function tenantFamily(app: AppContext, acl: string[] = ["auth.#"]) {
+  const tenant = await createTenantRow(app);
+  const child = await createTenantRow(app, { parentUuid: tenant });
+  const sibling = await createTenantRow(app);
+  return {
+    tenant,
+    child,
+    sibling,
+    admin: (await tokenFor(app, { acl, tenantUuid: tenant })).token,
+    childAdmin: (await tokenFor(app, { acl, tenantUuid: child })).token,
+    siblingAdmin: (await tokenFor(app, { acl, tenantUuid: sibling })).token,
+  };
+}
