@@ -51,6 +51,16 @@ describeEachDb("status, config, OpenAPI and the error model", (get) => {
     expect((await t.request("GET", "/0.1/config", { token: tenantAdmin })).status).toBe(401);
   });
 
+  test("CORS: the request Origin is echoed, preflights answered, nothing added without Origin", async () => {
+    const t = get();
+    const pre = await t.request("OPTIONS", "/0.1/token", { headers: { Origin: "https://app.example.com", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "X-Auth-Token" } });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get("Access-Control-Allow-Origin")).toBe("https://app.example.com");
+    expect(pre.headers.get("Access-Control-Allow-Headers")).toContain("Wazo-Tenant");
+    const plain = await t.request("HEAD", "/0.1/status");
+    expect(plain.headers.get("Access-Control-Allow-Origin")).toBeNull();
+  });
+
   test("unknown route 404, wrong method 405, malformed JSON 400 — one body", async () => {
     const t = get();
     const r404 = await t.request("GET", "/0.1/nothing/here");
