@@ -34,7 +34,13 @@ async function main(argv: string[]): Promise<number> {
     throw e;
   }
   const log = createLogger(config.log_level);
-  const database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: 2 });
+  let database;
+  try {
+    database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: 2 });
+  } catch (e) {
+    console.error(`tessera: cannot open the database: ${(e as Error).message}`);
+    return 1;
+  }
   const app = await buildContext(config, database, log);
   try {
     if (command === "migrate") {

@@ -20,7 +20,13 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     throw e;
   }
   const log = createLogger(config.debug ? "debug" : config.log_level);
-  const database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: config.db_pool_size });
+  let database;
+  try {
+    database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: config.db_pool_size });
+  } catch (e) {
+    log.error("cannot open the database", { error: (e as Error).message });
+    process.exit(1);
+  }
   log.info("database ready", { kind: database.kind, ...(database.kind === "pglite" ? { data_dir: config.data_dir } : {}) });
   const app = await buildContext(config, database, log);
   try {

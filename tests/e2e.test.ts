@@ -81,3 +81,25 @@ describe("the real process", () => {
     expect(logs).not.toContain(token);
   }, 60_000);
 });
+
+describe("the embedded database is single-process", () => {
+  test("a second process on the same data directory is refused with a clear message", async () => {
+    const dir = tempDir();
+    const env = { TESSERA_DATA_DIR: join(dir, "data"), TESSERA_PORT: String(freePort()) };
+    const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+    for (let i = 0; i < 150; i++) {
+      try {
+        if ((await fetch(`http://127.0.0.1:${env.TESSERA_PORT}/0.1/status`, { method: "HEAD" })).status === 200) break;
+      } catch {
+        await Bun.sleep(100);
+      }
+    }
+    const second = await run(["src/cli.ts", "bootstrap", "x", "y"], env);
+    expect(second.code).toBe(1);
+    expect(second.err).toContain("is in use by process");
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    const after = await run(["src/cli.ts", "bootstrap", "x", "y"], env);
+    expect(after.code).toBe(0);
+  }, 60_000);
+});

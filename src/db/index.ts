@@ -1,6 +1,6 @@
 // Opens the database (postgres.js when a URL is configured, embedded PGlite otherwise), applies
 // the migrations of drizzle/, and exposes LISTEN for cross-instance cache invalidation.
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
@@ -69,7 +69,7 @@ async function openPglite(dataDir: string): Promise<Database> {
   const { PGlite } = await import("@electric-sql/pglite");
   const { drizzle } = await import("drizzle-orm/pglite");
   const { migrate } = await import("drizzle-orm/pglite/migrator");
-  if (!dataDir.startsWith("memory://")) mkdirSync(dataDir, { recursive: true });
+  const lock = dataDir.startsWith("memory://") ? null : lockDataDir(dataDir);
   const client = await PGlite.create(dataDir);
   const db = drizzle(client, { schema }) as unknown as Db;
   await migrate(db as never, { migrationsFolder });
@@ -94,8 +94,35 @@ async function openPglite(dataDir: string): Promise<Database> {
       if (closed) return;
       closed = true;
       await client.close();
+      lock?.release();
     },
   };
+}
+
+/**
+ * PGlite is an embedded, single-process database: a second process opening the same directory
+ * would corrupt it. A pid file refuses that with a clear message (a stale one is taken over).
+ */
+function lockDataDir(dataDir: string): { release(): void } {
+  mkdirSync(dataDir, { recursive: true });
+  const path = join(dataDir, "tessera.pid");
+  if (existsSync(path)) {
+    const pid = Number(readFileSync(path, "utf8"));
+    if (pid && pid !== process.pid && isAlive(pid)) {
+      throw new Error(`the embedded database in ${dataDir} is in use by process ${pid}; stop it first (or use PostgreSQL with DATABASE_URL)`);
+    }
+  }
+  writeFileSync(path, String(process.pid));
+  return { release: () => rmSync(path, { force: true }) };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Rows of a raw `db.execute()` result, whichever driver produced it. */
