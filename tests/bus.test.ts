@@ -8,7 +8,7 @@ import { buildContext, closeContext } from "../src/services/app-context.ts";
 import { publishEvent, routingKey } from "../src/services/events.ts";
 import { startServices } from "../src/startup.ts";
 import { createTestApp, describeEachDb } from "./helpers/app.ts";
-import { AMQP_URL, brokerProxy, consume } from "./helpers/amqp.ts";
+import { AMQP_URL, amqpAvailable, brokerProxy, consume } from "./helpers/amqp.ts";
 import { createUserRow, tokenFor } from "./helpers/fixtures.ts";
 
 const run = crypto.randomUUID().slice(0, 8);
@@ -54,7 +54,7 @@ describeEachDb("bus delivery", (get) => {
       await consumer.close();
     }
   });
-}, { config: { amqp: { uri: AMQP_URL, exchange_name: `tessera-test-${run}-a`, exchange_type: "topic" } } });
+}, { skip: !amqpAvailable, config: { amqp: { uri: AMQP_URL, exchange_name: `tessera-test-${run}-a`, exchange_type: "topic" } } });
 
 describeEachDb("bus outage", (get) => {
   test("events recorded while the broker is unreachable all arrive, in order, once it is back", async () => {
@@ -80,9 +80,9 @@ describeEachDb("bus outage", (get) => {
       await consumer.close();
     }
   }, 60_000);
-}, { config: { amqp: { uri: proxy.url, exchange_name: `tessera-test-${run}-b`, exchange_type: "topic" } } });
+}, { skip: !amqpAvailable, config: { amqp: { uri: proxy.url, exchange_name: `tessera-test-${run}-b`, exchange_type: "topic" } } });
 
-describe.skipIf(!process.env.TEST_DATABASE_URL)("two instances on one PostgreSQL [postgres]", () => {
+describe.skipIf(!process.env.TEST_DATABASE_URL || !amqpAvailable)("two instances on one PostgreSQL [postgres]", () => {
   test("each event is delivered once", async () => {
     const exchange = `tessera-test-${run}-c`;
     const amqp = { uri: AMQP_URL, exchange_name: exchange, exchange_type: "topic" };

@@ -107,6 +107,8 @@ export interface TestAppOptions {
   log?: Logger;
   /** Start plugins and jobs as main.ts does (default true). */
   services?: boolean;
+  /** Skip the suite (e.g. a server it needs is absent and not required). */
+  skip?: boolean;
 }
 
 export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Promise<TestApp> {
@@ -153,7 +155,7 @@ export function databaseKinds(): DbKind[] {
  */
 export function describeEachDb(name: string, body: (get: () => TestApp) => void, opts: TestAppOptions = {}): void {
   for (const kind of databaseKinds()) {
-    describe(`${name} [${kind}]`, () => {
+    (opts.skip ? describe.skip : describe)(`${name} [${kind}]`, () => {
       let t: TestApp | undefined;
       beforeAll(async () => {
         t = await createTestApp(kind, opts);
