@@ -37,8 +37,8 @@ async function waitFor(url: string, method = "GET") {
 
 interface WrkResult { rps: number; p50: string; p99: string; }
 
-async function wrk(url: string): Promise<WrkResult> {
-  const p = Bun.spawn(["wrk", "-t2", `-c${connections}`, `-d${seconds}s`, "--latency", "-s", join(root, "bench/head.lua"), url], { stdout: "pipe" });
+async function wrk(url: string, duration = seconds): Promise<WrkResult> {
+  const p = Bun.spawn(["wrk", "-t2", `-c${connections}`, `-d${duration}s`, "--latency", "-s", join(root, "bench/head.lua"), url], { stdout: "pipe" });
   const out = await new Response(p.stdout).text();
   await p.exited;
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
@@ -66,7 +66,10 @@ try {
   if ((await fetch(check, { method: "HEAD" })).status !== 204) throw new Error("token check did not answer 204");
   const { data } = (await (await fetch(`${base}/token/${token}`)).json()) as { data: { acl: string[] } };
   if (data.acl.length !== ACL.length) throw new Error(`unexpected token ACL: ${JSON.stringify(data.acl)}`);
+  // A short warm-up of each target first, so the JIT has compiled the hot path before measuring.
+  await wrk(check, 3);
   const tessera = await wrk(check);
+  await wrk(`http://127.0.0.1:${ceilingPort}/`, 3);
   const bare = await wrk(`http://127.0.0.1:${ceilingPort}/`);
   const ratio = ((tessera.rps / bare.rps) * 100).toFixed(0);
   console.log(`wrk -t2 -c${connections} -d${seconds}s, HEAD, loopback, ${navigator.hardwareConcurrency} cores\n`);

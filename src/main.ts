@@ -42,7 +42,13 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   const server = Bun.serve({
     hostname: config.rest_api.listen,
     port: config.rest_api.port,
-    fetch: (req, srv) => http.fetch(req, { remoteAddr: srv.requestIP(req)?.address ?? "" }),
+    // The peer address is looked up only when something reads it (logging, login).
+    fetch: (req, srv) =>
+      http.fetch(req, {
+        get remoteAddr() {
+          return srv.requestIP(req)?.address ?? "";
+        },
+      }),
   });
   log.info("listening", { address: `http://${config.rest_api.listen}:${server.port}` });
 
