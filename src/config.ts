@@ -138,6 +138,7 @@ export const defaultPlugins: Record<string, Record<string, string>> = {
     microsoft: join(projectRoot, "plugins/external-auth/microsoft.ts"),
     mobile: join(projectRoot, "plugins/external-auth/mobile.ts"),
   },
+  email_notification: { smtp: join(projectRoot, "plugins/email/smtp.ts") },
 };
 
 export class ConfigError extends Error {}

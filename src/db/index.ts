@@ -32,10 +32,12 @@ export interface OpenOptions {
   /** PGlite data directory, or `memory://` for a throw-away database. */
   dataDir?: string;
   poolSize?: number;
+  /** PGlite only: start from this dump of a data directory (tests copy one migrated template). */
+  template?: Blob;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  const database = opts.url ? await openPostgres(opts.url, opts.poolSize ?? 10) : await openPglite(opts.dataDir ?? "./data");
+  const database = opts.url ? await openPostgres(opts.url, opts.poolSize ?? 10) : await openPglite(opts.dataDir ?? "./data", opts.template);
   return database;
 }
 
@@ -65,12 +67,12 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   };
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
   const { PGlite } = await import("@electric-sql/pglite");
   const { drizzle } = await import("drizzle-orm/pglite");
   const { migrate } = await import("drizzle-orm/pglite/migrator");
   const lock = dataDir.startsWith("memory://") ? null : lockDataDir(dataDir);
-  const client = await PGlite.create(dataDir);
+  const client = await PGlite.create(dataDir, template ? { loadDataDir: template } : {});
   const db = drizzle(client, { schema }) as unknown as Db;
   await migrate(db as never, { migrationsFolder });
   let closed = false;

@@ -2,6 +2,8 @@
 // default export is the plugin object, a class (constructed with its config), or a factory
 // function (called with its config).
 import type { AppContext } from "../context.ts";
+import type { EmailNotificationPlugin } from "./email-types.ts";
+import type { ExternalAuthPlugin } from "./external-auth-types.ts";
 
 export type PluginKind = "backends" | "idp" | "external_auth" | "email_notification" | "metadata";
 
@@ -69,9 +71,8 @@ export interface PluginRegistry {
   /** The built-in IdPs: refresh tokens (tried first) and native (tried last). */
   builtinIdp: { refreshToken?: IdpPlugin; native?: IdpPlugin };
   metadata: Map<string, MetadataPlugin>;
-  /** Filled by the external-auth and email issues: loaded instances by name. */
-  externalAuth: Map<string, unknown>;
-  email: Map<string, unknown>;
+  externalAuth: Map<string, ExternalAuthPlugin>;
+  email: Map<string, EmailNotificationPlugin>;
   report: LoadedPluginReport[];
 }
 

@@ -96,6 +96,6 @@ export function externalRoutes(app: AppContext): RouteGroup {
         return c.html("<!DOCTYPE html><html><body><p>Authorization complete. You may close this window.</p></body></html>");
       },
     );
-  for (const [type, plugin] of app.plugins.externalAuth) mountPlugin(group, type, plugin as ExternalAuthPlugin);
+  for (const [type, plugin] of app.plugins.externalAuth) mountPlugin(group, type, plugin);
   return group;
 }

@@ -8,7 +8,6 @@ import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
 import { collection, type Collection, type ListParams } from "../http/collection.ts";
 import { Conflict, NotFound } from "../http/errors.ts";
-import type { ExternalAuthPlugin } from "../plugins/external-auth-types.ts";
 import { publishEvent, routingKey } from "./events.ts";
 import { requireVisibleUser, scopedTenantUuids } from "./visibility.ts";
 
@@ -89,7 +88,7 @@ export async function listUserExternal(app: AppContext, caller: Caller, userUuid
   const types = await app.db.select().from(externalAuthTypes).where(eq(externalAuthTypes.enabled, true)).orderBy(asc(externalAuthTypes.name));
   const stored = await app.db.select().from(userExternalAuths).where(eq(userExternalAuths.userUuid, userUuid));
   const all = types.map((t) => {
-    const plugin = app.plugins.externalAuth.get(t.name) as ExternalAuthPlugin | undefined;
+    const plugin = app.plugins.externalAuth.get(t.name);
     const row = stored.find((s) => s.externalAuthTypeUuid === t.uuid);
     const safe = plugin?.safeView?.safeParse(parse(row?.data ?? null));
     return { type: t.name, data: safe?.success ? safe.data : {}, enabled: Boolean(row), plugin_info: plugin?.pluginInfo ?? {} };

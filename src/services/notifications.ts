@@ -46,7 +46,7 @@ export function connectionParams(host: string | undefined, scriptName: string | 
 }
 
 function activePlugin(app: AppContext): EmailNotificationPlugin {
-  const plugin = app.plugins.email.get(app.config.email_notification_plugin) as EmailNotificationPlugin | undefined;
+  const plugin = app.plugins.email.get(app.config.email_notification_plugin);
   if (!plugin) throw new ServiceUnavailable("emails", `The email notification plugin "${app.config.email_notification_plugin}" is not loaded`);
   return plugin;
 }

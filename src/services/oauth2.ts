@@ -6,7 +6,6 @@ import type { AppContext } from "../context.ts";
 import { oauth2States, users } from "../db/schema.ts";
 import { inTransaction } from "../db/tx.ts";
 import { NotFound } from "../http/errors.ts";
-import type { ExternalAuthPlugin } from "../plugins/external-auth-types.ts";
 import { externalEvent } from "./external-auth.ts";
 
 const STATE_TTL_MS = 10 * 60 * 1000;
@@ -36,7 +35,7 @@ export async function completeOAuth2(app: AppContext, authType: string, message:
   callbacks.delete(state);
   if (local) await local.callback(...local.extra, message);
   else {
-    const plugin = app.plugins.externalAuth.get(authType) as ExternalAuthPlugin | undefined;
+    const plugin = app.plugins.externalAuth.get(authType);
     if (!plugin?.oauth2Callback) throw new NotFound("external", state, "Unknown or expired authorization state");
     await plugin.oauth2Callback(row.userUuid, message, ...(row.extra as unknown[]));
   }

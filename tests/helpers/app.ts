@@ -57,26 +57,7 @@ async function pgliteDump(): Promise<Blob> {
 }
 
 async function freshPglite(): Promise<Database> {
-  const dump = await pgliteDump();
-  const { drizzle } = await import("drizzle-orm/pglite");
-  const client = await PGlite.create("memory://", { loadDataDir: dump });
-  const schema = await import("../../src/db/schema.ts");
-  let closed = false;
-  return {
-    db: drizzle(client, { schema }) as never,
-    kind: "pglite",
-    listen: async (channel, fn) => {
-      const unsub = await client.listen(channel, fn);
-      return () => unsub();
-    },
-    ping: async () => !closed,
-    close: async () => {
-      if (!closed) {
-        closed = true;
-        await client.close();
-      }
-    },
-  };
+  return openDatabase({ dataDir: "memory://", template: await pgliteDump() });
 }
 
 let pgCounter = 0;
