@@ -4,6 +4,7 @@ import type { Config } from "./config.ts";
 import type { Database, Db } from "./db/index.ts";
 import type { Logger } from "./log.ts";
 import type { TokenCache } from "./services/token-cache.ts";
+import type { TenantTreeCache } from "./services/tenant-cache.ts";
 import type { PluginRegistry } from "./plugins/types.ts";
 
 export interface StatusProvider {
@@ -22,6 +23,8 @@ export interface AppContext {
   /** Service uuid (`uuid` config / XIVO_UUID), `xivo_uuid` of tokens and origin of events. */
   xivoUuid: string | null;
   tokenCache: TokenCache;
+  /** The tenant tree in memory, for the token check's `tenant=` test. */
+  tenantTree: TenantTreeCache;
   plugins: PluginRegistry;
   /** Components reported by /status beside rest_api, database and plugins (bus, ...). */
   statusProviders: StatusProvider[];

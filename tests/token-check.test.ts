@@ -59,6 +59,27 @@ describeEachDb("token check, read and revoke (§5.4)", (get) => {
     expect((await t.request("HEAD", `/0.1/token/${internal.record.uuid}?tenant=${sibling}`)).status).toBe(204);
   });
 
+  test("the tenant= check answers from memory and follows changes of the tree", async () => {
+    const t = get();
+    const a = await createTenantRow(t.app);
+    const b = await createTenantRow(t.app);
+    const child = await createTenantRow(t.app, { parentUuid: a });
+    const { token } = await tokenFor(t.app, { acl: ["#"], tenantUuid: a });
+    const master = (await tokenFor(t.app, { acl: ["auth.#"] })).token;
+    expect((await t.request("HEAD", `/0.1/token/${token}?tenant=${child}`)).status).toBe(204);
+    // moved away through the API: the writing instance sees it at once
+    expect((await t.request("PUT", `/0.1/tenants/${child}/parent/${b}`, { token: master })).status).toBe(204);
+    expect((await t.request("HEAD", `/0.1/token/${token}?tenant=${child}`)).status).toBe(403);
+    // moved back directly in the database (another instance, say): the NOTIFY reaches this one
+    await t.app.db.execute(sql`update auth_tenant set parent_uuid = ${a} where uuid = ${child}`);
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 204; i++) {
+      status = (await t.request("HEAD", `/0.1/token/${token}?tenant=${child}`)).status;
+      if (status !== 204) await Bun.sleep(20);
+    }
+    expect(status).toBe(204);
+  });
+
   test("an expired token is unknown", async () => {
     const t = get();
     const { token } = await tokenFor(t.app, { acl: ["#"] });

@@ -5,6 +5,7 @@ import type { Database } from "../db/index.ts";
 import type { Logger } from "../log.ts";
 import { emptyRegistry } from "../plugins/types.ts";
 import { TokenCache } from "./token-cache.ts";
+import { TenantTreeCache } from "./tenant-cache.ts";
 import { readTopTenantUuid } from "./tenant-tree.ts";
 
 export async function buildContext(config: Config, database: Database, log: Logger): Promise<AppContext> {
@@ -16,6 +17,7 @@ export async function buildContext(config: Config, database: Database, log: Logg
     topTenantUuid: await readTopTenantUuid(database.db),
     xivoUuid: config.uuid,
     tokenCache: new TokenCache(),
+    tenantTree: new TenantTreeCache(),
     plugins: emptyRegistry(),
     statusProviders: [],
     onClose: [],
@@ -23,6 +25,7 @@ export async function buildContext(config: Config, database: Database, log: Logg
   // Revocations committed by any instance drop the token from this instance's cache.
   const unlisten = await database.listen("tessera_token_deleted", (uuid) => app.tokenCache.evict(uuid));
   app.onClose.push(unlisten);
+  app.onClose.push(await database.listen("tessera_tenants_changed", () => app.tenantTree.invalidate()));
   return app;
 }
 

@@ -5,7 +5,7 @@ import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import { addresses, sessions, tenantDomains, tenants, users } from "../db/schema.ts";
 import { listPage } from "../db/paging.ts";
-import { inTransaction } from "../db/tx.ts";
+import { afterCommit, inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../http/collection.ts";
 import { Conflict, Forbidden, invalidField, NotFound } from "../http/errors.ts";
@@ -186,6 +186,7 @@ export async function createTenant(app: AppContext, tx: DbOrTx, caller: Caller |
   if (domains.length) await tx.insert(tenantDomains).values(domains.map((name) => ({ tenantUuid: uuid, name })));
   await writeAddress(tx, uuid, input.address);
   await setupTenantGroups(app, tx, uuid);
+  afterCommit(tx, () => app.tenantTree.invalidate());
   const json = await tenantJsonByUuid(tx, uuid);
   await publishEvent(app, tx, tenantEvent("created", "auth_tenant_added", { uuid, name: json.name, slug, domain_names: json.domain_names }, uuid));
   return json;
@@ -231,6 +232,7 @@ export async function deleteTenant(app: AppContext, caller: Caller, uuid: string
       or(eq(sessions.tenantUuid, uuid), sql`${sessions.uuid} in (select t.session_uuid from auth_token t join auth_user u on u.uuid = t.auth_id where u.tenant_uuid = ${uuid})`)!,
     );
     await tx.delete(tenants).where(eq(tenants.uuid, uuid));
+    afterCommit(tx, () => app.tenantTree.invalidate());
     await publishEvent(app, tx, tenantEvent("deleted", "auth_tenant_deleted", { uuid }, uuid));
   });
 }
@@ -251,6 +253,7 @@ export async function setTenantParent(app: AppContext, caller: Caller, uuid: str
       throw new Conflict("tenants", { uuid, parent_uuid: parentUuid }, "A tenant cannot be moved under itself or its descendants", uuid);
     }
     await tx.update(tenants).set({ parentUuid }).where(eq(tenants.uuid, uuid));
+    afterCommit(tx, () => app.tenantTree.invalidate());
   });
 }
 

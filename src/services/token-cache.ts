@@ -22,6 +22,8 @@ export interface TokenRecord {
 export interface CachedToken extends TokenRecord {
   /** The ACL compiled once for this token (`me`/`my_session` bound to its ids). */
   matcher: AclMatcher;
+  /** Tenant of the token's user, read on the first `tenant=` check (undefined until then). */
+  userTenantUuid?: string | null;
 }
 
 const REVOKED_MEMORY_MS = 60_000;

@@ -5,7 +5,7 @@ import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import { sessions, tokens } from "../db/schema.ts";
 import { Forbidden, NotFound } from "../http/errors.ts";
-import { isSubtenant, userTenantUuid } from "./tenant-tree.ts";
+import { userTenantUuid } from "./tenant-tree.ts";
 import type { CachedToken, TokenRecord } from "./token-cache.ts";
 
 export const INTERNAL_AUTH_ID = "wazo-auth";
@@ -139,12 +139,14 @@ export async function checkToken(
 }
 
 /** The token's user must currently belong to `tenant` or one of its descendants (§5.4). */
-export async function checkTokenTenant(app: AppContext, tok: TokenRecord, tenant: string): Promise<void> {
+export async function checkTokenTenant(app: AppContext, tok: CachedToken, tenant: string): Promise<void> {
   if (tok.authId === INTERNAL_AUTH_ID) return;
   const userUuid = typeof tok.metadata.uuid === "string" ? tok.metadata.uuid : null;
-  const currentTenant = userUuid ? await userTenantUuid(app.db, userUuid) : (tok.metadata.tenant_uuid as string | undefined) ?? null;
+  // A user never changes tenant (and deleting it revokes its tokens), so its tenant is read once per token.
+  tok.userTenantUuid ??= userUuid ? await userTenantUuid(app.db, userUuid) : ((tok.metadata.tenant_uuid as string | undefined) ?? null);
+  const currentTenant = tok.userTenantUuid;
   if (userUuid && !currentTenant) throw new NotFound("users", userUuid);
-  if (!currentTenant || !(await isSubtenant(app.db, tenant, currentTenant, app.topTenantUuid))) {
+  if (!currentTenant || !(await app.tenantTree.isSubtenant(app.db, tenant, currentTenant))) {
     throw new Forbidden("tokens", `Unauthorized for tenant ${tenant}`, { tenant_uuid: tenant }, "forbidden-tenant");
   }
 }

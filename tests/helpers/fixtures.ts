@@ -10,6 +10,7 @@ export async function createTenantRow(app: AppContext, opts: { parentUuid?: stri
   const uuid = randomUUID();
   await app.db.insert(tenants).values({ uuid, name: opts.name ?? `t-${uuid.slice(0, 6)}`, slug: uuid.replaceAll("-", "").slice(0, 10), parentUuid: opts.parentUuid ?? app.topTenantUuid });
   await app.db.insert(groups).values({ name: `wazo-all-users-tenant-${uuid}`, slug: `wazo-all-users-tenant-${uuid}`, tenantUuid: uuid, systemManaged: true });
+  app.tenantTree.invalidate(); // as the tenant service does after its commit
   return uuid;
 }
 

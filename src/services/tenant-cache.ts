@@ -1,0 +1,50 @@
+// An in-memory copy of the tenant tree (uuid → parent) for the token check's `tenant=` test, so
+// the hot path does no I/O. Any change to auth_tenant is announced by a trigger (NOTIFY
+// tessera_tenants_changed, on commit) and the writing instance also invalidates after its commit;
+// the copy is reloaded on next use. A load that raced with an invalidation is not kept.
+import { tenants } from "../db/schema.ts";
+import type { DbOrTx } from "../db/index.ts";
+
+export class TenantTreeCache {
+  private parents: Map<string, string> | null = null;
+  private version = 0;
+  private loading: Promise<Map<string, string>> | null = null;
+
+  invalidate(): void {
+    this.version++;
+    this.parents = null;
+    this.loading = null;
+  }
+
+  private async tree(db: DbOrTx): Promise<Map<string, string>> {
+    if (this.parents) return this.parents;
+    if (!this.loading) {
+      const version = this.version;
+      this.loading = db
+        .select({ uuid: tenants.uuid, parent: tenants.parentUuid })
+        .from(tenants)
+        .then((rows) => {
+          const map = new Map(rows.map((r) => [r.uuid, r.parent]));
+          if (version === this.version) this.parents = map;
+          return map;
+        })
+        .finally(() => {
+          this.loading = null;
+        });
+    }
+    return this.loading;
+  }
+
+  /** is_subtenant(child, parent) of COMPATIBILITY.md §9.1, from memory once loaded. */
+  async isSubtenant(db: DbOrTx, child: string, parent: string): Promise<boolean> {
+    const tree = await this.tree(db);
+    if (!tree.has(child)) return false;
+    for (let current = child, hops = 0; hops <= tree.size; hops++) {
+      if (current === parent) return true;
+      const up = tree.get(current);
+      if (up === undefined || up === current) return false; // reached the master tenant
+      current = up;
+    }
+    return false;
+  }
+}
