@@ -64,11 +64,14 @@ try {
   const token = ((await login.json()) as { data: { token: string } }).data.token;
   const check = `${base}/token/${token}?scope=${SCOPE}`;
   if ((await fetch(check, { method: "HEAD" })).status !== 204) throw new Error("token check did not answer 204");
-  const { data } = (await (await fetch(`${base}/token/${token}`)).json()) as { data: { acl: string[] } };
+  const { data } = (await (await fetch(`${base}/token/${token}`)).json()) as { data: { acl: string[]; metadata: { tenant_uuid: string } } };
+  const withTenant = `${check}&tenant=${data.metadata.tenant_uuid}`;
+  if ((await fetch(withTenant, { method: "HEAD" })).status !== 204) throw new Error("token check with tenant did not answer 204");
   if (data.acl.length !== ACL.length) throw new Error(`unexpected token ACL: ${JSON.stringify(data.acl)}`);
   // A short warm-up of each target first, so the JIT has compiled the hot path before measuring.
   await wrk(check, 3);
   const tessera = await wrk(check);
+  const tenantCheck = await wrk(withTenant);
   await wrk(`http://127.0.0.1:${ceilingPort}/`, 3);
   const bare = await wrk(`http://127.0.0.1:${ceilingPort}/`);
   const ratio = ((tessera.rps / bare.rps) * 100).toFixed(0);
@@ -76,6 +79,7 @@ try {
   console.log("| target | requests/s | p50 | p99 |");
   console.log("|---|---:|---:|---:|");
   console.log(`| \`HEAD /0.1/token/{token}?scope=${SCOPE}\` (Tessera, PGlite) | ${Math.round(tessera.rps)} | ${tessera.p50} | ${tessera.p99} |`);
+  console.log(`| same with \`&tenant={the user's tenant}\` | ${Math.round(tenantCheck.rps)} | ${tenantCheck.p50} | ${tenantCheck.p99} |`);
   console.log(`| bare \`Bun.serve\` answering 204 (ceiling) | ${Math.round(bare.rps)} | ${bare.p50} | ${bare.p99} |`);
   console.log(`\nTessera reaches ${ratio}% of the ceiling.`);
 } finally {
