@@ -86,6 +86,30 @@ describeEachDb("POST /0.1/token", (get) => {
     expect(JSON.stringify(failed)).not.toContain("right");
   });
 
+  test("an unknown login costs the same time as a wrong password", async () => {
+    const t = get();
+    t.app.config.password_hash_iterations = 50_000; // make the derivation dominate, as in production
+    try {
+      await createUserRow(t.app, { username: "timed", password: "right" });
+      const best = async (auth: string) => {
+        let min = Number.POSITIVE_INFINITY;
+        for (let i = 0; i < 5; i++) {
+          const s = performance.now();
+          expect((await post(auth, {})).status).toBe(401);
+          min = Math.min(min, performance.now() - s);
+        }
+        return min;
+      };
+      const wrong = await best(basic("timed", "wrong"));
+      const unknown = await best(basic(`nobody-${crypto.randomUUID()}`, "wrong"));
+      console.log(`failed login: wrong password ${wrong.toFixed(1)} ms, unknown user ${unknown.toFixed(1)} ms`);
+      expect(Math.abs(wrong - unknown)).toBeLessThan(Math.max(wrong, unknown) * 0.5);
+      expect(unknown).toBeGreaterThan(5); // the dummy derivation really ran
+    } finally {
+      t.app.config.password_hash_iterations = 1000;
+    }
+  });
+
   test("the user's authentication method must be native (own or the tenant's default)", async () => {
     const t = get();
     const tenant = await createTenantRow(t.app);
