@@ -66,6 +66,16 @@ export class NotFound extends ApiError {
   }
 }
 
+/** The lookup's result, or null when it is a 404: DELETE of what is absent (or unseen) is a no-op (D4). */
+export async function orAbsent<T>(lookup: Promise<T>): Promise<T | null> {
+  try {
+    return await lookup;
+  } catch (e) {
+    if (e instanceof NotFound) return null;
+    throw e;
+  }
+}
+
 export class Conflict extends ApiError {
   constructor(resource: string, details: Details, message = "Conflict detected", resourceId?: string) {
     super(409, "conflict", message, resource, details, resourceId);

@@ -8,7 +8,7 @@ import { listPage } from "../db/paging.ts";
 import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../http/collection.ts";
-import { ApiError, Conflict, Forbidden, NotFound } from "../http/errors.ts";
+import { ApiError, Conflict, Forbidden, NotFound, orAbsent } from "../http/errors.ts";
 import { publishEvent, routingKey } from "./events.ts";
 import { generateSlug } from "./slugs.ts";
 import { listUsersWhere, type UserFilter, type UserJson } from "./users.ts";
@@ -118,13 +118,8 @@ export async function updateGroup(app: AppContext, caller: Caller, uuid: string,
 
 export async function deleteGroup(app: AppContext, caller: Caller, uuid: string): Promise<void> {
   await inTransaction(app, async (tx) => {
-    let g: GroupRow;
-    try {
-      g = await requireVisibleGroup(app, caller, uuid, tx);
-    } catch (e) {
-      if (e instanceof NotFound) return;
-      throw e;
-    }
+    const g = await orAbsent(requireVisibleGroup(app, caller, uuid, tx));
+    if (!g) return; // absent or not visible: the desired state (D4)
     forbidSystemGroup(g);
     await tx.delete(groups).where(eq(groups.uuid, uuid));
     await groupEvent(app, tx, "auth_group_deleted", keyOf(g, "deleted"), g);

@@ -9,7 +9,7 @@ import { listPage } from "../db/paging.ts";
 import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../http/collection.ts";
-import { ApiError, Conflict, Forbidden, NotFound } from "../http/errors.ts";
+import { ApiError, Conflict, Forbidden, NotFound, orAbsent } from "../http/errors.ts";
 import { publishEvent, routingKey } from "./events.ts";
 import { aclOf, findVisiblePolicy, isReadOnly, policiesJson, policyScope, visibleCondition, type PolicyJson, type PolicyRow, type PolicyScope } from "./policy-visibility.ts";
 import { generateSlug } from "./slugs.ts";
@@ -154,13 +154,8 @@ export async function updatePolicy(app: AppContext, caller: Caller, idOrSlug: st
 
 export async function deletePolicy(app: AppContext, caller: Caller, idOrSlug: string): Promise<void> {
   await inTransaction(app, async (tx) => {
-    let row: PolicyRow;
-    try {
-      row = await writablePolicy(app, caller, idOrSlug, tx);
-    } catch (e) {
-      if (e instanceof NotFound) return; // absent: the desired state (D4)
-      throw e;
-    }
+    const row = await orAbsent(writablePolicy(app, caller, idOrSlug, tx));
+    if (!row) return; // absent or not visible: the desired state (D4)
     requireGrant(caller, [], (await aclOf(tx, [row.uuid])).get(row.uuid) ?? []);
     await tx.delete(policies).where(eq(policies.uuid, row.uuid));
     await policyEvent(app, tx, "deleted", row);

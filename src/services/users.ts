@@ -8,7 +8,7 @@ import { listPage } from "../db/paging.ts";
 import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../http/collection.ts";
-import { ApiError, AuthenticationFailed, Conflict, invalidField, NotFound } from "../http/errors.ts";
+import { ApiError, AuthenticationFailed, Conflict, invalidField, NotFound, orAbsent } from "../http/errors.ts";
 import { publishEvent, routingKey } from "./events.ts";
 import { authenticationMethods, effectiveMethod } from "./identity-providers.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
@@ -208,13 +208,8 @@ export async function updateUser(app: AppContext, caller: Caller, uuid: string, 
 /** Deletes a visible user, ending its sessions and tokens first (D11); absent → nothing (D4). */
 export async function deleteUser(app: AppContext, caller: Caller, uuid: string): Promise<void> {
   await inTransaction(app, async (tx) => {
-    let user: UserRow;
-    try {
-      user = await requireVisibleUser(app, caller, uuid, tx);
-    } catch (e) {
-      if (e instanceof NotFound) return;
-      throw e;
-    }
+    const user = await orAbsent(requireVisibleUser(app, caller, uuid, tx));
+    if (!user) return; // absent or not visible: the desired state (D4)
     await revokeUserSessions(app, tx, uuid);
     await tx.delete(users).where(eq(users.uuid, uuid));
     await publishUserEvent(app, tx, "deleted", user);
