@@ -54,6 +54,26 @@ export const configSchema = z.object({
   token_cleanup_batch_size: z.number().int().min(1).default(5000),
   max_user_concurrent_sessions: z.number().int().min(1).default(100),
   password_hash_iterations: z.number().int().min(1).default(250000),
+  /** Brute-force protection of POST /0.1/token and GET /0.1/users/password/reset (README "Login throttling"). */
+  login_throttling: z
+    .object({
+      enabled: z.boolean().default(true),
+      /** Failed logins of one login name before it is throttled (Keycloak's default: 30). */
+      max_failures: z.number().int().min(1).default(30),
+      /** Failed logins from one client address (an IPv6 /64) before it is throttled. */
+      max_failures_per_address: z.number().int().min(1).default(100),
+      /** First wait once a threshold is reached; doubles with each further failure. */
+      wait_increment_seconds: z.number().int().min(1).default(60),
+      max_wait_seconds: z.number().int().min(1).default(900),
+      /** A counter is forgotten this long after its last failure (Keycloak: 12 h). */
+      failure_reset_seconds: z.number().int().min(1).default(43200),
+      /** Client addresses never throttled per address (their logins still are): local daemons. */
+      exempt_addresses: z.array(z.string()).default(["127.0.0.1", "::1"]),
+      /** Password-reset requests (each counts) per login and per address before throttling. */
+      password_reset_max_requests: z.number().int().min(1).default(5),
+      password_reset_max_requests_per_address: z.number().int().min(1).default(30),
+    })
+    .prefault({}),
   bootstrap_user_on_startup: z.boolean().default(false),
   bootstrap_user_username: z.string().min(1).nullable().default(null),
   bootstrap_user_password: z.string().min(1).nullable().default(null),

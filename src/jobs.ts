@@ -1,8 +1,9 @@
-// Scheduled work (croner): purge of expired tokens and their sessions, and expire-soon notices,
-// every `token_cleanup_interval` seconds (0 disables).
+// Scheduled work (croner): purge of expired tokens and their sessions, expire-soon notices, and
+// forgotten login-throttling counters, every `token_cleanup_interval` seconds (0 disables).
 import { Cron } from "croner";
 import type { AppContext } from "./context.ts";
 import { purgeExpiredTokens, notifyExpiringSoon } from "./services/token-cleanup.ts";
+import { purgeThrottleCounters } from "./services/auth/login-throttle.ts";
 
 export function startJobs(app: AppContext): void {
   const interval = app.config.token_cleanup_interval;
@@ -17,9 +18,12 @@ export function startJobs(app: AppContext): void {
   app.onClose.push(() => job.stop());
 }
 
-export async function runCleanup(app: AppContext): Promise<{ purged: number; notified: number }> {
+export async function runCleanup(app: AppContext): Promise<{ purged: number; notified: number; throttleCounters: number }> {
   const purged = await purgeExpiredTokens(app);
   const notified = await notifyExpiringSoon(app);
-  if (purged || notified) app.log.info("token cleanup", { purged_sessions: purged, expire_soon_notices: notified });
-  return { purged, notified };
+  const throttleCounters = await purgeThrottleCounters(app);
+  if (purged || notified || throttleCounters) {
+    app.log.info("token cleanup", { purged_sessions: purged, expire_soon_notices: notified, forgotten_throttle_counters: throttleCounters });
+  }
+  return { purged, notified, throttleCounters };
 }

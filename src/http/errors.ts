@@ -22,7 +22,7 @@ export class ApiError extends Error {
     readonly resource: string,
     readonly details: Details = {},
     readonly resourceId?: string | Record<string, unknown>,
-    /** Extra response headers (e.g. none today; kept for 429 Retry-After and the like). */
+    /** Extra response headers (429 `Retry-After`). */
     readonly headers?: Record<string, string>,
   ) {
     super(message);
@@ -121,6 +121,21 @@ export class TooManySessions extends ApiError {
       `User ${userUuid} has exceeded the maximum number of active sessions`,
       "sessions",
       { user_uuid: userUuid },
+    );
+  }
+}
+
+/** 429 of login throttling: too many failures for a login or an address; `Retry-After` in seconds. */
+export class TooManyRequests extends ApiError {
+  constructor(resource: string, retryAfterSeconds: number) {
+    super(
+      429,
+      "too-many-requests",
+      "Too many failed attempts; retry later",
+      resource,
+      { retry_after: retryAfterSeconds },
+      undefined,
+      { "Retry-After": String(retryAfterSeconds) },
     );
   }
 }

@@ -74,7 +74,8 @@ export function loginRoutes(): RouteGroup {
         200: "`{data: token}`, header `Wazo-Sessions-Revoked`",
         400: "Invalid body",
         401: "Authentication failed (always the same answer)",
-        429: "The user has too many sessions",
+        429: "The user has too many sessions (`too-many-sessions`), or the login or address is throttled after too many failures (`too-many-requests`, `Retry-After`)",
+        503: "The service cannot check or count the attempt now (database outage)",
       },
     },
     async ({ c, app, body }) => {

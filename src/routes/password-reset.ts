@@ -1,6 +1,7 @@
 // Password reset (COMPATIBILITY.md §6.5).
 import { z } from "zod";
 import { invalidField } from "../http/errors.ts";
+import { remoteAddress } from "../http/request-log.ts";
 import { RouteGroup } from "../http/route.ts";
 import { uuidParam } from "../http/validate.ts";
 import { requestPasswordReset, resetPassword, type ResetQuery } from "../services/password-reset.ts";
@@ -15,13 +16,18 @@ export function passwordResetRoutes(): RouteGroup {
       {
         summary: "Ask for a reset link by username, email or login — always 204, at once",
         query: askQuery,
-        responses: { 204: "Accepted (whether or not the user exists)", 400: "Not exactly one of username, email, login" },
+        responses: {
+          204: "Accepted (whether or not the user exists)",
+          400: "Not exactly one of username, email, login",
+          429: "Too many requests for this login or from this address (`Retry-After`)",
+          503: "The request cannot be checked now",
+        },
       },
-      ({ c, app, query }) => {
+      async ({ c, app, query }) => {
         const given = (["username", "email", "login"] as const).filter((k) => query[k] !== undefined);
         if (given.length !== 1) throw invalidField("reset", "_schema", "predicate", null, '"username" or "email" or "login" should be used');
         const key = given[0]!;
-        void requestPasswordReset(app, { [key]: query[key] } as ResetQuery, requestConnection(c));
+        await requestPasswordReset(app, { [key]: query[key] } as ResetQuery, requestConnection(c), remoteAddress(c, app.config.rest_api.num_proxies));
         return c.body(null, 204);
       },
     )

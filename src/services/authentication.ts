@@ -6,13 +6,15 @@ import type { DbOrTx } from "../db/index.ts";
 import { accesses, policies, policyAccesses } from "../db/schema.ts";
 import { effectiveMethod } from "./identity-providers.ts";
 import { inTransaction } from "../db/tx.ts";
-import { AuthenticationFailed, TooManySessions } from "../http/errors.ts";
+import { isDatabaseUnavailable } from "../db/errors.ts";
+import { ApiError, AuthenticationFailed, ServiceUnavailable, TooManySessions } from "../http/errors.ts";
 import { isUuid } from "../http/validate.ts";
 import type { BackendPlugin, LoginArgs } from "../plugins/types.ts";
 import { publishEvent, sessionCreatedEvent } from "./events.ts";
 import { issueRefreshToken, type RefreshTokenOutcome } from "./refresh-tokens.ts";
 import { insertToken, tokenJson, type TokenJson } from "./tokens.ts";
 import { findUserByLogin } from "./user-auth.ts";
+import { assertNotThrottled, clearLoginFailures, countFailure, type ThrottleSubject } from "./auth/login-throttle.ts";
 
 export interface TokenRequestBody {
   backend?: string;
@@ -62,20 +64,43 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
     headers: req.headers,
     acl: [],
   };
+  // Checked before any IdP runs, so a locked login or address costs no password derivation.
+  const subject = throttleSubject(app, args);
+  await assertNotThrottled(app, subject, "tokens");
   try {
     const auth = await authenticate(app, args);
     const result = await issue(app, args, auth, req);
     app.log.info("login", { outcome: "success", login: auth.login, idp: auth.method, remote_addr: req.remoteAddr });
+    await clearLoginFailures(app, subject);
     return result;
   } catch (e) {
     if (e instanceof TooManySessions) throw e;
+    if (isInfrastructureFailure(e)) {
+      app.log.error("login unavailable", { login: req.login, error: (e as Error).message });
+      throw e instanceof ServiceUnavailable ? e : new ServiceUnavailable("tokens", "The service cannot log in now; try again later");
+    }
     if (!(e instanceof LoginRefused || e instanceof AuthenticationFailed)) {
       app.log.error("login error", { login: req.login, error: (e as Error).message });
     }
     app.log.info("login", { outcome: "failure", login: req.login, remote_addr: req.remoteAddr });
-    await recordLoginFailure(app, req);
+    await recordLoginFailure(app, req, subject);
     throw new AuthenticationFailed();
   }
+}
+
+/**
+ * What a login attempt is counted against: its address, and the Basic login name — except for
+ * refresh-token logins, which ignore Basic credentials and prove a 122-bit secret instead: they
+ * count per address only, so a user's devices keep working while someone guesses the password.
+ */
+function throttleSubject(app: AppContext, args: LoginArgs): ThrottleSubject {
+  const viaRefreshToken = app.plugins.builtinIdp.refreshToken?.canAuthenticate(args) ?? false;
+  return { action: "login", login: viaRefreshToken ? null : args.login, remoteAddr: args.remoteAddr };
+}
+
+/** An outage (database, or a plugin's server answering 503) is not a refusal: never counted. */
+function isInfrastructureFailure(e: unknown): boolean {
+  return (e instanceof ApiError && e.status >= 500) || isDatabaseUnavailable(e);
 }
 
 /** Refresh token first, then configured IdPs by priority, then native (§5.3). */
@@ -197,19 +222,26 @@ async function enforceSessionCap(app: AppContext, tx: DbOrTx, userUuid: string):
   if ((row?.n ?? 0) >= app.config.max_user_concurrent_sessions) throw new TooManySessions(userUuid);
 }
 
-/** `auth_user_login_failed` (a Tessera addition): who tried, from where — never the password. */
-async function recordLoginFailure(app: AppContext, req: LoginRequest): Promise<void> {
+/**
+ * `auth_user_login_failed` (a Tessera addition: who tried, from where — never the password) and the
+ * throttling counters, in one transaction. With throttling on, a failure that cannot be counted is a
+ * 503: an uncounted guess never gets its answer.
+ */
+async function recordLoginFailure(app: AppContext, req: LoginRequest, subject: ThrottleSubject): Promise<void> {
   try {
-    await publishEvent(app, app.db, {
-      name: "auth_user_login_failed",
-      routingKey: "auth.logins.failed",
-      data: { login: req.login, remote_addr: req.remoteAddr, user_agent: req.userAgent },
-      tenantUuid: null,
-      userUuid: null,
-      aggregate: "logins",
+    await inTransaction(app, async (tx) => {
+      await publishEvent(app, tx, {
+        name: "auth_user_login_failed",
+        routingKey: "auth.logins.failed",
+        data: { login: req.login, remote_addr: req.remoteAddr, user_agent: req.userAgent },
+        tenantUuid: null,
+        userUuid: null,
+        aggregate: "logins",
+      });
+      await countFailure(app, tx, subject);
     });
   } catch (e) {
     app.log.warn("could not record a failed login", { error: (e as Error).message });
+    if (app.config.login_throttling.enabled) throw new ServiceUnavailable("tokens", "The service cannot log in now; try again later");
   }
 }
-

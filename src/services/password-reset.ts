@@ -8,6 +8,7 @@ import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
 import { NotFound } from "../http/errors.ts";
 import type { ConnectionParams } from "../plugins/email-types.ts";
+import { assertNotThrottled, countFailure, type ThrottleSubject } from "./auth/login-throttle.ts";
 import { effectiveMethod } from "./identity-providers.ts";
 import { sendPasswordReset } from "./notifications.ts";
 import { revokeToken } from "./sessions.ts";
@@ -53,9 +54,18 @@ async function mailReset(app: AppContext, q: ResetQuery, conn: ConnectionParams)
   });
 }
 
-/** Starts the reset in the background; returns the promise for tests and graceful shutdown. */
-export function requestPasswordReset(app: AppContext, q: ResetQuery, conn: ConnectionParams): Promise<void> {
-  return mailReset(app, q, conn).catch((e) => app.log.warn("password reset email not sent", { error: (e as Error).message }));
+/**
+ * GET /users/password/reset: refuses (429) a login or address that asked too often — one cheap
+ * query, the same for known and unknown logins — then counts the request and mails the link in
+ * the background. Returns the background work for tests and graceful shutdown.
+ */
+export async function requestPasswordReset(app: AppContext, q: ResetQuery, conn: ConnectionParams, remoteAddr: string): Promise<{ done: Promise<void> }> {
+  const subject: ThrottleSubject = { action: "password_reset", login: Object.values(q)[0] ?? null, remoteAddr };
+  await assertNotThrottled(app, subject, "reset");
+  const done = countFailure(app, app.db, subject)
+    .then(() => mailReset(app, q, conn))
+    .catch((e) => app.log.warn("password reset email not sent", { error: (e as Error).message }));
+  return { done };
 }
 
 /** POST /users/password/reset: sets (or, with null, removes) the password; consumes a reset token. */

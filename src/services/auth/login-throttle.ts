@@ -1,0 +1,161 @@
+// Brute-force protection (README "Login throttling"): failures are counted per login name and per
+// client address in `tessera_login_throttle`, shared by every instance. Once a key reaches its
+// threshold it is locked for `wait_increment × 2^(failures − threshold)` seconds (capped), and
+// attempts are refused with 429 before any password is hashed. One indexed query checks; one
+// atomic upsert per key counts, so concurrent failures on several instances are all counted.
+import { and, eq, lt, or, sql, type SQL } from "drizzle-orm";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { loginThrottle } from "../../db/schema.ts";
+import { ServiceUnavailable, TooManyRequests } from "../../http/errors.ts";
+import { publishEvent } from "../events.ts";
+import { LockCache } from "./lock-cache.ts";
+import { addressKey, canonicalAddress, normaliseLogin } from "./throttle-keys.ts";
+
+/** Who is trying what: the login name as given (null when none applies) and the client address. */
+export interface ThrottleSubject {
+  action: "login" | "password_reset";
+  login: string | null;
+  remoteAddr: string;
+}
+
+interface CounterKey {
+  kind: "login" | "address" | "reset_login" | "reset_address";
+  key: string;
+  threshold: number;
+  by: "login" | "address";
+}
+
+const caches = new WeakMap<AppContext, LockCache>();
+const cacheOf = (app: AppContext) => caches.get(app) ?? caches.set(app, new LockCache()).get(app)!;
+
+function counterKeys(app: AppContext, s: ThrottleSubject): CounterKey[] {
+  const c = app.config.login_throttling;
+  const reset = s.action === "password_reset";
+  const keys: CounterKey[] = [];
+  if (s.login) {
+    keys.push({ kind: reset ? "reset_login" : "login", key: normaliseLogin(s.login), threshold: reset ? c.password_reset_max_requests : c.max_failures, by: "login" });
+  }
+  const address = addressKey(s.remoteAddr);
+  const exempt = c.exempt_addresses.some((e) => canonicalAddress(e) === canonicalAddress(s.remoteAddr));
+  if (address && !exempt) {
+    keys.push({ kind: reset ? "reset_address" : "address", key: address, threshold: reset ? c.password_reset_max_requests_per_address : c.max_failures_per_address, by: "address" });
+  }
+  return keys;
+}
+
+const matching = (keys: CounterKey[]): SQL => or(...keys.map((k) => and(eq(loginThrottle.kind, k.kind), eq(loginThrottle.key, k.key))))!;
+
+/**
+ * Throws 429 (with Retry-After) when the login or the address is locked; 503 when the check itself
+ * cannot run (a database outage never lets an attempt through, nor counts it).
+ */
+export async function assertNotThrottled(app: AppContext, subject: ThrottleSubject, resource: string): Promise<void> {
+  if (!app.config.login_throttling.enabled) return;
+  const keys = counterKeys(app, subject);
+  if (!keys.length) return;
+  const cache = cacheOf(app);
+  const cachedMs = Math.max(0, ...keys.map((k) => cache.msLeft(`${k.kind}\n${k.key}`)));
+  if (cachedMs > 0) throw new TooManyRequests(resource, seconds(cachedMs));
+  let rows: Array<{ kind: string; key: string; leftMs: number }>;
+  try {
+    rows = await app.db
+      .select({ kind: loginThrottle.kind, key: loginThrottle.key, leftMs: msUntil(loginThrottle.lockedUntil) })
+      .from(loginThrottle)
+      .where(and(matching(keys), sql`${loginThrottle.lockedUntil} > now()`));
+  } catch (e) {
+    app.log.error("login throttle check failed", { error: (e as Error).message });
+    throw new ServiceUnavailable(resource, "The service cannot check login attempts now; try again later");
+  }
+  if (!rows.length) return;
+  for (const r of rows) cache.lock(`${r.kind}\n${r.key}`, r.leftMs);
+  throw new TooManyRequests(resource, seconds(Math.max(...rows.map((r) => r.leftMs))));
+}
+
+/** Milliseconds (database clock, shared by every instance) until a lock ends. */
+const msUntil = (column: SQL | typeof loginThrottle.lockedUntil) => sql<number>`coalesce(extract(epoch from ${column} - now()) * 1000, 0)::float8`;
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+/**
+ * Counts one failure (or, for password reset, one request) against each key of the subject, in
+ * `tx`, and records `auth_user_login_throttled` for each key this failure locked.
+ */
+export async function countFailure(app: AppContext, tx: DbOrTx, subject: ThrottleSubject): Promise<void> {
+  const c = app.config.login_throttling;
+  if (!c.enabled) return;
+  for (const k of counterKeys(app, subject)) {
+    const counted = await upsertFailure(tx, k, c);
+    if (!counted?.lockedNow) continue;
+    const retryAfter = seconds(counted.leftMs);
+    cacheOf(app).lock(`${k.kind}\n${k.key}`, counted.leftMs);
+    await publishEvent(app, tx, {
+      name: "auth_user_login_throttled",
+      routingKey: "auth.logins.throttled",
+      data: { login: subject.login, remote_addr: subject.remoteAddr, retry_after: retryAfter, throttled_by: k.by, action: subject.action },
+      tenantUuid: null,
+      userUuid: null,
+      aggregate: "logins",
+    });
+  }
+}
+
+interface Timing {
+  wait_increment_seconds: number;
+  max_wait_seconds: number;
+  failure_reset_seconds: number;
+}
+
+/** One atomic statement: restart after `failure_reset_seconds` of quiet, count, lock at the threshold. */
+async function upsertFailure(tx: DbOrTx, k: CounterKey, c: Timing): Promise<{ lockedNow: boolean; leftMs: number } | undefined> {
+  const t = loginThrottle;
+  const stale = sql`${t.lastFailureAt} <= now() - ${c.failure_reset_seconds}::int * interval '1 second'`;
+  const n = sql`(case when ${stale} then 1 else ${t.failures} + 1 end)`;
+  // The exponent is capped so a key failing for weeks never overflows; the wait is capped anyway.
+  const wait = (failures: SQL) => sql`least(${c.max_wait_seconds}::int, ${c.wait_increment_seconds}::int * power(2, least(${failures} - ${k.threshold}::int, 30))) * interval '1 second'`;
+  const firstLocks = k.threshold <= 1;
+  const rows = await tx
+    .insert(t)
+    .values({
+      kind: k.kind,
+      key: k.key,
+      failures: 1,
+      lastFailureAt: sql`now()`,
+      lockedUntil: firstLocks ? sql`now() + ${wait(sql`1`)}` : null,
+      lockedAtFailures: firstLocks ? 1 : null,
+    })
+    .onConflictDoUpdate({
+      target: [t.kind, t.key],
+      set: {
+        failures: n,
+        lastFailureAt: sql`now()`,
+        // A failure that raced with the lock (checked before it was set) is counted; the lock stays.
+        lockedUntil: sql`case when ${t.lockedUntil} > now() then ${t.lockedUntil} when ${n} >= ${k.threshold}::int then now() + ${wait(n)} else ${t.lockedUntil} end`,
+        lockedAtFailures: sql`case when ${t.lockedUntil} > now() then ${t.lockedAtFailures} when ${n} >= ${k.threshold}::int then ${n} else ${t.lockedAtFailures} end`,
+      },
+    })
+    .returning({
+      lockedNow: sql<boolean>`coalesce(${t.lockedAtFailures} = ${t.failures} and ${t.lockedUntil} > now(), false)`,
+      leftMs: msUntil(t.lockedUntil),
+    });
+  return rows[0];
+}
+
+/** A successful login forgets the failures of its login name (not of its address: see README). */
+export async function clearLoginFailures(app: AppContext, subject: ThrottleSubject): Promise<void> {
+  if (!app.config.login_throttling.enabled || !subject.login) return;
+  try {
+    await app.db.delete(loginThrottle).where(and(eq(loginThrottle.kind, "login"), eq(loginThrottle.key, normaliseLogin(subject.login))));
+  } catch (e) {
+    app.log.warn("could not clear the failed logins of a login", { error: (e as Error).message });
+  }
+}
+
+/** Cleanup job: counters quiet for `failure_reset_seconds` and not locked are forgotten. */
+export async function purgeThrottleCounters(app: AppContext): Promise<number> {
+  const seconds = app.config.login_throttling.failure_reset_seconds;
+  const deleted = await app.db
+    .delete(loginThrottle)
+    .where(and(lt(loginThrottle.lastFailureAt, sql`now() - ${seconds}::int * interval '1 second'`), sql`(${loginThrottle.lockedUntil} is null or ${loginThrottle.lockedUntil} <= now())`))
+    .returning({ kind: loginThrottle.kind });
+  return deleted.length;
+}
