@@ -85,6 +85,7 @@ describeEachDb("password reset", (get) => {
     const timed = async (q: () => string) => {
       let best = Number.POSITIVE_INFINITY;
       for (let i = 0; i < 5; i++) {
+        await Bun.sleep(100); // the previous request's background work (lookup, mail) is not what is timed
         const s = performance.now();
         const res = await t.request("GET", `/0.1/users/password/reset?${q()}`);
         expect(res.status).toBe(204);
