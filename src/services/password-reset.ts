@@ -62,7 +62,7 @@ async function mailReset(app: AppContext, q: ResetQuery, conn: ConnectionParams)
 export async function requestPasswordReset(app: AppContext, q: ResetQuery, conn: ConnectionParams, remoteAddr: string): Promise<{ done: Promise<void> }> {
   const subject: ThrottleSubject = { action: "password_reset", login: Object.values(q)[0] ?? null, remoteAddr };
   await assertNotThrottled(app, subject, "reset");
-  const done = countFailure(app, app.db, subject)
+  const done = inTransaction(app, (tx) => countFailure(app, tx, subject))
     .then(() => mailReset(app, q, conn))
     .catch((e) => app.log.warn("password reset email not sent", { error: (e as Error).message }));
   return { done };

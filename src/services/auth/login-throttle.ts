@@ -88,6 +88,7 @@ export async function countFailure(app: AppContext, tx: DbOrTx, subject: Throttl
     if (!counted?.lockedNow) continue;
     const retryAfter = seconds(counted.leftMs);
     cacheOf(app).lock(`${k.kind}\n${k.key}`, counted.leftMs);
+    app.log.warn("login throttled", { action: subject.action, throttled_by: k.by, login: subject.login, remote_addr: subject.remoteAddr, retry_after: retryAfter });
     await publishEvent(app, tx, {
       name: "auth_user_login_throttled",
       routingKey: "auth.logins.throttled",
