@@ -3,7 +3,7 @@
 // whether the user exists. The emailed token is single use (D10).
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
-import { emails, users } from "../db/schema.ts";
+import { emails, sessions, users } from "../db/schema.ts";
 import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
 import { NotFound } from "../http/errors.ts";
@@ -38,20 +38,26 @@ async function mailReset(app: AppContext, q: ResetQuery, conn: ConnectionParams)
   if (!found?.destination) return;
   const { user, destination } = found;
   if ((await effectiveMethod(app.db, user.authenticationMethod, user.tenantUuid)) !== "native") return;
-  await inTransaction(app, async (tx) => {
-    const issued = await insertToken(app, tx, {
-      authId: INTERNAL_AUTH_ID,
-      pbxUserUuid: null,
-      acl: [`auth.users.password.reset.${user.uuid}.create`],
-      metadata: {},
-      expiration: app.config.password_reset_expiration,
-      userAgent: "wazo-auth-email-reset",
-      remoteAddr: "",
-      sessionTenantUuid: app.topTenantUuid,
-      mobile: false,
-    });
+  // The token is committed before the mail goes out, and dropped if it cannot go: a transaction held
+  // open across an SMTP exchange would stall every other query on the embedded database (one
+  // connection), and the next reset request's throttle check would time this one's mail.
+  const issued = await inTransaction(app, (tx) => insertToken(app, tx, {
+    authId: INTERNAL_AUTH_ID,
+    pbxUserUuid: null,
+    acl: [`auth.users.password.reset.${user.uuid}.create`],
+    metadata: {},
+    expiration: app.config.password_reset_expiration,
+    userAgent: "wazo-auth-email-reset",
+    remoteAddr: "",
+    sessionTenantUuid: app.topTenantUuid,
+    mobile: false,
+  }));
+  try {
     await sendPasswordReset(app, { ...conn, token: issued.record.uuid, username: user.username, user_uuid: user.uuid, email_address: destination });
-  });
+  } catch (e) {
+    await app.db.delete(sessions).where(eq(sessions.uuid, issued.record.sessionUuid));
+    throw e;
+  }
 }
 
 /**
