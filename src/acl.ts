@@ -14,6 +14,8 @@ export interface AclIdentity {
 export interface AclMatcher {
   /** True when `access` is granted: some positive entry matches and no negative one does. */
   matches(access: string | null | undefined): boolean;
+  /** True when a negative entry matches `access` (whatever the positive entries say). */
+  denies(access: string): boolean;
 }
 
 const escapeRegex = (s: string) => s.replace(/[\\^$.*+?()[\]{}|/#-]/g, "\\$&");
@@ -62,22 +64,15 @@ export function compileAcl(acl: readonly string[], id: AclIdentity = {}): AclMat
       if (negative.length > 0 && deny.test(access)) return false;
       return allow.test(access);
     },
+    denies(access) {
+      return negative.length > 0 && deny.test(access);
+    },
   };
 }
 
 /** One-off check; prefer `compileAcl` when checking several accesses against the same ACL. */
 export function aclMatches(acl: readonly string[], access: string | null | undefined, id: AclIdentity = {}): boolean {
   return compileAcl(acl, id).matches(access);
-}
-
-/** Grant rule (§4.5): anyone may add a negative entry; otherwise the caller must hold the access. */
-export function mayAdd(caller: AclMatcher, access: string): boolean {
-  return access.startsWith("!") || caller.matches(access);
-}
-
-/** Grant rule (§4.5): removing `!x` or `x` requires holding `x`. */
-export function mayRemove(caller: AclMatcher, access: string): boolean {
-  return caller.matches(access.startsWith("!") ? access.slice(1) : access);
 }
 
 /** A required ACL with its `{param}` placeholders filled, each value's dots replaced by `_`. */

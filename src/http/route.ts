@@ -5,6 +5,7 @@ import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import type { AppContext } from "../context.ts";
 import { authenticate, requestToken, requiredAccess, resolveCaller, type Caller } from "./auth.ts";
+import { requireCanonicalAccess } from "./canonical-acl.ts";
 import { InvalidData, NotFound, Unauthorized } from "./errors.ts";
 import { zodDetails } from "./validate.ts";
 
@@ -114,12 +115,16 @@ async function authorize(c: Context<Env>, app: AppContext, opts: RouteOptions<Sc
   if (opts.topTenantOnly && tok.metadata.tenant_uuid !== app.topTenantUuid) {
     throw new Unauthorized({ reason: "not_top_tenant", required_access: access });
   }
+  let caller: Caller;
   if (opts.noTenant) {
     const userUuid = typeof tok.metadata.uuid === "string" ? tok.metadata.uuid : null;
     const tenant = typeof tok.metadata.tenant_uuid === "string" ? tok.metadata.tenant_uuid : null;
-    return { token: tok, userUuid, tenantUuid: tenant, ownTenantUuid: tenant };
+    caller = { token: tok, userUuid, tenantUuid: tenant, ownTenantUuid: tenant };
+  } else {
+    caller = await resolveCaller(app, tok, c.req.header("Wazo-Tenant"));
   }
-  return resolveCaller(app, tok, c.req.header("Wazo-Tenant"));
+  await requireCanonicalAccess(app, caller, opts.acl!, params);
+  return caller;
 }
 
 function parseParams(schema: Schema, raw: Record<string, string>, resource: string): unknown {

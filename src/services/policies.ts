@@ -1,7 +1,7 @@
 // Policies (COMPATIBILITY.md §6.12, §11.2): named ACLs owned by a tenant. A caller never grants an
 // access it does not hold (§4.5), and read-only policies (§11.3) cannot be changed or deleted.
 import { and, asc, desc, eq, ilike, inArray, ne, notInArray, or, sql, type SQL } from "drizzle-orm";
-import { mayAdd, mayRemove } from "../acl.ts";
+import { grantCheck } from "../acl-grant.ts";
 import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import { accesses, policies, policyAccesses } from "../db/schema.ts";
@@ -25,7 +25,9 @@ export interface PolicyInput {
 
 /** 403 naming the first access the caller may not grant (or take away). */
 export function requireGrant(caller: Caller, toAdd: string[], toRemove: string[] = []): void {
-  const denied = toAdd.find((a) => !mayAdd(caller.token.matcher, a)) ?? toRemove.find((a) => !mayRemove(caller.token.matcher, a));
+  if (toAdd.length === 0 && toRemove.length === 0) return;
+  const rule = grantCheck(caller.token.acl, { authId: caller.token.authId, sessionUuid: caller.token.sessionUuid });
+  const denied = toAdd.find((a) => !rule.mayGrant(a)) ?? toRemove.find((a) => !rule.mayRevoke(a));
   if (denied !== undefined) throw new ApiError(403, "forbidden", "Forbidden", "policies", { required_access: denied });
 }
 

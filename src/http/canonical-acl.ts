@@ -1,0 +1,61 @@
+// Deny entries must hold whatever spelling a request uses for a resource. The required access is
+// first checked with the path values as given; then every other name of the same resource (its
+// stored uuid and slug, `me` as the caller's own uuid) fills the template again, and a deny entry
+// matching any of them refuses the request. So `!auth.policies.<uuid>.delete` also stops
+// `DELETE /policies/<UUID>` and `DELETE /policies/<slug>`, and `!auth.policies.Protected.delete`
+// stops `DELETE /policies/protected`.
+import type { AppContext } from "../context.ts";
+import { fillAcl } from "../acl.ts";
+import { findVisiblePolicy } from "../services/policy-visibility.ts";
+import type { Caller } from "./auth.ts";
+import { ApiError } from "./errors.ts";
+import { isUuid } from "./validate.ts";
+
+type Resolver = (app: AppContext, caller: Caller, value: string) => Promise<string[]>;
+
+/** Every name of a resource a path parameter may name in other spellings, by parameter name. */
+const RESOLVERS: Record<string, Resolver> = {
+  policy: async (app, caller, value) => {
+    try {
+      const { row } = await findVisiblePolicy(app, caller, value);
+      return [row.uuid, row.slug];
+    } catch {
+      return []; // unknown or invisible: the handler answers 404
+    }
+  },
+};
+
+const PLACEHOLDER = /\{(\w+)\}/g;
+
+async function spellings(app: AppContext, caller: Caller, name: string, value: string): Promise<string[]> {
+  const forms = new Set([value]);
+  if (isUuid(value)) forms.add(value.toLowerCase());
+  const resolve = RESOLVERS[name];
+  if (resolve) for (const f of await resolve(app, caller, value)) forms.add(f);
+  return [...forms];
+}
+
+/** Every filling of `template` with every spelling of each parameter (a handful at most). */
+async function filledAccesses(app: AppContext, caller: Caller, template: string, params: Record<string, string>): Promise<string[]> {
+  let fills: Array<Record<string, string>> = [{}];
+  for (const [, name] of template.matchAll(PLACEHOLDER)) {
+    const forms = await spellings(app, caller, name!, String(params[name!] ?? ""));
+    fills = fills.flatMap((f) => forms.map((v) => ({ ...f, [name!]: v })));
+  }
+  const own = caller.token.authId;
+  return fills.flatMap((f) => {
+    const access = fillAcl(template, f);
+    const asOwn = access.split(".").map((s) => (s === "me" ? own : s)).join(".");
+    return asOwn === access ? [access] : [access, asOwn];
+  });
+}
+
+/** 403 when a deny entry of the caller matches any spelling of the required access. */
+export async function requireCanonicalAccess(app: AppContext, caller: Caller, template: string, params: Record<string, string>): Promise<void> {
+  if (!template.includes("{") && !template.split(".").includes("me")) return;
+  for (const access of await filledAccesses(app, caller, template, params)) {
+    if (caller.token.matcher.denies(access)) {
+      throw new ApiError(403, "forbidden", "Forbidden", "tokens", { reason: "missing_permission", required_access: access });
+    }
+  }
+}
