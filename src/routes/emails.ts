@@ -11,17 +11,21 @@ const userBody = z.object({ emails: z.array(z.object({ address, main: boolField(
 const adminBody = z.object({ emails: z.array(z.object({ address, main: boolField().optional(), confirmed: boolField().nullable().optional() })) });
 const userParam = z.object({ user_uuid: uuidParam });
 const emailParam = z.object({ email_uuid: uuidParam });
-const listResponses = { 200: "The addresses `[{uuid, address, main, confirmed}]`", 400: "Invalid list", 404: "No such user", 409: "An address used by another user" };
+const listResponses = { 204: "Replaced", 400: "Invalid list", 404: "No such user", 409: "An address used by another user" };
 
 export const requestConnection = (c: Context) => connectionParams(c.req.header("Host"), c.req.header("X-Script-Name"));
 
 export function emailRoutes(): RouteGroup {
   return new RouteGroup("emails")
-    .put("/users/{user_uuid}/emails", { summary: "Replace a user's addresses (new ones unconfirmed)", acl: "auth.users.{user_uuid}.emails.update", params: userParam, body: userBody, responses: listResponses }, async ({ c, app, caller, params, body }) =>
-      c.json(await updateEmails(app, caller, params.user_uuid, body.emails, false)),
+    .put("/users/{user_uuid}/emails", { summary: "Replace a user's addresses (new ones unconfirmed)", acl: "auth.users.{user_uuid}.emails.update", params: userParam, body: userBody, responses: listResponses }, async ({ c, app, caller, params, body }) => {
+      await updateEmails(app, caller, params.user_uuid, body.emails, false);
+      return c.body(null, 204);
+    },
     )
-    .put("/admin/users/{user_uuid}/emails", { summary: "Replace a user's addresses, setting `confirmed`", acl: "auth.admin.users.{user_uuid}.emails.update", params: userParam, body: adminBody, responses: listResponses }, async ({ c, app, caller, params, body }) =>
-      c.json(await updateEmails(app, caller, params.user_uuid, body.emails, true)),
+    .put("/admin/users/{user_uuid}/emails", { summary: "Replace a user's addresses, setting `confirmed`", acl: "auth.admin.users.{user_uuid}.emails.update", params: userParam, body: adminBody, responses: listResponses }, async ({ c, app, caller, params, body }) => {
+      await updateEmails(app, caller, params.user_uuid, body.emails, true);
+      return c.body(null, 204);
+    },
     )
     .get(
       "/users/{user_uuid}/emails/{email_uuid}/confirm",
@@ -38,7 +42,7 @@ export function emailRoutes(): RouteGroup {
     )
     .get(
       "/emails/{email_uuid}/confirm",
-      { summary: "Confirm an address with the emailed link (`?token=`)", acl: "auth.emails.{email_uuid}.confirm.update", tokenFromQuery: true, noTenant: true, params: emailParam, responses: { 200: "The confirmation page", 404: "No such address" } },
+      { summary: "Confirm an address with the emailed link (`?token=`)", acl: "auth.emails.{email_uuid}.confirm.update", tokenFromQuery: true, params: emailParam, responses: { 200: "The confirmation page", 404: "No such address" } },
       async ({ c, app, caller, params }) => {
         await confirmEmail(app, caller, params.email_uuid);
         const body = templateFormatter(app.config).render("email_confirmation_get_body", {});
@@ -47,7 +51,7 @@ export function emailRoutes(): RouteGroup {
     )
     .put(
       "/emails/{email_uuid}/confirm",
-      { summary: "Confirm an address (token in the header)", acl: "auth.emails.{email_uuid}.confirm.update", noTenant: true, params: emailParam, responses: { 204: "Confirmed", 404: "No such address" } },
+      { summary: "Confirm an address (token in the header)", acl: "auth.emails.{email_uuid}.confirm.update", params: emailParam, responses: { 204: "Confirmed", 404: "No such address" } },
       async ({ c, app, caller, params }) => {
         await confirmEmail(app, caller, params.email_uuid);
         return c.body(null, 204);

@@ -20,7 +20,9 @@ function pluginHandler(handler: ExternalHandler) {
   return async ({ c, app, caller, params, body }: RouteInput<{ user_uuid: string }, undefined, unknown>) => {
     const user = await requireVisibleUser(app, caller, params.user_uuid);
     const res = await handler({ userUuid: user.uuid, tenantUuid: user.tenantUuid, body: body ?? {}, query: c.req.query() });
-    return res.body === undefined ? c.body(null, res.status as 204) : c.json(res.body as object, res.status as 200);
+    // A PUT answers 204 with no body (D3), whatever the plugin returns.
+    if (c.req.method === "PUT" || res.body === undefined) return c.body(null, c.req.method === "PUT" ? 204 : (res.status as 204));
+    return c.json(res.body as object, res.status as 200);
   };
 }
 

@@ -37,7 +37,6 @@ export function passwordResetRoutes(): RouteGroup {
         summary: "Set a new password with the emailed token (`?token=` or header); null removes it",
         acl: "auth.users.password.reset.{user_uuid}.create",
         tokenFromQuery: true,
-        noTenant: true,
         query: z.object({ user_uuid: uuidParam, token: z.string().optional() }),
         body: z.object({ password: z.string().min(1).nullable() }),
         responses: { 204: "Done; the user's sessions ended", 400: "Invalid body", 401: "Invalid token", 403: "Token not for this user", 404: "No such user", 405: "Password managed by an identity provider" },

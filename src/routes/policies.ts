@@ -47,7 +47,7 @@ export function policyRoutes(): RouteGroup {
     })
     .put(
       "/policies/{policy}/acl/{access}",
-      { summary: "Add one access (URL-encoded) to a policy", acl: "auth.policies.{policy}.update", params: accessParam, responses: { 204: "Added", 403: "The caller does not hold it", 404: "No such policy", 409: "Already there" } },
+      { summary: "Add one access (URL-encoded) to a policy (already there: no change)", acl: "auth.policies.{policy}.update", params: accessParam, responses: { 204: "Added, or already there", 403: "Read-only policy, or an access the caller may not grant", 404: "No such policy" } },
       async ({ c, app, caller, params }) => {
         await addAccess(app, caller, params.policy, params.access);
         return c.body(null, 204);
@@ -55,7 +55,7 @@ export function policyRoutes(): RouteGroup {
     )
     .delete(
       "/policies/{policy}/acl/{access}",
-      { summary: "Remove one access from a policy", acl: "auth.policies.{policy}.update", params: accessParam, responses: { 204: "Removed or absent", 403: "The caller does not hold it", 404: "No such policy" } },
+      { summary: "Remove one access from a policy", acl: "auth.policies.{policy}.update", params: accessParam, responses: { 204: "Removed or absent", 403: "Read-only policy, or an access the caller may not take away", 404: "No such policy" } },
       async ({ c, app, caller, params }) => {
         await removeAccess(app, caller, params.policy, params.access);
         return c.body(null, 204);

@@ -10,7 +10,7 @@ import { Conflict, InvalidData, NotFound } from "../http/errors.ts";
 import type { ConnectionParams } from "../plugins/email-types.ts";
 import { sendConfirmation } from "./notifications.ts";
 import { revokeToken } from "./sessions.ts";
-import { INTERNAL_AUTH_ID, insertToken } from "./tokens.ts";
+import { INTERNAL_AUTH_ID, insertToken, isEmailedToken } from "./tokens.ts";
 import { checkLoginFree, type EmailJson } from "./users.ts";
 import { requireVisibleUser } from "./visibility.ts";
 
@@ -56,7 +56,7 @@ export async function mailConfirmation(app: AppContext, tx: DbOrTx, email: { uui
   const issued = await insertToken(app, tx, {
     authId: INTERNAL_AUTH_ID,
     pbxUserUuid: null,
-    acl: [`auth.emails.${email.uuid}.confirm.edit`],
+    acl: [confirmAcl(email.uuid)],
     metadata: {},
     expiration: app.config.email_confirmation_expiration,
     userAgent: "wazo-auth-email-reset",
@@ -78,10 +78,30 @@ export async function requestConfirmation(app: AppContext, caller: Caller, userU
   });
 }
 
-/** Confirms the address and consumes the emailed token (D10). */
+const confirmAcl = (emailUuid: string) => `auth.emails.${emailUuid}.confirm.edit`;
+
+/**
+ * Confirms the address. The emailed token acts whatever the tenant and is consumed (D10); any other
+ * caller must see the address's owner (D9), else 404 and nothing changes.
+ */
 export async function confirmEmail(app: AppContext, caller: Caller, emailUuid: string): Promise<void> {
-  const updated = await app.db.update(emails).set({ confirmed: true }).where(eq(emails.uuid, emailUuid)).returning({ uuid: emails.uuid });
-  if (updated.length === 0) throw new NotFound("emails", emailUuid);
-  if (caller.token.authId === INTERNAL_AUTH_ID) await revokeToken(app, caller.token.uuid);
+  const emailed = isEmailedToken(caller, confirmAcl(emailUuid));
+  await inTransaction(app, async (tx) => {
+    const [email] = await tx.select().from(emails).where(eq(emails.uuid, emailUuid));
+    if (!email) throw new NotFound("emails", emailUuid);
+    if (!emailed) await orNotFound(requireVisibleUser(app, caller, email.userUuid, tx), "emails", emailUuid);
+    await tx.update(emails).set({ confirmed: true }).where(eq(emails.uuid, emailUuid));
+  });
+  if (emailed) await revokeToken(app, caller.token.uuid);
+}
+
+/** The owner's 404 becomes the address's own 404: the caller learns nothing about the owner. */
+async function orNotFound<T>(p: Promise<T>, resource: string, id: string): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof NotFound) throw new NotFound(resource, id);
+    throw e;
+  }
 }
 

@@ -76,7 +76,7 @@ export async function deleteUserData(app: AppContext, type: string, userUuid: st
   await inTransaction(app, async (tx) => {
     const tUuid = await typeUuid(tx, type);
     const deleted = await tx.delete(userExternalAuths).where(and(eq(userExternalAuths.userUuid, userUuid), eq(userExternalAuths.externalAuthTypeUuid, tUuid))).returning();
-    if (deleted.length === 0) throw new NotFound(type, userUuid, `No "${type}" data for this user`);
+    if (deleted.length === 0) return; // already absent: the desired state (D4)
     const [user] = await tx.select({ tenantUuid: users.tenantUuid }).from(users).where(eq(users.uuid, userUuid));
     await externalEvent(app, tx, "deleted", userUuid, user?.tenantUuid ?? app.topTenantUuid, type);
   });
@@ -128,8 +128,8 @@ export async function deleteTenantConfig(app: AppContext, caller: Caller, type: 
   const tenantUuid = caller.tenantUuid;
   if (!tenantUuid) throw new NotFound("tenants");
   const tUuid = await typeUuid(app.db, type);
-  const deleted = await app.db.delete(externalAuthConfigs).where(and(eq(externalAuthConfigs.tenantUuid, tenantUuid), eq(externalAuthConfigs.typeUuid, tUuid))).returning();
-  if (deleted.length === 0) throw new NotFound(type, tenantUuid, `No "${type}" configuration for this tenant`);
+  // Absent already: the desired state (D4).
+  await app.db.delete(externalAuthConfigs).where(and(eq(externalAuthConfigs.tenantUuid, tenantUuid), eq(externalAuthConfigs.typeUuid, tUuid)));
 }
 
 export async function readTenantConfig(app: AppContext, caller: Caller, type: string): Promise<Record<string, unknown>> {

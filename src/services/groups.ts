@@ -145,11 +145,13 @@ export async function addGroupUser(app: AppContext, caller: Caller, groupUuid: s
   });
 }
 
+/** Absent or invisible group or user: nothing to remove, the desired state (D4). */
 export async function removeGroupUser(app: AppContext, caller: Caller, groupUuid: string, userUuid: string): Promise<void> {
   await inTransaction(app, async (tx) => {
-    const g = await requireVisibleGroup(app, caller, groupUuid, tx);
+    const g = await orAbsent(requireVisibleGroup(app, caller, groupUuid, tx));
+    if (!g) return;
     forbidSystemGroup(g);
-    await requireVisibleUser(app, caller, userUuid, tx);
+    if (!(await orAbsent(requireVisibleUser(app, caller, userUuid, tx)))) return;
     const removed = await tx.delete(userGroups).where(and(eq(userGroups.groupUuid, groupUuid), eq(userGroups.userUuid, userUuid))).returning();
     if (removed.length) await groupEvent(app, tx, "auth_group_user_removed", routingKey("auth.groups.{group_uuid}.users.{user_uuid}.deleted", { group_uuid: g.uuid, user_uuid: userUuid }), g, { user_uuid: userUuid });
   });

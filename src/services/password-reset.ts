@@ -12,9 +12,9 @@ import { assertNotThrottled, countFailure, type ThrottleSubject } from "./auth/l
 import { effectiveMethod } from "./identity-providers.ts";
 import { sendPasswordReset } from "./notifications.ts";
 import { revokeToken } from "./sessions.ts";
-import { INTERNAL_AUTH_ID, insertToken } from "./tokens.ts";
+import { INTERNAL_AUTH_ID, insertToken, isEmailedToken } from "./tokens.ts";
 import { setPassword } from "./users.ts";
-import type { UserRow } from "./visibility.ts";
+import { requireVisibleUser, type UserRow } from "./visibility.ts";
 
 export type ResetQuery = { username: string } | { email: string } | { login: string };
 
@@ -32,6 +32,9 @@ async function findUser(app: AppContext, q: ResetQuery): Promise<{ user: UserRow
   return { user, destination: destination?.address ?? null };
 }
 
+/** The single-purpose token mailed by the reset request for this very user. */
+const resetAcl = (userUuid: string) => `auth.users.password.reset.${userUuid}.create`;
+
 /** Mails a reset link when there is someone to mail; never throws (the caller already answered). */
 async function mailReset(app: AppContext, q: ResetQuery, conn: ConnectionParams): Promise<void> {
   const found = await findUser(app, q);
@@ -44,7 +47,7 @@ async function mailReset(app: AppContext, q: ResetQuery, conn: ConnectionParams)
   const issued = await inTransaction(app, (tx) => insertToken(app, tx, {
     authId: INTERNAL_AUTH_ID,
     pbxUserUuid: null,
-    acl: [`auth.users.password.reset.${user.uuid}.create`],
+    acl: [resetAcl(user.uuid)],
     metadata: {},
     expiration: app.config.password_reset_expiration,
     userAgent: "wazo-auth-email-reset",
@@ -74,10 +77,14 @@ export async function requestPasswordReset(app: AppContext, q: ResetQuery, conn:
   return { done };
 }
 
-/** POST /users/password/reset: sets (or, with null, removes) the password; consumes a reset token. */
+/**
+ * POST /users/password/reset: sets (or, with null, removes) the password. Only the emailed token
+ * acts whatever the tenant (and is consumed); any other caller must see the user (D9), else 404.
+ */
 export async function resetPassword(app: AppContext, caller: Caller, userUuid: string, password: string | null): Promise<void> {
-  const [user] = await app.db.select().from(users).where(eq(users.uuid, userUuid));
+  const emailed = isEmailedToken(caller, resetAcl(userUuid));
+  const user = emailed ? (await app.db.select().from(users).where(eq(users.uuid, userUuid)))[0] : await requireVisibleUser(app, caller, userUuid);
   if (!user) throw new NotFound("users", userUuid);
   await setPassword(app, user, password);
-  if (caller.token.authId === INTERNAL_AUTH_ID) await revokeToken(app, caller.token.uuid);
+  if (emailed) await revokeToken(app, caller.token.uuid);
 }

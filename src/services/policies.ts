@@ -164,25 +164,26 @@ export async function deletePolicy(app: AppContext, caller: Caller, idOrSlug: st
   });
 }
 
-/** PUT /policies/{p}/acl/{access}: 409 when already there. Read-only policies may change this way (§16 item 33). */
+/**
+ * PUT /policies/{p}/acl/{access}: the desired state, so an entry already there is a no-op. Same
+ * rule as the whole-policy edit: read-only policies (config-managed, shared from above) are 403.
+ */
 export async function addAccess(app: AppContext, caller: Caller, idOrSlug: string, access: string): Promise<void> {
-  requireGrant(caller, [access]);
-  await inTransaction(app, async (tx) => {
-    const { row } = await findVisiblePolicy(app, caller, idOrSlug, tx);
-    const current = (await aclOf(tx, [row.uuid])).get(row.uuid) ?? [];
-    if (current.includes(access)) throw new Conflict("policies", { access: { constraint_id: "unique", constraint: access, message: `Policy already associated to ${access}` } }, `Policy already associated to ${access}`);
-    await writeAcl(tx, row.uuid, [...current, access]);
-    await policyEvent(app, tx, "updated", row);
-  });
+  await changeAccess(app, caller, idOrSlug, access, true);
 }
 
 export async function removeAccess(app: AppContext, caller: Caller, idOrSlug: string, access: string): Promise<void> {
-  requireGrant(caller, [], [access]);
+  await changeAccess(app, caller, idOrSlug, access, false);
+}
+
+async function changeAccess(app: AppContext, caller: Caller, idOrSlug: string, access: string, add: boolean): Promise<void> {
   await inTransaction(app, async (tx) => {
-    const { row } = await findVisiblePolicy(app, caller, idOrSlug, tx);
+    const row = await writablePolicy(app, caller, idOrSlug, tx);
+    if (add) requireGrant(caller, [access]);
+    else requireGrant(caller, [], [access]);
     const current = (await aclOf(tx, [row.uuid])).get(row.uuid) ?? [];
-    if (!current.includes(access)) return;
-    await writeAcl(tx, row.uuid, current.filter((a) => a !== access));
+    if (current.includes(access) === add) return;
+    await writeAcl(tx, row.uuid, add ? [...current, access] : current.filter((a) => a !== access));
     await policyEvent(app, tx, "updated", row);
   });
 }

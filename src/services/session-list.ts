@@ -6,6 +6,7 @@ import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
 import { collection, type Collection, type ListParams } from "../http/collection.ts";
 import { isUuid } from "../http/validate.ts";
+import { orAbsent } from "../http/errors.ts";
 import { revokeSessions } from "./sessions.ts";
 import { requireVisibleUser, scopedTenantUuids, tenantVisible } from "./visibility.ts";
 
@@ -47,7 +48,7 @@ export async function listUserSessions(app: AppContext, caller: Caller, userUuid
 
 /** Deletes a session the caller can see; anything else is left alone, and the answer is the same. */
 export async function deleteSession(app: AppContext, caller: Caller, sessionUuid: string, ofUser?: string): Promise<void> {
-  if (ofUser) await requireVisibleUser(app, caller, ofUser);
+  if (ofUser && !(await orAbsent(requireVisibleUser(app, caller, ofUser)))) return;
   await inTransaction(app, async (tx) => {
     const [s] = await tx.select({ tenantUuid: sessions.tenantUuid }).from(sessions).where(eq(sessions.uuid, sessionUuid));
     if (!s || !(await tenantVisible(app, caller, s.tenantUuid, tx))) return;

@@ -10,6 +10,14 @@ import type { CachedToken, TokenRecord } from "./token-cache.ts";
 
 export const INTERNAL_AUTH_ID = "wazo-auth";
 
+/**
+ * True for a token this service mailed for one purpose (password reset, email confirmation): issued
+ * to the internal identity with exactly that one access. Such a token acts regardless of tenant.
+ */
+export function isEmailedToken(caller: { token: { authId: string; acl: string[] } }, access: string): boolean {
+  return caller.token.authId === INTERNAL_AUTH_ID && caller.token.acl.length === 1 && caller.token.acl[0] === access;
+}
+
 const nowSeconds = () => Date.now() / 1000;
 
 function recordOf(row: typeof tokens.$inferSelect): TokenRecord {
