@@ -3,6 +3,7 @@
 import { z } from "zod";
 import type { AppContext } from "../context.ts";
 import { listQuery } from "../http/collection.ts";
+import { orAbsent } from "../http/errors.ts";
 import { RouteGroup, type RouteInput } from "../http/route.ts";
 import { uuidParam } from "../http/validate.ts";
 import type { ExternalAuthPlugin, ExternalHandler } from "../plugins/external-auth-types.ts";
@@ -18,7 +19,9 @@ const VERB = { get: "read", post: "create", put: "update", delete: "delete" } as
 /** Runs a plugin handler for a user the caller may see (D9). */
 function pluginHandler(handler: ExternalHandler) {
   return async ({ c, app, caller, params, body }: RouteInput<{ user_uuid: string }, undefined, unknown>) => {
-    const user = await requireVisibleUser(app, caller, params.user_uuid);
+    // DELETE of an absent or unseen user's data: the desired state already (D4).
+    const user = c.req.method === "DELETE" ? await orAbsent(requireVisibleUser(app, caller, params.user_uuid)) : await requireVisibleUser(app, caller, params.user_uuid);
+    if (!user) return c.body(null, 204);
     const res = await handler({ userUuid: user.uuid, tenantUuid: user.tenantUuid, body: body ?? {}, query: c.req.query() });
     // A PUT answers 204 with no body (D3), whatever the plugin returns.
     if (c.req.method === "PUT" || res.body === undefined) return c.body(null, c.req.method === "PUT" ? 204 : (res.status as 204));

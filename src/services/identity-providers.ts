@@ -6,7 +6,7 @@ import type { DbOrTx } from "../db/index.ts";
 import { tenants, users } from "../db/schema.ts";
 import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
-import { AuthenticationFailed, NotFound } from "../http/errors.ts";
+import { AuthenticationFailed, NotFound, orAbsent } from "../http/errors.ts";
 import { requireVisibleUser } from "./visibility.ts";
 import type { BackendPlugin, LoginArgs } from "../plugins/types.ts";
 
@@ -51,11 +51,11 @@ export async function assignIdp(app: AppContext, caller: Caller, type: string, u
   });
 }
 
-/** DELETE /idp/{type}/users/{u}: back to `default` when the user used that method. */
+/** DELETE /idp/{type}/users/{u}: back to `default` when the user used that method; absent or unseen user → nothing (D4). */
 export async function unassignIdp(app: AppContext, caller: Caller, type: string, userUuid: string): Promise<void> {
   requireMethod(app, type);
-  const user = await requireVisibleUser(app, caller, userUuid);
-  if (user.authenticationMethod === type) {
+  const user = await orAbsent(requireVisibleUser(app, caller, userUuid));
+  if (user?.authenticationMethod === type) {
     await app.db.update(users).set({ authenticationMethod: "default" }).where(and(eq(users.uuid, userUuid), eq(users.authenticationMethod, type)));
   }
 }

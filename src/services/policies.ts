@@ -178,7 +178,8 @@ export async function removeAccess(app: AppContext, caller: Caller, idOrSlug: st
 
 async function changeAccess(app: AppContext, caller: Caller, idOrSlug: string, access: string, add: boolean): Promise<void> {
   await inTransaction(app, async (tx) => {
-    const row = await writablePolicy(app, caller, idOrSlug, tx);
+    const row = add ? await writablePolicy(app, caller, idOrSlug, tx) : await orAbsent(writablePolicy(app, caller, idOrSlug, tx));
+    if (!row) return; // removing from an absent or unseen policy: the desired state (D4)
     if (add) requireGrant(caller, [access]);
     else requireGrant(caller, [], [access]);
     const current = (await aclOf(tx, [row.uuid])).get(row.uuid) ?? [];

@@ -5,6 +5,7 @@ import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import { groupPolicies, groups, policies, userPolicies } from "../db/schema.ts";
 import { inTransaction } from "../db/tx.ts";
+import { orAbsent } from "../http/errors.ts";
 import type { Caller } from "../http/auth.ts";
 import type { Collection, ListParams } from "../http/collection.ts";
 import { publishEvent, routingKey } from "./events.ts";
@@ -28,11 +29,15 @@ export async function listGroupPolicies(app: AppContext, caller: Caller, groupUu
   return listPoliciesWhere(app, scope, base, params);
 }
 
+/** Detaching what is absent or unseen is the desired state already (D4). */
+const lookup = <T>(attach: boolean, p: Promise<T>): Promise<T | null> => (attach ? p : orAbsent(p));
+
 /** Allowed on the system-managed all-users group too (§11.1). */
 export async function setGroupPolicy(app: AppContext, caller: Caller, groupUuid: string, idOrSlug: string, attach: boolean): Promise<void> {
   await inTransaction(app, async (tx) => {
-    const g = await requireVisibleGroup(app, caller, groupUuid, tx);
-    const p = await grantablePolicy(app, caller, idOrSlug, tx, attach);
+    const g = await lookup(attach, requireVisibleGroup(app, caller, groupUuid, tx));
+    const p = g && (await lookup(attach, grantablePolicy(app, caller, idOrSlug, tx, attach)));
+    if (!g || !p) return;
     const changed = attach
       ? await tx.insert(groupPolicies).values({ groupUuid: g.uuid, policyUuid: p.uuid }).onConflictDoNothing().returning()
       : await tx.delete(groupPolicies).where(and(eq(groupPolicies.groupUuid, g.uuid), eq(groupPolicies.policyUuid, p.uuid))).returning();
@@ -51,8 +56,9 @@ export async function listUserPolicies(app: AppContext, caller: Caller, userUuid
 
 export async function setUserPolicy(app: AppContext, caller: Caller, userUuid: string, idOrSlug: string, attach: boolean): Promise<void> {
   await inTransaction(app, async (tx) => {
-    const user = await requireVisibleUser(app, caller, userUuid, tx);
-    const p = await grantablePolicy(app, caller, idOrSlug, tx, attach);
+    const user = await lookup(attach, requireVisibleUser(app, caller, userUuid, tx));
+    const p = user && (await lookup(attach, grantablePolicy(app, caller, idOrSlug, tx, attach)));
+    if (!user || !p) return;
     const changed = attach
       ? await tx.insert(userPolicies).values({ userUuid: user.uuid, policyUuid: p.uuid }).onConflictDoNothing().returning()
       : await tx.delete(userPolicies).where(and(eq(userPolicies.userUuid, user.uuid), eq(userPolicies.policyUuid, p.uuid))).returning();

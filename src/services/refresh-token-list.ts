@@ -6,7 +6,7 @@ import { refreshTokens, users } from "../db/schema.ts";
 import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../http/collection.ts";
-import { NotFound } from "../http/errors.ts";
+import { NotFound, orAbsent } from "../http/errors.ts";
 import { publishEvent } from "./events.ts";
 import { refreshTokenEvent } from "./refresh-tokens.ts";
 import { isoTime } from "./tokens.ts";
@@ -74,9 +74,10 @@ export async function listUserRefreshTokens(app: AppContext, caller: Caller, use
   return list(app, eq(refreshTokens.userUuid, user.uuid), params);
 }
 
-/** Deletes the user's refresh token for `clientId` (sessions issued from it stay, §5.6); absent → nothing. */
+/** Deletes the user's refresh token for `clientId` (sessions issued from it stay, §5.6); absent or unseen → nothing (D4). */
 export async function deleteUserRefreshToken(app: AppContext, caller: Caller, userUuid: string, clientId: string): Promise<void> {
-  const user = await requireVisibleUser(app, caller, resolveUser(caller, userUuid));
+  const user = await orAbsent(requireVisibleUser(app, caller, resolveUser(caller, userUuid)));
+  if (!user) return;
   await inTransaction(app, async (tx) => {
     const deleted = await tx
       .delete(refreshTokens)
