@@ -87,7 +87,7 @@ describe("the embedded database is single-process", () => {
     const dir = tempDir();
     const env = { TESSERA_DATA_DIR: join(dir, "data"), TESSERA_PORT: String(freePort()) };
     const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
-    for (let i = 0; i < 150; i++) {
+    for (let i = 0; i < 400; i++) {
       try {
         if ((await fetch(`http://127.0.0.1:${env.TESSERA_PORT}/0.1/status`, { method: "HEAD" })).status === 200) break;
       } catch {
