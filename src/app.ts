@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { cors } from "hono/cors";
 import type { AppContext } from "./context.ts";
 import { ApiError, errorResponse, jsonError, resourceOfPath } from "./http/errors.ts";
-import type { Env, RouteGroup, RouteSpec } from "./http/route.ts";
+import { asAnswered, type Env, type RouteGroup, type RouteSpec } from "./http/route.ts";
 import { requestLog } from "./http/request-log.ts";
 import { statusRoutes } from "./routes/status.ts";
 import { configRoutes } from "./routes/config.ts";
@@ -53,7 +53,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
 export function createApp(app: AppContext): Hono<Env> {
   const hono = new Hono<Env>();
   const groups = routeGroups(app);
-  const specs: RouteSpec[] = groups.flatMap((g) => g.specs);
+  const specs: RouteSpec[] = groups.flatMap((g) => g.specs).map((s) => asAnswered(s, app.config.compatibility.put_responses));
 
   hono.use("*", requestLog(app));
   if (app.config.rest_api.cors.enabled) {

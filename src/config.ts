@@ -144,6 +144,15 @@ export const configSchema = z.object({
     .nullable()
     .default(null),
   profiling_enabled: z.boolean().default(false),
+  compatibility: z
+    .object({
+      /**
+       * `empty`: every PUT answers 204 with no body (D3). `wazo`: the PUTs that wazo-auth answers with
+       * 200 and the resource answer that way, for wazo-auth-client code that parses their body.
+       */
+      put_responses: z.enum(["empty", "wazo"]).default("empty"),
+    })
+    .prefault({}),
 }).loose();
 
 export type Config = z.infer<typeof configSchema>;

@@ -36,6 +36,12 @@ export interface RouteOptions<P extends Schema | undefined, Q extends Schema | u
   /** Headers the route reads, for the OpenAPI document (name → description). */
   headers?: Record<string, string>;
   responses: Record<number, string | { description: string; schema?: Schema; contentType?: string }>;
+  /**
+   * wazo-auth answers this PUT with 200 and the resource, where Tessera answers 204 (D3). Under
+   * `compatibility.put_responses: wazo` the pipeline answers wazo-auth's way instead, reading the
+   * resource back with `read` after the write. Declared once per route; the handler is unchanged.
+   */
+  wazoPutAnswer?: { description: string; read: (input: RouteInput<Out<P>, Out<Q>, Out<B>>) => Promise<unknown> };
 }
 
 export interface RouteInput<P, Q, B> {
@@ -84,7 +90,10 @@ export class RouteGroup {
       const caller = opts.acl !== undefined ? await authorize(c, app, opts, aclParams) : (undefined as unknown as Caller);
       const query = opts.query ? parseWith(opts.query, queryObject(c), resource) : undefined;
       const body = opts.body ? parseWith(opts.body, await readJson(c, resource), resource) : undefined;
-      return handler({ c, app, params: params as Out<P>, query: query as Out<Q>, body: body as Out<B>, caller });
+      const input = { c, app, params: params as Out<P>, query: query as Out<Q>, body: body as Out<B>, caller };
+      const res = await handler(input);
+      if (opts.wazoPutAnswer && res.status === 204 && app.config.compatibility.put_responses === "wazo") return c.json((await opts.wazoPutAnswer.read(input)) as object, 200);
+      return res;
     });
     return this;
   }
@@ -125,6 +134,13 @@ async function authorize(c: Context<Env>, app: AppContext, opts: RouteOptions<Sc
   }
   await requireCanonicalAccess(app, caller, opts.acl!, params);
   return caller;
+}
+
+/** The spec as the server answers it: under `put_responses: wazo`, 200 with the resource instead of 204. */
+export function asAnswered(spec: RouteSpec, putResponses: "empty" | "wazo"): RouteSpec {
+  if (!spec.wazoPutAnswer || putResponses !== "wazo") return spec;
+  const { 204: _empty, ...others } = spec.responses;
+  return { ...spec, responses: { 200: spec.wazoPutAnswer.description, ...others } };
 }
 
 function parseParams(schema: Schema, raw: Record<string, string>, resource: string): unknown {

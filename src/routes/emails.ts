@@ -3,7 +3,10 @@ import { z } from "zod";
 import type { Context } from "hono";
 import { RouteGroup } from "../http/route.ts";
 import { boolField, uuidParam } from "../http/validate.ts";
+import type { AppContext } from "../context.ts";
+import type { Caller } from "../http/auth.ts";
 import { confirmEmail, requestConfirmation, updateEmails } from "../services/emails.ts";
+import { getUser } from "../services/users.ts";
 import { connectionParams, templateFormatter } from "../services/notifications.ts";
 
 const address = z.email();
@@ -12,17 +15,19 @@ const adminBody = z.object({ emails: z.array(z.object({ address, main: boolField
 const userParam = z.object({ user_uuid: uuidParam });
 const emailParam = z.object({ email_uuid: uuidParam });
 const listResponses = { 204: "Replaced", 400: "Invalid list", 404: "No such user", 409: "An address used by another user" };
+/** wazo-auth answers both email PUTs with the user's addresses `[{uuid, address, main, confirmed}]`. */
+const emailsAnswer = { description: "The addresses `[{uuid, address, main, confirmed}]`", read: async ({ app, caller, params }: { app: AppContext; caller: Caller; params: { user_uuid: string } }) => (await getUser(app, caller, params.user_uuid)).emails };
 
 export const requestConnection = (c: Context) => connectionParams(c.req.header("Host"), c.req.header("X-Script-Name"));
 
 export function emailRoutes(): RouteGroup {
   return new RouteGroup("emails")
-    .put("/users/{user_uuid}/emails", { summary: "Replace a user's addresses (new ones unconfirmed)", acl: "auth.users.{user_uuid}.emails.update", params: userParam, body: userBody, responses: listResponses }, async ({ c, app, caller, params, body }) => {
+    .put("/users/{user_uuid}/emails", { summary: "Replace a user's addresses (new ones unconfirmed)", acl: "auth.users.{user_uuid}.emails.update", params: userParam, body: userBody, responses: listResponses, wazoPutAnswer: emailsAnswer }, async ({ c, app, caller, params, body }) => {
       await updateEmails(app, caller, params.user_uuid, body.emails, false);
       return c.body(null, 204);
     },
     )
-    .put("/admin/users/{user_uuid}/emails", { summary: "Replace a user's addresses, setting `confirmed`", acl: "auth.admin.users.{user_uuid}.emails.update", params: userParam, body: adminBody, responses: listResponses }, async ({ c, app, caller, params, body }) => {
+    .put("/admin/users/{user_uuid}/emails", { summary: "Replace a user's addresses, setting `confirmed`", acl: "auth.admin.users.{user_uuid}.emails.update", params: userParam, body: adminBody, responses: listResponses, wazoPutAnswer: emailsAnswer }, async ({ c, app, caller, params, body }) => {
       await updateEmails(app, caller, params.user_uuid, body.emails, true);
       return c.body(null, 204);
     },

@@ -29,6 +29,14 @@ function pluginHandler(handler: ExternalHandler) {
   };
 }
 
+/** wazo-auth echoes the stored data on a PUT: read it back through the plugin's GET. */
+function readBack(get: ExternalHandler) {
+  return async ({ app, caller, params }: RouteInput<{ user_uuid: string }, undefined, unknown>) => {
+    const user = await requireVisibleUser(app, caller, params.user_uuid);
+    return (await get({ userUuid: user.uuid, tenantUuid: user.tenantUuid, body: {}, query: {} })).body ?? {};
+  };
+}
+
 function mountPlugin(group: RouteGroup, type: string, plugin: ExternalAuthPlugin): void {
   const base = `/users/{user_uuid}/external/${type}`;
   for (const method of ["post", "get", "put", "delete"] as const) {
@@ -44,6 +52,7 @@ function mountPlugin(group: RouteGroup, type: string, plugin: ExternalAuthPlugin
         params: userParam,
         ...(withBody ? { body: z.unknown() } : {}),
         responses: { 200: "Plugin response", 404: "No such user or data" },
+        ...(method === "put" && plugin.routes.get ? { wazoPutAnswer: { description: "The stored data, as GET answers it", read: readBack(plugin.routes.get) } } : {}),
       },
       pluginHandler(handler) as never,
     );

@@ -29,7 +29,7 @@ export function groupRoutes(): RouteGroup {
     )
     .put(
       "/groups/{group_uuid}",
-      { summary: "Rename a group", acl: "auth.groups.{group_uuid}.update", params: groupParam, body: z.object({ name: z.string().min(1).max(128) }), responses: { 204: "Updated", 400: "Invalid body", 403: "System-managed group", 404: "No such group", 409: "Name already used" } },
+      { summary: "Rename a group", acl: "auth.groups.{group_uuid}.update", params: groupParam, body: z.object({ name: z.string().min(1).max(128) }), responses: { 204: "Updated", 400: "Invalid body", 403: "System-managed group", 404: "No such group", 409: "Name already used" }, wazoPutAnswer: { description: "The group", read: async ({ app, caller, params }) => groupJson(await requireVisibleGroup(app, caller, params.group_uuid)) } },
       async ({ c, app, caller, params, body }) => {
         await updateGroup(app, caller, params.group_uuid, body.name);
         return c.body(null, 204);

@@ -35,6 +35,7 @@ export function policyRoutes(): RouteGroup {
         params: policyParam,
         body: updateBody,
         responses: { 204: "Updated", 400: "Invalid body", 403: "Read-only policy, or an access the caller may not grant or remove", 404: "No such policy", 409: "Name already used" },
+        wazoPutAnswer: { description: "The policy", read: ({ app, caller, params }) => getPolicy(app, caller, params.policy) },
       },
       async ({ c, app, caller, params, body }) => {
         await updatePolicy(app, caller, params.policy, body);

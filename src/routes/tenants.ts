@@ -55,7 +55,7 @@ export function tenantRoutes(): RouteGroup {
     )
     .put(
       "/tenants/{tenant_uuid}",
-      { summary: "Replace a tenant (omitted fields reset; slug immutable)", acl: "auth.tenants.{tenant_uuid}.update", params: tenantParam, body: updateBody, responses: { 204: "Updated", 400: "Invalid body", 404: "No such tenant or contact", 409: "Domain name already used" } },
+      { summary: "Replace a tenant (omitted fields reset; slug immutable)", acl: "auth.tenants.{tenant_uuid}.update", params: tenantParam, body: updateBody, responses: { 204: "Updated", 400: "Invalid body", 404: "No such tenant or contact", 409: "Domain name already used" }, wazoPutAnswer: { description: "The tenant", read: ({ app, caller, params }) => requireVisibleTenant(app, caller, params.tenant_uuid) } },
       async ({ c, app, caller, params, body }) => {
         await updateTenant(app, caller, params.tenant_uuid, body);
         return c.body(null, 204);

@@ -37,7 +37,7 @@ export function userRoutes(): RouteGroup {
     )
     .put(
       "/users/{user_uuid}",
-      { summary: "Replace a user's fields (disabling ends its sessions)", acl: "auth.users.{user_uuid}.update", params: userParam, body: updateBody, responses: { 204: "Updated", 400: "Invalid body", 404: "No such user", 409: "Username already used" } },
+      { summary: "Replace a user's fields (disabling ends its sessions)", acl: "auth.users.{user_uuid}.update", params: userParam, body: updateBody, responses: { 204: "Updated", 400: "Invalid body", 404: "No such user", 409: "Username already used" }, wazoPutAnswer: { description: "The user", read: ({ app, caller, params }) => getUser(app, caller, params.user_uuid) } },
       async ({ c, app, caller, params, body }) => {
         await updateUser(app, caller, params.user_uuid, body);
         return c.body(null, 204);
