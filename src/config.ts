@@ -53,6 +53,9 @@ export const configSchema = z.object({
   token_cleanup_interval: z.number().min(0).default(60),
   token_cleanup_batch_size: z.number().int().min(1).default(5000),
   max_user_concurrent_sessions: z.number().int().min(1).default(100),
+  /** argon2id for new hashes; pbkdf2_sha512 writes wazo-auth's format (to roll back to wazo-auth). */
+  password_hash_algorithm: z.enum(["argon2id", "pbkdf2_sha512"]).default("argon2id"),
+  /** PBKDF2 cost of new hashes with pbkdf2_sha512 (wazo-auth verifies only 250000). */
   password_hash_iterations: z.number().int().min(1).default(250000),
   /** Brute-force protection of POST /0.1/token and GET /0.1/users/password/reset (README "Login throttling"). */
   login_throttling: z
@@ -72,6 +75,13 @@ export const configSchema = z.object({
       /** Password-reset requests (each counts) per login and per address before throttling. */
       password_reset_max_requests: z.number().int().min(1).default(5),
       password_reset_max_requests_per_address: z.number().int().min(1).default(30),
+    })
+    .prefault({}),
+  /** argon2id cost: OWASP's minimum by default; lower values start with a warning (tests only). */
+  argon2: z
+    .object({
+      memory_kib: z.number().int().min(8).max(4_194_304).default(19456),
+      time_cost: z.number().int().min(1).max(100).default(2),
     })
     .prefault({}),
   bootstrap_user_on_startup: z.boolean().default(false),

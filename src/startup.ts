@@ -9,8 +9,10 @@ import { syncPoliciesOnStartup } from "./services/policy-sync.ts";
 import { bootstrapOnStartup } from "./services/bootstrap.ts";
 import { startBus } from "./bus/publisher.ts";
 import { startJobs } from "./jobs.ts";
+import { hashingWarnings } from "./services/passwords.ts";
 
 export async function startServices(app: AppContext): Promise<void> {
+  for (const warning of hashingWarnings(app.config)) app.log.warn(warning);
   await loadBackends(app, app.plugins);
   await loadIdentityProviders(app);
   await loadExternalAuthPlugins(app);

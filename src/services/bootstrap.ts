@@ -13,7 +13,7 @@ export interface BootstrapResult {
 
 export async function bootstrapUser(app: AppContext, username: string, password: string): Promise<BootstrapResult> {
   const policySlug = app.config.bootstrap_user_policy_slug;
-  const hash = await hashPassword(password, app.config.password_hash_iterations);
+  const hash = await hashPassword(password, app.config);
   return inTransaction(app, async (tx) => {
     const [policy] = await tx
       .select({ uuid: policies.uuid })

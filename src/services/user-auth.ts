@@ -5,7 +5,7 @@ import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import { accesses, emails, groupPolicies, groups, policies, policyAccesses, userGroups, userPolicies, users } from "../db/schema.ts";
 import type { LoginArgs } from "../plugins/types.ts";
-import { verifyPassword } from "./passwords.ts";
+import { hashPassword, needsRehash, verifyPassword } from "./passwords.ts";
 
 export type UserRow = typeof users.$inferSelect;
 
@@ -28,11 +28,27 @@ export async function findUserByLogin(db: DbOrTx, login: string): Promise<UserRo
 
 export async function checkUserPassword(app: AppContext, login: string, password: string): Promise<boolean> {
   const user = await findUserByLogin(app.db, login);
-  return verifyPassword(
-    password,
-    user ? { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations } : null,
-    app.config.password_hash_iterations,
-  );
+  const stored = user ? { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations } : null;
+  const ok = await verifyPassword(password, stored, app.config);
+  if (ok && user && needsRehash(stored!, app.config)) await rehashPassword(app, user, password);
+  return ok;
+}
+
+/**
+ * Rewrites a matching hash in the configured format (wazo-auth's PBKDF2 → argon2id, new argon2
+ * parameters, or back to PBKDF2 for a rollback). Only if the hash is still the one just verified;
+ * a failure is logged and never fails the login.
+ */
+async function rehashPassword(app: AppContext, user: UserRow, password: string): Promise<void> {
+  try {
+    const fresh = await hashPassword(password, app.config);
+    await app.db
+      .update(users)
+      .set({ passwordHash: fresh.hash, passwordSalt: fresh.salt, passwordIterations: fresh.iterations })
+      .where(and(eq(users.uuid, user.uuid), eq(users.passwordHash, user.passwordHash!)));
+  } catch (e) {
+    app.log.warn("password rehash failed", { user_uuid: user.uuid, error: (e as Error).message });
+  }
 }
 
 /** ACL of every policy of every group of the user, then of its own policies (duplicates kept). */

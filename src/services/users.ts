@@ -146,7 +146,7 @@ export async function createUser(app: AppContext, tx: DbOrTx, tenantUuid: string
   }
   if (input.username) await checkLoginFree(tx, input.username, "username");
   if (input.email_address) await checkLoginFree(tx, input.email_address, "email_address");
-  const hash = input.password ? await hashPassword(input.password, app.config.password_hash_iterations) : null;
+  const hash = input.password ? await hashPassword(input.password, app.config) : null;
   const [row] = await tx
     .insert(users)
     .values({
@@ -219,7 +219,7 @@ export async function deleteUser(app: AppContext, caller: Caller, uuid: string):
 /** PUT /users/{u}/password: the old password must match; every session of the user ends. */
 export async function changePassword(app: AppContext, caller: Caller, uuid: string, oldPassword: string, newPassword: string): Promise<void> {
   const user = caller.userUuid === uuid ? await ownUser(app, uuid) : await requireVisibleUser(app, caller, uuid);
-  const ok = await verifyPassword(oldPassword, { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations }, app.config.password_hash_iterations);
+  const ok = await verifyPassword(oldPassword, { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations }, app.config);
   if (!ok) throw new AuthenticationFailed();
   await setPassword(app, user, newPassword);
 }
@@ -235,7 +235,7 @@ export async function setPassword(app: AppContext, user: UserRow, password: stri
   if ((await effectiveMethod(app.db, user.authenticationMethod, user.tenantUuid)) !== "native") {
     throw new ApiError(405, "password-managed-externally", "The password of this user is managed by its identity provider", "users", { uuid: user.uuid });
   }
-  const hash = password === null ? null : await hashPassword(password, app.config.password_hash_iterations);
+  const hash = password === null ? null : await hashPassword(password, app.config);
   await inTransaction(app, async (tx) => {
     await tx.update(users).set({ passwordHash: hash?.hash ?? null, passwordSalt: hash?.salt ?? null, passwordIterations: hash?.iterations ?? null }).where(eq(users.uuid, user.uuid));
     await revokeUserSessions(app, tx, user.uuid);

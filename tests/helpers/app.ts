@@ -14,6 +14,9 @@ import { startServices } from "../../src/startup.ts";
 
 export type DbKind = "pglite" | "postgres";
 
+/** Cheap argon2id for tests (production defaults are OWASP's minimum; lower values log a warning). */
+export const TEST_ARGON2 = { memory_kib: 256, time_cost: 1 };
+
 export interface TestApp {
   kind: DbKind;
   app: AppContext;
@@ -93,7 +96,7 @@ export interface TestAppOptions {
 }
 
 export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Promise<TestApp> {
-  const config: Config = parseConfig({ password_hash_iterations: 1000, token_cleanup_interval: 0, ...(opts.config ?? {}) });
+  const config: Config = parseConfig({ password_hash_iterations: 1000, argon2: TEST_ARGON2, token_cleanup_interval: 0, ...(opts.config ?? {}) });
   const database = kind === "postgres" ? await freshPostgres() : await freshPglite();
   const log = opts.log ?? (process.env.TEST_LOG ? createLogger("debug") : silentLogger);
   const app = await buildContext(config, database, log);

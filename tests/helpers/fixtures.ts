@@ -19,7 +19,7 @@ export async function createUserRow(
   opts: { tenantUuid?: string; username?: string; password?: string; purpose?: string; enabled?: boolean } = {},
 ): Promise<string> {
   const uuid = randomUUID();
-  const pw = opts.password ? await hashPassword(opts.password, app.config.password_hash_iterations) : null;
+  const pw = opts.password ? await hashPassword(opts.password, app.config) : null;
   await app.db.insert(users).values({
     uuid,
     username: opts.username ?? `user-${uuid.slice(0, 8)}`,
