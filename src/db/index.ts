@@ -7,6 +7,7 @@ import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg-core";
 import type { ExtractTablesWithRelations } from "drizzle-orm";
 import * as schema from "./schema.ts";
+import { prepareSchema } from "./adopt.ts";
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -47,6 +48,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   const { migrate } = await import("drizzle-orm/postgres-js/migrator");
   const client = postgres(url, { max: poolSize, onnotice: () => {}, connect_timeout: 10 });
   const db = drizzle(client, { schema }) as unknown as Db;
+  await prepareSchema(db, migrationsFolder); // adopts a wazo-auth database; migrations under a lock
   await migrate(db as never, { migrationsFolder });
   return {
     db,
@@ -74,6 +76,7 @@ async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
   const lock = dataDir.startsWith("memory://") ? null : lockDataDir(dataDir);
   const client = await PGlite.create(dataDir, template ? { loadDataDir: template } : {});
   const db = drizzle(client, { schema }) as unknown as Db;
+  await prepareSchema(db, migrationsFolder); // adopts a wazo-auth database (imported as it was)
   await migrate(db as never, { migrationsFolder });
   let closed = false;
   return {
