@@ -1,4 +1,5 @@
-// Command line: `serve` (default), `migrate`, and `bootstrap <username> <password>`.
+// Command line: `serve` (default), `migrate`, `bootstrap <username> <password>`, and
+// `import|export <postgres URL> [--force]` (copy to/from the embedded database).
 //   bun src/cli.ts bootstrap admin s3cret     (npm run bootstrap -- admin s3cret)
 import { ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/index.ts";
@@ -6,10 +7,13 @@ import { createLogger } from "./log.ts";
 import { buildContext, closeContext } from "./services/app-context.ts";
 import { bootstrapUser } from "./services/bootstrap.ts";
 import { serve } from "./main.ts";
+import { runTransfer } from "./transfer-cli.ts";
 
 const USAGE = `usage: tessera [serve] [--config PATH]
        tessera migrate [--config PATH]
-       tessera bootstrap USERNAME PASSWORD [--config PATH]   (or env TESSERA_BOOTSTRAP_USERNAME / _PASSWORD)`;
+       tessera bootstrap USERNAME PASSWORD [--config PATH]   (or env TESSERA_BOOTSTRAP_USERNAME / _PASSWORD)
+       tessera import postgres://… [--force] [--config PATH]   (wazo-auth or Tessera PostgreSQL → embedded database)
+       tessera export postgres://… [--force] [--config PATH]   (embedded database → PostgreSQL)`;
 
 async function main(argv: string[]): Promise<number> {
   const args = argv.slice(2);
@@ -19,7 +23,7 @@ async function main(argv: string[]): Promise<number> {
     await serve(argv);
     return -1; // keeps running
   }
-  if (command !== "migrate" && command !== "bootstrap") {
+  if (command !== "migrate" && command !== "bootstrap" && command !== "import" && command !== "export") {
     console.error(USAGE);
     return 2;
   }
@@ -33,6 +37,7 @@ async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
+  if (command === "import" || command === "export") return runTransfer(command, positional[1], args.includes("--force"), config);
   const log = createLogger(config.log_level);
   let database;
   try {
