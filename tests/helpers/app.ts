@@ -93,11 +93,13 @@ export interface TestAppOptions {
   services?: boolean;
   /** Skip the suite (e.g. a server it needs is absent and not required). */
   skip?: boolean;
+  /** Open this database instead of a fresh one (e.g. a copy of a wazo-auth database). */
+  database?: () => Promise<Database>;
 }
 
 export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Promise<TestApp> {
   const config: Config = parseConfig({ password_hash_iterations: 1000, argon2: TEST_ARGON2, token_cleanup_interval: 0, ...(opts.config ?? {}) });
-  const database = kind === "postgres" ? await freshPostgres() : await freshPglite();
+  const database = opts.database ? await opts.database() : kind === "postgres" ? await freshPostgres() : await freshPglite();
   const log = opts.log ?? (process.env.TEST_LOG ? createLogger("debug") : silentLogger);
   const app = await buildContext(config, database, log);
   if (opts.services !== false) await startServices(app);
