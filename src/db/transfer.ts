@@ -35,6 +35,7 @@ export type SourceReader = (query: string) => Promise<string>;
 
 export async function importDatabase(opts: TransferOptions & { from: string; toDataDir: string }): Promise<TransferResult> {
   return withPostgresSource(opts.from, async (read) => {
+    await refuseUnknownWazoRevision(read); // before the embedded database is even created
     const target = await openDatabase({ dataDir: opts.toDataDir });
     try {
       return await copyInto(read, target, opts);
@@ -87,7 +88,6 @@ const q = (name: string) => `"${name.replaceAll(`"`, `""`)}"`;
 const lit = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 async function copyInto(read: SourceReader, target: Database, opts: TransferOptions): Promise<TransferResult> {
-  await refuseUnknownWazoRevision(read);
   const batchSize = opts.batchSize ?? 1000;
   const db = target.db as unknown as { transaction<T>(f: (tx: Tx) => Promise<T>): Promise<T> };
   return db.transaction(async (tx) => {
