@@ -53,7 +53,7 @@ describeEachDb("bootstrap", (get) => {
     expect(again).toEqual({ userUuid: first.userUuid, created: false });
     const [u] = await t.app.db.select().from(users).where(eq(users.uuid, first.userUuid));
     expect(u).toMatchObject({ purpose: "internal", authenticationMethod: "native", tenantUuid: t.app.topTenantUuid });
-    expect(u!.passwordHash).toMatch(/^[0-9a-f]{128}$/);
+    expect(u!.passwordHash).toMatch(/^\$argon2id\$/); // the configured algorithm (argon2id by default)
     expect((await t.app.db.select().from(userPolicies).where(eq(userPolicies.userUuid, first.userUuid))).length).toBe(1);
     const r = await t.request("POST", "/0.1/token", { body: {}, headers: { Authorization: `Basic ${btoa("root:pa55")}` } });
     expect(r.status).toBe(200);
