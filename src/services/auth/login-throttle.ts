@@ -6,6 +6,7 @@
 import { and, eq, lt, or, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
+import { afterCommit } from "../../db/tx.ts";
 import { loginThrottle } from "../../db/schema.ts";
 import { ServiceUnavailable, TooManyRequests } from "../../http/errors.ts";
 import { publishEvent } from "../events.ts";
@@ -44,6 +45,7 @@ function counterKeys(app: AppContext, s: ThrottleSubject): CounterKey[] {
   return keys;
 }
 
+const cacheKey = (k: { kind: string; key: string }) => `${k.kind}\n${k.key}`;
 const matching = (keys: CounterKey[]): SQL => or(...keys.map((k) => and(eq(loginThrottle.kind, k.kind), eq(loginThrottle.key, k.key))))!;
 
 /**
@@ -55,7 +57,7 @@ export async function assertNotThrottled(app: AppContext, subject: ThrottleSubje
   const keys = counterKeys(app, subject);
   if (!keys.length) return;
   const cache = cacheOf(app);
-  const cachedMs = Math.max(0, ...keys.map((k) => cache.msLeft(`${k.kind}\n${k.key}`)));
+  const cachedMs = Math.max(0, ...keys.map((k) => cache.msLeft(cacheKey(k))));
   if (cachedMs > 0) throw new TooManyRequests(resource, seconds(cachedMs));
   let rows: Array<{ kind: string; key: string; leftMs: number }>;
   try {
@@ -68,7 +70,7 @@ export async function assertNotThrottled(app: AppContext, subject: ThrottleSubje
     throw new ServiceUnavailable(resource, "The service cannot check login attempts now; try again later");
   }
   if (!rows.length) return;
-  for (const r of rows) cache.lock(`${r.kind}\n${r.key}`, r.leftMs);
+  for (const r of rows) cache.lock(cacheKey(r), r.leftMs);
   throw new TooManyRequests(resource, seconds(Math.max(...rows.map((r) => r.leftMs))));
 }
 
@@ -87,8 +89,10 @@ export async function countFailure(app: AppContext, tx: DbOrTx, subject: Throttl
     const counted = await upsertFailure(tx, k, c);
     if (!counted?.lockedNow) continue;
     const retryAfter = seconds(counted.leftMs);
-    cacheOf(app).lock(`${k.kind}\n${k.key}`, counted.leftMs);
-    app.log.warn("login throttled", { action: subject.action, throttled_by: k.by, login: subject.login, remote_addr: subject.remoteAddr, retry_after: retryAfter });
+    afterCommit(tx, () => {
+      cacheOf(app).lock(cacheKey(k), counted.leftMs);
+      app.log.warn("login throttled", { action: subject.action, throttled_by: k.by, login: subject.login, remote_addr: subject.remoteAddr, retry_after: retryAfter });
+    });
     await publishEvent(app, tx, {
       name: "auth_user_login_throttled",
       routingKey: "auth.logins.throttled",
