@@ -149,6 +149,15 @@ describeEachDb("login throttling", (get) => {
     expect((await login(t, basic("bystander", "right"), "127.0.0.1")).status).toBe(200);
   });
 
+  test("an IPv6 client counts per /64: hopping through its addresses gains nothing", async () => {
+    const t = get();
+    const prefix = `2001:db8:${(++addressSeq).toString(16)}:1`;
+    for (let i = 1; i <= 5; i++) expect((await login(t, basic(`hop-${uniq()}`, "guess"), `${prefix}::${i.toString(16)}`)).status).toBe(401);
+    expect((await login(t, basic(`hop-${uniq()}`, "guess"), `${prefix}:ffff:eeee:dddd:cccc`)).status).toBe(429);
+    expect((await counter(t, "address", `${prefix}::/64`))?.failures).toBe(5);
+    expect((await login(t, basic(`hop-${uniq()}`, "guess"), `2001:db8:${(++addressSeq).toString(16)}:1::1`)).status).toBe(401); // another /64
+  });
+
   test("a success resets the login's count, not the address's", async () => {
     const t = get();
     const addr = freshAddress();
