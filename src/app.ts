@@ -13,6 +13,7 @@ import { refreshTokenRoutes } from "./routes/refresh-tokens.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { idpRoutes } from "./routes/idp.ts";
 import { backendRoutes } from "./routes/backends.ts";
+import { ldapConfigRoutes } from "./routes/ldap-config.ts";
 import { passwordResetRoutes } from "./routes/password-reset.ts";
 import { registerRoutes } from "./routes/register.ts";
 import { emailRoutes } from "./routes/emails.ts";
@@ -38,6 +39,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     sessionRoutes(),
     idpRoutes(),
     backendRoutes(),
+    ldapConfigRoutes(),
     passwordResetRoutes(),
     registerRoutes(),
     emailRoutes(),

@@ -120,6 +120,15 @@ export const configSchema = z.object({
     })
     .prefault({}),
   email_notification_plugin: z.string().default("smtp"),
+  /** The ldap_user backend's connection settings (the per-tenant directories are in /backends/ldap). */
+  ldap: z
+    .object({
+      /** PEM file of extra certificate authorities trusted for ldaps:// and STARTTLS (beside the system ones). */
+      tls_ca_file: z.string().min(1).nullable().default(null),
+      /** Seconds: TCP connect, each LDAP operation, and the whole directory conversation of a login. */
+      timeout: z.number().positive().max(60).default(2),
+    })
+    .prefault({}),
   /** Public base URL of this service, for the OAuth2 redirect URLs of external-auth plugins. */
   oauth2_redirect_base_url: z.string().url().default("http://127.0.0.1:9497"),
   smtp: z
@@ -170,8 +179,10 @@ export type Config = z.infer<typeof configSchema>;
 const projectRoot = fileURLToPath(new URL("..", import.meta.url));
 
 /** The stock plugins, used when the config file lists none of a kind (absolute paths). */
-export const defaultPlugins: Record<string, Record<string, string>> = {
-  backends: { wazo_user: join(projectRoot, "plugins/backends/wazo-user.ts") },
+export const defaultPlugins: Record<string, Record<string, string | { module: string; priority: number }>> = {
+  backends: { wazo_user: join(projectRoot, "plugins/backends/wazo-user.ts"), ldap_user: join(projectRoot, "plugins/backends/ldap-user.ts") },
+  // wazo-auth's priorities (COMPATIBILITY.md §14): saml 1, ldap 2.
+  idp: { ldap: { module: join(projectRoot, "plugins/idp/ldap.ts"), priority: 2 } },
   external_auth: {
     google: join(projectRoot, "plugins/external-auth/google.ts"),
     microsoft: join(projectRoot, "plugins/external-auth/microsoft.ts"),

@@ -43,7 +43,7 @@ describeEachDb("external auth", (get) => {
     expect(s.plugins.broken.error).toContain("cannot be imported");
     expect(s.plugins.incomplete.error).toContain("routes");
     expect(s.plugins.mobile.status).toBe("ok");
-    expect((await t.request("GET", "/0.1/backends")).json).toEqual({ data: ["wazo_user"] });
+    expect((await t.request("GET", "/0.1/backends")).json).toEqual({ data: ["wazo_user", "ldap_user"] });
     expect(admin).toBeTruthy();
   });
 

@@ -219,9 +219,18 @@ export async function deleteUser(app: AppContext, caller: Caller, uuid: string):
 /** PUT /users/{u}/password: the old password must match; every session of the user ends. */
 export async function changePassword(app: AppContext, caller: Caller, uuid: string, oldPassword: string, newPassword: string): Promise<void> {
   const user = caller.userUuid === uuid ? await ownUser(app, uuid) : await requireVisibleUser(app, caller, uuid);
+  // Before the old password: a directory (ldap) or SAML user has none here to compare (§6.4).
+  await requireNativePassword(app, user);
   const ok = await verifyPassword(oldPassword, { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations }, app.config);
   if (!ok) throw new AuthenticationFailed();
   await setPassword(app, user, newPassword);
+}
+
+/** 405 when the user's effective method is not native: its password lives in its identity provider. */
+async function requireNativePassword(app: AppContext, user: UserRow): Promise<void> {
+  if ((await effectiveMethod(app.db, user.authenticationMethod, user.tenantUuid)) !== "native") {
+    throw new ApiError(405, "password-managed-externally", "The password of this user is managed by its identity provider", "users", { uuid: user.uuid });
+  }
 }
 
 async function ownUser(app: AppContext, uuid: string): Promise<UserRow> {
@@ -232,9 +241,7 @@ async function ownUser(app: AppContext, uuid: string): Promise<UserRow> {
 
 /** Sets (or, with null, removes) a native password and ends the user's sessions; refresh tokens stay. */
 export async function setPassword(app: AppContext, user: UserRow, password: string | null): Promise<void> {
-  if ((await effectiveMethod(app.db, user.authenticationMethod, user.tenantUuid)) !== "native") {
-    throw new ApiError(405, "password-managed-externally", "The password of this user is managed by its identity provider", "users", { uuid: user.uuid });
-  }
+  await requireNativePassword(app, user);
   const hash = password === null ? null : await hashPassword(password, app.config);
   await inTransaction(app, async (tx) => {
     await tx.update(users).set({ passwordHash: hash?.hash ?? null, passwordSalt: hash?.salt ?? null, passwordIterations: hash?.iterations ?? null }).where(eq(users.uuid, user.uuid));

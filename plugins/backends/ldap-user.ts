@@ -1,0 +1,73 @@
+// The `ldap_user` backend (COMPATIBILITY.md §12.1, §12.3): the password is checked by the directory
+// of the tenant the login names (`domain_name` or `tenant_id`), and the token goes to that tenant's
+// user whose confirmed email address (or username) is the directory entry's email. ACL and metadata
+// are computed as for wazo_user, from that user; the token metadata also carries `username` = the
+// email, as wazo-auth's does. Refresh-token logins reach getAcl/getMetadata with the email directly.
+import { readFileSync } from "node:fs";
+import type { BackendPlugin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";
+import type { AppContext } from "../../src/context.ts";
+import { findLoginTenant } from "../../src/services/auth/login-tenant.ts";
+import { findLdapConfig } from "../../src/services/integrations/ldap-config.ts";
+import { findUserByLogin, userAcl, userMetadata } from "../../src/services/user-auth.ts";
+import { authenticateInDirectory, directoryUrl, type DirectoryOptions } from "./ldap-directory.ts";
+
+export default class LdapUserBackend implements BackendPlugin {
+  private app!: AppContext;
+  private options!: DirectoryOptions;
+
+  load(deps: PluginDependencies): void {
+    this.app = deps.app;
+    const { tls_ca_file: caFile, timeout } = deps.app.config.ldap;
+    // A CA file that cannot be read is a configuration error: refuse to start the backend rather
+    // than fall back to anything weaker.
+    this.options = { timeout, extraCa: caFile ? [readFileSync(caFile, "utf8")] : [] };
+  }
+
+  async verifyPassword(login: string, password: string, args: LoginArgs): Promise<boolean> {
+    const log = this.app.log;
+    const tenantUuid = await findLoginTenant(this.app, args.body);
+    if (!tenantUuid) {
+      log.info("ldap login refused: no such tenant", { domain_name: args.body.domain_name, tenant_id: args.body.tenant_id });
+      return false;
+    }
+    const config = await findLdapConfig(this.app, tenantUuid);
+    if (!config) {
+      log.info("ldap login refused: the tenant has no LDAP configuration", { tenant_uuid: tenantUuid });
+      return false;
+    }
+    let email: string;
+    try {
+      email = await authenticateInDirectory(config, login, password, this.options);
+    } catch (e) {
+      log.info("ldap login refused by the directory", { tenant_uuid: tenantUuid, url: directoryUrl(config), login, reason: (e as Error).message });
+      return false;
+    }
+    const user = await findUserByLogin(this.app.db, email);
+    if (!user || user.tenantUuid !== tenantUuid) {
+      log.info("ldap login refused: no user of the tenant has the directory's email", { tenant_uuid: tenantUuid, email });
+      return false;
+    }
+    args.pbx_user_uuid = user.uuid;
+    args.user_email = email;
+    args.real_login = email;
+    return true;
+  }
+
+  async getAcl(login: string, args: LoginArgs): Promise<string[]> {
+    const user = await findUserByLogin(this.app.db, this.email(login, args));
+    return [...args.acl, ...(user ? await userAcl(this.app.db, user.uuid) : [])];
+  }
+
+  async getMetadata(login: string, args: LoginArgs): Promise<Record<string, unknown>> {
+    const email = this.email(login, args);
+    return { username: email, ...(await userMetadata(this.app, email, args)) };
+  }
+
+  async getPersistentMetadata(_login: string, _args: LoginArgs): Promise<Record<string, unknown>> {
+    return {};
+  }
+
+  private email(login: string, args: LoginArgs): string {
+    return typeof args.user_email === "string" ? args.user_email : login;
+  }
+}

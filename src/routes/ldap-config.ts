@@ -1,0 +1,55 @@
+// GET|PUT|DELETE /0.1/backends/ldap (COMPATIBILITY.md §6.14): the scoping tenant's LDAP directory.
+import { z } from "zod";
+import { RouteGroup } from "../http/route.ts";
+import { intField } from "../http/validate.ts";
+import { deleteLdapConfig, getLdapConfig, putLdapConfig } from "../services/integrations/ldap-config.ts";
+import { ATTRIBUTE_RE, searchFilterProblem } from "../services/integrations/ldap-filter.ts";
+
+const attribute = z.string().min(1).max(64).regex(ATTRIBUTE_RE, "An LDAP attribute name (letters, digits, hyphens) or a numeric OID");
+
+const ldapConfigBody = z.object({
+  host: z.string().min(1).max(512).regex(/^[^\s/:]+$|^\[[0-9A-Fa-f:.]+\]$/, "A host name or address, without scheme or port"),
+  port: intField().pipe(z.number().int().min(1).max(65535)),
+  protocol_version: intField().pipe(z.number().int().min(2).max(3)).optional(),
+  protocol_security: z.enum(["ldaps", "tls"]).nullable().optional(),
+  bind_dn: z.string().min(1).max(256).nullable().optional(),
+  bind_password: z.string().min(1).nullable().optional(),
+  user_base_dn: z.string().min(1).max(256),
+  user_login_attribute: attribute,
+  user_email_attribute: attribute,
+  search_filters: z
+    .string()
+    .min(1)
+    .nullable()
+    .optional()
+    .superRefine((value, ctx) => {
+      const problem = value ? searchFilterProblem(value) : null;
+      if (problem) ctx.addIssue({ code: "custom", message: `Not a valid search filter: ${problem}`, params: { constraint_id: "ldap_filter", constraint: "{username}, {user_login_attribute}, {user_email_attribute}" } });
+    }),
+});
+
+const configView = "`{tenant_uuid, host, port, protocol_version, protocol_security, bind_dn, user_base_dn, user_login_attribute, user_email_attribute, search_filters}` (never `bind_password`)";
+
+export function ldapConfigRoutes(): RouteGroup {
+  return new RouteGroup("ldap_config")
+    .get("/backends/ldap", { summary: "The scoping tenant's LDAP directory (every field null when none)", acl: "auth.backends.ldap.read", responses: { 200: configView } }, async ({ c, app, caller }) =>
+      c.json(await getLdapConfig(app, caller)),
+    )
+    .put(
+      "/backends/ldap",
+      {
+        summary: "Create or update the scoping tenant's LDAP directory; omitted optional fields keep their value, null clears them",
+        acl: "auth.backends.ldap.update",
+        body: ldapConfigBody,
+        responses: { 204: "Saved", 400: "Invalid body" },
+      },
+      async ({ c, app, caller, body }) => {
+        await putLdapConfig(app, caller, body);
+        return c.body(null, 204);
+      },
+    )
+    .delete("/backends/ldap", { summary: "Remove the scoping tenant's LDAP directory (204 even if none)", acl: "auth.backends.ldap.delete", responses: { 204: "Removed" } }, async ({ c, app, caller }) => {
+      await deleteLdapConfig(app, caller);
+      return c.body(null, 204);
+    });
+}
