@@ -44,6 +44,7 @@ describeEachDb("LDAP configuration", (get) => {
     const t = get();
     const f = await tenantFamily(t.app);
     await t.request("PUT", "/0.1/backends/ldap", { token: f.admin, body: { ...valid, protocol_version: 2 } });
+    expect((await t.request("GET", "/0.1/backends/ldap", { token: f.admin })).json.protocol_version).toBe(2);
     const { bind_dn: _d, bind_password: _p, protocol_security: _s, search_filters: _f, ...required } = valid;
     expect((await t.request("PUT", "/0.1/backends/ldap", { token: f.admin, body: { ...required, host: "other.example.com" } })).status).toBe(204);
     expect((await t.request("GET", "/0.1/backends/ldap", { token: f.admin })).json).toMatchObject({

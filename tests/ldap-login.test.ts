@@ -117,6 +117,12 @@ describeEachDb("LDAP login", (get) => {
     const t = get();
     expect((await t.request("POST", "/0.1/token", { headers: basic("bob", "bob-native"), body: {} })).status).toBe(200);
     expect((await t.request("POST", "/0.1/token", { headers: basic("alice", "alice-native"), body: {} })).status).toBe(401);
+    // PUT /idp/ldap/users moves bob to LDAP (and native login stops), PUT /idp/native/users/{u} back
+    expect((await t.request("PUT", "/0.1/idp/ldap/users", { token: acme.admin, tenant: acme.tenant, body: { users: [{ uuid: acme.users.bob }] } })).status).toBe(204);
+    expect((await ldapLogin("bob", "bob-ldap")).json.data.auth_id).toBe(acme.users.bob);
+    expect((await t.request("POST", "/0.1/token", { headers: basic("bob", "bob-native"), body: {} })).status).toBe(401);
+    expect((await t.request("PUT", `/0.1/idp/native/users/${acme.users.bob}`, { token: acme.admin, tenant: acme.tenant })).status).toBe(204);
+    expect((await ldapLogin("bob", "bob-ldap")).status).toBe(401);
     // `default` follows the tenant's default_authentication_method (ldap here)
     expect((await ldapLogin("smith, john", "smith-ldap")).json.data.auth_id).toBe(acme.users.smith);
   });
