@@ -212,8 +212,8 @@ describeEachDb("LDAP login", (get) => {
     // asking for a reset mails nobody for an LDAP user (a native one does get the mail)
     const conn = { hostname: "auth.example.com", port: "443", prefix: "" };
     const before = smtp.mails.length;
-    await requestPasswordReset(t.app, { login: "alice@acme.example.com" }, conn);
-    await requestPasswordReset(t.app, { login: "bob" }, conn);
+    await (await requestPasswordReset(t.app, { login: "alice@acme.example.com" }, conn, "127.0.0.1")).done;
+    await (await requestPasswordReset(t.app, { login: "bob" }, conn, "127.0.0.1")).done;
     await smtp.waitForMail((m) => m.to.includes("bob@acme.example.com"));
     expect(smtp.mails.slice(before).flatMap((m) => m.to)).toEqual(["bob@acme.example.com"]);
   });

@@ -233,7 +233,9 @@ async function recordLoginFailure(app: AppContext, req: LoginRequest, subject: T
       await publishEvent(app, tx, {
         name: "auth_user_login_failed",
         routingKey: "auth.logins.failed",
-        data: { login: req.login, remote_addr: req.remoteAddr, user_agent: req.userAgent },
+        // A login is raw Basic input: a NUL in it cannot be stored in jsonb (and would make a
+        // refused login a 503), so it is shown as U+FFFD.
+        data: { login: req.login?.replaceAll("\0", "\uFFFD") ?? null, remote_addr: req.remoteAddr, user_agent: req.userAgent },
         tenantUuid: null,
         userUuid: null,
         aggregate: "logins",

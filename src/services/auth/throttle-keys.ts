@@ -3,10 +3,11 @@
 // so hopping through its addresses gains nothing). Pure functions, no I/O.
 import { createHash } from "node:crypto";
 
-/** Trimmed, lower-cased, NFC; a very long login is hashed so every key fits the index. */
+/** Trimmed, lower-cased, NFC; a very long login is hashed so every key fits the index, and so is
+ * one holding a NUL, which PostgreSQL text cannot store (it would turn a refused login into a 503). */
 export function normaliseLogin(login: string): string {
   const n = login.trim().toLowerCase().normalize("NFC");
-  return n.length > 256 ? `sha256:${createHash("sha256").update(n).digest("hex")}` : n;
+  return n.length > 256 || n.includes("\0") ? `sha256:${createHash("sha256").update(n).digest("hex")}` : n;
 }
 
 /** IPv4 as is (also when IPv4-mapped), IPv6 as its 8 groups, anything else lower-cased. */
