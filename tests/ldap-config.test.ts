@@ -64,6 +64,8 @@ describeEachDb("LDAP configuration", (get) => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ host: "x".repeat(513) }, "host"],
       [{ host: "ldap://ldap.example.com" }, "host"],
+      [{ host: "reader@ldap.example.com" }, "host"],
+      [{ host: "ldap.example.com:389" }, "host"],
       [{ host: undefined }, "host"],
       [{ port: "abc" }, "port"],
       [{ port: 70000 }, "port"],
@@ -137,3 +139,15 @@ describeEachDb("LDAP configuration", (get) => {
     expect((await t.request("GET", "/0.1/backends/ldap", { token: f.childAdmin })).json).toEqual(NULL_VIEW);
   });
 }, { log: createLogger("debug", (line) => logLines.push(line)) });
+
+describeEachDb("LDAP configuration, wazo-auth PUT answers", (get) => {
+  test("with compatibility.put_responses: wazo, PUT answers 200 with the stored view, never the bind password", async () => {
+    const t = get();
+    const f = await tenantFamily(t.app);
+    const r = await t.request("PUT", "/0.1/backends/ldap", { token: f.admin, body: { ...valid, host: "::1" } });
+    expect(r.status).toBe(200);
+    const { bind_password: _, ...shown } = valid;
+    expect(r.json).toEqual({ ...shown, host: "::1", tenant_uuid: f.tenant, protocol_version: 3 });
+    expect(r.text).not.toContain(BIND_PASSWORD);
+  });
+}, { config: { compatibility: { put_responses: "wazo" } } });

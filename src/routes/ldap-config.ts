@@ -1,14 +1,20 @@
 // GET|PUT|DELETE /0.1/backends/ldap (COMPATIBILITY.md §6.14): the scoping tenant's LDAP directory.
+import { isIP } from "node:net";
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
 import { intField } from "../http/validate.ts";
 import { deleteLdapConfig, getLdapConfig, putLdapConfig } from "../services/integrations/ldap-config.ts";
 import { ATTRIBUTE_RE, searchFilterProblem } from "../services/integrations/ldap-filter.ts";
 
+const HOST_NAME_RE = /^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?$/;
 const attribute = z.string().min(1).max(64).regex(ATTRIBUTE_RE, "An LDAP attribute name (letters, digits, hyphens) or a numeric OID");
 
 const ldapConfigBody = z.object({
-  host: z.string().min(1).max(512).regex(/^[^\s/:]+$|^\[[0-9A-Fa-f:.]+\]$/, "A host name or address, without scheme or port"),
+  host: z
+    .string()
+    .min(1)
+    .max(512)
+    .refine((h) => HOST_NAME_RE.test(h) || isIP(h.replace(/^\[|\]$/g, "")) !== 0, "A host name or an IP address, without scheme or port"),
   port: intField().pipe(z.number().int().min(1).max(65535)),
   protocol_version: intField().pipe(z.number().int().min(2).max(3)).optional(),
   protocol_security: z.enum(["ldaps", "tls"]).nullable().optional(),
@@ -42,6 +48,7 @@ export function ldapConfigRoutes(): RouteGroup {
         acl: "auth.backends.ldap.update",
         body: ldapConfigBody,
         responses: { 204: "Saved", 400: "Invalid body" },
+        wazoPutAnswer: { description: configView, read: ({ app, caller }) => getLdapConfig(app, caller) },
       },
       async ({ c, app, caller, body }) => {
         await putLdapConfig(app, caller, body);
