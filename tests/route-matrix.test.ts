@@ -71,6 +71,7 @@ const BODIES: Record<string, (w?: World) => unknown> = {
   "PUT /admin/users/{user_uuid}/emails": (w) => ({ emails: w ? [{ address: w.emailAddress, main: true, confirmed: false }] : [] }),
   "PUT /users/{user_uuid}/password": () => ({ old_password: "pw-secret", new_password: "pw-secret" }),
   "PATCH /config": () => [{ op: "replace", path: "/debug", value: false }],
+  "PUT /backends/ldap": () => ({ host: "ldap.example.com", port: 389, user_base_dn: "dc=example,dc=com", user_login_attribute: "uid", user_email_attribute: "mail" }),
 };
 /** Answers of wazo-auth kept on purpose: logout answers 200 `{"data": {"message": "success"}}`. */
 const LEGACY_DELETE = ["DELETE /token/{token}"];
