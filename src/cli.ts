@@ -3,6 +3,7 @@
 //   bun src/cli.ts bootstrap admin s3cret     (npm run bootstrap -- admin s3cret)
 import { ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/index.ts";
+import { adoptedWazoRevision } from "./db/adopt.ts";
 import { createLogger } from "./log.ts";
 import { buildContext, closeContext } from "./services/app-context.ts";
 import { bootstrapUser } from "./services/bootstrap.ts";
@@ -49,7 +50,8 @@ async function main(argv: string[]): Promise<number> {
   const app = await buildContext(config, database, log);
   try {
     if (command === "migrate") {
-      console.log(`database migrated (${database.kind})`);
+      const revision = adoptedWazoRevision(database.db);
+      console.log(`database migrated (${database.kind})${revision ? `: adopted the wazo-auth database at revision ${revision}` : ""}`);
       return 0;
     }
     const username = positional[1] ?? process.env.TESSERA_BOOTSTRAP_USERNAME;

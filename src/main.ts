@@ -2,6 +2,7 @@
 // SIGINT/SIGTERM drain in-flight requests, stop jobs and close the database.
 import { ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/index.ts";
+import { adoptionNote } from "./db/adopt.ts";
 import { createLogger } from "./log.ts";
 import { createApp } from "./app.ts";
 import { buildContext, closeContext } from "./services/app-context.ts";
@@ -27,7 +28,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     log.error("cannot open the database", { error: (e as Error).message });
     process.exit(1);
   }
-  log.info("database ready", { kind: database.kind, ...(database.kind === "pglite" ? { data_dir: config.data_dir } : {}) });
+  log.info("database ready", { kind: database.kind, ...(database.kind === "pglite" ? { data_dir: config.data_dir } : {}), ...adoptionNote(database.db) });
   const app = await buildContext(config, database, log);
   try {
     await startServices(app);

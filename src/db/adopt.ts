@@ -24,6 +24,17 @@ const CHECK_SCHEMA = "tessera_adopt_check";
 
 export class SchemaAdoptionError extends Error {}
 
+/** The wazo-auth revision adopted when this database handle was opened (for the start-up log). */
+const adoptions = new WeakMap<object, string>();
+export function adoptedWazoRevision(db: Db): string | null {
+  return adoptions.get(db) ?? null;
+}
+/** Log fields saying a wazo-auth database was just adopted (none otherwise). */
+export function adoptionNote(db: Db): Record<string, string> {
+  const revision = adoptedWazoRevision(db);
+  return revision ? { adopted_wazo_auth_revision: revision } : {};
+}
+
 /** Tessera's additions to wazo-auth's schema (drizzle/0000_baseline.sql minus what wazo-auth has). */
 const ADDITIONS = [
   `ALTER TABLE "auth_user" ADD COLUMN IF NOT EXISTS "password_iterations" integer`,
@@ -61,7 +72,7 @@ async function rows<T>(tx: Tx | Db, query: ReturnType<typeof sql>): Promise<T[]>
 export async function prepareSchema(db: Db, migrationsFolder: string): Promise<{ adopted: string | null }> {
   const migrations = readMigrationFiles({ migrationsFolder });
   const journal = JSON.parse(readFileSync(join(migrationsFolder, "meta", "_journal.json"), "utf8")) as { entries: Array<{ tag: string; when: number }> };
-  return (db as unknown as { transaction<T>(f: (tx: Tx) => Promise<T>): Promise<T> }).transaction(async (tx) => {
+  const result = await (db as unknown as { transaction<T>(f: (tx: Tx) => Promise<T>): Promise<T> }).transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${LOCK_KEY})`);
     const revision = await wazoRevision(tx);
     await tx.execute(sql.raw(`CREATE SCHEMA IF NOT EXISTS "drizzle"`));
@@ -86,6 +97,8 @@ export async function prepareSchema(db: Db, migrationsFolder: string): Promise<{
     }
     return { adopted };
   });
+  if (result.adopted) adoptions.set(db, result.adopted);
+  return result;
 }
 
 /** The wazo-auth revision of this database, null when it is not wazo-auth's; unknown → refused. */

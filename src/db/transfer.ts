@@ -105,14 +105,14 @@ async function copyInto(read: SourceReader, target: Database, opts: TransferOpti
       const size = table.selfReference ? Math.max(total, 1) : batchSize;
       while (copied < total) {
         const batch = await read(selectBatch(table, size, copied));
-        await tx.execute(sql.raw(insertBatch(table, table.selfReference ? sortParentsFirst(batch, table) : batch)));
+        await tx.execute(insertBatch(table, table.selfReference ? sortParentsFirst(batch, table) : batch));
         copied = Math.min(total, copied + size);
         opts.onProgress?.({ table: table.table, copied, total, tableIndex, tableCount: plan.length });
       }
       result.tables.push({ table: table.table, rows: total });
     }
     for (const table of plan) {
-      if (table.deferred.length) await tx.execute(sql.raw(await restoreDeferred(read, table)));
+      if (table.deferred.length) await tx.execute(await restoreDeferred(read, table));
       for (const seq of table.sequences) {
         await tx.execute(sql.raw(`select setval(${lit(seq.sequence)}, coalesce((select max(${q(seq.column)}) from ${q(table.table)}), 0) + 1, false)`));
       }
@@ -140,11 +140,11 @@ function selectBatch(table: TablePlan, size: number, offset: number): string {
   return `select coalesce(json_agg(r), '[]')::text from (select ${cols} from ${q(table.table)} order by ${order} limit ${size} offset ${offset}) r`;
 }
 
-/** The batch inserted through json_populate_recordset; NULLs the target forbids take its default. */
-function insertBatch(table: TablePlan, batch: string): string {
+/** The batch (a bound JSON parameter) inserted through json_populate_recordset; NULLs the target forbids take its default. */
+function insertBatch(table: TablePlan, batch: string) {
   const names = table.columns.map((c) => q(c.name)).join(", ");
   const values = table.columns.map((c) => (c.defaultWhenNull ? `coalesce(j.${q(c.name)}, ${c.defaultWhenNull})` : `j.${q(c.name)}`)).join(", ");
-  return `insert into ${q(table.table)} (${names}) select ${values} from json_populate_recordset(null::${q(table.table)}, ${lit(batch)}::json) j`;
+  return sql`${sql.raw(`insert into ${q(table.table)} (${names}) select ${values} from json_populate_recordset(null::${q(table.table)}, `)}${batch}::json) j`;
 }
 
 function sortParentsFirst(batch: string, table: TablePlan): string {
@@ -165,11 +165,11 @@ function sortParentsFirst(batch: string, table: TablePlan): string {
 }
 
 /** Columns copied as NULL to break a foreign-key cycle get their values once every table is in. */
-async function restoreDeferred(read: SourceReader, table: TablePlan): Promise<string> {
+async function restoreDeferred(read: SourceReader, table: TablePlan) {
   const keys = table.orderBy;
   const cols = [...keys, ...table.deferred];
   const rows = await read(`select coalesce(json_agg(r), '[]')::text from (select ${cols.map(q).join(", ")} from ${q(table.table)}) r`);
   const set = table.deferred.map((c) => `${q(c)} = j.${q(c)}`).join(", ");
   const match = keys.map((k) => `t.${q(k)} = j.${q(k)}`).join(" and ");
-  return `update ${q(table.table)} t set ${set} from json_populate_recordset(null::${q(table.table)}, ${lit(rows)}::json) j where ${match}`;
+  return sql`${sql.raw(`update ${q(table.table)} t set ${set} from json_populate_recordset(null::${q(table.table)}, `)}${rows}::json${sql.raw(`) j where ${match}`)}`;
 }
