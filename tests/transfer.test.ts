@@ -112,4 +112,31 @@ const counts = (r: TransferResult) => Object.fromEntries(r.tables.map((t) => [t.
       await t.close();
     }
   }, 120_000);
+
+  test("the CLI: npm run import -- URL prints counts per table; again without --force it refuses", async () => {
+    const target = mkdtempSync(join(tmpdir(), "tessera-cli-import-"));
+    const root = join(import.meta.dir, "..");
+    const run = async (...extra: string[]) => {
+      const proc = Bun.spawn([process.execPath, "src/cli.ts", "import", fixture.url, ...extra], {
+        cwd: root,
+        env: { ...process.env, TESSERA_DATA_DIR: join(target, "data") },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      return { out, err, code };
+    };
+    try {
+      const first = await run();
+      expect(first.code).toBe(0);
+      expect(first.out).toMatch(/auth_user +7\n/);
+      expect(first.out).toMatch(/auth_access +73\n/);
+      expect(first.err).toContain("table 1/");
+      const second = await run();
+      expect(second.code).toBe(1);
+      expect(second.err).toContain("use --force");
+    } finally {
+      rmSync(target, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
