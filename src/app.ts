@@ -5,6 +5,7 @@ import type { AppContext } from "./context.ts";
 import { ApiError, errorResponse, jsonError, resourceOfPath } from "./http/errors.ts";
 import { asAnswered, type Env, type RouteGroup, type RouteSpec } from "./http/route.ts";
 import { requestLog } from "./http/request-log.ts";
+import { fastTokenCheck, type PeerAddress } from "./http/fast-token-check.ts";
 import { statusRoutes } from "./routes/status.ts";
 import { configRoutes } from "./routes/config.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
@@ -78,6 +79,19 @@ export function createApp(app: AppContext): Hono<Env> {
   });
   hono.onError((err, c) => errorResponse(c, err, app.log));
   return hono;
+}
+
+/** What the server calls for each request: the token check's in-memory shortcut, else the router. */
+export type RequestHandler = (req: Request, peer: PeerAddress) => Response | Promise<Response>;
+
+export function createHandler(app: AppContext, hono: Hono<Env> = createApp(app)): RequestHandler {
+  return (req, peer) =>
+    fastTokenCheck(app, req, peer) ??
+    hono.fetch(req, {
+      get remoteAddr() {
+        return peer();
+      },
+    });
 }
 
 function matchesPath(template: string, path: string): boolean {

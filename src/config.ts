@@ -49,6 +49,12 @@ export const configSchema = z.object({
   uuid: z.string().nullable().default(null),
   log_level: z.enum(["debug", "info", "warning", "error", "critical"]).default("info"),
   debug: z.boolean().default(false),
+  /** One info line per request; off: only answers >= 400 and slow requests (see http/request-log.ts). */
+  access_log: z.boolean().default(false),
+  /** Log to this file (append, reopened on SIGHUP) instead of standard error. */
+  log_filename: z.string().min(1).nullable().default(null),
+  /** Processes serving the port (PostgreSQL only; PGlite is single-process). See src/cluster.ts. */
+  workers: z.number().int().min(1).max(256).default(1),
   default_token_lifetime: z.number().int().min(1).max(315360000).default(7200),
   token_cleanup_interval: z.number().min(0).default(60),
   token_cleanup_batch_size: z.number().int().min(1).default(5000),

@@ -1,5 +1,12 @@
 // One-line JSON logs with a level threshold. Secrets never reach a log line: `maskToken` keeps only
 // a token's first characters and `redact` hides known secret fields.
+//
+// Writing is off the request path: lines are appended to an in-memory batch and written together
+// once the current turn of the event loop is over (or when the batch is large), so a busy instance
+// makes one write per turn instead of one per line. Each write is at most PIPE_BUF bytes cut at
+// line ends, so lines of several workers sharing one pipe or file never interleave.
+import { closeSync, openSync, writeSync } from "node:fs";
+
 export type Level = "debug" | "info" | "warning" | "error" | "critical";
 
 const RANK: Record<Level, number> = { debug: 10, info: 20, warning: 30, error: 40, critical: 50 };
@@ -12,11 +19,13 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** Writes a line whose fields are already JSON (`"k":v,...`, no secrets): the access log's path. */
+  raw(level: Level, msg: string, jsonFields: string): void;
 }
 
 export type Sink = (line: string) => void;
 
-export function createLogger(level: Level, sink: Sink = (l) => process.stderr.write(`${l}\n`)): Logger {
+export function createLogger(level: Level, sink: Sink = stderrSink): Logger {
   const logger: Logger = {
     level,
     enabled: (lvl) => RANK[lvl] >= RANK[logger.level],
@@ -24,16 +33,121 @@ export function createLogger(level: Level, sink: Sink = (l) => process.stderr.wr
     info: (m, f) => write("info", m, f),
     warn: (m, f) => write("warning", m, f),
     error: (m, f) => write("error", m, f),
+    raw(lvl, msg, jsonFields) {
+      if (RANK[lvl] < RANK[logger.level]) return;
+      sink(`{"time":"${isoNow()}","level":"${lvl}","msg":${JSON.stringify(msg)},${jsonFields}}`);
+    },
   };
   function write(lvl: Level, msg: string, fields?: Record<string, unknown>) {
     if (RANK[lvl] < RANK[logger.level]) return;
-    sink(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...(fields ? redact(fields) : {}) }));
+    sink(JSON.stringify({ time: isoNow(), level: lvl, msg, ...(fields ? redact(fields) : {}) }));
   }
   return logger;
 }
 
+let lastMs = 0;
+let lastIso = "";
+/** `new Date().toISOString()`, computed once per millisecond however many lines share it. */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
+
 /** A logger that drops everything (tests). */
 export const silentLogger: Logger = createLogger("critical", () => {});
+
+const PIPE_BUF = 4096;
+const FLUSH_AT = 64 * 1024;
+
+/**
+ * Batched line writer to a file descriptor: standard error, or a file (`log_filename`) opened in
+ * append mode and reopened by `reopen()` (SIGHUP, after logrotate moved it).
+ */
+export class LogWriter {
+  private fd: number;
+  private batch: string[] = [];
+  private bytes = 0;
+  private scheduled = false;
+
+  constructor(private readonly path: string | null = null) {
+    this.fd = path ? openSync(path, "a") : 2;
+  }
+
+  readonly sink: Sink = (line) => {
+    this.batch.push(line);
+    this.bytes += line.length + 1;
+    if (this.bytes >= FLUSH_AT) this.flush();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
+  };
+
+  readonly flush = (): void => {
+    this.scheduled = false;
+    if (this.batch.length === 0) return;
+    const lines = this.batch;
+    this.batch = [];
+    this.bytes = 0;
+    let chunk = "";
+    for (const line of lines) {
+      if (chunk.length > 0 && chunk.length + line.length + 1 > PIPE_BUF) {
+        this.writeOut(chunk);
+        chunk = "";
+      }
+      chunk += `${line}\n`;
+    }
+    if (chunk) this.writeOut(chunk);
+  };
+
+  private writeOut(chunk: string): void {
+    try {
+      writeSync(this.fd, chunk);
+    } catch {
+      // A log that cannot be written must not take the service down (full disk, closed pipe).
+    }
+  }
+
+  /** Reopens the log file (after rotation); a no-op on standard error. */
+  reopen(): void {
+    if (!this.path) return;
+    this.flush();
+    const old = this.fd;
+    this.fd = openSync(this.path, "a");
+    closeSync(old);
+  }
+
+  close(): void {
+    this.flush();
+    if (this.path) closeSync(this.fd);
+  }
+}
+
+/**
+ * The service's logger: standard error, or `filename` in append mode, reopened on SIGHUP so
+ * logrotate can move it (`postrotate kill -HUP`). Pending lines are written at exit.
+ */
+export function createProcessLogger(level: Level, filename: string | null): Logger {
+  if (!filename) return createLogger(level);
+  const writer = new LogWriter(filename);
+  process.on("SIGHUP", () => writer.reopen());
+  process.on("exit", writer.flush);
+  return createLogger(level, writer.sink);
+}
+
+let defaultWriter: LogWriter | null = null;
+/** The process-wide standard-error writer, flushed at exit. */
+function stderrSink(line: string): void {
+  if (!defaultWriter) {
+    defaultWriter = new LogWriter();
+    process.on("exit", defaultWriter.flush);
+  }
+  defaultWriter.sink(line);
+}
 
 const SECRET_FIELDS = /^(password|old_password|new_password|refresh_token|token|authorization|x-auth-token|client_secret|bind_password)$/i;
 

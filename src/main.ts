@@ -3,8 +3,8 @@
 import { ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/index.ts";
 import { adoptionNote } from "./db/adopt.ts";
-import { createLogger } from "./log.ts";
-import { createApp } from "./app.ts";
+import { createProcessLogger } from "./log.ts";
+import { createHandler } from "./app.ts";
 import { buildContext, closeContext } from "./services/app-context.ts";
 import { startServices } from "./startup.ts";
 import { PluginLoadError } from "./plugins/loader.ts";
@@ -20,7 +20,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     }
     throw e;
   }
-  const log = createLogger(config.debug ? "debug" : config.log_level);
+  const log = createProcessLogger(config.debug ? "debug" : config.log_level, config.log_filename);
   let database;
   try {
     database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: config.db_pool_size });
@@ -39,17 +39,13 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
       process.exit(1);
     }
   }
-  const http = createApp(app);
+  const handle = createHandler(app);
   const server = Bun.serve({
     hostname: config.rest_api.listen,
     port: config.rest_api.port,
+    reusePort: config.workers > 1, // the workers of src/cluster.ts share the port
     // The peer address is looked up only when something reads it (logging, login).
-    fetch: (req, srv) =>
-      http.fetch(req, {
-        get remoteAddr() {
-          return srv.requestIP(req)?.address ?? "";
-        },
-      }),
+    fetch: (req, srv) => handle(req, () => srv.requestIP(req)?.address ?? ""),
   });
   log.info("listening", { address: `http://${config.rest_api.listen}:${server.port}` });
 

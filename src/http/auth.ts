@@ -43,12 +43,21 @@ export async function authenticate(app: AppContext, token: string, requiredAcces
   return tok;
 }
 
-/** §2.4: own tenant = the user's current tenant (else metadata.tenant_uuid); `Wazo-Tenant` may narrow it to a descendant. */
+/**
+ * §2.4: own tenant = the user's current tenant (else metadata.tenant_uuid); `Wazo-Tenant` may narrow
+ * it to a descendant. No database round trip when nothing changed: a user never changes tenant and
+ * deleting a user (or its tenant) revokes its tokens, which evicts them from every instance's cache
+ * (NOTIFY), so the tenant read once per cached token stays right for the token's life; the tenant
+ * tree is the in-memory copy the token check uses, refreshed on every change of `auth_tenant`. A
+ * tenant missing from that copy (created an instant ago, the NOTIFY not yet here) is looked up in
+ * the database before the request is refused.
+ */
 export async function resolveCaller(app: AppContext, tok: CachedToken, wazoTenant: string | undefined): Promise<Caller> {
   const userUuid = typeof tok.metadata.uuid === "string" ? tok.metadata.uuid : null;
   let ownTenantUuid: string | null;
   if (userUuid) {
-    ownTenantUuid = await userTenantUuid(app.db, userUuid);
+    tok.userTenantUuid ??= await userTenantUuid(app.db, userUuid);
+    ownTenantUuid = tok.userTenantUuid;
     if (!ownTenantUuid) throw new NotFound("users", userUuid);
   } else {
     ownTenantUuid = typeof tok.metadata.tenant_uuid === "string" ? tok.metadata.tenant_uuid : null;
@@ -57,8 +66,8 @@ export async function resolveCaller(app: AppContext, tok: CachedToken, wazoTenan
   if (!header || header === ownTenantUuid) return { token: tok, userUuid, tenantUuid: ownTenantUuid, ownTenantUuid };
   const allowed =
     ownTenantUuid !== null &&
-    (await tenantExists(app.db, header)) &&
-    (await isSubtenant(app.db, header, ownTenantUuid, app.topTenantUuid));
+    ((await app.tenantTree.isSubtenant(app.db, header, ownTenantUuid)) ||
+      ((await tenantExists(app.db, header)) && (await isSubtenant(app.db, header, ownTenantUuid, app.topTenantUuid))));
   if (!allowed) throw new UnauthorizedTenant(header);
   return { token: tok, userUuid, tenantUuid: header, ownTenantUuid };
 }

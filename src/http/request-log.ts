@@ -1,29 +1,42 @@
-// One log line per request: method, path (tokens masked), status, duration and remote address.
+// The access log: one line per request (method, path with tokens masked, status, duration, client
+// address). With `access_log: false` (the default) only the requests worth a look are written:
+// answers of 400 and above and requests slower than SLOW_REQUEST_MS. A request that is not
+// written costs two clock reads: nothing is formatted and the peer address is not looked up.
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppContext } from "../context.ts";
 import { maskPath } from "../log.ts";
 
-/** The client address: the socket peer, or the `X-Forwarded-For` entry `num_proxies` hops back. */
-export function remoteAddress(c: Context, numProxies: number): string {
-  const peer = (c.env as { remoteAddr?: string } | undefined)?.remoteAddr ?? "";
-  if (numProxies <= 0) return peer;
-  const forwarded = c.req.header("X-Forwarded-For");
-  if (!forwarded) return peer;
+export const SLOW_REQUEST_MS = 1000;
+
+/** The client address: the socket peer, or the `X-Forwarded-For` entry `numProxies` hops back. */
+export function clientAddress(peer: string, forwarded: string | null | undefined, numProxies: number): string {
+  if (numProxies <= 0 || !forwarded) return peer;
   const hops = forwarded.split(",").map((s) => s.trim()).filter(Boolean);
   return hops.length >= numProxies ? hops[hops.length - numProxies]! : peer;
 }
 
+export function remoteAddress(c: Context, numProxies: number): string {
+  const peer = (c.env as { remoteAddr?: string } | undefined)?.remoteAddr ?? "";
+  return clientAddress(peer, numProxies > 0 ? c.req.header("X-Forwarded-For") : null, numProxies);
+}
+
+/** True when a request with this outcome gets an access-log line. */
+export function accessLogged(app: AppContext, status: number, durationMs: number): boolean {
+  return (app.config.access_log || status >= 400 || durationMs >= SLOW_REQUEST_MS) && app.log.enabled("info");
+}
+
+/** Writes the access-log line (fields formatted by hand: this runs for every token check when enabled). */
+export function writeAccessLine(app: AppContext, method: string, path: string, status: number, durationMs: number, remoteAddr: string): void {
+  const fields = `"method":"${method}","path":${JSON.stringify(maskPath(path))},"status":${status},"duration_ms":${Math.round(durationMs * 100) / 100},"remote_addr":${JSON.stringify(remoteAddr)}`;
+  app.log.raw("info", "request", fields);
+}
+
 export function requestLog(app: AppContext): MiddlewareHandler {
   return async (c, next) => {
-    if (!app.log.enabled("info")) return next();
     const started = performance.now();
     await next();
-    app.log.info("request", {
-      method: c.req.method,
-      path: maskPath(c.req.path),
-      status: c.res.status,
-      duration_ms: Math.round((performance.now() - started) * 100) / 100,
-      remote_addr: remoteAddress(c, app.config.rest_api.num_proxies),
-    });
+    const duration = performance.now() - started;
+    if (!accessLogged(app, c.res.status, duration)) return;
+    writeAccessLine(app, c.req.method, c.req.path, c.res.status, duration, remoteAddress(c, app.config.rest_api.num_proxies));
   };
 }

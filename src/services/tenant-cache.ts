@@ -37,14 +37,22 @@ export class TenantTreeCache {
 
   /** is_subtenant(child, parent) of COMPATIBILITY.md §9.1, from memory once loaded. */
   async isSubtenant(db: DbOrTx, child: string, parent: string): Promise<boolean> {
-    const tree = await this.tree(db);
-    if (!tree.has(child)) return false;
-    for (let current = child, hops = 0; hops <= tree.size; hops++) {
-      if (current === parent) return true;
-      const up = tree.get(current);
-      if (up === undefined || up === current) return false; // reached the master tenant
-      current = up;
-    }
-    return false;
+    return walkUp(await this.tree(db), child, parent);
   }
+
+  /** The same answer without waiting: undefined while the tree is not in memory (fast paths). */
+  isSubtenantNow(child: string, parent: string): boolean | undefined {
+    return this.parents ? walkUp(this.parents, child, parent) : undefined;
+  }
+}
+
+function walkUp(tree: Map<string, string>, child: string, parent: string): boolean {
+  if (!tree.has(child)) return false;
+  for (let current = child, hops = 0; hops <= tree.size; hops++) {
+    if (current === parent) return true;
+    const up = tree.get(current);
+    if (up === undefined || up === current) return false; // reached the master tenant
+    current = up;
+  }
+  return false;
 }

@@ -7,7 +7,7 @@ import { parseConfig, type Config } from "../../src/config.ts";
 import type { AppContext } from "../../src/context.ts";
 import { openDatabase, type Database } from "../../src/db/index.ts";
 import { silentLogger, createLogger, type Logger } from "../../src/log.ts";
-import { createApp } from "../../src/app.ts";
+import { createApp, createHandler } from "../../src/app.ts";
 import type { Env } from "../../src/http/route.ts";
 import { buildContext, closeContext } from "../../src/services/app-context.ts";
 import { startServices } from "../../src/startup.ts";
@@ -104,6 +104,7 @@ export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Pr
   const app = await buildContext(config, database, log);
   if (opts.services !== false) await startServices(app);
   const http = createApp(app);
+  const handle = createHandler(app, http);
   return {
     kind,
     app,
@@ -117,7 +118,8 @@ export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Pr
         body = JSON.stringify(o.body);
         headers["Content-Type"] ??= "application/json";
       }
-      const res = await http.request(path, { method, headers, body }, { remoteAddr: o.remoteAddr ?? "127.0.0.1" });
+      // Through the server's handler, so the token check's in-memory shortcut is exercised too.
+      const res = await handle(new Request(`http://localhost${path}`, { method, headers, body }), () => o.remoteAddr ?? "127.0.0.1");
       const text = await res.text();
       let json: unknown = undefined;
       try {

@@ -1,0 +1,73 @@
+// The hot path of a whole platform, `HEAD /0.1/token/{token}?scope=…&tenant=…`, answered before the
+// router when the answer is a plain 204 that needs nothing but memory: the token is in the cache
+// and unexpired, its ACL grants the scope, and its user's tenant and the tenant tree are already
+// known. Every other case (unknown token, refusal, unusual query, CORS, anything to validate)
+// returns null and goes through the full route in routes/tokens.ts, which stays the one
+// definition of the behaviour: this shortcut only ever answers what that route would answer.
+import type { AppContext } from "../context.ts";
+import { INTERNAL_AUTH_ID, isTokenShaped } from "../services/tokens.ts";
+import { accessLogged, clientAddress, writeAccessLine } from "./request-log.ts";
+
+const PREFIX = "/0.1/token/";
+const TOKEN_LENGTH = 36;
+
+/** Peer address, looked up only when a log line needs it. */
+export type PeerAddress = () => string;
+
+export function fastTokenCheck(app: AppContext, req: Request, peer: PeerAddress): Response | null {
+  if (req.method !== "HEAD") return null;
+  const started = performance.now();
+  const url = req.url;
+  const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+  if (pathStart < 0 || !url.startsWith(PREFIX, pathStart)) return null;
+  const tokenStart = pathStart + PREFIX.length;
+  const tokenEnd = tokenStart + TOKEN_LENGTH;
+  if (url.length > tokenEnd && url[tokenEnd] !== "?") return null;
+  const uuid = url.slice(tokenStart, tokenEnd);
+  if (!isTokenShaped(uuid)) return null;
+  const query = url.length > tokenEnd + 1 ? parseQuery(url.slice(tokenEnd + 1)) : NO_QUERY;
+  if (!query) return null;
+  if (req.headers.has("origin")) return null; // CORS headers are the router's business
+
+  const tok = app.tokenCache.get(uuid);
+  if (!tok || Date.now() / 1000 > tok.expireT) return null;
+  if (query.scope !== undefined && !tok.matcher.matches(query.scope)) return null;
+  if (query.tenant !== undefined && tok.authId !== INTERNAL_AUTH_ID) {
+    const userTenant = typeof tok.metadata.uuid === "string" ? tok.userTenantUuid : ((tok.metadata.tenant_uuid as string | undefined) ?? null);
+    if (!userTenant || app.tenantTree.isSubtenantNow(query.tenant, userTenant) !== true) return null;
+  }
+  const duration = performance.now() - started;
+  if (accessLogged(app, 204, duration)) {
+    const path = url.slice(pathStart, tokenEnd);
+    const forwarded = app.config.rest_api.num_proxies > 0 ? req.headers.get("x-forwarded-for") : null;
+    writeAccessLine(app, "HEAD", path, 204, duration, clientAddress(peer(), forwarded, app.config.rest_api.num_proxies));
+  }
+  return new Response(null, { status: 204 });
+}
+
+interface CheckQuery {
+  scope?: string;
+  tenant?: string;
+}
+
+const NO_QUERY: CheckQuery = {};
+
+/**
+ * `scope` and `tenant` when the query is plain: no percent-escapes, `+`, repeated keys or fragment
+ * (null then, and the router parses it). Other keys are ignored, as the route's schema does.
+ */
+function parseQuery(qs: string): CheckQuery | null {
+  if (qs.includes("%") || qs.includes("+") || qs.includes("#")) return null;
+  const out: CheckQuery = {};
+  for (const pair of qs.split("&")) {
+    if (pair === "") continue;
+    const eq = pair.indexOf("=");
+    const key = eq < 0 ? pair : pair.slice(0, eq);
+    const value = eq < 0 ? "" : pair.slice(eq + 1);
+    if (key === "scope" || key === "tenant") {
+      if (out[key] !== undefined) return null;
+      out[key] = value;
+    }
+  }
+  return out;
+}
