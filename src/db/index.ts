@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg-core";
 import type { ExtractTablesWithRelations } from "drizzle-orm";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import * as schema from "./schema.ts";
 import { prepareSchema } from "./adopt.ts";
 
@@ -74,7 +75,7 @@ async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
   const { drizzle } = await import("drizzle-orm/pglite");
   const { migrate } = await import("drizzle-orm/pglite/migrator");
   const lock = dataDir.startsWith("memory://") ? null : lockDataDir(dataDir);
-  const client = await PGlite.create(dataDir, template ? { loadDataDir: template } : {});
+  const client = await PGlite.create(dataDir, { ...pgliteOptions(), ...(template ? { loadDataDir: template } : {}) });
   const db = drizzle(client, { schema }) as unknown as Db;
   await prepareSchema(db, migrationsFolder); // adopts a wazo-auth database (imported as it was)
   await migrate(db as never, { migrationsFolder });
@@ -102,6 +103,11 @@ async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
       lock?.release();
     },
   };
+}
+
+/** PGlite's options every Tessera database needs: the extensions the migrations create (pg_trgm). */
+export function pgliteOptions() {
+  return { extensions: { pg_trgm } };
 }
 
 /**

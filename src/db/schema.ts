@@ -4,3 +4,4 @@ export * from "./tables/identity.ts";
 export * from "./tables/tokens.ts";
 export * from "./tables/integrations.ts";
 export * from "./tables/throttling.ts";
+export * from "./tables/counters.ts";

@@ -3,7 +3,7 @@
 import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
-import { emails, groups, userGroups, users } from "../db/schema.ts";
+import { emails, groups, tenantUserCounts, userGroups, users } from "../db/schema.ts";
 import { listPage } from "../db/paging.ts";
 import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
@@ -50,7 +50,11 @@ export interface UserJson {
 export async function usersJson(db: DbOrTx, rows: UserRow[]): Promise<UserJson[]> {
   if (rows.length === 0) return [];
   const mails = await db.select().from(emails).where(inArray(emails.userUuid, rows.map((r) => r.uuid))).orderBy(desc(emails.main), asc(emails.address));
-  return rows.map((u) => ({
+  return rows.map((u) => userJsonOf(u, mails.filter((m) => m.userUuid === u.uuid).map((m) => ({ uuid: m.uuid, address: m.address, main: m.main, confirmed: m.confirmed }))));
+}
+
+function userJsonOf(u: UserRow, mails: EmailJson[]): UserJson {
+  return {
     uuid: u.uuid,
     username: u.username,
     firstname: u.firstname,
@@ -59,9 +63,12 @@ export async function usersJson(db: DbOrTx, rows: UserRow[]): Promise<UserJson[]
     authentication_method: u.authenticationMethod,
     enabled: u.enabled,
     tenant_uuid: u.tenantUuid,
-    emails: mails.filter((m) => m.userUuid === u.uuid).map((m) => ({ uuid: m.uuid, address: m.address, main: m.main, confirmed: m.confirmed })),
-  }));
+    emails: mails,
+  };
 }
+
+/** The emails of each listed user as JSON text, computed in the page's own query. */
+const emailsField = sql<string>`(select coalesce(json_agg(json_build_object('uuid', e.uuid, 'address', e.address, 'main', e.main, 'confirmed', e.confirmed) order by e.main desc, e.address), '[]')::text from auth_email e where e.user_uuid = ${users.uuid})`;
 
 export async function userJson(db: DbOrTx, row: UserRow): Promise<UserJson> {
   return (await usersJson(db, [row]))[0]!;
@@ -78,7 +85,9 @@ export function userConditions(params: ListParams<UserFilter>): SQL[] {
   const c: SQL[] = [];
   const pattern = searchPattern(params.search);
   if (pattern) {
-    c.push(or(ilike(users.username, pattern), ilike(users.firstname, pattern), ilike(users.lastname, pattern), sql`exists (select 1 from auth_email e where e.user_uuid = ${users.uuid} and e.address ilike ${pattern})`)!);
+    // `uuid = any(array(subquery))` rather than `exists`: every branch of the OR is then an index
+    // condition (trigram indexes, the primary key), so PostgreSQL combines them in a bitmap.
+    c.push(or(ilike(users.username, pattern), ilike(users.firstname, pattern), ilike(users.lastname, pattern), sql`${users.uuid} = any(array(select e.user_uuid from auth_email e where e.address ilike ${pattern}))`)!);
   }
   const f = params.filters;
   if (f.uuid !== undefined) c.push(eq(users.uuid, f.uuid));
@@ -98,16 +107,23 @@ export function userConditions(params: ListParams<UserFilter>): SQL[] {
   return c;
 }
 
-/** A page of users under `base`, with counts done in SQL. */
-export async function listUsersWhere(app: AppContext, base: SQL, params: ListParams<UserFilter>): Promise<Collection<UserJson>> {
-  const where = and(base, ...userConditions(params));
+/**
+ * A page of users under `base`, in one query: rows, emails and counts. `total` is `totalOf` when
+ * the caller has a cheaper expression for it (the per-tenant counters), else a count of `base`.
+ */
+export async function listUsersWhere(app: AppContext, base: SQL, params: ListParams<UserFilter>, totalOf?: SQL<number>): Promise<Collection<UserJson>> {
+  const conditions = userConditions(params);
+  const where = conditions.length ? and(base, ...conditions) : base;
   const column = SORT[(params.order ?? "username") as keyof typeof SORT] ?? users.username;
-  const page = await listPage(app.db, users, base, where, [params.direction === "desc" ? desc(column) : asc(column), asc(users.uuid)], params);
-  return collection(await usersJson(app.db, page.rows), page.filtered, page.total);
+  const order = [params.direction === "desc" ? desc(column) : asc(column), params.direction === "desc" ? desc(users.uuid) : asc(users.uuid)];
+  const page = await listPage(app.db, users, base, where, order, params, { total: totalOf, fields: { emails: emailsField } });
+  return collection(page.rows.map((r) => userJsonOf(r, JSON.parse(r.emails) as EmailJson[])), page.filtered, page.total);
 }
 
 export async function listUsers(app: AppContext, caller: Caller, params: ListParams<UserFilter>): Promise<Collection<UserJson>> {
-  return listUsersWhere(app, inArray(users.tenantUuid, await scopedTenantUuids(app, caller, params.recurse)), params);
+  const scope = await scopedTenantUuids(app, caller, params.recurse);
+  const total = sql<number>`(select coalesce(sum(${tenantUserCounts.users}), 0)::int from ${tenantUserCounts} where ${inArray(tenantUserCounts.tenantUuid, scope.length ? scope : [""])})`;
+  return listUsersWhere(app, inArray(users.tenantUuid, scope.length ? scope : [""]), params, total);
 }
 
 export async function getUser(app: AppContext, caller: Caller, uuid: string): Promise<UserJson> {

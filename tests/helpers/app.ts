@@ -5,7 +5,7 @@ import { PGlite } from "@electric-sql/pglite";
 import type { Hono } from "hono";
 import { parseConfig, type Config } from "../../src/config.ts";
 import type { AppContext } from "../../src/context.ts";
-import { openDatabase, type Database } from "../../src/db/index.ts";
+import { openDatabase, pgliteOptions, type Database } from "../../src/db/index.ts";
 import { silentLogger, createLogger, type Logger } from "../../src/log.ts";
 import { createApp, createHandler } from "../../src/app.ts";
 import type { Env } from "../../src/http/route.ts";
@@ -48,7 +48,7 @@ let pgliteTemplate: Promise<Blob> | null = null;
 /** A migrated PGlite data directory, made once per test process and copied for each suite. */
 async function pgliteDump(): Promise<Blob> {
   pgliteTemplate ??= (async () => {
-    const raw = await PGlite.create("memory://");
+    const raw = await PGlite.create("memory://", pgliteOptions());
     const { drizzle } = await import("drizzle-orm/pglite");
     const { migrate } = await import("drizzle-orm/pglite/migrator");
     await migrate(drizzle(raw) as never, { migrationsFolder: new URL("../../drizzle", import.meta.url).pathname });

@@ -74,6 +74,12 @@ export const users = pgTable(
     index("auth_user_tenant_uuid_idx").on(t.tenantUuid),
     index("auth_user_firstname_idx").on(t.firstname),
     index("auth_user_lastname_idx").on(t.lastname),
+    // Tessera additions: a tenant's page in username order without a sort, and substring search
+    // (`search=`, ILIKE '%…%') through trigram indexes (extension pg_trgm, migration 0004).
+    index("auth_user_tenant_username_idx").on(t.tenantUuid, t.username, t.uuid),
+    index("auth_user_username_trgm_idx").using("gin", t.username.op("gin_trgm_ops")),
+    index("auth_user_firstname_trgm_idx").using("gin", t.firstname.op("gin_trgm_ops")),
+    index("auth_user_lastname_trgm_idx").using("gin", t.lastname.op("gin_trgm_ops")),
     check("auth_user_purpose_check", sql`${t.purpose} in ('user', 'internal', 'external_api')`),
   ],
 );
@@ -92,6 +98,7 @@ export const emails = pgTable(
   (t) => [
     uniqueIndex("auth_email_address_lower_idx").on(sql`lower(${t.address})`),
     index("auth_email_user_uuid_idx").on(t.userUuid),
+    index("auth_email_address_trgm_idx").using("gin", t.address.op("gin_trgm_ops")),
   ],
 );
 
