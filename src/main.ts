@@ -8,6 +8,7 @@ import { createHandler } from "./app.ts";
 import { buildContext, closeContext } from "./services/app-context.ts";
 import { startServices } from "./startup.ts";
 import { PluginLoadError } from "./plugins/loader.ts";
+import { announceReady, isPrimary, runPrimary } from "./cluster.ts";
 
 export async function serve(argv: string[] = process.argv): Promise<void> {
   let config;
@@ -21,6 +22,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     throw e;
   }
   const log = createProcessLogger(config.debug ? "debug" : config.log_level, config.log_filename);
+  if (isPrimary(config, log)) return runPrimary(config, log);
   let database;
   try {
     database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: config.db_pool_size });
@@ -48,6 +50,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     fetch: (req, srv) => handle(req, () => srv.requestIP(req)?.address ?? ""),
   });
   log.info("listening", { address: `http://${config.rest_api.listen}:${server.port}` });
+  announceReady();
 
   let stopping = false;
   const stop = async (signal: string) => {

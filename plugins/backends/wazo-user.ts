@@ -1,7 +1,7 @@
 // The `wazo_user` backend (COMPATIBILITY.md §12.1): native password check, ACL from the user's
 // policies (directly and through groups), metadata from the metadata plugins of its purpose.
 import type { BackendPlugin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";
-import { findUserByLogin, userAcl, userMetadata, checkUserPassword } from "../../src/services/user-auth.ts";
+import { findLoginUser, userAcl, userMetadata, checkUserPassword } from "../../src/services/user-auth.ts";
 import type { AppContext } from "../../src/context.ts";
 
 export default class WazoUserBackend implements BackendPlugin {
@@ -11,12 +11,12 @@ export default class WazoUserBackend implements BackendPlugin {
     this.app = deps.app;
   }
 
-  async verifyPassword(login: string, password: string, _args: LoginArgs): Promise<boolean> {
-    return checkUserPassword(this.app, login, password);
+  async verifyPassword(login: string, password: string, args: LoginArgs): Promise<boolean> {
+    return checkUserPassword(this.app, login, password, args);
   }
 
   async getAcl(login: string, args: LoginArgs): Promise<string[]> {
-    const user = await findUserByLogin(this.app.db, login);
+    const user = await findLoginUser(this.app.db, login, args);
     return [...args.acl, ...(user ? await userAcl(this.app.db, user.uuid) : [])];
   }
 

@@ -13,7 +13,7 @@ import type { BackendPlugin, LoginArgs } from "../plugins/types.ts";
 import { publishEvent, sessionCreatedEvent } from "./events.ts";
 import { issueRefreshToken, type RefreshTokenOutcome } from "./refresh-tokens.ts";
 import { insertToken, tokenJson, type TokenJson } from "./tokens.ts";
-import { findUserByLogin } from "./user-auth.ts";
+import { findLoginUser } from "./user-auth.ts";
 import { assertNotThrottled, clearLoginFailures, countFailure, type ThrottleSubject } from "./auth/login-throttle.ts";
 
 export interface TokenRequestBody {
@@ -128,7 +128,7 @@ async function authenticate(app: AppContext, args: LoginArgs): Promise<Authentic
     }
     if (!accepts) continue;
     const { backend, login } = await idp.verifyAuth(args);
-    await requireMethod(app, login, idp.authenticationMethod);
+    await requireMethod(app, login, idp.authenticationMethod, args);
     return { backend, backendName: backendNameOf(app, backend), login, method: idp.authenticationMethod, persistentMetadata: {}, refreshTokenUuid: null };
   }
   throw new LoginRefused();
@@ -139,8 +139,8 @@ function backendNameOf(app: AppContext, backend: BackendPlugin): string {
   return "wazo_user";
 }
 
-async function requireMethod(app: AppContext, login: string, method: string): Promise<void> {
-  const user = await findUserByLogin(app.db, login);
+async function requireMethod(app: AppContext, login: string, method: string, args: LoginArgs): Promise<void> {
+  const user = await findLoginUser(app.db, login, args);
   if (!user) throw new LoginRefused();
   if ((await effectiveMethod(app.db, user.authenticationMethod, user.tenantUuid)) !== method) throw new LoginRefused();
 }

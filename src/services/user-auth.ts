@@ -1,33 +1,47 @@
 // What the wazo_user backend needs of users: login resolution (COMPATIBILITY.md §10.3), password
 // check (§10.2), the token ACL from policies (§4.4) and the token metadata (§12.2).
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, sql } from "drizzle-orm";
+import { unionAll } from "drizzle-orm/pg-core";
 import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
+import { execRows, type DbOrTx } from "../db/index.ts";
 import { accesses, emails, groupPolicies, groups, policies, policyAccesses, userGroups, userPolicies, users } from "../db/schema.ts";
 import type { LoginArgs } from "../plugins/types.ts";
 import { hashPassword, needsRehash, verifyPassword } from "./passwords.ts";
 
 export type UserRow = typeof users.$inferSelect;
 
-/** Enabled user by confirmed email, else by username; case-insensitive. */
+/** Enabled user by confirmed email, else by username; case-insensitive. One round trip. */
 export async function findUserByLogin(db: DbOrTx, login: string): Promise<UserRow | null> {
-  const byEmail = await db
-    .select({ user: users })
+  // UNION ALL runs its branches in order and LIMIT 1 stops at the first row: the email wins.
+  const byEmail = db
+    .select(getTableColumns(users))
     .from(emails)
     .innerJoin(users, eq(emails.userUuid, users.uuid))
-    .where(and(sql`lower(${emails.address}) = lower(${login})`, eq(emails.confirmed, true), eq(users.enabled, true)))
-    .limit(1);
-  if (byEmail[0]) return byEmail[0].user;
-  const byName = await db
-    .select()
+    .where(and(sql`lower(${emails.address}) = lower(${login})`, eq(emails.confirmed, true), eq(users.enabled, true)));
+  const byName = db
+    .select(getTableColumns(users))
     .from(users)
-    .where(and(sql`lower(${users.username}) = lower(${login})`, eq(users.enabled, true)))
-    .limit(1);
-  return byName[0] ?? null;
+    .where(and(sql`lower(${users.username}) = lower(${login})`, eq(users.enabled, true)));
+  const [user] = await unionAll(byEmail, byName).limit(1);
+  return user ?? null;
 }
 
-export async function checkUserPassword(app: AppContext, login: string, password: string): Promise<boolean> {
-  const user = await findUserByLogin(app.db, login);
+const loginUsers = new WeakMap<LoginArgs, { login: string; user: UserRow | null }>();
+
+/**
+ * `findUserByLogin` read once per login: the password check, the method check, the metadata and
+ * the ACL of one `POST /0.1/token` all ask for the same user, so it is kept on the login's args.
+ */
+export async function findLoginUser(db: DbOrTx, login: string, args?: LoginArgs): Promise<UserRow | null> {
+  const known = args && loginUsers.get(args);
+  if (known && known.login === login) return known.user;
+  const user = await findUserByLogin(db, login);
+  if (args) loginUsers.set(args, { login, user });
+  return user;
+}
+
+export async function checkUserPassword(app: AppContext, login: string, password: string, args?: LoginArgs): Promise<boolean> {
+  const user = await findLoginUser(app.db, login, args);
   const stored = user ? { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations } : null;
   const ok = await verifyPassword(password, stored, app.config);
   if (ok && user && needsRehash(stored!, app.config)) await rehashPassword(app, user, password);
@@ -51,22 +65,23 @@ async function rehashPassword(app: AppContext, user: UserRow, password: string):
   }
 }
 
-/** ACL of every policy of every group of the user, then of its own policies (duplicates kept). */
+/** ACL of every policy of every group of the user, then of its own policies (duplicates kept). One round trip. */
 export async function userAcl(db: DbOrTx, userUuid: string): Promise<string[]> {
-  const viaGroups = await db
-    .select({ access: accesses.access })
-    .from(userGroups)
-    .innerJoin(groupPolicies, eq(groupPolicies.groupUuid, userGroups.groupUuid))
-    .innerJoin(policyAccesses, eq(policyAccesses.policyUuid, groupPolicies.policyUuid))
-    .innerJoin(accesses, eq(accesses.id, policyAccesses.accessId))
-    .where(eq(userGroups.userUuid, userUuid));
-  const direct = await db
-    .select({ access: accesses.access })
-    .from(userPolicies)
-    .innerJoin(policyAccesses, eq(policyAccesses.policyUuid, userPolicies.policyUuid))
-    .innerJoin(accesses, eq(accesses.id, policyAccesses.accessId))
-    .where(eq(userPolicies.userUuid, userUuid));
-  return [...viaGroups.map((r) => r.access), ...direct.map((r) => r.access)];
+  const rows = await execRows<{ access: string }>(
+    db,
+    sql`select ${accesses.access} as access, 0 as via from ${userGroups}
+          join ${groupPolicies} on ${groupPolicies.groupUuid} = ${userGroups.groupUuid}
+          join ${policyAccesses} on ${policyAccesses.policyUuid} = ${groupPolicies.policyUuid}
+          join ${accesses} on ${accesses.id} = ${policyAccesses.accessId}
+          where ${userGroups.userUuid} = ${userUuid}
+        union all
+        select ${accesses.access} as access, 1 as via from ${userPolicies}
+          join ${policyAccesses} on ${policyAccesses.policyUuid} = ${userPolicies.policyUuid}
+          join ${accesses} on ${accesses.id} = ${policyAccesses.accessId}
+          where ${userPolicies.userUuid} = ${userUuid}
+        order by via`,
+  );
+  return rows.map((r) => r.access);
 }
 
 /** The user the wazo_user backend resolved for this login (stashed in `args.user`). */
@@ -81,7 +96,7 @@ const STOCK_BY_PURPOSE: Record<string, string> = { user: "default_user", interna
  * the outputs of the metadata plugins of the user's purpose, merged in order (later keys win).
  */
 export async function userMetadata(app: AppContext, login: string, args: LoginArgs): Promise<Record<string, unknown>> {
-  const user = await findUserByLogin(app.db, login);
+  const user = await findLoginUser(app.db, login, args);
   if (!user) return { auth_id: null, username: login, xivo_uuid: app.xivoUuid, pbx_user_uuid: null };
   args.user = { uuid: user.uuid, tenantUuid: user.tenantUuid, purpose: user.purpose };
   const metadata: Record<string, unknown> = { uuid: user.uuid, tenant_uuid: user.tenantUuid, auth_id: user.uuid, pbx_user_uuid: null, xivo_uuid: app.xivoUuid };

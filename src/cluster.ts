@@ -1,0 +1,82 @@
+// `workers: N` (PostgreSQL only): N processes serve the same port (SO_REUSEPORT, the kernel spreads
+// connections), each a complete instance with its own caches, kept coherent like separate hosts
+// are: revocations and tenant changes reach every process through LISTEN/NOTIFY. This primary
+// process serves nothing itself: it applies the migrations once, starts the workers one after the
+// other (start-up work such as policy synchronisation never races), restarts a worker that dies,
+// and passes SIGTERM/SIGINT (drain and stop) and SIGHUP (reopen the log file) on to them.
+import type { Subprocess } from "bun";
+import type { Config } from "./config.ts";
+import { openDatabase } from "./db/index.ts";
+import type { Logger } from "./log.ts";
+
+const WORKER_ENV = "TESSERA_WORKER";
+const RESTART_DELAY_MS = 1000;
+
+/** Whether this process is the primary of several workers (else it serves by itself). */
+export function isPrimary(config: Config, log: Logger): boolean {
+  if (process.env[WORKER_ENV] || config.workers <= 1) return false;
+  if (!config.db_uri) {
+    log.warn("workers ignored: the embedded database (PGlite) belongs to one process; set db_uri to use several", { workers: config.workers });
+    return false;
+  }
+  return true;
+}
+
+/** Tells the primary this worker is listening (no-op when not started by one). */
+export function announceReady(): void {
+  if (process.env[WORKER_ENV]) process.send?.("ready");
+}
+
+export async function runPrimary(config: Config, log: Logger): Promise<void> {
+  // Migrations once, before any worker opens the database.
+  try {
+    const database = await openDatabase({ url: config.db_uri, poolSize: 1 });
+    await database.close();
+  } catch (e) {
+    log.error("cannot open the database", { error: (e as Error).message });
+    process.exit(1);
+  }
+
+  const workers = new Map<number, Subprocess>();
+  let stopping = false;
+
+  const start = (id: number): Promise<void> =>
+    new Promise((ready) => {
+      const proc = Bun.spawn([process.execPath, ...process.argv.slice(1)], {
+        env: { ...process.env, [WORKER_ENV]: String(id) },
+        stdio: ["ignore", "inherit", "inherit"],
+        ipc: (message) => {
+          if (message === "ready") ready();
+        },
+        onExit: (_p, code, signal) => {
+          workers.delete(id);
+          ready(); // a worker that died while starting must not block the others
+          if (stopping) return;
+          log.error("worker exited; restarting it", { worker: id, code, signal });
+          setTimeout(() => !stopping && void start(id), RESTART_DELAY_MS);
+        },
+      });
+      workers.set(id, proc);
+    });
+
+  // Signals are handled from the start: a stop during start-up must not orphan a worker.
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    const running = [...workers.values()];
+    for (const w of running) w.kill(signal);
+    await Promise.all(running.map((w) => w.exited));
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+  // Only workers writing to a file handle SIGHUP (without a handler it would end them).
+  if (config.log_filename) {
+    process.on("SIGHUP", () => {
+      for (const w of workers.values()) w.kill("SIGHUP");
+    });
+  }
+
+  for (let id = 1; id <= config.workers && !stopping; id++) await start(id);
+  log.info("workers started", { workers: config.workers, pid: process.pid });
+}

@@ -1,0 +1,128 @@
+// Several instances on one PostgreSQL: a revocation made by one instance reaches the cache of
+// another through NOTIFY (the delay is printed; the goal is < 100 ms, asserted only loosely), and
+// `workers: N` runs N processes on one port that behave as one service.
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
+import { parseConfig } from "../src/config.ts";
+import { openDatabase } from "../src/db/index.ts";
+import { silentLogger } from "../src/log.ts";
+import { buildContext, closeContext } from "../src/services/app-context.ts";
+import { revokeToken } from "../src/services/sessions.ts";
+import { findValidToken } from "../src/services/tokens.ts";
+import { tokenFor } from "./helpers/fixtures.ts";
+
+const base = process.env.TEST_DATABASE_URL;
+const root = join(import.meta.dir, "..");
+
+/** A new database on the test server, dropped by the returned function. */
+async function scratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `tessera_instances_${process.pid}_${Date.now()}`;
+  const admin = postgres(base!, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  const url = new URL(base!);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+describe.skipIf(!base)("several instances on one PostgreSQL", () => {
+  test("a token revoked by one instance leaves the other instance's cache at once", async () => {
+    const scratch = await scratchDatabase();
+    const config = parseConfig({ password_hash_iterations: 1000, token_cleanup_interval: 0 });
+    const a = await buildContext(config, await openDatabase({ url: scratch.url, poolSize: 2 }), silentLogger);
+    const b = await buildContext(config, await openDatabase({ url: scratch.url, poolSize: 2 }), silentLogger);
+    try {
+      const delays: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const { token } = await tokenFor(a, { acl: ["x.y"] });
+        expect(await findValidToken(b, token)).not.toBeNull(); // cached by B
+        expect(b.tokenCache.get(token)).toBeDefined();
+        const started = performance.now();
+        await revokeToken(a, token);
+        while (b.tokenCache.get(token) && performance.now() - started < 2000) await Bun.sleep(1);
+        delays.push(performance.now() - started);
+        expect(b.tokenCache.get(token)).toBeUndefined();
+        expect(await findValidToken(b, token)).toBeNull();
+      }
+      delays.sort((x, y) => x - y);
+      console.log(`revocation seen by another instance after ${delays.map((d) => d.toFixed(1)).join(", ")} ms (median ${delays[2]!.toFixed(1)} ms)`);
+      expect(delays[4]!).toBeLessThan(2000);
+    } finally {
+      await closeContext(a);
+      await closeContext(b);
+      await scratch.drop();
+    }
+  }, 60_000);
+
+  test("workers: 2 serves one port from two processes, revocations reach both, SIGTERM stops all", async () => {
+    const scratch = await scratchDatabase();
+    const dir = mkdtempSync(join(tmpdir(), "tessera-workers-"));
+    const port = freePort();
+    const file = join(dir, "config.yml");
+    writeFileSync(file, `workers: 2\ndb_uri: "${scratch.url}"\nrest_api: {port: ${port}}\npassword_hash_iterations: 1000\n`);
+    const env = { ...process.env, TESSERA_CONFIG: file };
+    const boot = Bun.spawnSync([process.execPath, "src/cli.ts", "bootstrap", "admin", "s3cret"], { cwd: root, env });
+    expect(boot.exitCode).toBe(0);
+    const primary = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env, stdout: "ignore", stderr: "pipe" });
+    try {
+      const url = `http://127.0.0.1:${port}/0.1`;
+      let children: string[] = [];
+      for (let i = 0; i < 300 && children.length < 2; i++) {
+        await Bun.sleep(100);
+        children = readFileSync(`/proc/${primary.pid}/task/${primary.pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+      }
+      expect(children.length).toBe(2);
+      await waitUp(`${url}/status`);
+      const login = await fetch(`${url}/token`, { method: "POST", headers: { Authorization: `Basic ${btoa("admin:s3cret")}` }, body: "{}" });
+      expect(login.status).toBe(200);
+      const token = ((await login.json()) as { data: { token: string } }).data.token;
+      // New connections are spread over both workers: each one checks (and caches) the token.
+      const check = () => fetch(`${url}/token/${token}?scope=auth.users.read`, { method: "HEAD", headers: { Connection: "close" } }).then((r) => r.status);
+      for (let i = 0; i < 20; i++) expect(await check()).toBe(204);
+      expect((await fetch(`${url}/token/${token}`, { method: "DELETE" })).status).toBe(200);
+      await Bun.sleep(200);
+      for (let i = 0; i < 20; i++) expect(await check()).toBe(404);
+      primary.kill("SIGTERM");
+      expect(await primary.exited).toBe(0);
+      for (const pid of children) expect(alive(Number(pid))).toBe(false);
+    } finally {
+      primary.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+      await scratch.drop();
+    }
+  }, 90_000);
+});
+
+function freePort(): number {
+  const server = Bun.serve({ port: 0, fetch: () => new Response() });
+  const port = server.port!;
+  server.stop(true);
+  return port;
+}
+
+async function waitUp(url: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(url, { method: "HEAD" })).status === 200) return;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
