@@ -1,0 +1,149 @@
+// `npm run bench [-- section...]`: every figure of the README's benchmark table, measured in one run
+// on this machine, each goal printed as a ratio to a reference measured in the same run. Sections:
+//   token   HEAD /0.1/token/{t}?scope= (PGlite, 64 connections): default configuration, every check
+//           in the access log, and a bare Bun.serve answering 204 (the runtime's ceiling)
+//   login   POST /0.1/token (4 connections) with argon2id and with pbkdf2_sha512, on PGlite and
+//           PostgreSQL; the token check's p99 (16 connections) during a 30 s login storm
+//   lists   GET /0.1/users?limit=10 (16 connections) on PGlite, PostgreSQL, PostgreSQL with 100,000
+//           users; substring search over those 100,000 users (p50, one connection)
+//   workers the token check on PostgreSQL with workers: 1 and workers: 2
+// BENCH_SECONDS (default 10) is the length of each measurement; BENCH_DATABASE_URL the PostgreSQL
+// server (a scratch database is created and dropped; sections needing it are skipped without one).
+import { login, measure, root, scratchDatabase, startTessera, waitFor, wrk, type WrkResult } from "./lib.ts";
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const sections = process.argv.slice(2).length ? process.argv.slice(2) : ["token", "login", "lists", "workers"];
+const ACL = [
+  "confd.users.me.read", "confd.users.me.update", "confd.users.me.funckeys.*.read", "confd.users.me.lines.read",
+  "calld.users.me.calls.read", "calld.users.me.calls.create", "calld.users.me.calls.*.delete", "chatd.users.me.#",
+  "dird.directories.lookup.*.read", "dird.personal.#", "webhookd.users.me.subscriptions.#", "websocketd",
+  "events.users.me.#", "events.calls.me", "auth.users.me.tokens.#", "auth.users.me.external.#",
+  "!confd.users.me.delete", "!calld.users.me.calls.*.update", "!auth.users.me.tokens.mobile.delete", "!dird.personal.*.delete",
+];
+const SCOPE = "calld.users.me.calls.read";
+// Logins are measured at the production cost (OWASP's argon2id minimum, wazo-auth's 250,000 PBKDF2 rounds).
+const HASH = { argon2id: "password_hash_algorithm: argon2id", pbkdf2_sha512: "password_hash_algorithm: pbkdf2_sha512\npassword_hash_iterations: 250000" };
+
+const rows: string[] = [];
+const notes: string[] = [];
+const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : n < 100 ? 1 : 0) : "?");
+function row(target: string, r: WrkResult, extra = "") {
+  rows.push(`| ${target} | ${Math.round(r.rps).toLocaleString("en")} | ${fmt(r.p50)} ms | ${fmt(r.p99)} ms | ${extra} |`);
+}
+
+const pgDb = sections.some((s) => s !== "token") ? await scratchDatabase() : null;
+if (!pgDb && sections.some((s) => s !== "token")) notes.push("PostgreSQL unreachable: PostgreSQL figures skipped");
+
+/** A Tessera seeded by bench/seed.ts, on PGlite (`pg` false) or the scratch PostgreSQL database. */
+async function seeded(pg: boolean, configYaml: string, users = 0) {
+  const dbLine = pg ? `db_uri: "${pgDb!.url}"\n` : "";
+  return startTessera(`${dbLine}${configYaml}`, ({ run }) => run("bench/seed.ts", JSON.stringify(ACL), String(users)));
+}
+
+async function resetPg() {
+  // Each PostgreSQL target starts from an empty database: drop every table Tessera made.
+  const { default: postgres } = await import("postgres");
+  const c = postgres(pgDb!.url, { max: 1, onnotice: () => {} });
+  await c.unsafe("drop schema public cascade; create schema public; drop schema if exists drizzle cascade");
+  await c.end();
+}
+
+async function tokenSection() {
+  const ceilingPort = 9589;
+  const ceiling = Bun.spawn([process.execPath, "bench/ceiling.ts", String(ceilingPort)], { cwd: root, stdout: "ignore", stderr: "ignore" });
+  await waitFor(`http://127.0.0.1:${ceilingPort}/`);
+  const o = { connections: 64, seconds, script: "head.lua" };
+  const results: Record<string, WrkResult> = {};
+  for (const [name, cfg] of [["default", "log_level: info"], ["access_log", "log_level: info\naccess_log: true"]] as const) {
+    const t = await seeded(false, cfg);
+    const token = await login(t.base, "bench", "bench-password");
+    results[name] = await measure(`${t.base}/token/${token}?scope=${SCOPE}`, o);
+    await t.stop();
+  }
+  const bare = await measure(`http://127.0.0.1:${ceilingPort}/`, o);
+  ceiling.kill();
+  const r = (x: WrkResult) => `${(x.rps / bare.rps).toFixed(2)} × bare (goal ≥ 0.65)`;
+  row(`\`HEAD /0.1/token/{t}?scope=\` (64 conns), default config (\`log_level: info\`, \`access_log: false\`), PGlite`, results.default!, r(results.default!));
+  row("same with `access_log: true` (a line per check)", results.access_log!, `${(results.access_log!.rps / bare.rps).toFixed(2)} × bare (goal ≥ 0.50)`);
+  row("bare `Bun.serve` answering 204 (ceiling)", bare, "1.00");
+}
+
+async function loginSection() {
+  const o = { connections: 4, seconds, script: "login.lua", env: { BENCH_BASIC: btoa("bench:bench-password") } };
+  const kinds: Array<[string, boolean, keyof typeof HASH]> = [["PGlite", false, "argon2id"], ["PGlite", false, "pbkdf2_sha512"]];
+  if (pgDb) kinds.push(["PostgreSQL", true, "argon2id"], ["PostgreSQL", true, "pbkdf2_sha512"]);
+  for (const [db, pg, algo] of kinds) {
+    if (pg) await resetPg();
+    const t = await seeded(pg, `log_level: info\n${HASH[algo]}`);
+    const r = await measure(`${t.base}/token`, o);
+    row(`login \`POST /0.1/token\` (4 conns), ${algo}, ${db}`, r, `${(r.rps / 16.0).toFixed(1)} × wazo-auth's 16.0/s (goal ≥ 3)`);
+    await t.stop();
+  }
+  // The hot path while logins keep every core busy hashing.
+  const t = await seeded(false, `log_level: info\n${HASH.argon2id}`);
+  const token = await login(t.base, "bench", "bench-password");
+  const storm = wrk(`${t.base}/token`, { ...o, seconds: 30 });
+  await Bun.sleep(2000);
+  const during = await wrk(`${t.base}/token/${token}?scope=${SCOPE}`, { connections: 16, seconds: 26, script: "head.lua" });
+  const logins = await storm;
+  row("`HEAD /0.1/token/{t}` (16 conns) during a 30 s argon2id login storm (4 conns), PGlite", during, `p99 goal < 10 ms; ${fmt(logins.rps)} logins/s meanwhile`);
+  await t.stop();
+}
+
+async function listsSection() {
+  const o = { connections: 16, seconds, script: "get.lua" };
+  const targets: Array<[string, boolean, number]> = [["PGlite", false, 100]];
+  if (pgDb) targets.push(["PostgreSQL", true, 100], ["PostgreSQL, 100,000 users", true, 100_000]);
+  for (const [db, pg, users] of targets) {
+    if (pg) await resetPg();
+    const t = await seeded(pg, "log_level: info", users);
+    const token = await login(t.base, "admin", "admin-password");
+    const env = { BENCH_TOKEN: token };
+    const r = await measure(`${t.base}/users?limit=10`, { ...o, env });
+    const goal = users > 1000 ? "goal ≥ 2,000/s" : pg ? "goal ≥ 5,000/s" : "goal ≥ 2,000/s";
+    row(`\`GET /0.1/users?limit=10\` (16 conns), ${db}`, r, goal);
+    if (users > 1000) {
+      for (const term of ["nardbois", "mar"]) {
+        const s = await measure(`${t.base}/users?limit=10&search=${term}`, { connections: 1, seconds: Math.min(seconds, 5), script: "get.lua", env });
+        row(`\`GET /0.1/users?limit=10&search=${term}\` (1 conn), ${db}`, s, "p50 goal < 50 ms");
+      }
+    }
+    await t.stop();
+  }
+}
+
+async function workersSection() {
+  if (!pgDb) return;
+  const o = { connections: 64, seconds, script: "head.lua" };
+  const results: WrkResult[] = [];
+  await resetPg();
+  for (const workers of [1, 2]) {
+    const t = await seeded(true, `log_level: info\nworkers: ${workers}`);
+    const token = await login(t.base, "bench", "bench-password");
+    // Warm every worker's cache: new connections land on either process.
+    for (let i = 0; i < 50; i++) await fetch(`${t.base}/token/${token}?scope=${SCOPE}`, { method: "HEAD", headers: { Connection: "close" } });
+    results.push(await measure(`${t.base}/token/${token}?scope=${SCOPE}`, o));
+    await t.stop();
+  }
+  row("`HEAD /0.1/token/{t}?scope=` (64 conns), PostgreSQL, `workers: 1`", results[0]!, "");
+  row("same with `workers: 2`", results[1]!, `${(results[1]!.rps / results[0]!.rps).toFixed(2)} × workers: 1`);
+}
+
+const started = Date.now();
+try {
+  for (const s of sections) {
+    if (s === "token") await tokenSection();
+    else if (s === "login") await loginSection();
+    else if (s === "lists") await listsSection();
+    else if (s === "workers") await workersSection();
+    else throw new Error(`unknown section ${s} (token, login, lists, workers)`);
+  }
+} finally {
+  await pgDb?.drop();
+}
+const load = (await Bun.file("/proc/loadavg").text().catch(() => "?")).split(" ").slice(0, 3).join(" ");
+console.log(`wrk -t1, ${seconds} s per figure after a 3 s warm-up, loopback, ${navigator.hardwareConcurrency} cores, load average ${load}, ${Math.round((Date.now() - started) / 1000)} s in all\n`);
+console.log("| target | requests/s | p50 | p99 | ratio / goal |");
+console.log("|---|---:|---:|---:|---|");
+for (const r of rows) console.log(r);
+for (const n of notes) console.log(`\n${n}`);
