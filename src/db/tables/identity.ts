@@ -75,7 +75,7 @@ export const users = pgTable(
     index("auth_user_firstname_idx").on(t.firstname),
     index("auth_user_lastname_idx").on(t.lastname),
     // Tessera additions: a tenant's page in username order without a sort, and substring search
-    // (`search=`, ILIKE '%…%') through trigram indexes (extension pg_trgm, migration 0004).
+    // (`search=`, ILIKE '%…%') through trigram indexes (extension pg_trgm, migration 0005).
     index("auth_user_tenant_username_idx").on(t.tenantUuid, t.username, t.uuid),
     index("auth_user_username_trgm_idx").using("gin", t.username.op("gin_trgm_ops")),
     index("auth_user_firstname_trgm_idx").using("gin", t.firstname.op("gin_trgm_ops")),
