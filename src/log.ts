@@ -106,7 +106,9 @@ export class LogWriter {
 
   private writeOut(chunk: string): void {
     try {
-      writeSync(this.fd, chunk);
+      // Standard error may be a non-blocking pipe (EAGAIN when full): its stream queues instead.
+      if (this.path) writeSync(this.fd, chunk);
+      else process.stderr.write(chunk);
     } catch {
       // A log that cannot be written must not take the service down (full disk, closed pipe).
     }
