@@ -1,4 +1,6 @@
-CREATE TABLE "tessera_tenant_user_count" (
+CREATE SCHEMA "tessera";
+--> statement-breakpoint
+CREATE TABLE "tessera"."tenant_user_count" (
 	"tenant_uuid" varchar(38) PRIMARY KEY NOT NULL,
 	"users" integer DEFAULT 0 NOT NULL
 );
