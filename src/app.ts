@@ -6,6 +6,7 @@ import { ApiError, errorResponse, jsonError, resourceOfPath } from "./http/error
 import { asAnswered, type Env, type RouteGroup, type RouteSpec } from "./http/route.ts";
 import { requestLog } from "./http/request-log.ts";
 import { fastTokenCheck, type PeerAddress } from "./http/fast-token-check.ts";
+import { requestDeadline } from "./http/deadline.ts";
 import { statusRoutes } from "./routes/status.ts";
 import { configRoutes } from "./routes/config.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
@@ -68,6 +69,7 @@ export function createApp(app: AppContext): Hono<Env> {
     c.set("app", app);
     await next();
   });
+  hono.use("*", requestDeadline(app));
 
   for (const group of groups) hono.route("/0.1", group.hono);
   hono.route("/0.1", apiRoutes(specs).hono);

@@ -42,7 +42,7 @@ async function main(argv: string[]): Promise<number> {
   const log = createLogger(config.log_level);
   let database;
   try {
-    database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: 2 });
+    database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: 2, timeoutSeconds: config.db_timeout });
   } catch (e) {
     console.error(`tessera: cannot open the database: ${(e as Error).message}`);
     return 1;

@@ -45,6 +45,10 @@ export const configSchema = z.object({
     .prefault({}),
   db_uri: z.string().min(1).nullable().default(null),
   db_pool_size: z.number().int().min(1).max(500).default(20),
+  /** Seconds a request may wait for the database (and the status probe) before a 503. */
+  db_timeout: z.number().min(0.1).max(300).default(5),
+  /** Seconds of draining after SIGTERM before the listening socket closes (answers say Connection: close). */
+  shutdown_drain_seconds: z.number().min(0).max(60).default(1),
   data_dir: z.string().min(1).default("./data"),
   uuid: z.string().nullable().default(null),
   log_level: z.enum(["debug", "info", "warning", "error", "critical"]).default("info"),

@@ -4,6 +4,7 @@ import type { Config } from "./config.ts";
 import type { Database, Db } from "./db/index.ts";
 import type { Logger } from "./log.ts";
 import type { TokenCache } from "./services/token-cache.ts";
+import type { LookupGate } from "./services/auth/lookup-gate.ts";
 import type { TenantTreeCache } from "./services/tenant-cache.ts";
 import type { PluginRegistry } from "./plugins/types.ts";
 
@@ -23,6 +24,8 @@ export interface AppContext {
   /** Service uuid (`uuid` config / XIVO_UUID), `xivo_uuid` of tokens and origin of events. */
   xivoUuid: string | null;
   tokenCache: TokenCache;
+  /** Bounds the database lookups of tokens missing from the cache (a flood of unknown tokens). */
+  tokenLookups: LookupGate;
   /** The tenant tree in memory, for the token check's `tenant=` test. */
   tenantTree: TenantTreeCache;
   plugins: PluginRegistry;

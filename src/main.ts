@@ -3,6 +3,7 @@
 import { ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/index.ts";
 import { adoptionNote } from "./db/adopt.ts";
+import { describeCause } from "./db/failures.ts";
 import { createProcessLogger } from "./log.ts";
 import { createHandler } from "./app.ts";
 import { buildContext, closeContext } from "./services/app-context.ts";
@@ -11,6 +12,13 @@ import { PluginLoadError } from "./plugins/loader.ts";
 import { announceReady, isPrimary, runPrimary } from "./cluster.ts";
 
 export async function serve(argv: string[] = process.argv): Promise<void> {
+  // A stop asked during start-up (migrations, plugins) is honoured once started, cleanly: the
+  // database is closed (and PGlite's lock released) rather than the process killed midway.
+  let stopRequested: string | null = null;
+  let stopNow: ((signal: string) => Promise<void>) | null = null;
+  const onSignal = (signal: string) => (stopNow ? void stopNow(signal) : void (stopRequested ??= signal));
+  process.on("SIGINT", () => onSignal("SIGINT"));
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
   let config;
   try {
     config = loadConfig(argv);
@@ -25,9 +33,10 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   if (isPrimary(config, log)) return runPrimary(config, log);
   let database;
   try {
-    database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: config.db_pool_size });
+    database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: config.db_pool_size, timeoutSeconds: config.db_timeout });
   } catch (e) {
-    log.error("cannot open the database", { error: (e as Error).message });
+    const cause = describeCause(e);
+    log.error("cannot open the database", { code: cause.code, error: cause.message, ...(config.db_uri ? {} : { data_dir: config.data_dir }) });
     process.exit(1);
   }
   log.info("database ready", { kind: database.kind, ...(database.kind === "pglite" ? { data_dir: config.data_dir } : {}), ...adoptionNote(database.db) });
@@ -42,12 +51,30 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     }
   }
   const handle = createHandler(app);
+  // Draining (after SIGTERM/SIGINT): every response says `Connection: close`, so keep-alive clients
+  // stop sending on their connection after the answer instead of racing its closure, and the
+  // liveness probe answers 503 so load balancers stop routing here.
+  let draining = false;
+  const drainingFetch = async (req: Request, peer: () => string): Promise<Response> => {
+    const res = isLivenessProbe(req) ? new Response(null, { status: 503 }) : await handle(req, peer);
+    try {
+      res.headers.set("Connection", "close");
+      return res;
+    } catch {
+      const headers = new Headers(res.headers); // an immutable response (e.g. a redirect)
+      headers.set("Connection", "close");
+      return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+    }
+  };
   const server = Bun.serve({
     hostname: config.rest_api.listen,
     port: config.rest_api.port,
     reusePort: config.workers > 1, // the workers of src/cluster.ts share the port
     // The peer address is looked up only when something reads it (logging, login).
-    fetch: (req, srv) => handle(req, () => srv.requestIP(req)?.address ?? ""),
+    fetch: (req, srv) => {
+      const peer = () => srv.requestIP(req)?.address ?? "";
+      return draining ? drainingFetch(req, peer) : handle(req, peer);
+    },
   });
   log.info("listening", { address: `http://${config.rest_api.listen}:${server.port}` });
   announceReady();
@@ -56,13 +83,25 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info("shutting down", { signal });
-    await server.stop(false); // stop accepting, let in-flight requests finish
+    draining = true;
+    log.info("shutting down", { signal, drain_seconds: config.shutdown_drain_seconds });
+    // Busy keep-alive connections learn within one request that they must close; then the socket
+    // stops accepting, in-flight requests finish (bounded), and idle connections are closed.
+    await Bun.sleep(config.shutdown_drain_seconds * 1000);
+    await server.stop(false);
+    const deadline = Date.now() + (config.db_timeout + 5) * 1000;
+    while (server.pendingRequests > 0 && Date.now() < deadline) await Bun.sleep(20);
+    await server.stop(true);
     await closeContext(app);
+    log.info("stopped", { signal });
     process.exit(0);
   };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
+  stopNow = stop;
+  if (stopRequested) void stop(stopRequested);
+}
+
+function isLivenessProbe(req: Request): boolean {
+  return req.method === "HEAD" && new URL(req.url).pathname.replace(/\/$/, "") === "/0.1/status";
 }
 
 if (import.meta.main) await serve();

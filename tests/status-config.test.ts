@@ -17,7 +17,7 @@ describeEachDb("status, config, OpenAPI and the error model", (get) => {
     const r = await t.request("GET", "/0.1/status", { token });
     expect(r.status).toBe(200);
     expect(r.json.rest_api).toEqual({ status: "ok" });
-    expect(r.json.database).toEqual({ status: "ok", kind: t.kind });
+    expect(r.json.database).toEqual({ status: "ok", kind: t.kind, listening: true });
     expect(r.json.plugins.wazo_user.status).toBe("ok");
     const tenantAdmin = (await tokenFor(t.app, { acl: ["#"], tenantUuid: await createTenantRow(t.app) })).token;
     const refused = await t.request("GET", "/0.1/status", { token: tenantAdmin });

@@ -1,6 +1,6 @@
 // Opens the database (postgres.js when a URL is configured, embedded PGlite otherwise), applies
 // the migrations of drizzle/, and exposes LISTEN for cross-instance cache invalidation.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { statfsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
@@ -9,6 +9,9 @@ import type { ExtractTablesWithRelations } from "drizzle-orm";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import * as schema from "./schema.ts";
 import { prepareSchema } from "./adopt.ts";
+import { databaseFailure, describeCause } from "./failures.ts";
+import { ListenHealth } from "./listen-health.ts";
+import { lockDataDir } from "./pid-lock.ts";
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -21,8 +24,17 @@ export interface Database {
   kind: "pglite" | "postgres";
   /** Subscribe to a NOTIFY channel; returns an unsubscribe function. */
   listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
-  /** Cheap liveness probe used by /status. */
-  ping(): Promise<boolean>;
+  /**
+   * False while notifications may be missed (the LISTEN connection is lost or silent): caches fed
+   * by NOTIFY must not be trusted then. Always true on PGlite (in-process, never deaf).
+   */
+  listening(): boolean;
+  /** Called with false when notifications may be missed, with true once every channel is heard again. */
+  onListenChange(fn: (listening: boolean) => void): void;
+  /** Backend pid of the LISTEN connection (PostgreSQL; null on PGlite or before the first heartbeat). */
+  listenerPid(): number | null;
+  /** Cheap liveness probe used by /status; false when it fails or takes longer than `timeoutMs`. */
+  ping(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -36,37 +48,101 @@ export interface OpenOptions {
   poolSize?: number;
   /** PGlite only: start from this dump of a data directory (tests copy one migrated template). */
   template?: Blob;
+  /** `db_timeout` in seconds: connection timeout, LISTEN heartbeat deadline, default probe bound. */
+  timeoutSeconds?: number;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  const database = opts.url ? await openPostgres(opts.url, opts.poolSize ?? 10) : await openPglite(opts.dataDir ?? "./data", opts.template);
-  return database;
+  const timeout = opts.timeoutSeconds ?? 5;
+  if (opts.url) return openPostgres(opts.url, opts.poolSize ?? 10, timeout);
+  const dataDir = opts.dataDir ?? "./data";
+  try {
+    return await openPglite(dataDir, opts.template);
+  } catch (e) {
+    throw explainOpenFailure(e, dataDir);
+  }
 }
 
-async function openPostgres(url: string, poolSize: number): Promise<Database> {
+/** Resolves false when `probe` fails or does not answer within `ms`. */
+export async function bounded(probe: () => Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([probe().then(() => true, () => false), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const HEARTBEAT_CHANNEL = "tessera_heartbeat";
+
+async function openPostgres(url: string, poolSize: number, timeoutSeconds: number): Promise<Database> {
   const { default: postgres } = await import("postgres");
   const { drizzle } = await import("drizzle-orm/postgres-js");
   const { migrate } = await import("drizzle-orm/postgres-js/migrator");
-  const client = postgres(url, { max: poolSize, onnotice: () => {}, connect_timeout: 10 });
+  const timeoutMs = Math.round(timeoutSeconds * 1000);
+  const client = postgres(url, {
+    max: poolSize,
+    onnotice: () => {},
+    connect_timeout: Math.max(1, Math.ceil(timeoutSeconds)),
+    // A transaction left open by a request that gave up (db_timeout) is ended by the server. No
+    // statement_timeout: migrations and bulk work may legitimately run longer than a request waits.
+    connection: { idle_in_transaction_session_timeout: Math.max(60_000, timeoutMs * 4) },
+  });
   const db = drizzle(client, { schema }) as unknown as Db;
   await prepareSchema(db, migrationsFolder); // adopts a wazo-auth database; migrations under a lock
   await migrate(db as never, { migrationsFolder });
+  const health = new ListenHealth();
+  const me = crypto.randomUUID();
+  let listenerPid: number | null = null;
+  // postgres.js keeps one dedicated connection for LISTEN (`client.listen.sql`, made on the first
+  // listen); its `onclose` re-subscribes every channel, so we wrap it to learn of the loss first.
+  type ListenSql = ReturnType<typeof postgres> & { options: { onclose?: (...a: unknown[]) => void } };
+  const listenSql = () => (client.listen as unknown as { sql?: ListenSql }).sql;
+  const subscribe = async (channel: string, onMessage: (payload: string) => void) => {
+    health.track(channel);
+    const sub = await client.listen(channel, onMessage, () => health.subscribed(channel));
+    const options = listenSql()?.options;
+    if (options && !(options.onclose as { wrapped?: boolean } | undefined)?.wrapped) {
+      const original = options.onclose;
+      const wrapped = Object.assign((...args: unknown[]) => {
+        health.connectionLost();
+        original?.(...args);
+      }, { wrapped: true });
+      options.onclose = wrapped;
+    }
+    return sub;
+  };
+  await subscribe(HEARTBEAT_CHANNEL, (payload) => {
+    if (payload === me) health.heard();
+  });
+  let beating = false;
+  const heartbeat = setInterval(() => {
+    health.checkSilence(timeoutMs);
+    const sql = listenSql();
+    if (beating || !sql) return;
+    beating = true;
+    sql`select pg_notify(${HEARTBEAT_CHANNEL}, ${me}), pg_backend_pid() as pid`
+      .then((rows) => (listenerPid = Number(rows[0]?.pid) || null))
+      .catch(() => {})
+      .finally(() => (beating = false));
+  }, Math.min(1000, Math.round(timeoutMs / 3)));
+  heartbeat.unref?.();
   return {
     db,
     kind: "postgres",
     async listen(channel, onMessage) {
-      const sub = await client.listen(channel, onMessage);
+      const sub = await subscribe(channel, onMessage);
       return () => sub.unlisten();
     },
-    async ping() {
-      try {
-        await client`select 1`;
-        return true;
-      } catch {
-        return false;
-      }
+    listening: () => health.listening,
+    onListenChange: (fn) => health.onChange(fn),
+    listenerPid: () => listenerPid,
+    ping: (ms = timeoutMs) => bounded(() => client`select 1`, ms),
+    async close() {
+      clearInterval(heartbeat);
+      await client.end({ timeout: 5 });
     },
-    close: () => client.end({ timeout: 5 }),
   };
 }
 
@@ -75,7 +151,13 @@ async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
   const { drizzle } = await import("drizzle-orm/pglite");
   const { migrate } = await import("drizzle-orm/pglite/migrator");
   const lock = dataDir.startsWith("memory://") ? null : lockDataDir(dataDir);
-  const client = await PGlite.create(dataDir, { ...pgliteOptions(), ...(template ? { loadDataDir: template } : {}) });
+  let client;
+  try {
+    client = await PGlite.create(dataDir, { ...pgliteOptions(), ...(template ? { loadDataDir: template } : {}) });
+  } catch (e) {
+    lock?.release();
+    throw e;
+  }
   const db = drizzle(client, { schema }) as unknown as Db;
   await prepareSchema(db, migrationsFolder); // adopts a wazo-auth database (imported as it was)
   await migrate(db as never, { migrationsFolder });
@@ -87,14 +169,12 @@ async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
       const unsub = await client.listen(channel, onMessage);
       return () => unsub();
     },
-    async ping() {
+    listening: () => true,
+    onListenChange: () => {},
+    listenerPid: () => null,
+    async ping(ms = 5000) {
       if (closed) return false;
-      try {
-        await client.query("select 1");
-        return true;
-      } catch {
-        return false;
-      }
+      return bounded(() => client.query("select 1"), ms);
     },
     async close() {
       if (closed) return;
@@ -110,30 +190,19 @@ export function pgliteOptions() {
   return { extensions: { pg_trgm } };
 }
 
-/**
- * PGlite is an embedded, single-process database: a second process opening the same directory
- * would corrupt it. A pid file refuses that with a clear message (a stale one is taken over).
- */
-function lockDataDir(dataDir: string): { release(): void } {
-  mkdirSync(dataDir, { recursive: true });
-  const path = join(dataDir, "tessera.pid");
-  if (existsSync(path)) {
-    const pid = Number(readFileSync(path, "utf8"));
-    if (pid && pid !== process.pid && isAlive(pid)) {
-      throw new Error(`the embedded database in ${dataDir} is in use by process ${pid}; stop it first (or use PostgreSQL with DATABASE_URL)`);
-    }
-  }
-  writeFileSync(path, String(process.pid));
-  return { release: () => rmSync(path, { force: true }) };
-}
-
-function isAlive(pid: number): boolean {
+/** A start-up failure with its reason named: a full disk says so, with the free space. */
+export function explainOpenFailure(e: unknown, dataDir: string): Error {
+  const message = describeCause(e).message;
+  let free: number | null = null;
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
+    const s = statfsSync(dataDir);
+    free = s.bavail * s.bsize;
+  } catch {}
+  const failure = databaseFailure(e);
+  if (failure?.code === "ENOSPC" || /no space left/i.test(message) || (free !== null && free < 16 * 1024 * 1024)) {
+    return new Error(`no space left on the device of ${dataDir} (${free === null ? "unknown" : `${Math.floor(free / 1024)} KiB`} free): ${message}`);
   }
+  return e instanceof Error ? e : new Error(message);
 }
 
 /** Rows of a raw `db.execute()` result, whichever driver produced it. */

@@ -1,7 +1,8 @@
 // The one error model (INTERFACE.md §7, D1): services throw ApiError subclasses; `errorResponse`
 // is the only place that turns anything thrown into an HTTP response.
 import type { Context } from "hono";
-import type { Logger } from "../log.ts";
+import { databaseFailure, describeCause } from "../db/failures.ts";
+import { maskPath, type Logger } from "../log.ts";
 
 export type Details = Record<string, unknown>;
 
@@ -158,9 +159,29 @@ export function jsonError(c: Context, err: ApiError): Response {
   return new Response(body, { status: err.status, headers });
 }
 
-/** Turns anything thrown into the one JSON error body; unexpected errors are logged, never shown. */
+/** 503 for a database that is down, unreachable, frozen past `db_timeout`, or out of disk. */
+export class DatabaseUnavailable extends ServiceUnavailable {
+  constructor(resource: string, message = "The database is unavailable; retry later") {
+    super(resource, message);
+  }
+}
+
+/**
+ * Turns anything thrown into the one JSON error body; unexpected errors are logged, never shown.
+ * Infrastructure failures (database down, disk full) are 503 and their cause is logged.
+ */
 export function errorResponse(c: Context, err: unknown, log: Logger): Response {
   if (err instanceof ApiError) return jsonError(c, err);
+  const failure = databaseFailure(err);
+  if (failure) {
+    log.error("database unavailable", { method: c.req.method, path: maskPath(c.req.path), code: failure.code, cause: failure.message });
+    // A write cut short (no answer in time, connection lost around the commit) has an unknown outcome.
+    const write = !["GET", "HEAD", "OPTIONS"].includes(c.req.method);
+    const message = write
+      ? "The database is unavailable or did not answer in time; the change may or may not have been applied: read it back before retrying"
+      : undefined;
+    return jsonError(c, new DatabaseUnavailable(resourceOfPath(c.req.path), message));
+  }
   // A unique constraint lost to a concurrent request: the same 409 a service check would give.
   if (pgErrorCode(err) === "23505") {
     return jsonError(c, new Conflict(resourceOfPath(c.req.path), { constraint: { constraint_id: "unique", message: "Already exists" } }));
@@ -168,7 +189,7 @@ export function errorResponse(c: Context, err: unknown, log: Logger): Response {
   if (isHttpException(err) && err.status < 500) {
     return jsonError(c, new ApiError(err.status, "invalid-request", err.message || "Invalid request", resourceOfPath(c.req.path)));
   }
-  log.error("unexpected error", { method: c.req.method, path: c.req.path, error: describeError(err) });
+  log.error("unexpected error", { method: c.req.method, path: maskPath(c.req.path), ...describeError(err) });
   return jsonError(c, new ApiError(500, "internal-error", "Internal Server Error", resourceOfPath(c.req.path)));
 }
 
@@ -182,7 +203,9 @@ function isHttpException(err: unknown): err is { status: number; message: string
   return typeof err === "object" && err !== null && "status" in err && typeof (err as { status: unknown }).status === "number" && "getResponse" in err;
 }
 
-function describeError(err: unknown): string {
-  if (err instanceof Error) return `${err.name}: ${err.message}\n${err.stack ?? ""}`;
-  return String(err);
+/** Code, message and stack of the innermost cause; never a query's parameters (DrizzleQueryError's message). */
+function describeError(err: unknown): Record<string, unknown> {
+  const cause = describeCause(err);
+  const stack = err instanceof Error ? (err.stack ?? "").split("\n").slice(1).join("\n") : "";
+  return { code: cause.code, error: cause.message, stack };
 }

@@ -8,6 +8,7 @@ import { authenticate, requestToken, requiredAccess, resolveCaller, type Caller 
 import { requireCanonicalAccess } from "./canonical-acl.ts";
 import { InvalidData, NotFound, Unauthorized } from "./errors.ts";
 import { zodDetails } from "./validate.ts";
+import { databaseFailure } from "../db/failures.ts";
 
 export type Method = "get" | "post" | "put" | "delete" | "patch" | "head";
 
@@ -42,6 +43,8 @@ export interface RouteOptions<P extends Schema | undefined, Q extends Schema | u
    * resource back with `read` after the write. Declared once per route; the handler is unchanged.
    */
   wazoPutAnswer?: { description: string; read: (input: RouteInput<Out<P>, Out<Q>, Out<B>>) => Promise<unknown> };
+  /** Answer this when the caller cannot be authenticated because the database is unavailable. */
+  whenDatabaseDown?: (c: Context<Env>, app: AppContext) => Response | Promise<Response>;
 }
 
 export interface RouteInput<P, Q, B> {
@@ -87,7 +90,15 @@ export class RouteGroup {
       const params = opts.params ? parseParams(opts.params, rawParams, resource) : undefined;
       // ACL placeholders come from the path, or else the query (`?user_uuid=` of the password reset).
       const aclParams = opts.acl !== undefined ? { ...c.req.query(), ...((params ?? rawParams) as Record<string, string>) } : {};
-      const caller = opts.acl !== undefined ? await authorize(c, app, opts, aclParams) : (undefined as unknown as Caller);
+      let caller = undefined as unknown as Caller;
+      if (opts.acl !== undefined) {
+        try {
+          caller = await authorize(c, app, opts, aclParams);
+        } catch (e) {
+          if (opts.whenDatabaseDown && databaseFailure(e)) return opts.whenDatabaseDown(c, app);
+          throw e;
+        }
+      }
       const query = opts.query ? parseWith(opts.query, queryObject(c), resource) : undefined;
       const body = opts.body ? parseWith(opts.body, await readJson(c, resource), resource) : undefined;
       const input = { c, app, params: params as Out<P>, query: query as Out<Q>, body: body as Out<B>, caller };

@@ -5,6 +5,7 @@ import type { Database } from "../db/index.ts";
 import type { Logger } from "../log.ts";
 import { emptyRegistry } from "../plugins/types.ts";
 import { TokenCache } from "./token-cache.ts";
+import { LookupGate } from "./auth/lookup-gate.ts";
 import { TenantTreeCache } from "./tenant-cache.ts";
 import { readTopTenantUuid } from "./tenant-tree.ts";
 
@@ -17,6 +18,7 @@ export async function buildContext(config: Config, database: Database, log: Logg
     topTenantUuid: await readTopTenantUuid(database.db),
     xivoUuid: config.uuid,
     tokenCache: new TokenCache(),
+    tokenLookups: database.kind === "pglite" ? new LookupGate(1, true) : new LookupGate(Math.max(1, Math.floor(config.db_pool_size / 2)), false),
     tenantTree: new TenantTreeCache(),
     plugins: emptyRegistry(),
     statusProviders: [],
@@ -26,6 +28,19 @@ export async function buildContext(config: Config, database: Database, log: Logg
   const unlisten = await database.listen("tessera_token_deleted", (uuid) => app.tokenCache.evict(uuid));
   app.onClose.push(unlisten);
   app.onClose.push(await database.listen("tessera_tenants_changed", () => app.tenantTree.invalidate()));
+  // A NOTIFY sent while this instance was not listening is lost: stop trusting the caches until
+  // every channel is subscribed again, then drop them (subscribed first, so nothing slips between).
+  database.onListenChange((listening) => {
+    if (listening) {
+      app.tokenCache.resume();
+      app.tenantTree.resume();
+      log.warn("notifications heard again: token cache and tenant tree dropped and trusted again");
+    } else {
+      app.tokenCache.suspend();
+      app.tenantTree.suspend();
+      log.error("notifications may be missed (LISTEN connection lost or silent): token cache and tenant tree bypassed");
+    }
+  });
   return app;
 }
 

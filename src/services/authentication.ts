@@ -6,6 +6,7 @@ import type { DbOrTx } from "../db/index.ts";
 import { accesses, policies, policyAccesses } from "../db/schema.ts";
 import { effectiveMethod } from "./identity-providers.ts";
 import { inTransaction } from "../db/tx.ts";
+import { describeCause } from "../db/failures.ts";
 import { isDatabaseUnavailable } from "../db/errors.ts";
 import { ApiError, AuthenticationFailed, ServiceUnavailable, TooManySessions } from "../http/errors.ts";
 import { isUuid } from "../http/validate.ts";
@@ -76,11 +77,12 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
   } catch (e) {
     if (e instanceof TooManySessions) throw e;
     if (isInfrastructureFailure(e)) {
-      app.log.error("login unavailable", { login: req.login, error: (e as Error).message });
+      const cause = describeCause(e); // never a query's parameters
+      app.log.error("login unavailable", { login: req.login, code: cause.code, error: cause.message });
       throw e instanceof ServiceUnavailable ? e : new ServiceUnavailable("tokens", "The service cannot log in now; try again later");
     }
     if (!(e instanceof LoginRefused || e instanceof AuthenticationFailed)) {
-      app.log.error("login error", { login: req.login, error: (e as Error).message });
+      app.log.error("login error", { login: req.login, error: describeCause(e).message });
     }
     app.log.info("login", { outcome: "failure", login: req.login, remote_addr: req.remoteAddr });
     await recordLoginFailure(app, req, subject);

@@ -1,14 +1,28 @@
 // An in-memory copy of the tenant tree (uuid → parent) for the token check's `tenant=` test, so
 // the hot path does no I/O. Any change to auth_tenant is announced by a trigger (NOTIFY
 // tessera_tenants_changed, on commit) and the writing instance also invalidates after its commit;
-// the copy is reloaded on next use. A load that raced with an invalidation is not kept.
+// the copy is reloaded on next use. A load that raced with an invalidation is not kept. While
+// notifications may be missed (LISTEN connection lost), the copy is not used: checks read the
+// database, and the copy is reloaded once hearing resumes.
 import { tenants } from "../db/schema.ts";
 import type { DbOrTx } from "../db/index.ts";
+import { ancestorUuids, tenantExists } from "./tenant-tree.ts";
 
 export class TenantTreeCache {
   private parents: Map<string, string> | null = null;
   private version = 0;
   private loading: Promise<Map<string, string>> | null = null;
+  private trusted = true;
+
+  suspend(): void {
+    this.trusted = false;
+    this.invalidate();
+  }
+
+  resume(): void {
+    this.invalidate();
+    this.trusted = true;
+  }
 
   invalidate(): void {
     this.version++;
@@ -25,7 +39,7 @@ export class TenantTreeCache {
         .from(tenants)
         .then((rows) => {
           const map = new Map(rows.map((r) => [r.uuid, r.parent]));
-          if (version === this.version) this.parents = map;
+          if (version === this.version && this.trusted) this.parents = map;
           return map;
         })
         .finally(() => {
@@ -37,12 +51,16 @@ export class TenantTreeCache {
 
   /** is_subtenant(child, parent) of COMPATIBILITY.md §9.1, from memory once loaded. */
   async isSubtenant(db: DbOrTx, child: string, parent: string): Promise<boolean> {
+    if (!this.trusted) {
+      if (child === parent) return tenantExists(db, child);
+      return (await ancestorUuids(db, child)).includes(parent);
+    }
     return walkUp(await this.tree(db), child, parent);
   }
 
   /** The same answer without waiting: undefined while the tree is not in memory (fast paths). */
   isSubtenantNow(child: string, parent: string): boolean | undefined {
-    return this.parents ? walkUp(this.parents, child, parent) : undefined;
+    return this.trusted && this.parents ? walkUp(this.parents, child, parent) : undefined;
   }
 }
 

@@ -3,6 +3,7 @@
 import { eq, inArray } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
+import { afterCommit } from "../db/tx.ts";
 import { sessions, tokens } from "../db/schema.ts";
 import { Forbidden, NotFound } from "../http/errors.ts";
 import { userTenantUuid } from "./tenant-tree.ts";
@@ -56,12 +57,15 @@ export async function findValidToken(app: AppContext, uuid: string): Promise<Cac
     }
     return cached;
   }
-  if (!isTokenShaped(uuid)) return null;
-  const readStartedAt = Date.now();
-  const rows = await app.db.select().from(tokens).where(eq(tokens.uuid, uuid)).limit(1);
+  if (!isTokenShaped(uuid) || app.tokenCache.knownUnknown(uuid)) return null;
+  const mark = app.tokenCache.mark();
+  const rows = await app.tokenLookups.run(() => app.db.select().from(tokens).where(eq(tokens.uuid, uuid)).limit(1));
   const row = rows[0];
-  if (!row || now > row.expireT) return null;
-  return app.tokenCache.add(recordOf(row), readStartedAt);
+  if (!row || now > row.expireT) {
+    app.tokenCache.addUnknown(uuid, mark);
+    return null;
+  }
+  return app.tokenCache.add(recordOf(row), mark);
 }
 
 const TOKEN_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -170,6 +174,8 @@ export interface NewToken {
   sessionTenantUuid: string;
   mobile: boolean;
   refreshTokenUuid?: string | null;
+  /** A chosen token id (imports, tests); by default the database draws a random UUID. */
+  uuid?: string;
 }
 
 export interface IssuedToken {
@@ -186,6 +192,7 @@ export async function insertToken(app: AppContext, tx: DbOrTx, t: NewToken): Pro
   const [row] = await tx
     .insert(tokens)
     .values({
+      ...(t.uuid ? { uuid: t.uuid } : {}),
       authId: t.authId,
       pbxUserUuid: t.pbxUserUuid,
       xivoUuid: app.xivoUuid,
@@ -199,6 +206,7 @@ export async function insertToken(app: AppContext, tx: DbOrTx, t: NewToken): Pro
       refreshTokenUuid: t.refreshTokenUuid ?? null,
     })
     .returning();
+  afterCommit(tx, () => app.tokenCache.created(row!.uuid));
   return { record: recordOf(row!), issuedAt, expiresAt };
 }
 
