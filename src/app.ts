@@ -16,6 +16,8 @@ import { sessionRoutes } from "./routes/sessions.ts";
 import { idpRoutes } from "./routes/idp.ts";
 import { backendRoutes } from "./routes/backends.ts";
 import { ldapConfigRoutes } from "./routes/ldap-config.ts";
+import { samlConfigRoutes } from "./routes/saml-config.ts";
+import { samlRoutes } from "./routes/saml.ts";
 import { passwordResetRoutes } from "./routes/password-reset.ts";
 import { registerRoutes } from "./routes/register.ts";
 import { emailRoutes } from "./routes/emails.ts";
@@ -42,6 +44,8 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     idpRoutes(),
     backendRoutes(),
     ldapConfigRoutes(),
+    samlConfigRoutes(),
+    samlRoutes(),
     passwordResetRoutes(),
     registerRoutes(),
     emailRoutes(),

@@ -182,6 +182,24 @@ export const configSchema = z.object({
       put_responses: z.enum(["empty", "wazo"]).default("empty"),
     })
     .prefault({}),
+  /** SAML single sign-on (COMPATIBILITY.md §6.15, §6.16, §12.5, §14). */
+  saml: z
+    .object({
+      /** Shown by GET /backends/saml/acs_url_template: the ACS URL an administrator fills in. */
+      acs_url_template: z.string().min(1).default("https://{{STACK_URL}}/api/auth/0.1/saml/acs"),
+      /** How long the IdP login may take, from POST /saml/sso to the ACS post. */
+      saml_login_timeout_seconds: z.number().int().min(1).default(600),
+      /** How long a SAML session (login, then logout context) is kept before the cleanup purges it. */
+      saml_session_lifetime_seconds: z.number().int().min(1).default(604800),
+      /** PEM files of the SP signing key and certificate; unset = a pair generated once and kept in the database. */
+      key_file: z.string().min(1).nullable().default(null),
+      cert_file: z.string().min(1).nullable().default(null),
+      /** Origins (`https://app.example.com`) redirect_url may point to; empty = any http(s) URL, as wazo-auth. */
+      allowed_redirect_origins: z.array(z.string().url()).default([]),
+      /** Clock difference tolerated on NotBefore / NotOnOrAfter. */
+      accepted_clock_skew_seconds: z.number().int().min(0).max(600).default(60),
+    })
+    .prefault({}),
 }).loose();
 
 export type Config = z.infer<typeof configSchema>;
@@ -192,7 +210,10 @@ const projectRoot = fileURLToPath(new URL("..", import.meta.url));
 export const defaultPlugins: Record<string, Record<string, string | { module: string; priority: number }>> = {
   backends: { wazo_user: join(projectRoot, "plugins/backends/wazo-user.ts"), ldap_user: join(projectRoot, "plugins/backends/ldap-user.ts") },
   // wazo-auth's priorities (COMPATIBILITY.md §14): saml 1, ldap 2.
-  idp: { ldap: { module: join(projectRoot, "plugins/idp/ldap.ts"), priority: 2 } },
+  idp: {
+    saml: { module: join(projectRoot, "plugins/idp/saml.ts"), priority: 1 },
+    ldap: { module: join(projectRoot, "plugins/idp/ldap.ts"), priority: 2 },
+  },
   external_auth: {
     google: join(projectRoot, "plugins/external-auth/google.ts"),
     microsoft: join(projectRoot, "plugins/external-auth/microsoft.ts"),

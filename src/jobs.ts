@@ -4,6 +4,7 @@ import { Cron } from "croner";
 import type { AppContext } from "./context.ts";
 import { purgeExpiredTokens, notifyExpiringSoon } from "./services/token-cleanup.ts";
 import { purgeThrottleCounters } from "./services/auth/login-throttle.ts";
+import { purgeSamlSessions } from "./services/integrations/saml/saml-sessions.ts";
 
 export function startJobs(app: AppContext): void {
   const interval = app.config.token_cleanup_interval;
@@ -18,12 +19,13 @@ export function startJobs(app: AppContext): void {
   app.onClose.push(() => job.stop());
 }
 
-export async function runCleanup(app: AppContext): Promise<{ purged: number; notified: number; throttleCounters: number }> {
+export async function runCleanup(app: AppContext): Promise<{ purged: number; notified: number; throttleCounters: number; samlSessions: number }> {
   const purged = await purgeExpiredTokens(app);
+  const samlSessions = await purgeSamlSessions(app);
   const notified = await notifyExpiringSoon(app);
   const throttleCounters = await purgeThrottleCounters(app);
-  if (purged || notified || throttleCounters) {
-    app.log.info("token cleanup", { purged_sessions: purged, expire_soon_notices: notified, forgotten_throttle_counters: throttleCounters });
+  if (purged || notified || throttleCounters || samlSessions) {
+    app.log.info("token cleanup", { purged_sessions: purged, expire_soon_notices: notified, forgotten_throttle_counters: throttleCounters, purged_saml_sessions: samlSessions });
   }
-  return { purged, notified, throttleCounters };
+  return { purged, notified, throttleCounters, samlSessions };
 }

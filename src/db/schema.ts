@@ -5,3 +5,4 @@ export * from "./tables/tokens.ts";
 export * from "./tables/integrations.ts";
 export * from "./tables/throttling.ts";
 export * from "./tables/counters.ts";
+export * from "./tables/saml.ts";

@@ -71,7 +71,11 @@ export function buildOpenApi(specs: RouteSpec[], basePath = "/0.1"): Json {
       operation["x-required-acl"] = spec.acl;
       operation.description = `${spec.description ? `${spec.description}\n\n` : ""}**Required ACL:** \`${spec.acl}\``;
     }
-    if (spec.body) operation.requestBody = { required: true, content: { "application/json": { schema: jsonSchema(spec.body, "input") } } };
+    if (spec.body) {
+      const schema = jsonSchema(spec.body, "input");
+      const types = spec.bodyType === "form" ? ["multipart/form-data", "application/x-www-form-urlencoded"] : ["application/json"];
+      operation.requestBody = { required: true, content: Object.fromEntries(types.map((t) => [t, { schema }])) };
+    }
     (paths[spec.path] ??= {})[spec.method] = operation;
   }
   return {

@@ -34,6 +34,8 @@ export interface RouteOptions<P extends Schema | undefined, Q extends Schema | u
   params?: P;
   query?: Q;
   body?: B;
+  /** How the body is read: JSON whatever the Content-Type (default), or an HTML form (multipart or urlencoded; files stay `File`s). */
+  bodyType?: "json" | "form";
   /** Headers the route reads, for the OpenAPI document (name → description). */
   headers?: Record<string, string>;
   responses: Record<number, string | { description: string; schema?: Schema; contentType?: string }>;
@@ -100,7 +102,8 @@ export class RouteGroup {
         }
       }
       const query = opts.query ? parseWith(opts.query, queryObject(c), resource) : undefined;
-      const body = opts.body ? parseWith(opts.body, await readJson(c, resource), resource) : undefined;
+      const raw = opts.body ? (opts.bodyType === "form" ? await readForm(c, resource) : await readJson(c, resource)) : undefined;
+      const body = opts.body ? parseWith(opts.body, raw, resource) : undefined;
       const input = { c, app, params: params as Out<P>, query: query as Out<Q>, body: body as Out<B>, caller };
       const res = await handler(input);
       if (opts.wazoPutAnswer && res.status === 204 && app.config.compatibility.put_responses === "wazo") return c.json((await opts.wazoPutAnswer.read(input)) as object, 200);
@@ -182,6 +185,19 @@ export async function readJson(c: Context, resource: string): Promise<unknown> {
     return JSON.parse(text) ?? {};
   } catch {
     throw malformed(resource, "The request body is not valid JSON.");
+  }
+}
+
+/** An HTML form body (multipart/form-data or urlencoded) as an object; a field sent twice keeps the last value. */
+export async function readForm(c: Context, resource: string): Promise<Record<string, unknown>> {
+  const type = c.req.header("Content-Type") ?? "";
+  if (!/^(multipart\/form-data|application\/x-www-form-urlencoded)/i.test(type)) {
+    throw new InvalidData(resource, { _schema: { constraint_id: "form", constraint: "multipart/form-data", message: "The request body must be a form (multipart/form-data or application/x-www-form-urlencoded)." } });
+  }
+  try {
+    return (await c.req.parseBody()) as Record<string, unknown>;
+  } catch {
+    throw new InvalidData(resource, { _schema: { constraint_id: "form", constraint: "multipart/form-data", message: "The request body is not a readable form." } });
   }
 }
 

@@ -2,6 +2,7 @@
 // default export is the plugin object, a class (constructed with its config), or a factory
 // function (called with its config).
 import type { AppContext } from "../context.ts";
+import type { DbOrTx } from "../db/index.ts";
 import type { EmailNotificationPlugin } from "./email-types.ts";
 import type { ExternalAuthPlugin } from "./external-auth-types.ts";
 
@@ -49,6 +50,19 @@ export interface IdpPlugin {
   /** Throws on failure; returns the backend supplying ACL/metadata and the user's login. */
   verifyAuth(args: LoginArgs): Promise<{ backend: BackendPlugin; login: string }>;
   getBackend(args: LoginArgs): BackendPlugin;
+  /**
+   * Optional: runs inside the login's transaction once the token and its session exist (e.g. to
+   * remember the IdP's session for a later single logout). Throwing cancels the login.
+   */
+  onTokenIssued?(args: LoginArgs, issued: IssuedLogin, tx: DbOrTx): Promise<void>;
+}
+
+/** The token a login just issued, as IdP plugins see it. */
+export interface IssuedLogin {
+  tokenUuid: string;
+  sessionUuid: string;
+  userUuid: string | null;
+  refreshTokenUuid: string | null;
 }
 
 export interface MetadataPlugin {

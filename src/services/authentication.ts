@@ -10,7 +10,7 @@ import { describeCause } from "../db/failures.ts";
 import { isDatabaseUnavailable } from "../db/errors.ts";
 import { ApiError, AuthenticationFailed, ServiceUnavailable, TooManySessions } from "../http/errors.ts";
 import { isUuid } from "../http/validate.ts";
-import type { BackendPlugin, LoginArgs } from "../plugins/types.ts";
+import type { BackendPlugin, IdpPlugin, LoginArgs } from "../plugins/types.ts";
 import { publishEvent, sessionCreatedEvent } from "./events.ts";
 import { issueRefreshToken, type RefreshTokenOutcome } from "./refresh-tokens.ts";
 import { insertToken, tokenJson, type TokenJson } from "./tokens.ts";
@@ -44,6 +44,8 @@ export interface LoginResult {
 }
 
 interface Authenticated {
+  /** The IdP that accepted the login (for its `onTokenIssued`). */
+  idp?: IdpPlugin;
   backend: BackendPlugin;
   backendName: string;
   login: string;
@@ -131,7 +133,7 @@ async function authenticate(app: AppContext, args: LoginArgs): Promise<Authentic
     if (!accepts) continue;
     const { backend, login } = await idp.verifyAuth(args);
     await requireMethod(app, login, idp.authenticationMethod, args);
-    return { backend, backendName: backendNameOf(app, backend), login, method: idp.authenticationMethod, persistentMetadata: {}, refreshTokenUuid: null };
+    return { idp, backend, backendName: backendNameOf(app, backend), login, method: idp.authenticationMethod, persistentMetadata: {}, refreshTokenUuid: null };
   }
   throw new LoginRefused();
 }
@@ -203,6 +205,11 @@ async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req:
       mobile: req.mobile,
       refreshTokenUuid: auth.refreshTokenUuid ?? rt?.uuid ?? null,
     });
+    await auth.idp?.onTokenIssued?.(
+      args,
+      { tokenUuid: issued.record.uuid, sessionUuid: issued.record.sessionUuid, userUuid: isUuid(authId) ? authId : null, refreshTokenUuid: issued.record.refreshTokenUuid ?? null },
+      tx,
+    );
     await publishEvent(
       app,
       tx,
