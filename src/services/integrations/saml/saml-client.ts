@@ -66,5 +66,10 @@ export function samlClient(app: AppContext, cfg: ResolvedSamlConfig, keys: SpKey
 
 /** The SP metadata an administrator gives the IdP: entity id, ACS and SLS URLs, signing certificate. */
 export function spMetadataXml(app: AppContext, cfg: ResolvedSamlConfig, keys: SpKeyPair): string {
-  return samlClient(app, cfg, keys, new SingleRequestCache(), true).generateServiceProviderMetadata(null, keys.certificate);
+  const xml = samlClient(app, cfg, keys, new SingleRequestCache(), true).generateServiceProviderMetadata(null, keys.certificate);
+  // node-saml declares the logout endpoint with the HTTP-POST binding; GET /saml/sls is HTTP-Redirect.
+  return xml.replace(
+    /(<SingleLogoutService Binding=")urn:oasis:names:tc:SAML:2\.0:bindings:HTTP-POST(")/,
+    "$1urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect$2",
+  );
 }

@@ -74,6 +74,12 @@ export async function startSamlLogout(app: AppContext, token: string): Promise<{
   return { location };
 }
 
+/** Signature algorithms accepted on a redirect-binding LogoutResponse (no SHA-1). */
+const REDIRECT_SIG_DIGESTS: Record<string, string> = {
+  "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256": "sha256",
+  "http://www.w3.org/2001/04/xmldsig-more#rsa-sha512": "sha512",
+};
+
 /** GET /saml/sls: a LogoutResponse signed by the IdP (HTTP-Redirect binding) for our request. */
 export async function finishSamlLogout(app: AppContext, query: Record<string, string>, rawQuery: string): Promise<string> {
   const refused = (message: string) => new InvalidData("saml", { SAMLResponse: { constraint_id: "saml_logout_response", constraint: "signed LogoutResponse", message } }, "SAML processing failed");
@@ -84,9 +90,13 @@ export async function finishSamlLogout(app: AppContext, query: Record<string, st
   if (!cfg) throw new NotFound("saml", undefined, "Context not found");
   // node-saml accepts an unsigned redirect message; a LogoutResponse must be signed here.
   if (!query.Signature || !query.SigAlg) throw refused("The LogoutResponse is not signed.");
+  const digest = REDIRECT_SIG_DIGESTS[query.SigAlg];
+  if (!digest) throw refused(`Unsupported SigAlg (supported: ${Object.keys(REDIRECT_SIG_DIGESTS).join(", ")}).`);
   try {
     const client = samlClient(app, cfg, await spKeyPair(app), new SingleRequestCache(pending.requestId, pending.startTime ?? new Date(0)));
-    const { loggedOut } = await client.validateRedirectAsync(query, rawQuery);
+    // node-saml looks the algorithm up by the name after '#' in crypto.getHashes(), where Bun has
+    // no `RSA-SHA256`: hand it the digest name (the signed query string keeps the original SigAlg).
+    const { loggedOut } = await client.validateRedirectAsync({ ...query, SigAlg: `#${digest}` }, rawQuery);
     if (!loggedOut) throw new Error("not a logout response");
   } catch (e) {
     app.log.info("SAML logout response refused", { domain: pending.domain, detail: (e as Error).message });

@@ -2,7 +2,7 @@
 // a pending login (login null) from POST /saml/sso until the ACS, a completed login (login set)
 // until POST /token consumes it, and a pending logout (relay state `logout:…`) until /saml/sls.
 import { createHash, randomBytes } from "node:crypto";
-import { and, eq, isNotNull, isNull, lt, or, sql } from "drizzle-orm";
+import { and, eq, gte, isNotNull, isNull, lt, or, sql } from "drizzle-orm";
 import type { AppContext } from "../../../context.ts";
 import { samlLogins, samlSessions } from "../../../db/schema.ts";
 
@@ -64,7 +64,7 @@ export async function consumeCompletedLogin(app: AppContext, sessionId: string):
   const since = new Date(Date.now() - app.config.saml.saml_session_lifetime_seconds * 1000);
   const [row] = await app.db
     .delete(samlSessions)
-    .where(and(eq(samlSessions.sessionId, sessionId), isNotNull(samlSessions.login), sql`${samlSessions.relayState} not like ${`${LOGOUT_RELAY_PREFIX}%`}`, sql`${samlSessions.startTime} >= ${since}`))
+    .where(and(eq(samlSessions.sessionId, sessionId), isNotNull(samlSessions.login), sql`${samlSessions.relayState} not like ${`${LOGOUT_RELAY_PREFIX}%`}`, gte(samlSessions.startTime, since)))
     .returning();
   return row ?? null;
 }
