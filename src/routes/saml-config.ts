@@ -67,7 +67,7 @@ export function samlConfigRoutes(): RouteGroup {
       "/backends/saml/sp_metadata",
       { summary: "Tessera's service-provider metadata for this tenant, to give the IdP (XML attachment)", acl: "auth.backends.saml.read", responses: { 200: { description: "SP metadata", contentType: "application/xml" }, 404: "None" } },
       async ({ c, app, caller }) => {
-        const xml = spMetadataXml(app, await samlConfigForTenant(app, caller), await spKeyPair(app));
+        const xml = await spMetadataXml(app, await samlConfigForTenant(app, caller), await spKeyPair(app));
         return c.body(xml, 200, { "Content-Type": "application/xml", "Content-Disposition": 'attachment; filename="sp-metadata.xml"' });
       },
     )

@@ -25,7 +25,7 @@ export function samlRoutes(): RouteGroup {
       {
         summary: "Assertion consumer service: the IdP's signed response (HTTP-POST binding)",
         description: "Answers 302 to the login's `redirect_url`, or to `redirect_url?login_failure_code=500` when the response is refused.",
-        body: z.object({ SAMLResponse: z.string().min(1), RelayState: z.string().min(1).max(1024) }),
+        body: z.object({ SAMLResponse: z.string().min(1).max(1_000_000), RelayState: z.string().min(1).max(1024) }),
         bodyType: "form",
         responses: { 302: "Back to the application", 400: "RelayState and/or SAMLResponse missing", 404: "No pending SAML login for this RelayState" },
       },

@@ -2,7 +2,7 @@
 // now (no client cache: a configuration change applies at once, on every instance). The library
 // signs our requests and verifies the IdP's signatures; Tessera writes no signature code.
 import { randomBytes } from "node:crypto";
-import { SAML, ValidateInResponseTo, type CacheItem, type CacheProvider } from "@node-saml/node-saml";
+import type { CacheItem, CacheProvider, SAML, ValidateInResponseTo } from "@node-saml/node-saml";
 import type { AppContext } from "../../../context.ts";
 import type { ResolvedSamlConfig } from "./saml-config.ts";
 import type { SpKeyPair } from "./sp-key.ts";
@@ -33,7 +33,9 @@ export class SingleRequestCache implements CacheProvider {
 /** The SLS URL beside the ACS URL (`…/saml/acs` → `…/saml/sls`). */
 export const slsUrlOf = (acsUrl: string) => acsUrl.replace(/\/saml\/acs\/?$/, "/saml/sls");
 
-export function samlClient(app: AppContext, cfg: ResolvedSamlConfig, keys: SpKeyPair, cache: CacheProvider, forMetadata = false): SAML {
+/** node-saml is loaded on first use: it is half a second of start-up for a service that may never see SAML. */
+export async function samlClient(app: AppContext, cfg: ResolvedSamlConfig, keys: SpKeyPair, cache: CacheProvider, forMetadata = false): Promise<SAML> {
+  const { SAML } = await import("@node-saml/node-saml");
   return new SAML({
     entryPoint: cfg.idp.ssoUrl,
     logoutUrl: cfg.idp.sloUrl ?? cfg.idp.ssoUrl,
@@ -52,7 +54,7 @@ export function samlClient(app: AppContext, cfg: ResolvedSamlConfig, keys: SpKey
     // sign assertions.
     wantAuthnResponseSigned: false,
     wantAssertionsSigned: forMetadata,
-    validateInResponseTo: ValidateInResponseTo.always,
+    validateInResponseTo: "always" as ValidateInResponseTo,
     cacheProvider: cache,
     requestIdExpirationPeriodMs: app.config.saml.saml_login_timeout_seconds * 1000,
     acceptedClockSkewMs: app.config.saml.accepted_clock_skew_seconds * 1000,
@@ -65,8 +67,8 @@ export function samlClient(app: AppContext, cfg: ResolvedSamlConfig, keys: SpKey
 }
 
 /** The SP metadata an administrator gives the IdP: entity id, ACS and SLS URLs, signing certificate. */
-export function spMetadataXml(app: AppContext, cfg: ResolvedSamlConfig, keys: SpKeyPair): string {
-  const xml = samlClient(app, cfg, keys, new SingleRequestCache(), true).generateServiceProviderMetadata(null, keys.certificate);
+export async function spMetadataXml(app: AppContext, cfg: ResolvedSamlConfig, keys: SpKeyPair): Promise<string> {
+  const xml = (await samlClient(app, cfg, keys, new SingleRequestCache(), true)).generateServiceProviderMetadata(null, keys.certificate);
   // node-saml declares the logout endpoint with the HTTP-POST binding; GET /saml/sls is HTTP-Redirect.
   return xml.replace(
     /(<SingleLogoutService Binding=")urn:oasis:names:tc:SAML:2\.0:bindings:HTTP-POST(")/,

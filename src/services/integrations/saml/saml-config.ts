@@ -130,7 +130,7 @@ export async function samlConfigForDomain(app: AppContext, domain: string): Prom
     .select({ config: samlConfigs, domain: tenantDomains.name })
     .from(samlConfigs)
     .innerJoin(tenantDomains, eq(tenantDomains.uuid, samlConfigs.domainUuid))
-    .where(eq(tenantDomains.name, domain.toLowerCase()))
+    .where(sql`lower(${tenantDomains.name}) = ${domain.toLowerCase().replace(/\.$/, "")}`)
     .limit(1);
   if (!row) return null;
   try {

@@ -31,7 +31,7 @@ export async function startSamlLogin(app: AppContext, redirectUrl: string, domai
   const cache = new SingleRequestCache();
   const sessionId = newSessionId();
   const relayState = loginRelayState(sessionId);
-  const location = await samlClient(app, cfg, await spKeyPair(app), cache).getAuthorizeUrlAsync(relayState, undefined, {});
+  const location = await (await samlClient(app, cfg, await spKeyPair(app), cache)).getAuthorizeUrlAsync(relayState, undefined, {});
   if (!cache.generatedId) throw new ApiError(500, "configuration-error", "SAML client for domain not found or failed", "saml", { domain });
   await insertSamlSession(app, { requestId: cache.generatedId, sessionId, redirectUrl, domain: cfg.domain, relayState, startTime: new Date() });
   return { location, saml_session_id: sessionId };
@@ -63,7 +63,7 @@ export async function acceptSamlResponse(app: AppContext, samlResponse: string, 
   let login: string;
   let nameId;
   try {
-    const client = samlClient(app, cfg, await spKeyPair(app), new SingleRequestCache(session.requestId, session.startTime ?? new Date(0)));
+    const client = await samlClient(app, cfg, await spKeyPair(app), new SingleRequestCache(session.requestId, session.startTime ?? new Date(0)));
     const { profile } = await client.validatePostResponseAsync({ SAMLResponse: samlResponse });
     if (!profile) return refuse("no assertion");
     checkAssertionContext(profile, cfg, session.requestId);

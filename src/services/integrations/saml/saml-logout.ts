@@ -59,7 +59,7 @@ export async function startSamlLogout(app: AppContext, token: string): Promise<{
     ...(nameId.nameQualifier ? { nameQualifier: nameId.nameQualifier } : {}),
     ...(nameId.spNameQualifier ? { spNameQualifier: nameId.spNameQualifier } : {}),
   };
-  const location = await samlClient(app, cfg, await spKeyPair(app), cache).getLogoutUrlAsync(profile, relayState, {});
+  const location = await (await samlClient(app, cfg, await spKeyPair(app), cache)).getLogoutUrlAsync(profile, relayState, {});
   await insertSamlSession(app, {
     requestId: cache.generatedId!,
     sessionId: newSessionId(),
@@ -93,7 +93,7 @@ export async function finishSamlLogout(app: AppContext, query: Record<string, st
   const digest = REDIRECT_SIG_DIGESTS[query.SigAlg];
   if (!digest) throw refused(`Unsupported SigAlg (supported: ${Object.keys(REDIRECT_SIG_DIGESTS).join(", ")}).`);
   try {
-    const client = samlClient(app, cfg, await spKeyPair(app), new SingleRequestCache(pending.requestId, pending.startTime ?? new Date(0)));
+    const client = await samlClient(app, cfg, await spKeyPair(app), new SingleRequestCache(pending.requestId, pending.startTime ?? new Date(0)));
     // node-saml looks the algorithm up by the name after '#' in crypto.getHashes(), where Bun has
     // no `RSA-SHA256`: hand it the digest name (the signed query string keeps the original SigAlg).
     const { loggedOut } = await client.validateRedirectAsync({ ...query, SigAlg: `#${digest}` }, rawQuery);

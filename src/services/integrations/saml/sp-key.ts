@@ -4,7 +4,6 @@
 import { generateKeyPair } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
-import forge from "node-forge";
 import type { AppContext } from "../../../context.ts";
 import { samlSpKeys } from "../../../db/schema.ts";
 
@@ -53,6 +52,7 @@ export async function generateSelfSigned(commonName: string): Promise<SpKeyPair>
     publicKeyEncoding: { type: "spki", format: "pem" },
     privateKeyEncoding: { type: "pkcs8", format: "pem" },
   });
+  const { default: forge } = await import("node-forge"); // only ever needed on the first start
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(publicKey);
   cert.serialNumber = `01${forge.util.bytesToHex(forge.random.getBytesSync(15))}`;
