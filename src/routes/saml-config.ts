@@ -50,6 +50,7 @@ export function samlConfigRoutes(): RouteGroup {
         body: updateForm,
         bodyType: "form",
         responses: { 204: "Changed", 400: "Invalid form, metadata or domain", 404: "None" },
+        wazoPutAnswer: { description: "The configuration", read: ({ app, caller }) => getSamlConfig(app, caller) },
       },
       async ({ c, app, caller, body }) => {
         await updateSamlConfig(app, caller, { ...body, metadata: await text(body.metadata) });
