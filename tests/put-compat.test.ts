@@ -17,6 +17,7 @@ const WAZO_200_PUTS = [
   "PUT /tenants/{tenant_uuid}",
   "PUT /groups/{group_uuid}",
   "PUT /policies/{policy}",
+  "PUT /backends/saml",
 ];
 
 /** What wazo-auth-client does with a PUT: raise on an error status, then decode the body. */

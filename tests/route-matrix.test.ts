@@ -73,6 +73,9 @@ const BODIES: Record<string, (w?: World) => unknown> = {
   "PATCH /config": () => [{ op: "replace", path: "/debug", value: false }],
   "PUT /backends/ldap": () => ({ host: "ldap.example.com", port: 389, user_base_dn: "dc=example,dc=com", user_login_attribute: "uid", user_email_attribute: "mail" }),
 };
+/** PUTs whose body is a multipart form with a file (IdP metadata) the schema sampler cannot make,
+ * on a configuration the world does not have: their PUT contract is tested in tests/saml-config.test.ts. */
+const FORM_PUTS = ["PUT /backends/saml"];
 /** Answers of wazo-auth kept on purpose: logout answers 200 `{"data": {"message": "success"}}`. */
 const LEGACY_DELETE = ["DELETE /token/{token}"];
 
@@ -176,7 +179,7 @@ describeEachDb("route matrices", (get) => {
     const w = await makeWorld(t, master, scratch);
     const child = await createTenantRow(t.app, { parentUuid: scratch });
     const failures: string[] = [];
-    for (const spec of specs.filter((s) => s.method === "put")) {
+    for (const spec of specs.filter((s) => s.method === "put" && !FORM_PUTS.includes(routeName(s)))) {
       const values = { ...identifierValues(w), ...KIND_VALUES, access: "auth.users.create", tenant_uuid: child, parent_tenant_uuid: scratch };
       const r = await request(t, spec, values, { token: master, tenant: scratch, world: w });
       if (r.status !== 204 || r.text !== "") failures.push(`${routeName(spec)}: ${r.status} ${r.text.slice(0, 100)}`);
