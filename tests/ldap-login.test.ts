@@ -77,7 +77,7 @@ describeEachDb("LDAP login", (get) => {
     const t = get();
     expect((await t.request("GET", "/0.1/backends")).json).toEqual({ data: ["wazo_user", "ldap_user"] });
     const idp = await t.request("GET", "/0.1/idp", { token: acme.admin });
-    expect(idp.json.items.sort()).toEqual(["default", "ldap", "native"]);
+    expect(idp.json.items.sort()).toEqual(["default", "ldap", "native", "saml"]); // the two stock IdPs
   });
 
   test("service-account search: login by domain_name gives the matching user's token", async () => {
