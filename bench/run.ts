@@ -29,6 +29,7 @@ const notes: string[] = [];
 const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : n < 100 ? 1 : 0) : "?");
 function row(target: string, r: WrkResult, extra = "") {
   rows.push(`| ${target} | ${Math.round(r.rps).toLocaleString("en")} | ${fmt(r.p50)} ms | ${fmt(r.p99)} ms | ${extra} |`);
+  console.error(rows.at(-1)); // as it comes, so a failed section leaves the others' figures
 }
 
 const pgDb = sections.some((s) => s !== "token") ? await scratchDatabase() : null;
@@ -44,7 +45,7 @@ async function resetPg() {
   // Each PostgreSQL target starts from an empty database: drop every table Tessera made.
   const { default: postgres } = await import("postgres");
   const c = postgres(pgDb!.url, { max: 1, onnotice: () => {} });
-  await c.unsafe("drop schema public cascade; create schema public; drop schema if exists drizzle cascade");
+  await c.unsafe("drop schema public cascade; create schema public; drop schema if exists drizzle cascade; drop schema if exists tessera cascade");
   await c.end();
 }
 
@@ -116,8 +117,8 @@ async function workersSection() {
   if (!pgDb) return;
   const o = { connections: 64, seconds, script: "head.lua" };
   const results: WrkResult[] = [];
-  await resetPg();
   for (const workers of [1, 2]) {
+    await resetPg();
     const t = await seeded(true, `log_level: info\nworkers: ${workers}`);
     const token = await login(t.base, "bench", "bench-password");
     // Warm every worker's cache: new connections land on either process.
