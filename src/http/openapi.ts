@@ -1,7 +1,12 @@
 // The OpenAPI document, generated from the routes' own declarations and zod schemas (never by
-// hand). Parameters are ordered headers, then path, then body (INTERFACE.md §4.1.3).
+// hand). Parameters are ordered headers, then path, then body (INTERFACE.md §4.1.3). What every
+// route shares is added here by construction, so no route repeats it: the operationId, the
+// security requirement (from the route's ACL), the `Wazo-Tenant` header, the 400/401/403/404
+// answers its pipeline can give, and a typed success body when the route declares none.
 import { z } from "zod";
 import type { RouteSpec } from "./route.ts";
+import { deriveOperationId } from "./operation-id.ts";
+import { defaultSuccessSchema, namedSchemas } from "./openapi-schemas.ts";
 
 type Json = Record<string, unknown>;
 
@@ -23,49 +28,93 @@ function objectProperties(schema: z.ZodType | undefined): Array<[string, Json, b
   return Object.entries(props).map(([k, v]) => [k, v, required.has(k)]);
 }
 
-const ERROR_BODY = {
-  type: "object",
-  required: ["error_id", "message", "resource", "timestamp", "details"],
-  properties: {
-    error_id: { type: "string" },
-    message: { type: "string" },
-    resource: { type: "string" },
-    resource_id: {},
-    timestamp: { type: "number" },
-    details: { type: "object" },
-  },
+const ERROR_REF = { $ref: "#/components/schemas/Error" };
+
+const SECURITY_SCHEMES = {
+  XAuthToken: { type: "apiKey", in: "header", name: "X-Auth-Token", description: "A token from `POST /0.1/token`" },
+  BearerAuth: { type: "http", scheme: "bearer", description: "The same token as `Authorization: Bearer <token>`" },
+  BasicAuth: { type: "http", scheme: "basic", description: "Username (or confirmed email address) and password" },
+  TokenQuery: { type: "apiKey", in: "query", name: "token", description: "The token in the query string (links sent by email)" },
 };
+
+/** Answers the route pipeline itself can give, whatever the handler does. */
+const PIPELINE_ERRORS: Record<number, string> = {
+  400: "Invalid request: `details` names each bad field",
+  401: "Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in",
+  403: "The token lacks the required ACL",
+  404: "No such resource (also for a malformed path parameter)",
+};
+
+function security(spec: RouteSpec): Json[] {
+  if (spec.method === "post" && spec.path === "/token") return [{ BasicAuth: [] }, {}]; // `{}`: a refresh-token login needs no credentials
+  if (spec.acl === undefined) return [];
+  const schemes: Json[] = [{ XAuthToken: [] }, { BearerAuth: [] }];
+  return spec.tokenFromQuery ? [{ TokenQuery: [] }, ...schemes] : schemes;
+}
+
+function pipelineErrors(spec: RouteSpec): number[] {
+  const codes: number[] = [];
+  if (spec.query || spec.body) codes.push(400);
+  if (spec.acl !== undefined) codes.push(401, 403);
+  if (spec.params) codes.push(404);
+  return codes;
+}
+
+function responsesOf(spec: RouteSpec): Record<string, Json> {
+  const declared = new Map<number, { description: string; schema?: z.ZodType; contentType?: string }>();
+  for (const [code, r] of Object.entries(spec.responses)) declared.set(Number(code), typeof r === "string" ? { description: r } : r);
+  for (const code of pipelineErrors(spec)) if (!declared.has(code)) declared.set(code, { description: PIPELINE_ERRORS[code]! });
+  const responses: Record<string, Json> = {};
+  for (const [code, r] of [...declared].sort(([a], [b]) => a - b)) {
+    const entry: Json = { description: r.description };
+    if (code >= 400) entry.content = { "application/json": { schema: ERROR_REF } };
+    else if (r.schema) entry.content = { [r.contentType ?? "application/json"]: { schema: jsonSchema(r.schema, "output") } };
+    else if (code !== 204 && spec.method !== "head") entry.content = { "application/json": { schema: defaultSuccessSchema(spec.method, spec.path) } };
+    responses[String(code)] = entry;
+  }
+  return responses;
+}
+
+function parametersOf(spec: RouteSpec): Json[] {
+  const parameters: Json[] = [];
+  if (spec.acl !== undefined && !spec.noTenant) {
+    parameters.push({ name: "Wazo-Tenant", in: "header", required: false, schema: { type: "string" }, description: "Act in this tenant (a sub-tenant of the token's tenant): UUID or slug" });
+  }
+  for (const [name, description] of Object.entries(spec.headers ?? {})) {
+    // Authorization is described by the security schemes, never as a parameter (OpenAPI 3.1 §4.8.12).
+    if (name.toLowerCase() !== "authorization") parameters.push({ name, in: "header", required: false, schema: { type: "string" }, description });
+  }
+  const pathNames = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const paramSchemas = new Map(objectProperties(spec.params).map(([k, v]) => [k, v]));
+  for (const name of pathNames) parameters.push({ name, in: "path", required: true, schema: paramSchemas.get(name) ?? { type: "string" } });
+  for (const [name, schema, required] of objectProperties(spec.query)) parameters.push({ name, in: "query", required, schema });
+  return parameters;
+}
+
+/** operationId of every route, checked unique: a duplicate is a programming error caught at start. */
+export function operationIds(specs: RouteSpec[]): string[] {
+  const addPaths = new Set(specs.filter((s) => s.method === "put" && !s.body).map((s) => s.path));
+  const ids = specs.map((s) => s.operationId ?? deriveOperationId({ method: s.method, path: s.path, hasBody: !!s.body, undoesAdd: s.method === "delete" && addPaths.has(s.path) }));
+  const seen = new Set<string>();
+  for (const [i, id] of ids.entries()) {
+    if (seen.has(id)) throw new Error(`duplicate operationId ${id} (${specs[i]!.method.toUpperCase()} ${specs[i]!.path}): give one route an explicit operationId`);
+    seen.add(id);
+  }
+  return ids;
+}
 
 export function buildOpenApi(specs: RouteSpec[], basePath = "/0.1"): Json {
   const paths: Record<string, Record<string, Json>> = {};
-  for (const spec of specs) {
-    const parameters: Json[] = [];
-    if (spec.acl !== undefined) {
-      parameters.push({ name: "X-Auth-Token", in: "header", required: false, schema: { type: "string" }, description: "Token (or `Authorization: Bearer <token>`)" });
-      if (!spec.noTenant) parameters.push({ name: "Wazo-Tenant", in: "header", required: false, schema: { type: "string" }, description: "Act in this sub-tenant" });
-    }
-    for (const [name, description] of Object.entries(spec.headers ?? {})) {
-      parameters.push({ name, in: "header", required: false, schema: { type: "string" }, description });
-    }
-    const pathNames = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-    const paramSchemas = new Map(objectProperties(spec.params).map(([k, v]) => [k, v]));
-    for (const name of pathNames) parameters.push({ name, in: "path", required: true, schema: paramSchemas.get(name) ?? { type: "string" } });
-    for (const [name, schema, required] of objectProperties(spec.query)) parameters.push({ name, in: "query", required, schema });
-
-    const responses: Record<string, Json> = {};
-    for (const [code, r] of Object.entries(spec.responses)) {
-      const desc = typeof r === "string" ? { description: r } : r;
-      const entry: Json = { description: desc.description };
-      if (Number(code) >= 400) entry.content = { "application/json": { schema: ERROR_BODY } };
-      else if (typeof r !== "string" && r.schema) entry.content = { [r.contentType ?? "application/json"]: { schema: jsonSchema(r.schema, "output") } };
-      responses[code] = entry;
-    }
+  const ids = operationIds(specs);
+  for (const [i, spec] of specs.entries()) {
     const operation: Json = {
+      operationId: ids[i],
       tags: [spec.tag],
       summary: spec.summary,
       ...(spec.description ? { description: spec.description } : {}),
-      parameters,
-      responses,
+      security: security(spec),
+      parameters: parametersOf(spec),
+      responses: responsesOf(spec),
     };
     if (spec.acl !== undefined) {
       operation["x-required-acl"] = spec.acl;
@@ -78,12 +127,23 @@ export function buildOpenApi(specs: RouteSpec[], basePath = "/0.1"): Json {
     }
     (paths[spec.path] ??= {})[spec.method] = operation;
   }
+  const tags = [...new Set(specs.map((s) => s.tag))].sort().map((name) => ({ name, description: `Operations on ${name.replaceAll("_", " ")}` }));
   return {
     openapi: "3.1.0",
-    info: { title: "Tessera authentication service", version: "0.1", description: "wazo-auth compatible REST API" },
+    info: {
+      title: "Tessera authentication service",
+      version: "0.1",
+      description: "wazo-auth compatible REST API",
+      license: { name: "GPL-3.0-or-later", identifier: "GPL-3.0-or-later" },
+    },
     servers: [{ url: basePath }],
     "x-xivo-port": 9497,
     "x-xivo-name": "auth",
+    tags,
     paths,
+    components: {
+      securitySchemes: SECURITY_SCHEMES,
+      schemas: Object.fromEntries(Object.entries(namedSchemas).map(([name, schema]) => [name, jsonSchema(schema, "output")])),
+    },
   };
 }

@@ -23,6 +23,8 @@ type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 export interface RouteOptions<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
   summary: string;
   description?: string;
+  /** OpenAPI operationId (and client method name); derived from method and path when absent. */
+  operationId?: string;
   /** Required access with `{param}` placeholders; absent = no authentication. */
   acl?: string;
   /** Only tokens of the master tenant may call (checked on `metadata.tenant_uuid`). */

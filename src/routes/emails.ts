@@ -35,6 +35,7 @@ export function emailRoutes(): RouteGroup {
     .get(
       "/users/{user_uuid}/emails/{email_uuid}/confirm",
       {
+        operationId: "sendUserEmailConfirmation",
         summary: "Mail a new confirmation link for an unconfirmed address",
         acl: "auth.users.{user_uuid}.emails.{email_uuid}.confirm.read",
         params: z.object({ user_uuid: uuidParam, email_uuid: uuidParam }),
@@ -47,7 +48,7 @@ export function emailRoutes(): RouteGroup {
     )
     .get(
       "/emails/{email_uuid}/confirm",
-      { summary: "Confirm an address with the emailed link (`?token=`)", acl: "auth.emails.{email_uuid}.confirm.update", tokenFromQuery: true, params: emailParam, responses: { 200: "The confirmation page", 404: "No such address" } },
+      { operationId: "confirmEmailFromLink", summary: "Confirm an address with the emailed link (`?token=`)", acl: "auth.emails.{email_uuid}.confirm.update", tokenFromQuery: true, params: emailParam, responses: { 200: "The confirmation page", 404: "No such address" } },
       async ({ c, app, caller, params }) => {
         await confirmEmail(app, caller, params.email_uuid);
         const body = templateFormatter(app.config).render("email_confirmation_get_body", {});
@@ -56,7 +57,7 @@ export function emailRoutes(): RouteGroup {
     )
     .put(
       "/emails/{email_uuid}/confirm",
-      { summary: "Confirm an address (token in the header)", acl: "auth.emails.{email_uuid}.confirm.update", params: emailParam, responses: { 204: "Confirmed", 404: "No such address" } },
+      { operationId: "confirmEmail", summary: "Confirm an address (token in the header)", acl: "auth.emails.{email_uuid}.confirm.update", params: emailParam, responses: { 204: "Confirmed", 404: "No such address" } },
       async ({ c, app, caller, params }) => {
         await confirmEmail(app, caller, params.email_uuid);
         return c.body(null, 204);

@@ -8,7 +8,7 @@ const typeAndUser = z.object({ idp_type: z.string().min(1), user_uuid: uuidParam
 
 export function idpRoutes(): RouteGroup {
   return new RouteGroup("idp")
-    .get("/idp", { summary: "Authentication methods: native, default and each loaded IdP's", acl: "auth.idp.read", responses: { 200: "`{items: [string], filtered, total}`" } }, ({ c, app }) => {
+    .get("/idp", { operationId: "listIdps", summary: "Authentication methods: native, default and each loaded IdP's", acl: "auth.idp.read", responses: { 200: "`{items: [string], filtered, total}`" } }, ({ c, app }) => {
       const items = authenticationMethods(app);
       return c.json({ items, filtered: items.length, total: items.length });
     })

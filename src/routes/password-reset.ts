@@ -14,6 +14,7 @@ export function passwordResetRoutes(): RouteGroup {
     .get(
       "/users/password/reset",
       {
+        operationId: "requestPasswordReset",
         summary: "Ask for a reset link by username, email or login — always 204, at once",
         query: askQuery,
         responses: {
@@ -34,6 +35,7 @@ export function passwordResetRoutes(): RouteGroup {
     .post(
       "/users/password/reset",
       {
+        operationId: "resetPassword",
         summary: "Set a new password with the emailed token (`?token=` or header); null removes it",
         acl: "auth.users.password.reset.{user_uuid}.create",
         tokenFromQuery: true,

@@ -75,6 +75,7 @@ export function tenantRoutes(): RouteGroup {
     .put(
       "/tenants/{tenant_uuid}/parent/{parent_tenant_uuid}",
       {
+        operationId: "setTenantParent",
         summary: "Move a tenant under another one",
         acl: "auth.tenants.{tenant_uuid}.parent.{parent_tenant_uuid}.update",
         params: z.object({ tenant_uuid: uuidParam, parent_tenant_uuid: uuidParam }),

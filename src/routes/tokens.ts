@@ -41,6 +41,7 @@ export function tokenRoutes(): RouteGroup {
     .delete(
       "/token/{token}",
       {
+        operationId: "revokeToken",
         summary: "Revoke a token (and its session when it was the last token of it); always succeeds",
         params: tokenParams,
         responses: { 200: "`{data: {message: success}}`" },

@@ -1,0 +1,143 @@
+// Response schemas of the OpenAPI document, attached by construction: a route that declares no
+// response schema gets the record of the resource its path names (the last literal segment:
+// `/users/{user_uuid}/groups` answers groups), as an item or as an `{items, filtered, total}`
+// collection, so generated clients come out typed without every route repeating it.
+import { z } from "zod";
+
+const uuid = z.string().describe("UUID");
+const nullableString = z.string().nullable();
+
+export const errorBody = z
+  .object({
+    error_id: z.string().describe("Machine-readable code: `invalid-data`, `not-found`, `unauthorized`, `forbidden`, `conflict`…"),
+    message: z.string(),
+    resource: z.string(),
+    resource_id: z.unknown().optional(),
+    timestamp: z.number(),
+    details: z.record(z.string(), z.unknown()),
+  })
+  .describe("The one error body of every 4xx and 5xx answer");
+
+const email = z.object({ uuid, address: z.string(), main: z.boolean(), confirmed: z.boolean() });
+
+const user = z.object({
+  uuid,
+  username: nullableString,
+  firstname: nullableString,
+  lastname: nullableString,
+  purpose: z.enum(["user", "internal", "external_api"]),
+  authentication_method: z.string(),
+  enabled: z.boolean(),
+  tenant_uuid: uuid,
+  emails: z.array(email),
+});
+
+const tenant = z.object({
+  uuid,
+  parent_uuid: uuid,
+  name: nullableString,
+  slug: z.string(),
+  contact: nullableString,
+  phone: nullableString,
+  default_authentication_method: z.string(),
+  domain_names: z.array(z.string()),
+  address: z.object({ line_1: nullableString, line_2: nullableString, city: nullableString, state: nullableString, country: nullableString, zip_code: nullableString }),
+});
+
+const group = z.object({ uuid, name: z.string(), slug: z.string(), tenant_uuid: uuid, read_only: z.boolean(), system_managed: z.boolean() });
+
+const policy = z.object({
+  uuid,
+  tenant_uuid: uuid,
+  name: z.string(),
+  slug: z.string(),
+  description: nullableString,
+  acl: z.array(z.string()),
+  read_only: z.boolean(),
+  shared: z.boolean(),
+});
+
+const session = z.object({ uuid, mobile: z.boolean(), tenant_uuid: uuid, user_uuid: uuid });
+
+const refreshToken = z.object({
+  client_id: z.string(),
+  created_at: z.string(),
+  mobile: z.boolean(),
+  user_uuid: uuid,
+  tenant_uuid: uuid,
+  metadata: z.record(z.string(), z.unknown()),
+});
+
+const token = z.object({
+  token: z.string(),
+  auth_id: z.string(),
+  xivo_user_uuid: nullableString,
+  xivo_uuid: nullableString,
+  issued_at: z.string(),
+  expires_at: z.string(),
+  utc_issued_at: z.string(),
+  utc_expires_at: z.string(),
+  acl: z.array(z.string()),
+  metadata: z.record(z.string(), z.unknown()),
+  session_uuid: uuid,
+  remote_addr: z.string(),
+  user_agent: z.string(),
+  refresh_token: z.string().nullable().optional(),
+});
+
+const domain = z.object({ uuid, name: z.string() });
+const externalAuth = z.object({ type: z.string(), data: z.record(z.string(), z.unknown()), enabled: z.boolean(), plugin_info: z.record(z.string(), z.unknown()) });
+
+/** Named records: `components.schemas` entries, referenced by `$ref`. */
+export const namedSchemas: Record<string, z.ZodType> = {
+  Error: errorBody,
+  User: user,
+  Tenant: tenant,
+  Group: group,
+  Policy: policy,
+  Session: session,
+  RefreshToken: refreshToken,
+  Token: token,
+  Domain: domain,
+  ExternalAuth: externalAuth,
+};
+
+/** The record a path segment names (its last literal segment, singular or plural). */
+const RECORD_OF_SEGMENT: Record<string, string> = {
+  user: "User",
+  users: "User",
+  tenant: "Tenant",
+  tenants: "Tenant",
+  groups: "Group",
+  policies: "Policy",
+  sessions: "Session",
+  tokens: "RefreshToken",
+  domains: "Domain",
+  external: "ExternalAuth",
+};
+
+type Json = Record<string, unknown>;
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+
+const collectionOf = (items: Json): Json => ({
+  type: "object",
+  required: ["items", "total"],
+  properties: { items: { type: "array", items }, filtered: { type: "integer" }, total: { type: "integer" } },
+});
+
+/** Paths whose first segment does not mean "records of this service" (plugin-defined shapes). */
+const FOREIGN_ROOTS = new Set(["external", "idp", "admin"]);
+
+/** The schema of a successful JSON answer of `method path` that declares none of its own. */
+export function defaultSuccessSchema(method: string, path: string): Json {
+  const segments = path.split("/").filter(Boolean);
+  const endsWithParam = /^\{.*\}$/.test(segments.at(-1) ?? "");
+  const literal = segments.filter((s) => !/^\{.*\}$/.test(s));
+  const word = literal.at(-1) ?? "";
+  if (word === "token" && (method === "post" || method === "get")) return { type: "object", required: ["data"], properties: { data: ref("Token") } };
+  if (path === "/idp") return collectionOf({ type: "string" });
+  const record = FOREIGN_ROOTS.has(literal[0] ?? "") && word !== "external" ? undefined : RECORD_OF_SEGMENT[word];
+  if (record && method === "get") return endsWithParam ? ref(record) : collectionOf(ref(record));
+  if (record && method === "post" && !endsWithParam) return ref(record);
+  return { type: "object", additionalProperties: true };
+}
