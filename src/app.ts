@@ -7,6 +7,7 @@ import { asAnswered, type Env, type RouteGroup, type RouteSpec } from "./http/ro
 import { requestLog } from "./http/request-log.ts";
 import { fastTokenCheck, type PeerAddress } from "./http/fast-token-check.ts";
 import { requestDeadline } from "./http/deadline.ts";
+import { requestMetrics } from "./metrics.ts";
 import { statusRoutes } from "./routes/status.ts";
 import { configRoutes } from "./routes/config.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
@@ -63,6 +64,7 @@ export function createApp(app: AppContext): Hono<Env> {
   const groups = routeGroups(app);
   const specs: RouteSpec[] = groups.flatMap((g) => g.specs).map((s) => asAnswered(s, app.config.compatibility.put_responses));
 
+  if (app.config.metrics.port !== null) hono.use("*", requestMetrics());
   hono.use("*", requestLog(app));
   if (app.config.rest_api.cors.enabled) {
     const corsMiddleware = cors({ origin: (origin) => origin, allowHeaders: app.config.rest_api.cors.allow_headers });

@@ -198,6 +198,11 @@ export const configSchema = z.object({
       allowed_redirect_origins: z.array(z.string().url()).default([]),
       /** Clock difference tolerated on NotBefore / NotOnOrAfter. */
       accepted_clock_skew_seconds: z.number().int().min(0).max(600).default(60),
+  /** Prometheus `/metrics` on its own listener; off while `port` is null. */
+  metrics: z
+    .object({
+      listen: z.string().min(1).default("127.0.0.1"),
+      port: z.coerce.number().int().min(0).max(65535).nullable().default(null),
     })
     .prefault({}),
 }).loose();
@@ -263,6 +268,7 @@ export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): 
   if (env.TESSERA_DATA_DIR) out.data_dir = env.TESSERA_DATA_DIR;
   if (env.TESSERA_LOG_LEVEL) out.log_level = env.TESSERA_LOG_LEVEL;
   if (env.XIVO_UUID && out.uuid == null) out.uuid = env.XIVO_UUID;
+  if (env.TESSERA_METRICS_PORT) out.metrics = { ...((raw.metrics as Record<string, unknown>) ?? {}), port: env.TESSERA_METRICS_PORT };
   out.rest_api = restApi;
   return out;
 }

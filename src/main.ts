@@ -10,6 +10,7 @@ import { buildContext, closeContext } from "./services/app-context.ts";
 import { startServices } from "./startup.ts";
 import { PluginLoadError } from "./plugins/loader.ts";
 import { announceReady, isPrimary, runPrimary } from "./cluster.ts";
+import { startMetricsServer } from "./metrics.ts";
 
 export async function serve(argv: string[] = process.argv): Promise<void> {
   // A stop asked during start-up (migrations, plugins) is honoured once started, cleanly: the
@@ -78,6 +79,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   });
   log.info("listening", { address: `http://${config.rest_api.listen}:${server.port}` });
   announceReady();
+  const metricsServer = startMetricsServer(app);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -92,6 +94,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     const deadline = Date.now() + (config.db_timeout + 5) * 1000;
     while (server.pendingRequests > 0 && Date.now() < deadline) await Bun.sleep(20);
     await server.stop(true);
+    await metricsServer?.stop(true);
     await closeContext(app);
     log.info("stopped", { signal });
     process.exit(0);

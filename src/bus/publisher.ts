@@ -5,6 +5,7 @@
 import amqp from "amqplib";
 import type { AppContext } from "../context.ts";
 import { claimBatch, markPublished, outboxBacklog, prunePublished, releaseClaims, type OutboxRow } from "./outbox.ts";
+import { recordBusPublishFailure } from "../metrics.ts";
 
 const POLL_MS = 1000;
 const MAX_BACKOFF_MS = 30_000;
@@ -81,6 +82,7 @@ export class BusPublisher {
         await this.sleep(POLL_MS);
       } catch (e) {
         this.lastError = (e as Error).message;
+        recordBusPublishFailure();
         this.app.log.warn("bus publisher: delivery interrupted", { error: this.lastError, retry_in_ms: this.backoffMs });
         await this.disconnect();
         await releaseClaims(this.app, this.instanceId).catch(() => {});

@@ -7,6 +7,7 @@
 import type { AppContext } from "../context.ts";
 import { INTERNAL_AUTH_ID, isTokenShaped } from "../services/tokens.ts";
 import { accessLogged, clientAddress, writeAccessLine } from "./request-log.ts";
+import { recordFastTokenCheck } from "../metrics.ts";
 
 const PREFIX = "/0.1/token/";
 const TOKEN_LENGTH = 36;
@@ -37,6 +38,7 @@ export function fastTokenCheck(app: AppContext, req: Request, peer: PeerAddress)
     if (!userTenant || app.tenantTree.isSubtenantNow(query.tenant, userTenant) !== true) return null;
   }
   const duration = performance.now() - started;
+  recordFastTokenCheck(app, duration);
   if (accessLogged(app, 204, duration)) {
     const path = url.slice(pathStart, tokenEnd);
     const forwarded = app.config.rest_api.num_proxies > 0 ? req.headers.get("x-forwarded-for") : null;

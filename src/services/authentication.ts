@@ -16,6 +16,7 @@ import { issueRefreshToken, type RefreshTokenOutcome } from "./refresh-tokens.ts
 import { insertToken, tokenJson, type TokenJson } from "./tokens.ts";
 import { findLoginUser } from "./user-auth.ts";
 import { assertNotThrottled, clearLoginFailures, countFailure, type ThrottleSubject } from "./auth/login-throttle.ts";
+import { recordLogin } from "../metrics.ts";
 
 export interface TokenRequestBody {
   backend?: string;
@@ -69,21 +70,35 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
   };
   // Checked before any IdP runs, so a locked login or address costs no password derivation.
   const subject = throttleSubject(app, args);
-  await assertNotThrottled(app, subject, "tokens");
+  try {
+    await assertNotThrottled(app, subject, "tokens");
+  } catch (e) {
+    recordLogin(e instanceof ApiError && e.status === 429 ? "throttled" : "error");
+    throw e;
+  }
+  let method = "unknown";
   try {
     const auth = await authenticate(app, args);
+    method = auth.method;
     const result = await issue(app, args, auth, req);
     app.log.info("login", { outcome: "success", login: auth.login, idp: auth.method, remote_addr: req.remoteAddr });
     await clearLoginFailures(app, subject);
+    recordLogin("success", method);
     return result;
   } catch (e) {
-    if (e instanceof TooManySessions) throw e;
+    if (e instanceof TooManySessions) {
+      recordLogin("rejected", method);
+      throw e;
+    }
     if (isInfrastructureFailure(e)) {
+      recordLogin("error", method);
       const cause = describeCause(e); // never a query's parameters
       app.log.error("login unavailable", { login: req.login, code: cause.code, error: cause.message });
       throw e instanceof ServiceUnavailable ? e : new ServiceUnavailable("tokens", "The service cannot log in now; try again later");
     }
-    if (!(e instanceof LoginRefused || e instanceof AuthenticationFailed)) {
+    const expected = e instanceof LoginRefused || e instanceof AuthenticationFailed;
+    recordLogin(expected ? "failure" : "error", method);
+    if (!expected) {
       app.log.error("login error", { login: req.login, error: describeCause(e).message });
     }
     app.log.info("login", { outcome: "failure", login: req.login, remote_addr: req.remoteAddr });

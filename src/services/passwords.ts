@@ -8,6 +8,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Config } from "../config.ts";
 import { argon2Hash, argon2ParamsOf, argon2Verify, type Argon2Params } from "./auth/argon2.ts";
+import { timePasswordHash } from "../metrics.ts";
 
 export const WAZO_ITERATIONS = 250_000;
 /** OWASP's minimum for argon2id (Password Storage Cheat Sheet): 19 MiB, t=2, p=1. */
@@ -32,14 +33,20 @@ function argon2Params(config: HashConfig): Argon2Params {
 }
 
 async function pbkdf2(password: string, salt: Uint8Array, iterations: number): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(password), "PBKDF2", false, ["deriveBits"]);
-  const bits = await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-512", salt: salt as Uint8Array<ArrayBuffer>, iterations }, key, 512);
-  return Buffer.from(bits).toString("hex");
+  return timePasswordHash("pbkdf2_sha512", async () => {
+    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(password), "PBKDF2", false, ["deriveBits"]);
+    const bits = await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-512", salt: salt as Uint8Array<ArrayBuffer>, iterations }, key, 512);
+    return Buffer.from(bits).toString("hex");
+  });
 }
+
+// Each derivation is timed for the metrics (tessera_password_hash_duration_seconds).
+const timedArgon2Hash = (password: string, params: Argon2Params) => timePasswordHash("argon2id", () => argon2Hash(password, params));
+const timedArgon2Verify = (password: string, phc: string) => timePasswordHash("argon2id", () => argon2Verify(password, phc));
 
 export async function hashPassword(password: string, config: HashConfig): Promise<PasswordHash> {
   if (config.password_hash_algorithm === "argon2id") {
-    return { hash: await argon2Hash(password, argon2Params(config)), salt: null, iterations: null };
+    return { hash: await timedArgon2Hash(password, argon2Params(config)), salt: null, iterations: null };
   }
   const salt = crypto.getRandomValues(new Uint8Array(64));
   const iterations = config.password_hash_iterations;
@@ -58,8 +65,8 @@ async function dummyVerification(password: string, config: HashConfig): Promise<
   const params = argon2Params(config);
   const key = `${params.memoryKib}:${params.timeCost}`;
   let phc = dummyArgon2.get(key);
-  if (!phc) dummyArgon2.set(key, (phc = argon2Hash(crypto.randomUUID(), params)));
-  await argon2Verify(password, await phc);
+  if (!phc) dummyArgon2.set(key, (phc = timedArgon2Hash(crypto.randomUUID(), params)));
+  await timedArgon2Verify(password, await phc);
 }
 
 /**
@@ -67,7 +74,7 @@ async function dummyVerification(password: string, config: HashConfig): Promise<
  * configured algorithm runs against a dummy and the answer is false, so both cost the same time.
  */
 export async function verifyPassword(password: string, stored: StoredPassword | null, config: HashConfig): Promise<boolean> {
-  if (stored?.hash?.startsWith("$argon2")) return argon2Verify(password, stored.hash);
+  if (stored?.hash?.startsWith("$argon2")) return timedArgon2Verify(password, stored.hash);
   if (!stored?.hash || !stored.salt) {
     await dummyVerification(password, config);
     return false;

@@ -7,6 +7,7 @@ import { afterCommit } from "../db/tx.ts";
 import { sessions, tokens } from "../db/schema.ts";
 import { Forbidden, NotFound } from "../http/errors.ts";
 import { userTenantUuid } from "./tenant-tree.ts";
+import { recordTokenCacheLookup, recordTokenCheck } from "../metrics.ts";
 import type { CachedToken, TokenRecord } from "./token-cache.ts";
 
 export const INTERNAL_AUTH_ID = "wazo-auth";
@@ -50,6 +51,7 @@ function recordOf(row: typeof tokens.$inferSelect): TokenRecord {
 export async function findValidToken(app: AppContext, uuid: string): Promise<CachedToken | null> {
   const now = nowSeconds();
   const cached = app.tokenCache.get(uuid);
+  recordTokenCacheLookup(cached !== undefined);
   if (cached) {
     if (now > cached.expireT) {
       app.tokenCache.evict(uuid);
@@ -142,11 +144,23 @@ export async function checkToken(
   tenant: string | undefined,
 ): Promise<CachedToken> {
   const tok = await findValidToken(app, uuid);
-  if (!tok) throw new NotFound("tokens", undefined, "No such token");
+  if (!tok) {
+    recordTokenCheck("invalid");
+    throw new NotFound("tokens", undefined, "No such token");
+  }
   if (scope !== undefined && !tok.matcher.matches(scope)) {
+    recordTokenCheck("forbidden");
     throw new Forbidden("tokens", `Unauthorized for ${scope}`, { required_access: scope }, "forbidden-access");
   }
-  if (tenant !== undefined) await checkTokenTenant(app, tok, tenant);
+  if (tenant !== undefined) {
+    try {
+      await checkTokenTenant(app, tok, tenant);
+    } catch (e) {
+      if (e instanceof Forbidden || e instanceof NotFound) recordTokenCheck(e instanceof Forbidden ? "forbidden" : "invalid");
+      throw e;
+    }
+  }
+  recordTokenCheck("valid");
   return tok;
 }
 

@@ -1,0 +1,82 @@
+// Commands on the local database (as configured: `db_uri`/DATABASE_URL, or the embedded one in
+// `data_dir`): `serve`, `migrate`, `bootstrap`. They read the same configuration as the service.
+import { defineCommand, type ArgsDef } from "citty";
+import { ConfigError, loadConfig, type Config } from "../config.ts";
+import { openDatabase } from "../db/index.ts";
+import { adoptedWazoRevision } from "../db/adopt.ts";
+import { createLogger } from "../log.ts";
+import type { AppContext } from "../context.ts";
+import { buildContext, closeContext } from "../services/app-context.ts";
+import { bootstrapUser } from "../services/bootstrap.ts";
+import { CliFailure, EXIT, printJson } from "./output.ts";
+
+export const configArg = { config: { type: "string", description: "Configuration file (else TESSERA_CONFIG, else ./config.yml)", valueHint: "PATH" } } as const satisfies ArgsDef;
+
+function configFrom(path: string | undefined): Config {
+  try {
+    return loadConfig(path ? ["--config", path] : []);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new CliFailure(`tessera: ${e.message}`, EXIT.usage);
+    throw e;
+  }
+}
+
+/** Opens (and migrates) the configured database, runs `work`, closes. */
+export async function withLocalApp<T>(configPath: string | undefined, work: (app: AppContext, config: Config) => Promise<T>): Promise<T> {
+  const config = configFrom(configPath);
+  let database;
+  try {
+    database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: 2, timeoutSeconds: config.db_timeout });
+  } catch (e) {
+    throw new CliFailure(`tessera: cannot open the database: ${(e as Error).message}`, EXIT.refused);
+  }
+  const app = await buildContext(config, database, createLogger(config.log_level));
+  try {
+    return await work(app, config);
+  } finally {
+    await closeContext(app);
+  }
+}
+
+export const serveCommand = defineCommand({
+  meta: { name: "serve", description: "Run the service (the default command)" },
+  args: configArg,
+  async run({ args }) {
+    const { serve } = await import("../main.ts");
+    await serve(args.config ? ["--config", args.config] : []);
+    await new Promise(() => {}); // serves until a signal ends the process
+  },
+});
+
+export const migrateCommand = defineCommand({
+  meta: { name: "migrate", description: "Create or upgrade the database schema, then exit" },
+  args: { ...configArg, json: { type: "boolean", description: "JSON output", default: false } },
+  async run({ args }) {
+    await withLocalApp(args.config, async (app) => {
+      const revision = adoptedWazoRevision(app.database.db);
+      if (args.json) printJson({ migrated: true, database: app.database.kind, adopted_wazo_auth_revision: revision });
+      else console.log(`database migrated (${app.database.kind})${revision ? `: adopted the wazo-auth database at revision ${revision}` : ""}`);
+    });
+  },
+});
+
+export const bootstrapCommand = defineCommand({
+  meta: { name: "bootstrap", description: "Create (or repair) the first administrator: an internal user holding ACL `#` (idempotent)" },
+  args: {
+    username: { type: "positional", description: "Login (or env TESSERA_BOOTSTRAP_USERNAME)", required: false },
+    password: { type: "positional", description: "Password (or env TESSERA_BOOTSTRAP_PASSWORD)", required: false },
+    ...configArg,
+    json: { type: "boolean", description: "JSON output", default: false },
+  },
+  async run({ args }) {
+    const username = args.username ?? process.env.TESSERA_BOOTSTRAP_USERNAME;
+    const password = args.password ?? process.env.TESSERA_BOOTSTRAP_PASSWORD;
+    if (!username || !password) throw new CliFailure("usage: tessera bootstrap USERNAME PASSWORD (or env TESSERA_BOOTSTRAP_USERNAME / TESSERA_BOOTSTRAP_PASSWORD)", EXIT.usage);
+    await withLocalApp(args.config, async (app, config) => {
+      const result = await bootstrapUser(app, username, password);
+      const policy = config.bootstrap_user_policy_slug;
+      if (args.json) printJson({ created: result.created, user_uuid: result.userUuid, username, policy });
+      else console.log(result.created ? `created user ${username} (${result.userUuid}) with policy ${policy}` : `user ${username} (${result.userUuid}) already exists; policy ${policy} ensured`);
+    });
+  },
+});

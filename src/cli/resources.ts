@@ -1,0 +1,182 @@
+// `tessera users|tenants|groups|policies list|show|create|delete`, and `policies add-acl|remove-acl`:
+// one table describes each resource; the commands are built from it over the typed client.
+import { defineCommand, type ArgsDef, type CommandDef } from "citty";
+import type { OperationId, TesseraClient } from "../../clients/typescript/index.ts";
+import { CliFailure, EXIT, printJson, printRecord, printTable, progress } from "./output.ts";
+import { remoteArgs, withClient, type RemoteArgs } from "./remote.ts";
+
+interface ResourceSpec {
+  singular: string;
+  ops: { list: OperationId; show: OperationId; create: OperationId; delete: OperationId };
+  /** The path parameter naming one record. */
+  param: string;
+  columns: string[];
+  createArgs: ArgsDef;
+  /** The creation body from the flags. */
+  body(args: Record<string, unknown>): Record<string, unknown>;
+}
+
+const list = (v: unknown) => (typeof v === "string" && v !== "" ? v.split(",").map((s) => s.trim()).filter(Boolean) : undefined);
+const str = { type: "string" } as const;
+
+const RESOURCES: Record<string, ResourceSpec> = {
+  users: {
+    singular: "user",
+    ops: { list: "listUsers", show: "getUser", create: "createUser", delete: "deleteUser" },
+    param: "user_uuid",
+    columns: ["uuid", "username", "firstname", "lastname", "purpose", "enabled", "tenant_uuid"],
+    createArgs: {
+      username: { ...str, description: "Login name", valueHint: "NAME" },
+      password: { ...str, description: "Password (none: the user cannot log in with one)", valueHint: "PASSWORD" },
+      email: { ...str, description: "Email address (confirmed)", valueHint: "ADDRESS" },
+      firstname: { ...str, description: "First name" },
+      lastname: { ...str, description: "Last name" },
+      purpose: { ...str, description: "user, internal or external_api" },
+    },
+    body: (a) => ({ username: a.username, password: a.password, email_address: a.email, firstname: a.firstname, lastname: a.lastname, purpose: a.purpose }),
+  },
+  tenants: {
+    singular: "tenant",
+    ops: { list: "listTenants", show: "getTenant", create: "createTenant", delete: "deleteTenant" },
+    param: "tenant_uuid",
+    columns: ["uuid", "name", "slug", "parent_uuid", "domain_names"],
+    createArgs: {
+      name: { ...str, description: "Name", valueHint: "NAME" },
+      slug: { ...str, description: "Slug (1..10 of [A-Za-z0-9_]; generated when absent)" },
+      domains: { ...str, description: "Domain names, comma-separated", valueHint: "A,B" },
+    },
+    body: (a) => ({ name: a.name, slug: a.slug, domain_names: list(a.domains) }),
+  },
+  groups: {
+    singular: "group",
+    ops: { list: "listGroups", show: "getGroup", create: "createGroup", delete: "deleteGroup" },
+    param: "group_uuid",
+    columns: ["uuid", "name", "slug", "tenant_uuid", "system_managed"],
+    createArgs: { name: { ...str, description: "Name", valueHint: "NAME" }, slug: { ...str, description: "Slug" } },
+    body: (a) => ({ name: a.name, slug: a.slug }),
+  },
+  policies: {
+    singular: "policy",
+    ops: { list: "listPolicies", show: "getPolicy", create: "createPolicy", delete: "deletePolicy" },
+    param: "policy",
+    columns: ["uuid", "name", "slug", "tenant_uuid", "shared", "acl"],
+    createArgs: {
+      name: { ...str, description: "Name", valueHint: "NAME" },
+      slug: { ...str, description: "Slug" },
+      acl: { ...str, description: "ACL entries, comma-separated (`!entry` denies)", valueHint: "A,B" },
+      description: { ...str, description: "Description" },
+      shared: { type: "boolean", description: "Visible (read-only) from sub-tenants", default: false },
+    },
+    body: (a) => ({ name: a.name, slug: a.slug, acl: list(a.acl), description: a.description, shared: a.shared || undefined }),
+  },
+};
+
+// Commands with different argument sets live in one table.
+// biome-ignore lint/suspicious/noExplicitAny: citty's CommandDef is invariant in its args
+type AnyCommand = CommandDef<any>;
+
+type Dynamic = (client: TesseraClient, id: OperationId, init?: unknown) => Promise<unknown>;
+const call: Dynamic = (client, id, init) => (client.call as (id: OperationId, init?: unknown) => Promise<unknown>)(id, init ?? {});
+
+function output(args: RemoteArgs, value: unknown, columns?: string[]): void {
+  if (args.json) printJson(value);
+  else if (Array.isArray(value)) printTable(value as Record<string, unknown>[], columns ?? Object.keys(value[0] ?? {}));
+  else if (value && typeof value === "object") printRecord(value as Record<string, unknown>);
+  else console.log(String(value ?? ""));
+}
+
+function listCommand(name: string, spec: ResourceSpec): AnyCommand {
+  return defineCommand({
+    meta: { name: "list", description: `List ${name} (of the scoping tenant; --recurse for sub-tenants)` },
+    args: {
+      ...remoteArgs,
+      search: { ...str, description: "Only records with a field containing this" },
+      limit: { ...str, description: "At most this many (one page)", valueHint: "N" },
+      offset: { ...str, description: "Skip this many", valueHint: "N" },
+      recurse: { type: "boolean", description: "Include sub-tenants", default: false },
+      all: { type: "boolean", description: "Every record, fetched page by page (progress on a terminal)", default: false },
+    },
+    async run({ args }) {
+      const query = { search: args.search, recurse: args.recurse || undefined, limit: args.limit, offset: args.offset };
+      await withClient(args, async (client) => {
+        if (!args.all) {
+          const page = (await call(client, spec.ops.list, { params: { query } })) as { items: Record<string, unknown>[]; filtered?: number; total: number };
+          if (args.json) printJson(page);
+          else {
+            printTable(page.items, spec.columns);
+            console.log(`${page.items.length} shown, ${page.filtered ?? page.total} matching, ${page.total} in total`);
+          }
+          return;
+        }
+        const items: unknown[] = [];
+        const first = (await call(client, spec.ops.list, { params: { query: { ...query, limit: 1 } } })) as { filtered?: number; total: number };
+        const bar = progress(`fetching ${name}`, first.filtered ?? first.total);
+        for await (const item of client.paginate(spec.ops.list as never, { params: { query: { search: args.search, recurse: args.recurse || undefined } } } as never, 500)) {
+          items.push(item);
+          bar.tick();
+        }
+        bar.stop();
+        output(args, items, spec.columns);
+      });
+    },
+  });
+}
+
+function oneCommand(action: "show" | "delete", name: string, spec: ResourceSpec): AnyCommand {
+  return defineCommand({
+    meta: { name: action, description: action === "show" ? `Show one ${spec.singular}` : `Delete a ${spec.singular} (succeeds when already absent)` },
+    args: { id: { type: "positional", description: spec.param === "policy" ? "UUID or slug" : "UUID", required: true }, ...remoteArgs },
+    async run({ args }) {
+      await withClient(args, async (client) => {
+        const result = await call(client, spec.ops[action], { params: { path: { [spec.param]: args.id } } });
+        if (action === "show") output(args, result);
+        else output(args, args.json ? { deleted: args.id } : `deleted ${spec.singular} ${args.id}`);
+      });
+    },
+  });
+}
+
+function createCommand(name: string, spec: ResourceSpec): AnyCommand {
+  return defineCommand({
+    meta: { name: "create", description: `Create a ${spec.singular} in the scoping tenant` },
+    args: { ...spec.createArgs, data: { ...str, description: "Extra fields as a JSON object (merged under the flags)", valueHint: "JSON" }, ...remoteArgs },
+    async run({ args }) {
+      let extra: Record<string, unknown> = {};
+      if (args.data) {
+        try {
+          extra = JSON.parse(args.data as string);
+        } catch {
+          throw new CliFailure("--data must be a JSON object", EXIT.usage);
+        }
+      }
+      const fromFlags = Object.fromEntries(Object.entries(spec.body(args)).filter(([, v]) => v !== undefined));
+      await withClient(args, async (client) => output(args, await call(client, spec.ops.create, { body: { ...extra, ...fromFlags } })));
+    },
+  });
+}
+
+function aclCommand(action: "add" | "remove"): AnyCommand {
+  return defineCommand({
+    meta: { name: `${action}-acl`, description: `${action === "add" ? "Add an ACL entry to" : "Remove an ACL entry from"} a policy` },
+    args: { policy: { type: "positional", description: "Policy UUID or slug", required: true }, access: { type: "positional", description: "The ACL entry (e.g. confd.users.read)", required: true }, ...remoteArgs },
+    async run({ args }) {
+      await withClient(args, async (client) => {
+        await call(client, action === "add" ? "addPolicyAcl" : "removePolicyAcl", { params: { path: { policy: args.policy, access: args.access } } });
+        output(args, args.json ? { policy: args.policy, access: args.access, action } : `${action === "add" ? "added" : "removed"} ${args.access}`);
+      });
+    },
+  });
+}
+
+export const resourceCommands: Record<string, AnyCommand> = Object.fromEntries(
+  Object.entries(RESOURCES).map(([name, spec]) => {
+    const subCommands: Record<string, AnyCommand> = {
+      list: listCommand(name, spec),
+      show: oneCommand("show", name, spec),
+      create: createCommand(name, spec),
+      delete: oneCommand("delete", name, spec),
+    };
+    if (name === "policies") Object.assign(subCommands, { "add-acl": aclCommand("add"), "remove-acl": aclCommand("remove") });
+    return [name, defineCommand({ meta: { name, description: `Administer ${name}` }, subCommands })];
+  }),
+);

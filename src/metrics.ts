@@ -1,0 +1,175 @@
+// Prometheus metrics (prom-client). The counters are module-level and cost one pre-bound child's
+// increment where they are recorded (the token check included); the HTTP histogram is a middleware
+// mounted only when a metrics listener is configured; gauges read their value at scrape time.
+// `/metrics` is served on its own listener (`metrics.listen`, `metrics.port`), without
+// authentication, as Prometheus expects: keep it on a private address.
+import type { MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { AppContext } from "./context.ts";
+import { outboxBacklog } from "./bus/outbox.ts";
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry, prefix: "tessera_" });
+
+const httpRequests = new Histogram({
+  name: "tessera_http_request_duration_seconds",
+  help: "HTTP requests by route template, method and status code",
+  labelNames: ["method", "route", "status_code"] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  registers: [registry],
+});
+
+const tokenChecks = new Counter({
+  name: "tessera_token_checks_total",
+  help: "Token checks (HEAD/GET /token/{token}, scopes/check) by result",
+  labelNames: ["result"] as const,
+  registers: [registry],
+});
+export type TokenCheckResult = "valid" | "invalid" | "forbidden";
+const tokenCheckChildren = { valid: tokenChecks.labels("valid"), invalid: tokenChecks.labels("invalid"), forbidden: tokenChecks.labels("forbidden") };
+export const recordTokenCheck = (result: TokenCheckResult) => tokenCheckChildren[result].inc();
+
+const tokenCacheLookups = new Counter({
+  name: "tessera_token_cache_lookups_total",
+  help: "In-memory token cache lookups by result (hit ratio: hit / (hit + miss))",
+  labelNames: ["result"] as const,
+  registers: [registry],
+});
+const cacheHit = tokenCacheLookups.labels("hit");
+const cacheMiss = tokenCacheLookups.labels("miss");
+export const recordTokenCacheLookup = (hit: boolean) => (hit ? cacheHit : cacheMiss).inc();
+
+const logins = new Counter({
+  name: "tessera_logins_total",
+  help: "Logins (POST /token) by result and by the identity provider (backend) that handled them",
+  labelNames: ["result", "backend"] as const,
+  registers: [registry],
+});
+/** `throttled`: refused before any password work (login throttling); `rejected`: too many sessions. */
+export type LoginResult = "success" | "failure" | "rejected" | "throttled" | "error";
+export const recordLogin = (result: LoginResult, backend = "unknown") => logins.labels(result, backend).inc();
+
+const passwordHash = new Histogram({
+  name: "tessera_password_hash_duration_seconds",
+  help: "Time of one password derivation (login, password change, user creation) by algorithm",
+  labelNames: ["algorithm"] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2],
+  registers: [registry],
+});
+/** Runs one derivation, observing its time. */
+export async function timePasswordHash<T>(algorithm: "argon2id" | "pbkdf2_sha512", derive: () => Promise<T>): Promise<T> {
+  const done = passwordHash.startTimer({ algorithm });
+  try {
+    return await derive();
+  } finally {
+    done();
+  }
+}
+
+const busPublishFailures = new Counter({
+  name: "tessera_bus_publish_failures_total",
+  help: "Interrupted deliveries of the event outbox to the message bus (each is retried)",
+  registers: [registry],
+});
+export const recordBusPublishFailure = () => busPublishFailures.inc();
+
+/** The application the scrape-time gauges read (the process serves one). */
+let current: AppContext | null = null;
+
+new Gauge({
+  name: "tessera_outbox_backlog",
+  help: "Events waiting in the outbox for the message bus",
+  registers: [registry],
+  async collect() {
+    if (current) this.set(await outboxBacklog(current).catch(() => Number.NaN));
+  },
+});
+
+new Gauge({
+  name: "tessera_database_up",
+  help: "1 when the database answers a ping",
+  registers: [registry],
+  async collect() {
+    if (current) this.set((await current.database.ping()) ? 1 : 0);
+  },
+});
+
+new Gauge({
+  name: "tessera_database_pool_max_connections",
+  help: "Connections the PostgreSQL pool may open (1 for the embedded database)",
+  registers: [registry],
+  collect() {
+    if (current) this.set(current.database.kind === "postgres" ? current.config.db_pool_size : 1);
+  },
+});
+
+new Gauge({
+  name: "tessera_token_cache_entries",
+  help: "Tokens held in the in-memory cache",
+  registers: [registry],
+  collect() {
+    if (current) this.set(current.tokenCache.size);
+  },
+});
+
+const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+const fastCheckObserved = httpRequests.labels("HEAD", "/0.1/token/:token", "204");
+
+/**
+ * The token check answered before the router (http/fast-token-check.ts): counted as the route
+ * would count it, the histogram only when the listener is configured (as the middleware).
+ */
+export function recordFastTokenCheck(app: AppContext, durationMs: number): void {
+  tokenCheckChildren.valid.inc();
+  cacheHit.inc();
+  if (app.config.metrics.port !== null) fastCheckObserved.observe(durationMs / 1000);
+}
+
+/** Hono middleware observing each request under its route template (bounded label values). */
+export function requestMetrics(): MiddlewareHandler {
+  return async (c, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      const routes = matchedRoutes(c);
+      let route = "unmatched";
+      for (let i = routes.length - 1; i >= 0; i--) {
+        if (routes[i]!.method !== "ALL") {
+          route = routes[i]!.path;
+          break;
+        }
+      }
+      const method = KNOWN_METHODS.has(c.req.method) ? c.req.method : "OTHER";
+      httpRequests.labels(method, route, String(c.res.status)).observe((performance.now() - started) / 1000);
+    }
+  };
+}
+
+/** Binds the scrape-time gauges to `app`. */
+export function bindMetrics(app: AppContext): void {
+  current = app;
+}
+
+export async function renderMetrics(): Promise<{ body: string; contentType: string }> {
+  return { body: await registry.metrics(), contentType: registry.contentType };
+}
+
+/** The metrics listener (`GET /metrics`), when `metrics.port` is configured; else null. */
+export function startMetricsServer(app: AppContext): ReturnType<typeof Bun.serve> | null {
+  const { listen, port } = app.config.metrics;
+  if (port === null) return null;
+  bindMetrics(app);
+  const server = Bun.serve({
+    hostname: listen,
+    port,
+    async fetch(req) {
+      if (new URL(req.url).pathname !== "/metrics") return new Response("Not found: scrape /metrics\n", { status: 404 });
+      const { body, contentType } = await renderMetrics();
+      return new Response(body, { headers: { "Content-Type": contentType } });
+    },
+  });
+  app.log.info("metrics listening", { address: `http://${listen}:${server.port}/metrics` });
+  return server;
+}
