@@ -1,8 +1,9 @@
 // Opens the database (postgres.js when a URL is configured, embedded PGlite otherwise), applies
 // the migrations of drizzle/, and exposes LISTEN for cross-instance cache invalidation.
-import { statfsSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg-core";
 import type { ExtractTablesWithRelations } from "drizzle-orm";
@@ -12,6 +13,7 @@ import { prepareSchema } from "./adopt.ts";
 import { databaseFailure, describeCause } from "./failures.ts";
 import { ListenHealth } from "./listen-health.ts";
 import { lockDataDir } from "./pid-lock.ts";
+import { embedded } from "../embedded.ts";
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -39,6 +41,26 @@ export interface Database {
 }
 
 const migrationsFolder = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "drizzle");
+
+/**
+ * The migrations folder: drizzle/ beside the sources, or — in a single-file build — a temporary copy
+ * of the one it carries (drizzle's migrator and the wazo-auth adoption read files), removed after use.
+ */
+async function withMigrations(work: (folder: string) => Promise<void>): Promise<void> {
+  if (!embedded) return work(migrationsFolder);
+  const folder = mkdtempSync(join(tmpdir(), "tessera-migrations-"));
+  try {
+    for (const [path, text] of Object.entries(embedded.files)) {
+      if (!path.startsWith("drizzle/")) continue;
+      const target = join(folder, path.slice("drizzle/".length));
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileSync(target, text);
+    }
+    await work(folder);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
 
 export interface OpenOptions {
   /** postgres:// URL; absent → PGlite. */
@@ -90,8 +112,10 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
     connection: { idle_in_transaction_session_timeout: Math.max(60_000, timeoutMs * 4) },
   });
   const db = drizzle(client, { schema }) as unknown as Db;
-  await prepareSchema(db, migrationsFolder); // adopts a wazo-auth database; migrations under a lock
-  await migrate(db as never, { migrationsFolder });
+  await withMigrations(async (folder) => {
+    await prepareSchema(db, folder); // adopts a wazo-auth database; migrations under a lock
+    await migrate(db as never, { migrationsFolder: folder });
+  });
   const health = new ListenHealth();
   const me = crypto.randomUUID();
   let listenerPid: number | null = null;
@@ -159,8 +183,10 @@ async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
     throw e;
   }
   const db = drizzle(client, { schema }) as unknown as Db;
-  await prepareSchema(db, migrationsFolder); // adopts a wazo-auth database (imported as it was)
-  await migrate(db as never, { migrationsFolder });
+  await withMigrations(async (folder) => {
+    await prepareSchema(db, folder); // adopts a wazo-auth database (imported as it was)
+    await migrate(db as never, { migrationsFolder: folder });
+  });
   let closed = false;
   return {
     db,
@@ -187,7 +213,11 @@ async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
 
 /** PGlite's options every Tessera database needs: the extensions the migrations create (pg_trgm). */
 export function pgliteOptions() {
-  return { extensions: { pg_trgm } };
+  const carried = embedded?.pglite;
+  if (!carried) return { extensions: { pg_trgm } };
+  // A single-file build carries PGlite's engine and the pg_trgm bundle it would read beside its module.
+  const trgm = { name: "pg_trgm", setup: async () => ({ bundlePath: pathToFileURL(carried.pgTrgmBundle) }) };
+  return { pgliteWasmModule: carried.wasm, initdbWasmModule: carried.initdbWasm, fsBundle: carried.fsBundle, extensions: { pg_trgm: trgm } };
 }
 
 /** A start-up failure with its reason named: a full disk says so, with the free space. */

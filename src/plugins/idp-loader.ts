@@ -2,7 +2,7 @@
 // `plugins.idp` entries) and the metadata plugins, at start.
 import { fileURLToPath } from "node:url";
 import type { AppContext } from "../context.ts";
-import { instantiate, loadKind, resolveModule } from "./loader.ts";
+import { importPlugin, instantiate, loadKind } from "./loader.ts";
 import type { IdpPlugin, MetadataPlugin, PluginDependencies } from "./types.ts";
 
 const stock = (path: string) => fileURLToPath(new URL(`../../plugins/${path}`, import.meta.url));
@@ -20,7 +20,7 @@ function dependencies(app: AppContext, config: Record<string, unknown> = {}): Pl
 }
 
 async function loadBuiltin(app: AppContext, path: string): Promise<IdpPlugin> {
-  const idp = (await instantiate(await import(resolveModule(path)), {})) as IdpPlugin;
+  const idp = (await instantiate(await importPlugin(path), {})) as IdpPlugin;
   await idp.load(dependencies(app));
   return idp;
 }
@@ -53,7 +53,7 @@ async function loadMetadataPlugins(app: AppContext): Promise<void> {
   for (const name of new Set([...enabled, ...mapped])) {
     const path = STOCK_METADATA[name];
     if (!path) continue;
-    const plugin = (await instantiate(await import(resolveModule(path)), {})) as MetadataPlugin;
+    const plugin = (await instantiate(await importPlugin(path), {})) as MetadataPlugin;
     await plugin.load?.(dependencies(app));
     registry.metadata.set(name, plugin);
   }

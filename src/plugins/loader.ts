@@ -7,6 +7,7 @@ import type { Config } from "../config.ts";
 import { defaultPlugins } from "../config.ts";
 import type { AppContext } from "../context.ts";
 import type { BackendPlugin, LoadedPluginReport, PluginKind, PluginRegistry } from "./types.ts";
+import { embeddedModule } from "../embedded.ts";
 
 interface PluginEntry {
   module: string;
@@ -46,6 +47,11 @@ export function pluginEntries(config: Config, kind: PluginKind): Array<[string, 
 }
 
 /** Module specifier: relative paths are relative to the working directory; others are packages. */
+/** A plugin module: carried by a single-file build when it is a stock one, else imported. */
+export async function importPlugin(spec: string): Promise<Record<string, unknown>> {
+  return ((embeddedModule(spec) as Record<string, unknown> | undefined) ?? (await import(resolveModule(spec)))) as Record<string, unknown>;
+}
+
 export function resolveModule(spec: string): string {
   if (spec.startsWith(".") || isAbsolute(spec)) return pathToFileURL(resolve(spec)).href;
   return spec;
@@ -82,7 +88,7 @@ export async function loadKind(
     if (!entry.enabled) continue;
     const report: LoadedPluginReport = { kind, name, module: entry.module, status: "ok" };
     try {
-      const mod = (await import(resolveModule(entry.module))) as Record<string, unknown>;
+      const mod = await importPlugin(entry.module);
       const config = { ...(baseConfig?.(name) ?? {}), ...entry.config };
       const instance = await instantiate(mod, constructorArg ? { ...constructorArg, ...config } : config);
       const missing = missingMembers(kind, instance);

@@ -5,6 +5,7 @@ import nunjucks from "nunjucks";
 import type { AppContext } from "../context.ts";
 import { ServiceUnavailable } from "../http/errors.ts";
 import type { ConfirmationContext, ConnectionParams, EmailNotificationPlugin, PasswordResetContext, TemplateFormatter } from "../plugins/email-types.ts";
+import { embeddedFile } from "../embedded.ts";
 
 const env = new nunjucks.Environment(null, { autoescape: false, throwOnUndefined: false });
 
@@ -30,7 +31,7 @@ function newFormatter(config: AppContext["config"]): TemplateFormatter {
     render(name, context) {
       let template = compiled.get(name);
       if (!template) {
-        template = nunjucks.compile(readFileSync(paths[name], "utf8"), env);
+        template = nunjucks.compile(embeddedFile(paths[name]) ?? readFileSync(paths[name], "utf8"), env);
         compiled.set(name, template);
       }
       return template.render(context as object);
