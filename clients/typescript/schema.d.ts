@@ -1551,8 +1551,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The user has too many sessions */
+            /** @description The user has too many sessions (`too-many-sessions`), or the login or address is throttled after too many failures (`too-many-requests`, `Retry-After`) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service cannot check or count the attempt now (database outage) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2562,6 +2571,24 @@ export interface operations {
             };
             /** @description Not exactly one of username, email, login */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests for this login or from this address (`Retry-After`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request cannot be checked now */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
