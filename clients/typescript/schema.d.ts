@@ -1111,7 +1111,7 @@ export interface paths {
         };
         get?: never;
         /**
-         * Add one access (URL-encoded) to a policy
+         * Add one access (URL-encoded) to a policy (already there: no change)
          * @description **Required ACL:** `auth.policies.{policy}.update`
          */
         put: operations["addPolicyAcl"];
@@ -2604,7 +2604,10 @@ export interface operations {
                 user_uuid: string;
                 token?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2763,16 +2766,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The addresses `[{uuid, address, main, confirmed}]` */
-            200: {
+            /** @description Replaced */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
-                };
+                content?: never;
             };
             /** @description Invalid list */
             400: {
@@ -2846,16 +2845,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The addresses `[{uuid, address, main, confirmed}]` */
-            200: {
+            /** @description Replaced */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
-                };
+                content?: never;
             };
             /** @description Invalid list */
             400: {
@@ -2976,7 +2971,10 @@ export interface operations {
     confirmEmailFromLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
             path: {
                 email_uuid: string;
             };
@@ -3027,7 +3025,10 @@ export interface operations {
     confirmEmail: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
             path: {
                 email_uuid: string;
             };
@@ -6222,7 +6223,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Added */
+            /** @description Added, or already there */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -6238,7 +6239,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller does not hold it */
+            /** @description Read-only policy, or an access the caller may not grant */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6249,15 +6250,6 @@ export interface operations {
             };
             /** @description No such policy */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Already there */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6298,7 +6290,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The caller does not hold it */
+            /** @description Read-only policy, or an access the caller may not take away */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -139,5 +139,6 @@ export function defaultSuccessSchema(method: string, path: string): Json {
   const record = FOREIGN_ROOTS.has(literal[0] ?? "") && word !== "external" ? undefined : RECORD_OF_SEGMENT[word];
   if (record && method === "get") return endsWithParam ? ref(record) : collectionOf(ref(record));
   if (record && method === "post" && !endsWithParam) return ref(record);
+  if (record && method === "put" && endsWithParam) return ref(record); // compatibility.put_responses: wazo
   return { type: "object", additionalProperties: true };
 }
