@@ -1,5 +1,5 @@
 // Commands on the local database (as configured: `db_uri`/DATABASE_URL, or the embedded one in
-// `data_dir`): `serve`, `migrate`, `bootstrap`. They read the same configuration as the service.
+// `data_dir`): `serve`, `migrate`, `bootstrap`, `import`, `export`. They read the same configuration as the service.
 import { defineCommand, type ArgsDef } from "citty";
 import { ConfigError, loadConfig, type Config } from "../config.ts";
 import { openDatabase } from "../db/index.ts";
@@ -8,6 +8,7 @@ import { createLogger } from "../log.ts";
 import type { AppContext } from "../context.ts";
 import { buildContext, closeContext } from "../services/app-context.ts";
 import { bootstrapUser } from "../services/bootstrap.ts";
+import { runTransfer } from "../transfer-cli.ts";
 import { CliFailure, EXIT, printJson } from "./output.ts";
 
 export const configArg = { config: { type: "string", description: "Configuration file (else TESSERA_CONFIG, else ./config.yml)", valueHint: "PATH" } } as const satisfies ArgsDef;
@@ -80,3 +81,25 @@ export const bootstrapCommand = defineCommand({
     });
   },
 });
+
+/** `import` / `export` between a PostgreSQL database and the embedded one (db/transfer.ts). */
+function transferCommand(command: "import" | "export") {
+  return defineCommand({
+    meta: {
+      name: command,
+      description: command === "import" ? "Copy a wazo-auth or Tessera PostgreSQL database into the embedded one (progress on stderr)" : "Copy the embedded database to PostgreSQL (progress on stderr)",
+    },
+    args: {
+      url: { type: "positional", description: "postgres://USER@HOST/DB", required: true },
+      force: { type: "boolean", description: "Replace a target that already holds data", default: false },
+      ...configArg,
+    },
+    async run({ args }) {
+      const code = await runTransfer(command, args.url, args.force, configFrom(args.config));
+      if (code !== EXIT.ok) throw new CliFailure("", code);
+    },
+  });
+}
+
+export const importCommand = transferCommand("import");
+export const exportCommand = transferCommand("export");

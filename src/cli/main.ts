@@ -1,7 +1,7 @@
 // The `tessera` command (citty): local commands on the configured database, remote ones through
 // the typed client. Every command answers `--help`; exit codes are in output.ts (EXIT).
 import { defineCommand, runCommand, showUsage, type CommandDef } from "citty";
-import { bootstrapCommand, migrateCommand, serveCommand } from "./local.ts";
+import { bootstrapCommand, exportCommand, importCommand, migrateCommand, serveCommand } from "./local.ts";
 import { CliFailure, EXIT } from "./output.ts";
 import { resourceCommands } from "./resources.ts";
 import { tokenCommand } from "./token.ts";
@@ -12,6 +12,8 @@ export const tesseraCommand = defineCommand({
     serve: serveCommand,
     migrate: migrateCommand,
     bootstrap: bootstrapCommand,
+    import: importCommand,
+    export: exportCommand,
     token: tokenCommand,
     ...resourceCommands,
   },
