@@ -6,14 +6,15 @@ import { adminToken, createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { startMetricsServer } from "../src/metrics.ts";
 import { createHandler } from "../src/app.ts";
 
-/** Value of one sample (`name{labels}`) in an exposition text; 0 when absent. */
+/** Sum of the samples `name{labels…}` in an exposition text (other labels free); 0 when absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
   for (const line of text.split("\n")) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
     const ok = Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`));
-    if (ok) return Number(line.slice(line.lastIndexOf(" ") + 1));
+    if (ok) sum += Number(line.slice(line.lastIndexOf(" ") + 1));
   }
-  return 0;
+  return sum;
 }
 
 describeEachDb(
