@@ -33,7 +33,7 @@ const compile = async (path: string) => WebAssembly.compile(await Bun.file(path)
 (globalThis as Record<string, unknown>).__TESSERA_EMBEDDED__ = {
   files: ${JSON.stringify(files)},
   modules: {},
-  pglite: { wasm: await compile(pgliteWasm), initdbWasm: await compile(initdbWasm), fsBundle: Bun.file(pgliteData), pgTrgmBundle },
+  pglite: { wasm: await compile(pgliteWasm), initdbWasm: await compile(initdbWasm), fsBundle: Bun.file(pgliteData), pgTrgmBundle: Bun.file(pgTrgmBundle) },
 };
 `;
 }

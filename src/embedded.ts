@@ -7,7 +7,7 @@ export interface EmbeddedAssets {
   /** Stock plugin modules by their path relative to the project root (`plugins/…`). */
   modules: Record<string, unknown>;
   /** PGlite's runtime files, which it would otherwise read beside its own module. */
-  pglite?: { wasm: WebAssembly.Module; initdbWasm: WebAssembly.Module; fsBundle: Blob; pgTrgmBundle: string };
+  pglite?: { wasm: WebAssembly.Module; initdbWasm: WebAssembly.Module; fsBundle: Blob; pgTrgmBundle: Blob };
 }
 
 export const embedded: EmbeddedAssets | null = (globalThis as { __TESSERA_EMBEDDED__?: EmbeddedAssets }).__TESSERA_EMBEDDED__ ?? null;

@@ -216,7 +216,17 @@ export function pgliteOptions() {
   const carried = embedded?.pglite;
   if (!carried) return { extensions: { pg_trgm } };
   // A single-file build carries PGlite's engine and the pg_trgm bundle it would read beside its module.
-  const trgm = { name: "pg_trgm", setup: async () => ({ bundlePath: pathToFileURL(carried.pgTrgmBundle) }) };
+  // PGlite reads an extension bundle from a real file: the carried one is written to a temporary one.
+  const trgm = {
+    name: "pg_trgm",
+    setup: async () => {
+      const dir = mkdtempSync(join(tmpdir(), "tessera-pg_trgm-"));
+      process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+      const file = join(dir, "pg_trgm.tar.gz");
+      writeFileSync(file, new Uint8Array(await carried.pgTrgmBundle.arrayBuffer()));
+      return { bundlePath: pathToFileURL(file) };
+    },
+  };
   return { pgliteWasmModule: carried.wasm, initdbWasmModule: carried.initdbWasm, fsBundle: carried.fsBundle, extensions: { pg_trgm: trgm } };
 }
 
