@@ -198,6 +198,8 @@ export const configSchema = z.object({
       allowed_redirect_origins: z.array(z.string().url()).default([]),
       /** Clock difference tolerated on NotBefore / NotOnOrAfter. */
       accepted_clock_skew_seconds: z.number().int().min(0).max(600).default(60),
+    })
+    .prefault({}),
   /** Prometheus `/metrics` on its own listener; off while `port` is null. */
   metrics: z
     .object({

@@ -391,6 +391,174 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/backends/saml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's SAML configuration
+         * @description **Required ACL:** `auth.backends.saml.read`
+         */
+        get: operations["getBackendSaml"];
+        /**
+         * Change the tenant's SAML configuration (the fields sent; the metadata file is optional)
+         * @description **Required ACL:** `auth.backends.saml.update`
+         */
+        put: operations["updateBackendSaml"];
+        /**
+         * Configure the tenant's SAML identity provider
+         * @description Form fields `domain_uuid` (one of the tenant's domains), `entity_id` (Tessera's SP entity id for this tenant, the IdP's audience), `acs_url` and the file `metadata` (the IdP's metadata XML).
+         *
+         *     **Required ACL:** `auth.backends.saml.create`
+         */
+        post: operations["createBackendSaml"];
+        /**
+         * Remove the tenant's SAML configuration
+         * @description **Required ACL:** `auth.backends.saml.delete`
+         */
+        delete: operations["deleteBackendSaml"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/backends/saml/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The stored IdP metadata (XML attachment)
+         * @description **Required ACL:** `auth.backends.saml.read`
+         */
+        get: operations["getBackendSamlMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/backends/saml/sp_metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tessera's service-provider metadata for this tenant, to give the IdP (XML attachment)
+         * @description **Required ACL:** `auth.backends.saml.read`
+         */
+        get: operations["getBackendSamlSpMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/backends/saml/acs_url_template": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The ACS URL to configure, as a template
+         * @description **Required ACL:** `auth.backends.saml.read`
+         */
+        get: operations["getBackendSamlAcsUrlTemplate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/saml/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a SAML login: the IdP URL to send the browser to, and the saml_session_id for POST /token
+         * @description `redirect_url` is where the browser comes back after the IdP (an absolute http(s) URL; see `saml.allowed_redirect_origins`); `domain` is a tenant domain with a SAML configuration.
+         */
+        post: operations["createSamlSso"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/saml/acs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Assertion consumer service: the IdP's signed response (HTTP-POST binding)
+         * @description Answers 302 to the login's `redirect_url`, or to `redirect_url?login_failure_code=500` when the response is refused.
+         */
+        post: operations["createSamlAc"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/saml/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SAML logout: ends the token's session and answers the IdP's logout URL */
+        get: operations["getSamlLogout"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/saml/sls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Single logout service: the IdP's signed LogoutResponse (HTTP-Redirect binding) */
+        get: operations["listSamlSls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/users/password/reset": {
         parameters: {
             query?: never;
@@ -1350,10 +1518,7 @@ export interface operations {
     getStatus: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
-                "Wazo-Tenant"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -1381,6 +1546,15 @@ export interface operations {
             };
             /** @description Missing auth.status.read */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is down so the caller cannot be authenticated: `details` holds what is known without it */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2713,6 +2887,590 @@ export interface operations {
             };
             /** @description The token lacks the required ACL */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBackendSaml: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tenant_uuid: string;
+                        domain_uuid: string;
+                        entity_id: string;
+                        acs_url: string;
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description None */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateBackendSaml: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    domain_uuid?: string;
+                    entity_id?: string;
+                    /** Format: uri */
+                    acs_url?: string;
+                    metadata?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    domain_uuid?: string;
+                    entity_id?: string;
+                    /** Format: uri */
+                    acs_url?: string;
+                    metadata?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Changed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid form, metadata or domain */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description None */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createBackendSaml: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    domain_uuid: string;
+                    entity_id: string;
+                    /** Format: uri */
+                    acs_url: string;
+                    metadata: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    domain_uuid: string;
+                    entity_id: string;
+                    /** Format: uri */
+                    acs_url: string;
+                    metadata: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The configuration */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tenant_uuid: string;
+                        domain_uuid: string;
+                        entity_id: string;
+                        acs_url: string;
+                    };
+                };
+            };
+            /** @description Invalid form, metadata or domain */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Already configured */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteBackendSaml: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed (or there was none) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBackendSamlMetadata: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description IdP metadata */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description None */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBackendSamlSpMetadata: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description SP metadata */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description None */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBackendSamlAcsUrlTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{acs_url}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSamlSso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    redirect_url: string;
+                    domain: string;
+                };
+            };
+        };
+        responses: {
+            /** @description `{location, saml_session_id}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Invalid body or redirect URL */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No SAML configuration for the domain */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSamlAc: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    SAMLResponse: string;
+                    RelayState: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    SAMLResponse: string;
+                    RelayState: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Back to the application */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description RelayState and/or SAMLResponse missing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No pending SAML login for this RelayState */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSamlLogout: {
+        parameters: {
+            query?: {
+                token?: string;
+            };
+            header?: {
+                /** @description The token (or `?token=`) */
+                "X-Auth-Token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{location}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Invalid request: `details` names each bad field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such token, or the token was not issued by a SAML login */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSamlSls: {
+        parameters: {
+            query?: {
+                SAMLResponse?: string;
+                RelayState?: string;
+                SigAlg?: string;
+                Signature?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To `redirect_url?logged_out=true` */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing, unsigned or refused LogoutResponse */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No pending logout for this RelayState */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
