@@ -2,6 +2,7 @@
 // envelope. Each list route builds its query schema with `listQuery`, so an unknown `order` or a
 // bad `limit` is a 400 with details, never a 500.
 import { z } from "zod";
+import { CAPS, text } from "./strings.ts";
 import { boolField, intField } from "./validate.ts";
 
 export interface ListParams<F extends string = string> {
@@ -32,7 +33,7 @@ export function listQuery<F extends string = never>(opts: ListQueryOptions<F>) {
       offset: intField().pipe(z.number().int().min(0)).optional(),
       order: orderSchema.optional(),
       direction: z.enum(["asc", "desc"]).optional(),
-      search: z.string().optional(),
+      search: text(CAPS.search).optional(),
       recurse: boolField().optional(),
     })
     .catchall(z.unknown())

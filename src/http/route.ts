@@ -7,8 +7,9 @@ import type { AppContext } from "../context.ts";
 import { authenticate, requestToken, requiredAccess, resolveCaller, type Caller } from "./auth.ts";
 import { requireCanonicalAccess } from "./canonical-acl.ts";
 import { InvalidData, NotFound, Unauthorized } from "./errors.ts";
-import { zodDetails } from "./validate.ts";
+import { setDetail, zodDetails } from "./validate.ts";
 import { databaseFailure } from "../db/failures.ts";
+import { CAPS, jsonBodyProblems, stringProblem } from "./strings.ts";
 
 export type Method = "get" | "post" | "put" | "delete" | "patch" | "head";
 
@@ -38,6 +39,8 @@ export interface RouteOptions<P extends Schema | undefined, Q extends Schema | u
   body?: B;
   /** How the body is read: JSON whatever the Content-Type (default), or an HTML form (multipart or urlencoded; files stay `File`s). */
   bodyType?: "json" | "form";
+  /** Path parameters that carry a value rather than name a resource: an unstorable one is a 400, not a 404. */
+  valueParams?: string[];
   /** Headers the route reads, for the OpenAPI document (name → description). */
   headers?: Record<string, string>;
   responses: Record<number, string | { description: string; schema?: Schema; contentType?: string }>;
@@ -91,7 +94,8 @@ export class RouteGroup {
       if (method === "head" && c.req.method !== "HEAD") return next();
       const app = c.get("app");
       const rawParams = c.req.param() as Record<string, string>;
-      const params = opts.params ? parseParams(opts.params, rawParams, resource) : undefined;
+      checkPathSegments(rawParams, opts.valueParams, resource);
+      const params = opts.params ? parseParams(opts.params, rawParams, resource, opts.valueParams) : undefined;
       // ACL placeholders come from the path, or else the query (`?user_uuid=` of the password reset).
       const aclParams = opts.acl !== undefined ? { ...c.req.query(), ...((params ?? rawParams) as Record<string, string>) } : {};
       let caller = undefined as unknown as Caller;
@@ -103,7 +107,9 @@ export class RouteGroup {
           throw e;
         }
       }
-      const query = opts.query ? parseWith(opts.query, queryObject(c), resource) : undefined;
+      const rawQuery = queryObject(c);
+      checkQueryValues(rawQuery, resource);
+      const query = opts.query ? parseWith(opts.query, rawQuery, resource) : undefined;
       const raw = opts.body ? (opts.bodyType === "form" ? await readForm(c, resource) : await readJson(c, resource)) : undefined;
       const body = opts.body ? parseWith(opts.body, raw, resource) : undefined;
       const input = { c, app, params: params as Out<P>, query: query as Out<Q>, body: body as Out<B>, caller };
@@ -159,10 +165,38 @@ export function asAnswered(spec: RouteSpec, putResponses: "empty" | "wazo"): Rou
   return { ...spec, responses: { 200: spec.wazoPutAnswer.description, ...others } };
 }
 
-function parseParams(schema: Schema, raw: Record<string, string>, resource: string): unknown {
+function parseParams(schema: Schema, raw: Record<string, string>, resource: string, valueParams: string[] = []): unknown {
   const result = schema.safeParse(raw);
-  if (!result.success) throw new NotFound(resource, undefined, "Not found");
-  return result.data;
+  if (result.success) return result.data;
+  if (result.error.issues.every((i) => valueParams.includes(String(i.path[0])))) throw new InvalidData(resource, zodDetails(result.error, schema, raw));
+  throw new NotFound(resource, undefined, "Not found");
+}
+
+/** Every path segment, whatever the route's schema: unstorable → 404 (it names nothing, D7) or 400. */
+function checkPathSegments(raw: Record<string, string>, valueParams: string[] | undefined, resource: string): void {
+  for (const [name, value] of Object.entries(raw)) {
+    const problem = stringProblem(value, CAPS.pathSegment);
+    if (!problem) continue;
+    if (valueParams?.includes(name)) throw new InvalidData(resource, { [name]: problem });
+    throw new NotFound(resource, undefined, "Not found");
+  }
+}
+
+/** Every query value and key, declared by the route or not (handlers may read the raw query). */
+function checkQueryValues(query: Record<string, string | string[]>, resource: string): void {
+  const details: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(query)) {
+    const keyProblem = stringProblem(key, CAPS.pathSegment);
+    if (keyProblem) {
+      details._schema = { ...keyProblem, message: `Invalid query parameter name: ${keyProblem.message}` };
+      continue;
+    }
+    for (const v of Array.isArray(value) ? value : [value]) {
+      const problem = stringProblem(v, CAPS.queryValue);
+      if (problem) details[key] = problem;
+    }
+  }
+  if (Object.keys(details).length) throw new InvalidData(resource, details);
 }
 
 function parseWith(schema: Schema, input: unknown, resource: string): unknown {
@@ -183,11 +217,22 @@ export function queryObject(c: Context): Record<string, string | string[]> {
 export async function readJson(c: Context, resource: string): Promise<unknown> {
   const text = await c.req.text();
   if (text.trim() === "") throw malformed(resource, "The request body is empty; a JSON document is required.");
+  let value: unknown;
   try {
-    return JSON.parse(text) ?? {};
+    value = JSON.parse(text) ?? {};
   } catch {
     throw malformed(resource, "The request body is not valid JSON.");
   }
+  const problems = jsonBodyProblems(value);
+  if (problems.length) throw new InvalidData(resource, nestedDetails(problems));
+  return value;
+}
+
+/** `[{path: ["a", "0", "b"], problem}]` → `{a: {"0": {b: problem}}}` (INTERFACE.md §7.2 nesting). */
+function nestedDetails(problems: ReturnType<typeof jsonBodyProblems>): Record<string, unknown> {
+  const details: Record<string, unknown> = {};
+  for (const { path, problem } of problems) setDetail(details, path, () => problem);
+  return details;
 }
 
 /** An HTML form body (multipart/form-data or urlencoded) as an object; a field sent twice keeps the last value. */

@@ -92,18 +92,21 @@ function describeIssue(issue: z.core.$ZodIssue, root: AnySchema | undefined, inp
 /** The nested `details` object of a failed parse: one entry per invalid field. */
 export function zodDetails(error: z.ZodError, root?: AnySchema, input?: unknown): Details {
   const details: Details = {};
-  for (const issue of error.issues) {
-    const path = issue.path.length ? issue.path.map(String) : ["_schema"];
-    let node = details;
-    for (const key of path.slice(0, -1)) {
-      const next = node[key];
-      if (typeof next !== "object" || next === null || "constraint_id" in next) node[key] = {};
-      node = node[key] as Details;
-    }
-    const leaf = path[path.length - 1]!;
-    if (!(leaf in node)) node[leaf] = describeIssue(issue, root, input);
-  }
+  for (const issue of error.issues) setDetail(details, issue.path.map(String), () => describeIssue(issue, root, input));
   return details;
+}
+
+/** Puts a field's error at `path` in a nested `details` (the first error of a field wins). */
+export function setDetail(details: Details, path: readonly string[], error: () => unknown): void {
+  const keys = path.length ? path : ["_schema"];
+  let node = details;
+  for (const key of keys.slice(0, -1)) {
+    const next = node[key];
+    if (typeof next !== "object" || next === null || "constraint_id" in next) node[key] = {};
+    node = node[key] as Details;
+  }
+  const leaf = keys[keys.length - 1]!;
+  if (!(leaf in node)) node[leaf] = error();
 }
 
 export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, resource: string): z.output<S> {

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import type { Context } from "hono";
 import { RouteGroup } from "../http/route.ts";
+import { emailText } from "../http/strings.ts";
 import { boolField, uuidParam } from "../http/validate.ts";
 import type { AppContext } from "../context.ts";
 import type { Caller } from "../http/auth.ts";
@@ -9,7 +10,7 @@ import { confirmEmail, requestConfirmation, updateEmails } from "../services/ema
 import { getUser } from "../services/users.ts";
 import { connectionParams, templateFormatter } from "../services/notifications.ts";
 
-const address = z.email();
+const address = emailText();
 const userBody = z.object({ emails: z.array(z.object({ address, main: boolField().optional() })) });
 const adminBody = z.object({ emails: z.array(z.object({ address, main: boolField().optional(), confirmed: boolField().nullable().optional() })) });
 const userParam = z.object({ user_uuid: uuidParam });

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { AppContext } from "../context.ts";
 import { listQuery } from "../http/collection.ts";
 import { orAbsent } from "../http/errors.ts";
+import { segment } from "../http/strings.ts";
 import { RouteGroup, type RouteInput } from "../http/route.ts";
 import { uuidParam } from "../http/validate.ts";
 import type { ExternalAuthPlugin, ExternalHandler } from "../plugins/external-auth-types.ts";
@@ -12,7 +13,7 @@ import { completeOAuth2 } from "../services/oauth2.ts";
 import { requireVisibleUser } from "../services/visibility.ts";
 
 const userParam = z.object({ user_uuid: uuidParam });
-const typeParam = z.object({ auth_type: z.string().min(1) });
+const typeParam = z.object({ auth_type: segment() });
 const anyObject = z.record(z.string(), z.unknown());
 const VERB = { get: "read", post: "create", put: "update", delete: "delete" } as const;
 

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { listQuery } from "../http/collection.ts";
 import { RouteGroup } from "../http/route.ts";
+import { CAPS, segment, text } from "../http/strings.ts";
 import { uuidParam } from "../http/validate.ts";
 import { addGroupUser, createGroup, deleteGroup, listGroups, listGroupUsers, removeGroupUser, requireVisibleGroup, updateGroup, groupJson, type GroupFilter } from "../services/groups.ts";
 import { listGroupPolicies, setGroupPolicy } from "../services/policy-links.ts";
@@ -12,7 +13,7 @@ export const groupList = listQuery<GroupFilter>({ order: ["name", "uuid"], defau
 const groupUserList = listQuery({ order: ["username"], defaultOrder: "username", filters: USER_FILTERS });
 const groupParam = z.object({ group_uuid: uuidParam });
 const memberParams = z.object({ group_uuid: uuidParam, user_uuid: uuidParam });
-const policyParams = z.object({ group_uuid: uuidParam, policy: z.string().min(1) });
+const policyParams = z.object({ group_uuid: uuidParam, policy: segment() });
 
 export function groupRoutes(): RouteGroup {
   return new RouteGroup("groups")
@@ -21,7 +22,7 @@ export function groupRoutes(): RouteGroup {
     )
     .post(
       "/groups",
-      { summary: "Create a group in the scoping tenant", acl: "auth.groups.create", body: z.object({ name: z.string().min(1).max(128), slug: z.string().min(1).max(80).regex(/^[a-zA-Z0-9_-]+$/).optional() }), responses: { 200: "The group", 400: "Invalid body", 409: "Name or slug already used" } },
+      { summary: "Create a group in the scoping tenant", acl: "auth.groups.create", body: z.object({ name: text(CAPS.groupName, { min: 1 }), slug: text(CAPS.slug, { min: 1 }).regex(/^[a-zA-Z0-9_-]+$/).optional() }), responses: { 200: "The group", 400: "Invalid body", 409: "Name or slug already used" } },
       async ({ c, app, caller, body }) => c.json(await createGroup(app, caller, body)),
     )
     .get("/groups/{group_uuid}", { summary: "A group", acl: "auth.groups.{group_uuid}.read", params: groupParam, responses: { 200: "The group", 404: "No such group" } }, async ({ c, app, caller, params }) =>
@@ -29,7 +30,7 @@ export function groupRoutes(): RouteGroup {
     )
     .put(
       "/groups/{group_uuid}",
-      { summary: "Rename a group", acl: "auth.groups.{group_uuid}.update", params: groupParam, body: z.object({ name: z.string().min(1).max(128) }), responses: { 204: "Updated", 400: "Invalid body", 403: "System-managed group", 404: "No such group", 409: "Name already used" }, wazoPutAnswer: { description: "The group", read: async ({ app, caller, params }) => groupJson(await requireVisibleGroup(app, caller, params.group_uuid)) } },
+      { summary: "Rename a group", acl: "auth.groups.{group_uuid}.update", params: groupParam, body: z.object({ name: text(CAPS.groupName, { min: 1 }) }), responses: { 204: "Updated", 400: "Invalid body", 403: "System-managed group", 404: "No such group", 409: "Name already used" }, wazoPutAnswer: { description: "The group", read: async ({ app, caller, params }) => groupJson(await requireVisibleGroup(app, caller, params.group_uuid)) } },
       async ({ c, app, caller, params, body }) => {
         await updateGroup(app, caller, params.group_uuid, body.name);
         return c.body(null, 204);

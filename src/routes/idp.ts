@@ -1,10 +1,11 @@
 // Identity providers (COMPATIBILITY.md §6.13): the authentication methods, and assigning them to users.
 import { z } from "zod";
+import { segment } from "../http/strings.ts";
 import { RouteGroup } from "../http/route.ts";
 import { uuidField, uuidParam } from "../http/validate.ts";
 import { assignIdp, authenticationMethods, unassignIdp } from "../services/identity-providers.ts";
 
-const typeAndUser = z.object({ idp_type: z.string().min(1), user_uuid: uuidParam });
+const typeAndUser = z.object({ idp_type: segment(), user_uuid: uuidParam });
 
 export function idpRoutes(): RouteGroup {
   return new RouteGroup("idp")
@@ -17,7 +18,7 @@ export function idpRoutes(): RouteGroup {
       {
         summary: "Give several users this authentication method (all or none)",
         acl: "auth.idp.{idp_type}.users.update",
-        params: z.object({ idp_type: z.string().min(1) }),
+        params: z.object({ idp_type: segment() }),
         body: z.object({ users: z.array(z.object({ uuid: uuidField })) }),
         responses: { 204: "Assigned", 400: "Invalid body", 404: "No such IdP or user" },
       },

@@ -3,19 +3,20 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
 import { remoteAddress } from "../http/request-log.ts";
+import { CAPS, text } from "../http/strings.ts";
 import { intField } from "../http/validate.ts";
 import { login } from "../services/authentication.ts";
 
 const tokenBody = z
   .object({
-    backend: z.string().optional(),
+    backend: text(CAPS.shortName).optional(),
     expiration: intField().pipe(z.number().int().min(1).max(315360000)).optional(),
     access_type: z.enum(["online", "offline"]).optional(),
-    client_id: z.string().min(1).max(1024).optional(),
-    refresh_token: z.string().optional(),
-    saml_session_id: z.string().min(1).max(1024).optional(),
-    tenant_id: z.string().optional(),
-    domain_name: z.string().optional(),
+    client_id: text(CAPS.clientId, { min: 1, maxBytes: CAPS.clientIdBytes }).optional(),
+    refresh_token: text(CAPS.shortName).optional(),
+    saml_session_id: text(1024, { min: 1 }).optional(),
+    tenant_id: text(CAPS.shortName).optional(),
+    domain_name: text(253).optional(),
   })
   .superRefine((b, ctx) => {
     const rule = (path: string, message: string) =>

@@ -3,11 +3,12 @@ import { z } from "zod";
 import { invalidField } from "../http/errors.ts";
 import { remoteAddress } from "../http/request-log.ts";
 import { RouteGroup } from "../http/route.ts";
+import { CAPS, emailText, text } from "../http/strings.ts";
 import { uuidParam } from "../http/validate.ts";
 import { requestPasswordReset, resetPassword, type ResetQuery } from "../services/password-reset.ts";
 import { requestConnection } from "./emails.ts";
 
-const askQuery = z.object({ username: z.string().min(1).max(256).optional(), email: z.email().optional(), login: z.string().min(1).max(256).optional() });
+const askQuery = z.object({ username: text(CAPS.username, { min: 1 }).optional(), email: emailText().optional(), login: text(CAPS.username, { min: 1 }).optional() });
 
 export function passwordResetRoutes(): RouteGroup {
   return new RouteGroup("reset")
@@ -39,8 +40,8 @@ export function passwordResetRoutes(): RouteGroup {
         summary: "Set a new password with the emailed token (`?token=` or header); null removes it",
         acl: "auth.users.password.reset.{user_uuid}.create",
         tokenFromQuery: true,
-        query: z.object({ user_uuid: uuidParam, token: z.string().optional() }),
-        body: z.object({ password: z.string().min(1).nullable() }),
+        query: z.object({ user_uuid: uuidParam, token: text(CAPS.queryValue).optional() }),
+        body: z.object({ password: text(CAPS.password, { min: 1 }).nullable() }),
         responses: { 204: "Done; the user's sessions ended", 400: "Invalid body", 401: "Invalid token", 403: "Token not for this user", 404: "No such user", 405: "Password managed by an identity provider" },
       },
       async ({ c, app, caller, query, body }) => {

@@ -2,17 +2,18 @@
 import { z } from "zod";
 import { listQuery } from "../http/collection.ts";
 import { RouteGroup } from "../http/route.ts";
+import { CAPS, segment, text } from "../http/strings.ts";
 import { boolField } from "../http/validate.ts";
 import { addAccess, createPolicy, deletePolicy, getPolicy, listPolicies, removeAccess, updatePolicy, type PolicyFilter } from "../services/policies.ts";
 
 const SLUG_RE = /^[a-zA-Z0-9_-]+$/;
-const fields = { name: z.string().min(1).max(80), description: z.string().nullable().optional(), acl: z.array(z.string()).optional() };
-const createBody = z.object({ ...fields, slug: z.string().min(1).max(80).regex(SLUG_RE).optional(), shared: boolField().optional() });
+const fields = { name: text(CAPS.policyName, { min: 1 }), description: text(CAPS.description).nullable().optional(), acl: z.array(text(CAPS.aclEntry)).optional() };
+const createBody = z.object({ ...fields, slug: text(CAPS.slug, { min: 1 }).regex(SLUG_RE).optional(), shared: boolField().optional() });
 const updateBody = z.object(fields);
 export const POLICY_FILTERS: PolicyFilter[] = ["uuid", "name", "slug", "user_uuid", "group_uuid", "tenant_uuid", "read_only"];
 export const policyList = listQuery<PolicyFilter>({ order: ["name", "slug", "description", "uuid"], defaultOrder: "name", filters: POLICY_FILTERS });
-const policyParam = z.object({ policy: z.string().min(1) });
-const accessParam = z.object({ policy: z.string().min(1), access: z.string().min(1) });
+const policyParam = z.object({ policy: segment() });
+const accessParam = z.object({ policy: segment(), access: text(CAPS.aclEntry, { min: 1 }) });
 
 export function policyRoutes(): RouteGroup {
   return new RouteGroup("policies")
@@ -48,7 +49,7 @@ export function policyRoutes(): RouteGroup {
     })
     .put(
       "/policies/{policy}/acl/{access}",
-      { summary: "Add one access (URL-encoded) to a policy (already there: no change)", acl: "auth.policies.{policy}.update", params: accessParam, responses: { 204: "Added, or already there", 403: "Read-only policy, or an access the caller may not grant", 404: "No such policy" } },
+      { summary: "Add one access (URL-encoded) to a policy (already there: no change)", acl: "auth.policies.{policy}.update", params: accessParam, valueParams: ["access"], responses: { 204: "Added, or already there", 403: "Read-only policy, or an access the caller may not grant", 404: "No such policy" } },
       async ({ c, app, caller, params }) => {
         await addAccess(app, caller, params.policy, params.access);
         return c.body(null, 204);
@@ -56,7 +57,7 @@ export function policyRoutes(): RouteGroup {
     )
     .delete(
       "/policies/{policy}/acl/{access}",
-      { summary: "Remove one access from a policy", acl: "auth.policies.{policy}.update", params: accessParam, responses: { 204: "Removed or absent", 403: "Read-only policy, or an access the caller may not take away", 404: "No such policy" } },
+      { summary: "Remove one access from a policy", acl: "auth.policies.{policy}.update", params: accessParam, valueParams: ["access"], responses: { 204: "Removed or absent", 403: "Read-only policy, or an access the caller may not take away", 404: "No such policy" } },
       async ({ c, app, caller, params }) => {
         await removeAccess(app, caller, params.policy, params.access);
         return c.body(null, 204);

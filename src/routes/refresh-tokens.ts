@@ -1,6 +1,7 @@
 // Refresh tokens (COMPATIBILITY.md §6.2). The `/users/me/...` routes come first: `me` is not a uuid.
 import { z } from "zod";
 import { listQuery } from "../http/collection.ts";
+import { segment } from "../http/strings.ts";
 import { RouteGroup } from "../http/route.ts";
 import { uuidParam } from "../http/validate.ts";
 import { deleteUserRefreshToken, listRefreshTokens, listUserRefreshTokens, type RefreshTokenFilter } from "../services/refresh-token-list.ts";
@@ -19,7 +20,7 @@ export function refreshTokenRoutes(): RouteGroup {
     )
     .delete(
       "/users/me/tokens/{client_id}",
-      { summary: "Delete the caller's refresh token of a client", acl: "auth.users.me.tokens.{client_id}.delete", params: z.object({ client_id: z.string().min(1) }), responses: deleteResponses },
+      { summary: "Delete the caller's refresh token of a client", acl: "auth.users.me.tokens.{client_id}.delete", params: z.object({ client_id: segment() }), responses: deleteResponses },
       async ({ c, app, caller, params }) => {
         await deleteUserRefreshToken(app, caller, "me", params.client_id);
         return c.body(null, 204);
@@ -35,7 +36,7 @@ export function refreshTokenRoutes(): RouteGroup {
       {
         summary: "Delete a user's refresh token of a client",
         acl: "auth.users.{user_uuid}.tokens.{client_id}.delete",
-        params: z.object({ user_uuid: uuidParam, client_id: z.string().min(1) }),
+        params: z.object({ user_uuid: uuidParam, client_id: segment() }),
         responses: deleteResponses,
       },
       async ({ c, app, caller, params }) => {

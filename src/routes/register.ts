@@ -2,15 +2,16 @@
 import { z } from "zod";
 import { NotFound } from "../http/errors.ts";
 import { RouteGroup } from "../http/route.ts";
+import { CAPS, emailText, text, usernameText } from "../http/strings.ts";
 import { registerUser } from "../services/registration.ts";
 import { requestConnection } from "./emails.ts";
 
 const body = z.object({
-  username: z.string().min(1).max(256),
-  password: z.string().min(1),
-  firstname: z.string().nullable().optional(),
-  lastname: z.string().nullable().optional(),
-  email_address: z.email(),
+  username: usernameText(),
+  password: text(CAPS.password, { min: 1 }),
+  firstname: text(CAPS.personName).nullable().optional(),
+  lastname: text(CAPS.personName).nullable().optional(),
+  email_address: emailText(),
 });
 
 export function registerRoutes(): RouteGroup {

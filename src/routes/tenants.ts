@@ -3,6 +3,7 @@ import { z } from "zod";
 import { listQuery } from "../http/collection.ts";
 import { invalidField } from "../http/errors.ts";
 import { RouteGroup } from "../http/route.ts";
+import { CAPS, text as storable } from "../http/strings.ts";
 import { uuidField, uuidParam } from "../http/validate.ts";
 import {
   createTenantAsCaller,
@@ -17,7 +18,7 @@ import {
 
 // COMPATIBILITY.md §9.4: at least two labels, letters/digits/hyphens, no underscore, no edge hyphen.
 const DOMAIN_RE = /^(?=.{1,253}\.?$)(?:(?!(-|_)|[^.]+_)[A-Za-z0-9-_]{1,}(?<!-)(?:\.|$)){2,63}$/;
-const text = (min: number, max: number) => z.string().min(min).max(max).nullable().optional();
+const text = (min: number, max: number) => storable(max, { min }).nullable().optional();
 
 const address = z
   .object({ line_1: text(1, 256), line_2: text(1, 256), city: text(1, 128), state: text(1, 128), country: text(1, 128), zip_code: text(1, 16) })
@@ -25,11 +26,11 @@ const address = z
   .optional();
 
 const tenantFields = {
-  name: text(1, 128),
+  name: text(1, CAPS.tenantName),
   contact: uuidField.nullable().optional(),
   phone: text(1, 32),
-  default_authentication_method: z.string().min(1).optional(),
-  domain_names: z.array(z.string().regex(DOMAIN_RE)).optional(),
+  default_authentication_method: storable(CAPS.shortName, { min: 1 }).optional(),
+  domain_names: z.array(storable(253).regex(DOMAIN_RE)).optional(),
   address,
 };
 const createBody = z.object({ uuid: uuidField.optional(), slug: z.string().min(1).max(10).regex(/^[a-zA-Z0-9_]+$/).optional(), ...tenantFields });

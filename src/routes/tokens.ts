@@ -2,13 +2,14 @@
 // token. POST /0.1/token (login) lives in routes/login.ts.
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
+import { CAPS, text } from "../http/strings.ts";
 import { uuidParam } from "../http/validate.ts";
 import { checkToken, checkTokenTenant, findValidToken, tokenJson } from "../services/tokens.ts";
 import { revokeToken } from "../services/sessions.ts";
 import { NotFound } from "../http/errors.ts";
 
 const tokenParams = z.object({ token: uuidParam });
-const checkQuery = z.object({ scope: z.string().optional(), tenant: z.string().optional() });
+const checkQuery = z.object({ scope: text(CAPS.queryValue).optional(), tenant: text(CAPS.queryValue).optional() });
 
 export function tokenRoutes(): RouteGroup {
   return new RouteGroup("tokens")
@@ -56,7 +57,7 @@ export function tokenRoutes(): RouteGroup {
       {
         summary: "Check several scopes at once: `{scopes: {<scope>: bool}}`",
         params: tokenParams,
-        body: z.object({ scopes: z.array(z.string()), tenant_uuid: z.string().nullable().optional() }),
+        body: z.object({ scopes: z.array(text(CAPS.queryValue)), tenant_uuid: text(CAPS.shortName).nullable().optional() }),
         responses: { 200: "Per-scope result", 400: "Invalid body", 403: "Tenant not granted", 404: "No such token" },
       },
       async ({ c, app, params, body }) => {

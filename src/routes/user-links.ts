@@ -1,5 +1,6 @@
 // A user's groups and policies (COMPATIBILITY.md §6.8).
 import { z } from "zod";
+import { segment } from "../http/strings.ts";
 import { RouteGroup } from "../http/route.ts";
 import { uuidParam } from "../http/validate.ts";
 import { listUserGroups, listUserPolicies, setUserPolicy } from "../services/policy-links.ts";
@@ -7,7 +8,7 @@ import { groupList } from "./groups.ts";
 import { policyList } from "./policies.ts";
 
 const userParam = z.object({ user_uuid: uuidParam });
-const policyParams = z.object({ user_uuid: uuidParam, policy: z.string().min(1) });
+const policyParams = z.object({ user_uuid: uuidParam, policy: segment() });
 
 export function userLinkRoutes(): RouteGroup {
   return new RouteGroup("users")

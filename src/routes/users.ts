@@ -2,21 +2,23 @@
 import { z } from "zod";
 import { listQuery } from "../http/collection.ts";
 import { RouteGroup } from "../http/route.ts";
+import { CAPS, emailText, text, usernameText } from "../http/strings.ts";
 import { boolField, uuidField, uuidParam } from "../http/validate.ts";
 import { changePassword, createUserAsCaller, deleteUser, getUser, listUsers, updateUser, type UserFilter } from "../services/users.ts";
 
-const name = z.string().nullable().optional();
+const name = text(CAPS.personName).nullable().optional();
+const password = text(CAPS.password, { min: 1 });
 const editable = {
-  username: z.string().min(1).max(256).nullable().optional(),
+  username: usernameText().nullable().optional(),
   firstname: name,
   lastname: name,
   purpose: z.enum(["user", "internal", "external_api"]).optional(),
-  authentication_method: z.string().min(1).optional(),
+  authentication_method: text(CAPS.shortName, { min: 1 }).optional(),
   enabled: boolField().optional(),
 };
-const createBody = z.object({ uuid: uuidField.optional(), ...editable, password: z.string().min(1).nullable().optional(), email_address: z.email().nullable().optional() });
+const createBody = z.object({ uuid: uuidField.optional(), ...editable, password: password.nullable().optional(), email_address: emailText().nullable().optional() });
 const updateBody = z.object(editable);
-const passwordBody = z.object({ old_password: z.string().min(1), new_password: z.string().min(1) });
+const passwordBody = z.object({ old_password: password, new_password: password });
 
 export const USER_FILTERS: UserFilter[] = ["uuid", "username", "firstname", "lastname", "purpose", "email_address", "group_uuid", "policy_uuid", "policy_slug", "has_policy_uuid", "has_policy_slug"];
 export const userList = listQuery<UserFilter>({ order: ["username", "firstname", "lastname"], defaultOrder: "username", filters: USER_FILTERS });

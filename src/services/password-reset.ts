@@ -7,6 +7,7 @@ import { emails, sessions, users } from "../db/schema.ts";
 import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
 import { NotFound } from "../http/errors.ts";
+import { normalizeLogin } from "../http/strings.ts";
 import type { ConnectionParams } from "../plugins/email-types.ts";
 import { assertNotThrottled, countFailure, type ThrottleSubject } from "./auth/login-throttle.ts";
 import { effectiveMethod } from "./identity-providers.ts";
@@ -18,7 +19,9 @@ import { requireVisibleUser, type UserRow } from "./visibility.ts";
 
 export type ResetQuery = { username: string } | { email: string } | { login: string };
 
-async function findUser(app: AppContext, q: ResetQuery): Promise<{ user: UserRow; destination: string | null } | null> {
+async function findUser(app: AppContext, given: ResetQuery): Promise<{ user: UserRow; destination: string | null } | null> {
+  // Usernames are stored NFC-normalised; so is what the caller typed.
+  const q: ResetQuery = "username" in given ? { username: normalizeLogin(given.username) } : "login" in given ? { login: normalizeLogin(given.login) } : given;
   const byName = async (cond: SQL) => (await app.db.select().from(users).where(cond).limit(1))[0];
   const byEmail = async (cond: SQL) => (await app.db.select({ user: users }).from(emails).innerJoin(users, eq(users.uuid, emails.userUuid)).where(cond).limit(1))[0]?.user;
   let user: UserRow | undefined;

@@ -6,12 +6,19 @@ import type { AppContext } from "../context.ts";
 import { execRows, type DbOrTx } from "../db/index.ts";
 import { accesses, emails, groupPolicies, groups, policies, policyAccesses, userGroups, userPolicies, users } from "../db/schema.ts";
 import type { LoginArgs } from "../plugins/types.ts";
+import { isStorableString, normalizeLogin } from "../http/strings.ts";
 import { hashPassword, needsRehash, verifyPassword } from "./passwords.ts";
 
 export type UserRow = typeof users.$inferSelect;
 
-/** Enabled user by confirmed email, else by username; case-insensitive. One round trip. */
-export async function findUserByLogin(db: DbOrTx, login: string): Promise<UserRow | null> {
+/**
+ * Enabled user by confirmed email, else by username; case-insensitive, after NFC normalisation
+ * (usernames are stored NFC). A login the database could not even compare (NUL, unpaired
+ * surrogate, absurd length) matches nobody. One round trip.
+ */
+export async function findUserByLogin(db: DbOrTx, rawLogin: string): Promise<UserRow | null> {
+  if (!isStorableString(rawLogin, 1024)) return null;
+  const login = normalizeLogin(rawLogin);
   // UNION ALL runs its branches in order and LIMIT 1 stops at the first row: the email wins.
   const byEmail = db
     .select(getTableColumns(users))

@@ -9,6 +9,7 @@ import { inTransaction } from "../db/tx.ts";
 import type { Caller } from "../http/auth.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../http/collection.ts";
 import { ApiError, AuthenticationFailed, Conflict, invalidField, NotFound, orAbsent } from "../http/errors.ts";
+import { normalizeLogin } from "../http/strings.ts";
 import { publishEvent, routingKey } from "./events.ts";
 import { authenticationMethods, effectiveMethod } from "./identity-providers.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
@@ -139,7 +140,8 @@ function checkMethod(app: AppContext, method: string): string {
 }
 
 /** 409 when `login` is already a username or an email address of another user (case-insensitive). */
-export async function checkLoginFree(db: DbOrTx, login: string, field: string, exceptUser?: string): Promise<void> {
+export async function checkLoginFree(db: DbOrTx, rawLogin: string, field: string, exceptUser?: string): Promise<void> {
+  const login = normalizeLogin(rawLogin);
   const other = exceptUser ? ne(users.uuid, exceptUser) : undefined;
   const byName = await db.select({ uuid: users.uuid }).from(users).where(and(sql`lower(${users.username}) = lower(${login})`, other)).limit(1);
   const byEmail = await db
