@@ -291,18 +291,5 @@ export function loadConfig(argv: string[] = process.argv, env: NodeJS.ProcessEnv
   return parseConfig(applyEnv(raw, env));
 }
 
-const SECRET_KEY = /(password|secret|private|token|key|api_key)$/i;
-
-/** A copy of the config safe to show (D12): secrets and credentials in URIs masked. */
-export function maskSecrets(value: unknown, key = ""): unknown {
-  if (value == null) return value;
-  if (typeof value === "string") {
-    if (SECRET_KEY.test(key)) return "********";
-    return value.replace(/(\w+:\/\/[^:/@\s]*:)[^@/\s]+@/g, "$1********@");
-  }
-  if (Array.isArray(value)) return value.map((v) => maskSecrets(v, key));
-  if (typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskSecrets(v, k)]));
-  }
-  return value;
-}
+/** A copy of the config safe to show (D12): see secrets.ts. */
+export { maskSecrets } from "./secrets.ts";

@@ -1,11 +1,13 @@
 // One-line JSON logs with a level threshold. Secrets never reach a log line: `maskToken` keeps only
-// a token's first characters and `redact` hides known secret fields.
+// a token's first characters, `redact` hides known secret fields, and errors are logged through
+// `errorFields` (class, code, sanitised message — never a query's parameters).
 //
 // Writing is off the request path: lines are appended to an in-memory batch and written together
 // once the current turn of the event loop is over (or when the batch is large), so a busy instance
 // makes one write per turn instead of one per line. Each write is at most PIPE_BUF bytes cut at
 // line ends, so lines of several workers sharing one pipe or file never interleave.
 import { closeSync, openSync, writeSync } from "node:fs";
+import { maskUris } from "./secrets.ts";
 
 export type Level = "debug" | "info" | "warning" | "error" | "critical";
 
@@ -168,4 +170,40 @@ export function maskToken(token: string | undefined | null): string {
 /** Masks token-shaped path segments (`/0.1/token/<uuid>`) before a path is logged. */
 export function maskPath(path: string): string {
   return path.replace(/(\/token\/)([^/?]+)/i, (_m, p: string, t: string) => `${p}${maskToken(t)}`);
+}
+
+export type ErrorFields = {
+  /** The sanitised message: first line, quoted values and query parameters removed, URIs masked. */
+  error: string;
+  error_class: string;
+  /** SQLSTATE of a database error, or a system error code (ECONNREFUSED…). */
+  code?: string;
+};
+
+// Quoted names that follow these words are schema objects, worth keeping; any other quoted text
+// may be a value (a username, a hash) and is dropped.
+const NAMED_OBJECT = /\b(constraint|relation|column|table|index|type|function|schema|database|role|operator|sequence|extension|exchange|queue|channel)\s*$/i;
+
+function sanitizeMessage(message: string): string {
+  const firstLine = message.split("\n", 1)[0] ?? "";
+  const withoutParams = firstLine.replace(/\bparams:.*$/i, "params: …");
+  const unquoted = withoutParams.replace(/(["'])(.*?)\1/g, (all, _q: string, _v: string, offset: number) => (NAMED_OBJECT.test(withoutParams.slice(0, offset)) ? all : `${_q}…${_q}`));
+  const masked = maskUris(unquoted);
+  return masked.length > 300 ? `${masked.slice(0, 300)}…` : masked;
+}
+
+/**
+ * What may be logged of an error. Database drivers put the whole query and its parameters in
+ * their messages (drizzle: "Failed query: … params: <hash>,<salt>,…"), so a query error is reduced
+ * to its cause's class, SQLSTATE and first message line, with quoted values removed.
+ */
+export function errorFields(err: unknown): ErrorFields {
+  let e = err as { name?: unknown; message?: unknown; code?: unknown; cause?: unknown; query?: unknown; params?: unknown } | null;
+  const wrapsQuery = (x: typeof e) => x !== null && typeof x === "object" && ("params" in x || (typeof x.message === "string" && x.message.startsWith("Failed query")));
+  if (wrapsQuery(e)) e = (e!.cause as typeof e) ?? { name: "DrizzleQueryError", message: "database query failed" };
+  if (e === null || typeof e !== "object") return { error: sanitizeMessage(String(err)), error_class: typeof err };
+  const code = typeof e.code === "string" || typeof e.code === "number" ? String(e.code) : undefined;
+  const name = typeof e.name === "string" ? e.name : (e.constructor?.name ?? "Error");
+  const message = typeof e.message === "string" ? sanitizeMessage(e.message) : "";
+  return { error: message, error_class: name, ...(code ? { code } : {}) };
 }

@@ -1,8 +1,8 @@
 // The one error model (INTERFACE.md §7, D1): services throw ApiError subclasses; `errorResponse`
 // is the only place that turns anything thrown into an HTTP response.
 import type { Context } from "hono";
-import { databaseFailure, describeCause } from "../db/failures.ts";
-import { maskPath, type Logger } from "../log.ts";
+import { databaseFailure } from "../db/failures.ts";
+import { errorFields, maskPath, type Logger } from "../log.ts";
 
 export type Details = Record<string, unknown>;
 
@@ -189,7 +189,9 @@ export function errorResponse(c: Context, err: unknown, log: Logger): Response {
   if (isHttpException(err) && err.status < 500) {
     return jsonError(c, new ApiError(err.status, "invalid-request", err.message || "Invalid request", resourceOfPath(c.req.path)));
   }
-  log.error("unexpected error", { method: c.req.method, path: maskPath(c.req.path), ...describeError(err) });
+  // Never the error's own message or stack as they are: a driver's message carries the query's
+  // parameters (password hashes, tokens). Class, code and a sanitised first line are enough.
+  log.error("unexpected error", { method: c.req.method, path: maskPath(c.req.path), ...errorFields(err), frames: stackFrames(err) });
   return jsonError(c, new ApiError(500, "internal-error", "Internal Server Error", resourceOfPath(c.req.path)));
 }
 
@@ -203,9 +205,8 @@ function isHttpException(err: unknown): err is { status: number; message: string
   return typeof err === "object" && err !== null && "status" in err && typeof (err as { status: unknown }).status === "number" && "getResponse" in err;
 }
 
-/** Code, message and stack of the innermost cause; never a query's parameters (DrizzleQueryError's message). */
-function describeError(err: unknown): Record<string, unknown> {
-  const cause = describeCause(err);
-  const stack = err instanceof Error ? (err.stack ?? "").split("\n").slice(1).join("\n") : "";
-  return { code: cause.code, error: cause.message, stack };
+/** Where it was thrown: the stack's frames only (its first line repeats the unsafe message). */
+function stackFrames(err: unknown): string[] | undefined {
+  const stack = err instanceof Error ? err.stack : undefined;
+  return stack?.split("\n").filter((l) => /^\s+at /.test(l)).slice(0, 8).map((l) => l.trim());
 }

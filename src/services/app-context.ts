@@ -8,6 +8,7 @@ import { TokenCache } from "./token-cache.ts";
 import { LookupGate } from "./auth/lookup-gate.ts";
 import { TenantTreeCache } from "./tenant-cache.ts";
 import { readTopTenantUuid } from "./tenant-tree.ts";
+import { errorFields } from "../log.ts";
 
 export async function buildContext(config: Config, database: Database, log: Logger): Promise<AppContext> {
   const app: AppContext = {
@@ -50,7 +51,7 @@ export async function closeContext(app: AppContext): Promise<void> {
     try {
       await hook();
     } catch (e) {
-      app.log.warn("close hook failed", { error: (e as Error).message });
+      app.log.warn("close hook failed", errorFields(e));
     }
   }
   app.onClose.length = 0;

@@ -16,6 +16,7 @@ import { revokeToken } from "./sessions.ts";
 import { INTERNAL_AUTH_ID, insertToken, isEmailedToken } from "./tokens.ts";
 import { setPassword } from "./users.ts";
 import { requireVisibleUser, type UserRow } from "./visibility.ts";
+import { errorFields } from "../log.ts";
 
 export type ResetQuery = { username: string } | { email: string } | { login: string };
 
@@ -76,7 +77,7 @@ export async function requestPasswordReset(app: AppContext, q: ResetQuery, conn:
   await assertNotThrottled(app, subject, "reset");
   const done = inTransaction(app, (tx) => countFailure(app, tx, subject))
     .then(() => mailReset(app, q, conn))
-    .catch((e) => app.log.warn("password reset email not sent", { error: (e as Error).message }));
+    .catch((e) => app.log.warn("password reset email not sent", errorFields(e)));
   return { done };
 }
 
