@@ -139,6 +139,15 @@ export const configSchema = z.object({
       timeout: z.number().positive().max(60).default(2),
     })
     .prefault({}),
+  /**
+   * Public base URL of the API (e.g. `https://auth.example.com/api/auth`): the `hostname`, `port`
+   * and `prefix` of the links in emails. Unset, they come from the request's Host and X-Script-Name
+   * headers, which anyone can forge (reset-link poisoning): set it in production.
+   */
+  public_url: z
+    .url({ protocol: /^https?$/ })
+    .nullable()
+    .default(null),
   /** Public base URL of this service, for the OAuth2 redirect URLs of external-auth plugins. */
   oauth2_redirect_base_url: z.string().url().default("http://127.0.0.1:9497"),
   smtp: z

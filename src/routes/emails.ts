@@ -1,14 +1,14 @@
 // Email addresses and confirmation (COMPATIBILITY.md §6.7).
 import { z } from "zod";
 import type { Context } from "hono";
-import { RouteGroup } from "../http/route.ts";
+import { RouteGroup, type Env } from "../http/route.ts";
 import { emailText } from "../http/strings.ts";
 import { boolField, uuidParam } from "../http/validate.ts";
 import type { AppContext } from "../context.ts";
 import type { Caller } from "../http/auth.ts";
 import { confirmEmail, requestConfirmation, updateEmails } from "../services/emails.ts";
 import { getUser } from "../services/users.ts";
-import { connectionParams, templateFormatter } from "../services/notifications.ts";
+import { connectionParams, publicConnection, templateFormatter } from "../services/notifications.ts";
 
 const address = emailText();
 const userBody = z.object({ emails: z.array(z.object({ address, main: boolField().optional() })) });
@@ -19,7 +19,9 @@ const listResponses = { 204: "Replaced", 400: "Invalid list", 404: "No such user
 /** wazo-auth answers both email PUTs with the user's addresses `[{uuid, address, main, confirmed}]`. */
 const emailsAnswer = { description: "The addresses `[{uuid, address, main, confirmed}]`", read: async ({ app, caller, params }: { app: AppContext; caller: Caller; params: { user_uuid: string } }) => (await getUser(app, caller, params.user_uuid)).emails };
 
-export const requestConnection = (c: Context) => connectionParams(c.req.header("Host"), c.req.header("X-Script-Name"));
+/** The link parts of mails: the configured `public_url`, else (never in production) the request's headers. */
+export const requestConnection = (c: Context<Env>) =>
+  publicConnection(c.get("app").config.public_url) ?? connectionParams(c.req.header("Host"), c.req.header("X-Script-Name"));
 
 export function emailRoutes(): RouteGroup {
   return new RouteGroup("emails")

@@ -39,6 +39,17 @@ function newFormatter(config: AppContext["config"]): TemplateFormatter {
   };
 }
 
+/**
+ * The link parts of the configured `public_url` (an explicit port is kept even when it is the
+ * scheme's default, as the Host header would give it); null when none is configured.
+ */
+export function publicConnection(publicUrl: string | null): ConnectionParams | null {
+  if (!publicUrl) return null;
+  const url = new URL(publicUrl);
+  const port = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*:(\d+)(?:[/?#]|$)/i.exec(publicUrl)?.[1] ?? null;
+  return { hostname: url.hostname, port, prefix: url.pathname.replace(/\/+$/, "") };
+}
+
 /** `hostname`, `port` from the Host header and `prefix` from X-Script-Name (§10.4). */
 export function connectionParams(host: string | undefined, scriptName: string | undefined): ConnectionParams {
   const value = host ?? "localhost";
