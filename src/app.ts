@@ -4,6 +4,7 @@ import { cors } from "hono/cors";
 import type { AppContext } from "./context.ts";
 import { ApiError, errorResponse, jsonError, resourceOfPath } from "./http/errors.ts";
 import { asAnswered, type Env, type RouteGroup, type RouteSpec } from "./http/route.ts";
+import { requestLimits } from "./http/limits.ts";
 import { requestLog } from "./http/request-log.ts";
 import { fastTokenCheck, type PeerAddress } from "./http/fast-token-check.ts";
 import { requestDeadline } from "./http/deadline.ts";
@@ -60,12 +61,13 @@ export function routeGroups(app: AppContext): RouteGroup[] {
 }
 
 export function createApp(app: AppContext): Hono<Env> {
-  const hono = new Hono<Env>();
+  const hono = new Hono<Env>({ strict: false });
   const groups = routeGroups(app);
   const specs: RouteSpec[] = groups.flatMap((g) => g.specs).map((s) => asAnswered(s, app.config.compatibility.put_responses));
 
   if (app.config.metrics.port !== null) hono.use("*", requestMetrics());
   hono.use("*", requestLog(app));
+  hono.use("*", requestLimits());
   if (app.config.rest_api.cors.enabled) {
     const corsMiddleware = cors({ origin: (origin) => origin, allowHeaders: app.config.rest_api.cors.allow_headers });
     // Only browsers send Origin; daemons checking tokens skip the CORS work entirely.

@@ -6,6 +6,7 @@ import { adoptionNote } from "./db/adopt.ts";
 import { describeCause } from "./db/failures.ts";
 import { createProcessLogger } from "./log.ts";
 import { createHandler } from "./app.ts";
+import { RUNTIME_BODY_BYTES } from "./http/limits.ts";
 import { buildContext, closeContext } from "./services/app-context.ts";
 import { startServices } from "./startup.ts";
 import { PluginLoadError } from "./plugins/loader.ts";
@@ -71,6 +72,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     hostname: config.rest_api.listen,
     port: config.rest_api.port,
     reusePort: config.workers > 1, // the workers of src/cluster.ts share the port
+    maxRequestBodySize: RUNTIME_BODY_BYTES,
     // The peer address is looked up only when something reads it (logging, login).
     fetch: (req, srv) => {
       const peer = () => srv.requestIP(req)?.address ?? "";

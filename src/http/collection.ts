@@ -24,13 +24,16 @@ export interface ListQueryOptions<F extends string> {
   filters?: readonly F[];
 }
 
+/** Largest `limit` and `offset`: any database integer holds it. */
+export const MAX_PAGING = 2_147_483_647;
+
 /** zod schema of a list endpoint's query string, producing `ListParams`. Unknown keys are ignored. */
 export function listQuery<F extends string = never>(opts: ListQueryOptions<F>) {
   const orderSchema = opts.order.length > 0 ? z.enum(opts.order as [string, ...string[]]) : z.never();
   return z
     .object({
-      limit: intField().pipe(z.number().int().min(0)).optional(),
-      offset: intField().pipe(z.number().int().min(0)).optional(),
+      limit: intField(0, MAX_PAGING).optional(),
+      offset: intField(0, MAX_PAGING).optional(),
       order: orderSchema.optional(),
       direction: z.enum(["asc", "desc"]).optional(),
       search: text(CAPS.search).optional(),

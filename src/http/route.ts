@@ -7,6 +7,7 @@ import type { AppContext } from "../context.ts";
 import { authenticate, requestToken, requiredAccess, resolveCaller, type Caller } from "./auth.ts";
 import { requireCanonicalAccess } from "./canonical-acl.ts";
 import { InvalidData, NotFound, Unauthorized } from "./errors.ts";
+import { MAX_BODY_BYTES, tooLarge } from "./limits.ts";
 import { setDetail, zodDetails } from "./validate.ts";
 import { databaseFailure } from "../db/failures.ts";
 import { CAPS, jsonBodyProblems, stringProblem } from "./strings.ts";
@@ -73,7 +74,8 @@ export interface RouteSpec extends RouteOptions<Schema | undefined, Schema | und
 type Handler<P, Q, B> = (input: RouteInput<P, Q, B>) => Response | Promise<Response>;
 
 export class RouteGroup {
-  readonly hono = new Hono<Env>();
+  // `strict: false`: `/users/` is `/users` (a trailing slash never turns a route into a 405 or 404).
+  readonly hono = new Hono<Env>({ strict: false });
   readonly specs: RouteSpec[] = [];
 
   /** `resource` names the kind of resource in error bodies and tags the OpenAPI entries. */
@@ -216,6 +218,7 @@ export function queryObject(c: Context): Record<string, string | string[]> {
 /** The body as JSON whatever the Content-Type (wazo-auth's "force" parsing); `null` counts as `{}`. */
 export async function readJson(c: Context, resource: string): Promise<unknown> {
   const text = await c.req.text();
+  if (text.length > MAX_BODY_BYTES) throw tooLarge(c.req.path);
   if (text.trim() === "") throw malformed(resource, "The request body is empty; a JSON document is required.");
   let value: unknown;
   try {

@@ -137,13 +137,16 @@ export const uuidField = z
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
   });
 
-/** Integers accept numeric strings and floats (truncated), never booleans. */
-export const intField = () =>
+/**
+ * Integers accept numeric strings and floats (truncated), never booleans. The bounds live on the
+ * inner schema so the OpenAPI document states them (`minimum`, `maximum`).
+ */
+export const intField = (min: number, max: number) =>
   z.preprocess((v) => {
     if (typeof v === "string" && v.trim() !== "" && !Number.isNaN(Number(v))) return Math.trunc(Number(v));
     if (typeof v === "number" && Number.isFinite(v)) return Math.trunc(v);
     return v;
-  }, z.number().int());
+  }, z.number().int().min(min).max(max));
 
 const TRUE_WORDS = new Set(["true", "1", "yes", "on", "t", "y"]);
 const FALSE_WORDS = new Set(["false", "0", "no", "off", "f", "n"]);

@@ -10,7 +10,7 @@ import { login } from "../services/authentication.ts";
 const tokenBody = z
   .object({
     backend: text(CAPS.shortName).optional(),
-    expiration: intField().pipe(z.number().int().min(1).max(315360000)).optional(),
+    expiration: intField(1, 315360000).optional(),
     access_type: z.enum(["online", "offline"]).optional(),
     client_id: text(CAPS.clientId, { min: 1, maxBytes: CAPS.clientIdBytes }).optional(),
     refresh_token: text(CAPS.shortName).optional(),
