@@ -27,7 +27,8 @@ describe("the real process over real HTTP", () => {
       stdout: "ignore",
       stderr: "ignore",
     });
-    for (let i = 0; i < 300; i++) {
+    // Generous: a loaded CI machine may take long to start a process.
+    for (const until = Date.now() + 100_000; Date.now() < until; ) {
       try {
         if ((await fetch(`${base}/status`, { method: "HEAD" })).status === 200) return;
       } catch {
@@ -35,7 +36,7 @@ describe("the real process over real HTTP", () => {
       }
     }
     throw new Error("the service did not start");
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     proc.kill("SIGTERM");
     await proc.exited;
