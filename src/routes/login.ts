@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
 import { remoteAddress } from "../http/request-log.ts";
-import { CAPS, text } from "../http/strings.ts";
+import { CAPS, isStorableString, text } from "../http/strings.ts";
 import { intField } from "../http/validate.ts";
 import { login } from "../services/authentication.ts";
 
@@ -48,8 +48,9 @@ export function basicCredentials(header: string | undefined): { login: string | 
   if (i < 0) return none;
   const loginPart = text.slice(0, i);
   const password = text.slice(i + 1);
-  // Credentials count only when both parts are present.
-  return loginPart && password ? { login: loginPart, password } : none;
+  // Credentials count only when both parts are present, and a login the database could not even
+  // compare (NUL, unpaired surrogate, absurd length) names nobody: no credentials, a plain 401.
+  return loginPart && password && isStorableString(loginPart, CAPS.pathSegment) ? { login: loginPart, password } : none;
 }
 
 function headerRecord(c: Context): Record<string, string> {
