@@ -73,6 +73,19 @@ describeEachDb("input limits", (get) => {
     expect(users.json.items.some((u: { username: string }) => u.username?.startsWith("ok"))).toBe(false);
   });
 
+  test("a body key __proto__ in an invalid field stays a key: Object.prototype is never touched", async () => {
+    const t = get();
+    const token = await adminToken(t.app);
+    const bodies = ['{"__proto__": {"polluted": "a\\u0000"}}', '{"name": "p", "acl": {"__proto__": {"polluted": 1}}}', '{"__proto__": "\\u0000"}'];
+    for (const rawBody of bodies) {
+      expect((await t.request("POST", "/0.1/policies", { token, rawBody })).status).toBe(400);
+      expect((await t.request("POST", "/0.1/external/google/config", { token, rawBody: rawBody.replace('"name": "p", ', '"x": "\\u0000", ') })).status).toBe(400);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+      expect(Object.keys(Object.prototype)).toEqual([]);
+    }
+    expect((await t.request("GET", "/0.1/backends")).status).toBe(200);
+  });
+
   test("a login the database cannot compare is a plain 401", async () => {
     const t = get();
     for (const login of [NUL, LONE, long(5000)]) {

@@ -38,6 +38,8 @@ export function listQuery<F extends string = never>(opts: ListQueryOptions<F>) {
       direction: z.enum(["asc", "desc"]).optional(),
       search: text(CAPS.search).optional(),
       recurse: boolField().optional(),
+      // Declared so the OpenAPI document lists them; a repeated filter counts by its first value.
+      ...Object.fromEntries((opts.filters ?? []).map((f) => [f, z.union([text(CAPS.queryValue), z.array(text(CAPS.queryValue))]).optional()])),
     })
     .catchall(z.unknown())
     .transform((q): ListParams<F> => {

@@ -96,17 +96,25 @@ export function zodDetails(error: z.ZodError, root?: AnySchema, input?: unknown)
   return details;
 }
 
-/** Puts a field's error at `path` in a nested `details` (the first error of a field wins). */
+/**
+ * Puts a field's error at `path` in a nested `details` (the first error of a field wins). Field
+ * names come from the request: only own properties are read and they are defined, never assigned,
+ * so a body key `__proto__` stays a key and never reaches `Object.prototype`.
+ */
 export function setDetail(details: Details, path: readonly string[], error: () => unknown): void {
   const keys = path.length ? path : ["_schema"];
   let node = details;
   for (const key of keys.slice(0, -1)) {
-    const next = node[key];
-    if (typeof next !== "object" || next === null || "constraint_id" in next) node[key] = {};
+    const next = Object.hasOwn(node, key) ? node[key] : undefined;
+    if (typeof next !== "object" || next === null || "constraint_id" in next) define(node, key, {});
     node = node[key] as Details;
   }
   const leaf = keys[keys.length - 1]!;
-  if (!(leaf in node)) node[leaf] = error();
+  if (!Object.hasOwn(node, leaf)) define(node, leaf, error());
+}
+
+function define(node: Details, key: string, value: unknown): void {
+  Object.defineProperty(node, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, resource: string): z.output<S> {
