@@ -2,6 +2,7 @@
 import { isIP } from "node:net";
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
+import { CAPS, text } from "../http/strings.ts";
 import { intField } from "../http/validate.ts";
 import { deleteLdapConfig, getLdapConfig, putLdapConfig } from "../services/integrations/ldap-config.ts";
 import { ATTRIBUTE_RE, searchFilterProblem } from "../services/integrations/ldap-filter.ts";
@@ -10,22 +11,16 @@ const HOST_NAME_RE = /^[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?$/;
 const attribute = z.string().min(1).max(64).regex(ATTRIBUTE_RE, "An LDAP attribute name (letters, digits, hyphens) or a numeric OID");
 
 const ldapConfigBody = z.object({
-  host: z
-    .string()
-    .min(1)
-    .max(512)
-    .refine((h) => HOST_NAME_RE.test(h) || isIP(h.replace(/^\[|\]$/g, "")) !== 0, "A host name or an IP address, without scheme or port"),
-  port: intField().pipe(z.number().int().min(1).max(65535)),
-  protocol_version: intField().pipe(z.number().int().min(2).max(3)).optional(),
+  host: text(512, { min: 1 }).refine((h) => HOST_NAME_RE.test(h) || isIP(h.replace(/^\[|\]$/g, "")) !== 0, "A host name or an IP address, without scheme or port"),
+  port: intField(1, 65535),
+  protocol_version: intField(2, 3).optional(),
   protocol_security: z.enum(["ldaps", "tls"]).nullable().optional(),
-  bind_dn: z.string().min(1).max(256).nullable().optional(),
-  bind_password: z.string().min(1).nullable().optional(),
-  user_base_dn: z.string().min(1).max(256),
+  bind_dn: text(256, { min: 1 }).nullable().optional(),
+  bind_password: text(CAPS.password, { min: 1 }).nullable().optional(),
+  user_base_dn: text(256, { min: 1 }),
   user_login_attribute: attribute,
   user_email_attribute: attribute,
-  search_filters: z
-    .string()
-    .min(1)
+  search_filters: text(CAPS.description, { min: 1 })
     .nullable()
     .optional()
     .superRefine((value, ctx) => {
