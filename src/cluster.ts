@@ -42,7 +42,8 @@ export async function runPrimary(config: Config, log: Logger): Promise<void> {
 
   const start = (id: number): Promise<void> =>
     new Promise((ready) => {
-      const proc = Bun.spawn([process.execPath, ...process.argv.slice(1)], {
+      // execArgv too: the runtime flags of `npm start` (--max-http-header-size) hold in every worker.
+      const proc = Bun.spawn([process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
         env: { ...process.env, [WORKER_ENV]: String(id) },
         stdio: ["ignore", "inherit", "inherit"],
         ipc: (message) => {
