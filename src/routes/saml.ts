@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { requestToken } from "../http/auth.ts";
 import { RouteGroup } from "../http/route.ts";
+import { CAPS, text } from "../http/strings.ts";
 import { acceptSamlResponse, startSamlLogin } from "../services/integrations/saml/saml-login.ts";
 import { finishSamlLogout, startSamlLogout } from "../services/integrations/saml/saml-logout.ts";
 
@@ -15,7 +16,7 @@ export function samlRoutes(): RouteGroup {
       {
         summary: "Start a SAML login: the IdP URL to send the browser to, and the saml_session_id for POST /token",
         description: "`redirect_url` is where the browser comes back after the IdP (an absolute http(s) URL; see `saml.allowed_redirect_origins`); `domain` is a tenant domain with a SAML configuration.",
-        body: z.object({ redirect_url: z.string().min(1).max(2048), domain: z.string().regex(DOMAIN_RE) }),
+        body: z.object({ redirect_url: text(2048, { min: 1 }), domain: text(253).regex(DOMAIN_RE) }),
         responses: { 200: "`{location, saml_session_id}`", 400: "Invalid body or redirect URL", 404: "No SAML configuration for the domain" },
       },
       async ({ c, app, body }) => c.json(await startSamlLogin(app, body.redirect_url, body.domain)),
@@ -36,7 +37,7 @@ export function samlRoutes(): RouteGroup {
       {
         summary: "SAML logout: ends the token's session and answers the IdP's logout URL",
         headers: { "X-Auth-Token": "The token (or `?token=`)" },
-        query: z.object({ token: z.string().optional() }),
+        query: z.object({ token: text(CAPS.queryValue).optional() }),
         responses: { 200: "`{location}`", 404: "No such token, or the token was not issued by a SAML login" },
       },
       async ({ c, app }) => c.json(await startSamlLogout(app, requestToken(c, true))),
@@ -45,7 +46,7 @@ export function samlRoutes(): RouteGroup {
       "/saml/sls",
       {
         summary: "Single logout service: the IdP's signed LogoutResponse (HTTP-Redirect binding)",
-        query: z.object({ SAMLResponse: z.string().optional(), RelayState: z.string().optional(), SigAlg: z.string().optional(), Signature: z.string().optional() }),
+        query: z.object({ SAMLResponse: text(CAPS.queryValue).optional(), RelayState: text(CAPS.queryValue).optional(), SigAlg: text(CAPS.queryValue).optional(), Signature: text(CAPS.queryValue).optional() }),
         responses: { 302: "To `redirect_url?logged_out=true`", 400: "Missing, unsigned or refused LogoutResponse", 404: "No pending logout for this RelayState" },
       },
       async ({ c, app, query }) => {
