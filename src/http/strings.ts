@@ -16,7 +16,9 @@ export const CAPS = {
   /** `search` of list endpoints. */
   search: 1_024,
   username: 256,
-  personName: 256,
+  /** firstname, lastname: indexed, so also at most `personNameBytes` UTF-8 bytes. */
+  personName: 2_000,
+  personNameBytes: 2_000,
   email: 254,
   password: 1_024,
   tenantName: 128,

@@ -9,8 +9,8 @@ import { requestConnection } from "./emails.ts";
 const body = z.object({
   username: usernameText(),
   password: text(CAPS.password, { min: 1 }),
-  firstname: text(CAPS.personName).nullable().optional(),
-  lastname: text(CAPS.personName).nullable().optional(),
+  firstname: text(CAPS.personName, { maxBytes: CAPS.personNameBytes }).nullable().optional(),
+  lastname: text(CAPS.personName, { maxBytes: CAPS.personNameBytes }).nullable().optional(),
   email_address: emailText(),
 });
 

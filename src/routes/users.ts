@@ -6,7 +6,7 @@ import { CAPS, emailText, text, usernameText } from "../http/strings.ts";
 import { boolField, uuidField, uuidParam } from "../http/validate.ts";
 import { changePassword, createUserAsCaller, deleteUser, getUser, listUsers, updateUser, type UserFilter } from "../services/users.ts";
 
-const name = text(CAPS.personName).nullable().optional();
+const name = text(CAPS.personName, { maxBytes: CAPS.personNameBytes }).nullable().optional();
 const password = text(CAPS.password, { min: 1 });
 const editable = {
   username: usernameText().nullable().optional(),
