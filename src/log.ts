@@ -25,7 +25,8 @@ export interface Logger {
   raw(level: Level, msg: string, jsonFields: string): void;
 }
 
-export type Sink = (line: string) => void;
+/** Receives each line; `urgent` (warnings and worse) asks for it to be written before returning. */
+export type Sink = (line: string, urgent?: boolean) => void;
 
 export function createLogger(level: Level, sink: Sink = stderrSink): Logger {
   const logger: Logger = {
@@ -37,12 +38,12 @@ export function createLogger(level: Level, sink: Sink = stderrSink): Logger {
     error: (m, f) => write("error", m, f),
     raw(lvl, msg, jsonFields) {
       if (RANK[lvl] < RANK[logger.level]) return;
-      sink(`{"time":"${isoNow()}","level":"${lvl}","msg":${JSON.stringify(msg)},${jsonFields}}`);
+      sink(`{"time":"${isoNow()}","level":"${lvl}","msg":${JSON.stringify(msg)},${jsonFields}}`, RANK[lvl] >= RANK.warning);
     },
   };
   function write(lvl: Level, msg: string, fields?: Record<string, unknown>) {
     if (RANK[lvl] < RANK[logger.level]) return;
-    sink(JSON.stringify({ time: isoNow(), level: lvl, msg, ...(fields ? redact(fields) : {}) }));
+    sink(JSON.stringify({ time: isoNow(), level: lvl, msg, ...(fields ? redact(fields) : {}) }), RANK[lvl] >= RANK.warning);
   }
   return logger;
 }
@@ -79,10 +80,12 @@ export class LogWriter {
     this.fd = path ? openSync(path, "a") : 2;
   }
 
-  readonly sink: Sink = (line) => {
+  // Warnings and errors are written at once: they matter most when the process is about to die
+  // (a crash, a kill right after an outage), when a batch waiting for the next turn would be lost.
+  readonly sink: Sink = (line, urgent) => {
     this.batch.push(line);
     this.bytes += line.length + 1;
-    if (this.bytes >= FLUSH_AT) this.flush();
+    if (urgent || this.bytes >= FLUSH_AT) this.flush();
     else if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.flush);
@@ -145,12 +148,12 @@ export function createProcessLogger(level: Level, filename: string | null): Logg
 
 let defaultWriter: LogWriter | null = null;
 /** The process-wide standard-error writer, flushed at exit. */
-function stderrSink(line: string): void {
+function stderrSink(line: string, urgent?: boolean): void {
   if (!defaultWriter) {
     defaultWriter = new LogWriter();
     process.on("exit", defaultWriter.flush);
   }
-  defaultWriter.sink(line);
+  defaultWriter.sink(line, urgent);
 }
 
 const SECRET_FIELDS = /^(password|old_password|new_password|refresh_token|token|authorization|x-auth-token|client_secret|bind_password)$/i;
