@@ -187,7 +187,8 @@ export type ErrorFields = {
 // may be a value (a username, a hash) and is dropped.
 const NAMED_OBJECT = /\b(constraint|relation|column|table|index|type|function|schema|database|role|operator|sequence|extension|exchange|queue|channel)\s*$/i;
 
-function sanitizeMessage(message: string): string {
+/** An error message safe to log: first line, no `params:`, quoted values elided, URI credentials masked. */
+export function sanitizeMessage(message: string): string {
   const firstLine = message.split("\n", 1)[0] ?? "";
   const withoutParams = firstLine.replace(/\bparams:.*$/i, "params: …");
   const unquoted = withoutParams.replace(/(["'])(.*?)\1/g, (all, _q: string, _v: string, offset: number) => (NAMED_OBJECT.test(withoutParams.slice(0, offset)) ? all : `${_q}…${_q}`));

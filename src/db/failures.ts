@@ -3,6 +3,8 @@
 // arrive wrapped (drizzle's DrizzleQueryError carries the SQL and its parameters in its message:
 // never log that message, only the innermost cause's code and text).
 
+import { sanitizeMessage } from "../log.ts";
+
 /** Node/Bun socket and file-system codes, and postgres.js's own connection codes. */
 const UNAVAILABLE_CODES = new Set([
   "ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN",
@@ -89,6 +91,5 @@ export function describeCause(err: unknown): FailureCause {
   return { code, message: sanitize(own) };
 }
 
-function sanitize(message: string): string {
-  return message.replace(/\nparams:[\s\S]*$/, "").slice(0, 300);
-}
+/** One sanitiser for every logged error message (src/log.ts): quoted values never reach a log. */
+const sanitize = sanitizeMessage;
