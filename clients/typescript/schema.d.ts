@@ -1977,6 +1977,9 @@ export interface operations {
                 direction?: "asc" | "desc";
                 search?: string;
                 recurse?: boolean;
+                client_id?: string | string[];
+                created_at?: string | string[];
+                mobile?: string | string[];
             };
             header?: {
                 /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
@@ -2047,6 +2050,9 @@ export interface operations {
                 direction?: "asc" | "desc";
                 search?: string;
                 recurse?: boolean;
+                client_id?: string | string[];
+                created_at?: string | string[];
+                mobile?: string | string[];
             };
             header?: {
                 /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
@@ -2167,6 +2173,9 @@ export interface operations {
                 direction?: "asc" | "desc";
                 search?: string;
                 recurse?: boolean;
+                client_id?: string | string[];
+                created_at?: string | string[];
+                mobile?: string | string[];
             };
             header?: {
                 /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
@@ -2808,7 +2817,7 @@ export interface operations {
             content: {
                 "application/json": {
                     host: string;
-                    port?: number;
+                    port: number;
                     protocol_version?: number;
                     protocol_security?: ("ldaps" | "tls") | null;
                     bind_dn?: string | null;
@@ -4012,6 +4021,13 @@ export interface operations {
                 direction?: "asc" | "desc";
                 search?: string;
                 recurse?: boolean;
+                uuid?: string | string[];
+                name?: string | string[];
+                slug?: string | string[];
+                user_uuid?: string | string[];
+                read_only?: string | string[];
+                policy_uuid?: string | string[];
+                policy_slug?: string | string[];
             };
             header?: {
                 /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
@@ -4084,6 +4100,13 @@ export interface operations {
                 direction?: "asc" | "desc";
                 search?: string;
                 recurse?: boolean;
+                uuid?: string | string[];
+                name?: string | string[];
+                slug?: string | string[];
+                user_uuid?: string | string[];
+                group_uuid?: string | string[];
+                tenant_uuid?: string | string[];
+                read_only?: string | string[];
             };
             header?: {
                 /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
@@ -4258,6 +4281,7 @@ export interface operations {
                 direction?: "asc" | "desc";
                 search?: string;
                 recurse?: boolean;
+                type?: string | string[];
             };
             header?: {
                 /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
@@ -5326,6 +5350,17 @@ export interface operations {
                 direction?: "asc" | "desc";
                 search?: string;
                 recurse?: boolean;
+                uuid?: string | string[];
+                username?: string | string[];
+                firstname?: string | string[];
+                lastname?: string | string[];
+                purpose?: string | string[];
+                email_address?: string | string[];
+                group_uuid?: string | string[];
+                policy_uuid?: string | string[];
+                policy_slug?: string | string[];
+                has_policy_uuid?: string | string[];
+                has_policy_slug?: string | string[];
             };
             header?: {
                 /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
@@ -5718,6 +5753,10 @@ export interface operations {
                 direction?: "asc" | "desc";
                 search?: string;
                 recurse?: boolean;
+                uuid?: string | string[];
+                name?: string | string[];
+                slug?: string | string[];
+                domain_name?: string | string[];
             };
             header?: {
                 /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
@@ -6180,6 +6219,13 @@ export interface operations {
                 direction?: "asc" | "desc";
                 search?: string;
                 recurse?: boolean;
+                uuid?: string | string[];
+                name?: string | string[];
+                slug?: string | string[];
+                user_uuid?: string | string[];
+                read_only?: string | string[];
+                policy_uuid?: string | string[];
+                policy_slug?: string | string[];
             };
             header?: {
                 /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
@@ -6483,6 +6529,17 @@ export interface operations {
                 direction?: "asc" | "desc";
                 search?: string;
                 recurse?: boolean;
+                uuid?: string | string[];
+                username?: string | string[];
+                firstname?: string | string[];
+                lastname?: string | string[];
+                purpose?: string | string[];
+                email_address?: string | string[];
+                group_uuid?: string | string[];
+                policy_uuid?: string | string[];
+                policy_slug?: string | string[];
+                has_policy_uuid?: string | string[];
+                has_policy_slug?: string | string[];
             };
             header?: {
                 /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
@@ -6666,6 +6723,13 @@ export interface operations {
                 direction?: "asc" | "desc";
                 search?: string;
                 recurse?: boolean;
+                uuid?: string | string[];
+                name?: string | string[];
+                slug?: string | string[];
+                user_uuid?: string | string[];
+                group_uuid?: string | string[];
+                tenant_uuid?: string | string[];
+                read_only?: string | string[];
             };
             header?: {
                 /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
@@ -6840,6 +6904,13 @@ export interface operations {
                 direction?: "asc" | "desc";
                 search?: string;
                 recurse?: boolean;
+                uuid?: string | string[];
+                name?: string | string[];
+                slug?: string | string[];
+                user_uuid?: string | string[];
+                group_uuid?: string | string[];
+                tenant_uuid?: string | string[];
+                read_only?: string | string[];
             };
             header?: {
                 /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
