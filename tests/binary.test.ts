@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "../scripts/build.ts";
+import { waitForService } from "./helpers/service-process.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "tessera-binary-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,15 +29,7 @@ test("the single executable starts from an empty directory, creates its database
   const proc = Bun.spawn([exe, "serve"], { cwd: work, env, stdout: "pipe", stderr: "pipe" });
   try {
     const base = `http://127.0.0.1:${port}/0.1`;
-    let up = false;
-    for (let i = 0; i < 200 && !up; i++) {
-      try {
-        up = (await fetch(`${base}/status`, { method: "HEAD" })).status === 200;
-      } catch {
-        await Bun.sleep(100);
-      }
-    }
-    expect(up).toBe(true);
+    expect(await waitForService(base, 20)).toBe(true);
     const login = await fetch(`${base}/token`, { method: "POST", headers: { Authorization: `Basic ${btoa("admin:s3cret-admin")}` }, body: "{}" });
     expect(login.status).toBe(200);
     const token = ((await login.json()) as { data: { token: string } }).data.token;

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTesseraClient, TesseraError, type TesseraClient } from "../clients/typescript/index.ts";
+import { waitForService } from "./helpers/service-process.ts";
 
 const root = join(import.meta.dir, "..");
 const dir = mkdtempSync(join(tmpdir(), "tessera-cli-"));
@@ -31,14 +32,7 @@ beforeAll(async () => {
   const boot = await tessera(["bootstrap", "admin", "s3cret-admin"]);
   expect(boot.code).toBe(0);
   proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env: { ...process.env, ...env }, stdout: "ignore", stderr: "pipe" });
-  for (let i = 0; i < 150; i++) {
-    try {
-      if ((await fetch(`${url}/0.1/status`, { method: "HEAD" })).status === 200) return;
-    } catch {
-      await Bun.sleep(100);
-    }
-  }
-  throw new Error("tessera did not start");
+  if (!(await waitForService(`${url}/0.1`, 15))) throw new Error("tessera did not start");
 }, 60_000);
 
 afterAll(async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitForService } from "./helpers/service-process.ts";
 
 const root = join(import.meta.dir, "..");
 const mountPoint = mkdtempSync(join(tmpdir(), "tessera-disk-"));
@@ -57,15 +58,7 @@ describe.skipIf(!canMount)("a full disk", () => {
     const stderr = new Response(proc.stderr).text();
     try {
       const base = `http://127.0.0.1:${port}/0.1`;
-      let up = false;
-      for (let i = 0; i < 900 && !up; i++) {
-        try {
-          up = (await fetch(`${base}/status`, { method: "HEAD" })).status === 200;
-        } catch {
-          await Bun.sleep(100);
-        }
-      }
-      expect(up).toBe(true);
+      expect(await waitForService(base, 90)).toBe(true);
       const login = await fetch(`${base}/token`, { method: "POST", headers: { Authorization: `Basic ${btoa("admin:s3cret")}` }, body: "{}" });
       const token = ((await login.json()) as { data: { token: string } }).data.token;
       // Fill what is left of the disk.

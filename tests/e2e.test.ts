@@ -3,6 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitForService } from "./helpers/service-process.ts";
 
 const root = join(import.meta.dir, "..");
 const dirs: string[] = [];
@@ -57,15 +58,7 @@ describe("the real process", () => {
 
     const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
     const base = `http://127.0.0.1:${env.TESSERA_PORT}/0.1`;
-    let up = false;
-    for (let i = 0; i < 150 && !up; i++) {
-      try {
-        up = (await fetch(`${base}/status`, { method: "HEAD" })).status === 200;
-      } catch {
-        await Bun.sleep(100);
-      }
-    }
-    expect(up).toBe(true);
+    expect(await waitForService(base, 15)).toBe(true);
     const login = await fetch(`${base}/token`, { method: "POST", headers: { Authorization: `Basic ${btoa("admin:s3cret")}`, "Content-Type": "application/json" }, body: "{}" });
     expect(login.status).toBe(200);
     const token = ((await login.json()) as { data: { token: string } }).data.token;
@@ -87,13 +80,7 @@ describe("the embedded database is single-process", () => {
     const dir = tempDir();
     const env = { TESSERA_DATA_DIR: join(dir, "data"), TESSERA_PORT: String(freePort()) };
     const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
-    for (let i = 0; i < 400; i++) {
-      try {
-        if ((await fetch(`http://127.0.0.1:${env.TESSERA_PORT}/0.1/status`, { method: "HEAD" })).status === 200) break;
-      } catch {
-        await Bun.sleep(100);
-      }
-    }
+    await waitForService(`http://127.0.0.1:${env.TESSERA_PORT}/0.1`, 40);
     const second = await run(["src/cli.ts", "bootstrap", "x", "y"], env);
     expect(second.code).toBe(1);
     expect(second.err).toContain("is in use by process");

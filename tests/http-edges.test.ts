@@ -8,6 +8,7 @@ import { parse as parseYaml } from "yaml";
 import { MAX_PAGING } from "../src/http/collection.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { adminToken } from "./helpers/fixtures.ts";
+import { waitForService } from "./helpers/service-process.ts";
 
 const ERROR_KEYS = ["details", "error_id", "message", "resource", "timestamp"];
 
@@ -28,14 +29,7 @@ describe("the real process over real HTTP", () => {
       stderr: "ignore",
     });
     // Generous: a loaded CI machine may take long to start a process.
-    for (const until = Date.now() + 100_000; Date.now() < until; ) {
-      try {
-        if ((await fetch(`${base}/status`, { method: "HEAD" })).status === 200) return;
-      } catch {
-        await Bun.sleep(100);
-      }
-    }
-    throw new Error("the service did not start");
+    if (!(await waitForService(base, 100))) throw new Error("the service did not start");
   }, 120_000);
   afterAll(async () => {
     proc.kill("SIGTERM");

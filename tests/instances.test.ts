@@ -13,6 +13,7 @@ import { buildContext, closeContext } from "../src/services/app-context.ts";
 import { revokeToken } from "../src/services/sessions.ts";
 import { findValidToken } from "../src/services/tokens.ts";
 import { tokenFor } from "./helpers/fixtures.ts";
+import { waitForService } from "./helpers/service-process.ts";
 
 const base = process.env.TEST_DATABASE_URL;
 const root = join(import.meta.dir, "..");
@@ -80,7 +81,7 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
         children = readFileSync(`/proc/${primary.pid}/task/${primary.pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
       }
       expect(children.length).toBe(2);
-      await waitUp(`${url}/status`);
+      if (!(await waitForService(url, 30))) throw new Error(`${url}/status did not come up`);
       const login = await fetch(`${url}/token`, { method: "POST", headers: { Authorization: `Basic ${btoa("admin:s3cret")}` }, body: "{}" });
       expect(login.status).toBe(200);
       const token = ((await login.json()) as { data: { token: string } }).data.token;
@@ -108,15 +109,6 @@ function freePort(): number {
   return port;
 }
 
-async function waitUp(url: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(url, { method: "HEAD" })).status === 200) return;
-    } catch {}
-    await Bun.sleep(100);
-  }
-  throw new Error(`${url} did not come up`);
-}
 
 function alive(pid: number): boolean {
   try {

@@ -10,9 +10,9 @@ import type { RouteSpec } from "../src/http/route.ts";
 import { describeEachDb, type TestApp, type TestResponse } from "./helpers/app.ts";
 import { createTenantRow, tokenFor } from "./helpers/fixtures.ts";
 import { allSpecs, fillPath, placeholders, queryNames, routeName, sampleBody, snapshotDatabase } from "./helpers/route-table.ts";
+import { basicAuth } from "./helpers/service-process.ts";
 
 const uniq = () => crypto.randomUUID().slice(0, 8);
-const basic = (login: string, password: string) => ({ Authorization: `Basic ${btoa(`${login}:${password}`)}` });
 
 /** Every resource a tenant can own, made through the API by the master administrator. */
 interface World {
@@ -36,7 +36,7 @@ async function makeWorld(t: TestApp, master: string, tenant: string): Promise<Wo
   const username = `u${uniq()}`;
   const user = ok(await t.request("POST", "/0.1/users", { ...h, body: { username, password: "pw-secret", email_address: `${username}@example.org` } }), "user").json;
   const clientId = `client-${username}`;
-  const login = ok(await t.request("POST", "/0.1/token", { body: { access_type: "offline", client_id: clientId }, headers: basic(username, "pw-secret") }), "login").json;
+  const login = ok(await t.request("POST", "/0.1/token", { body: { access_type: "offline", client_id: clientId }, headers: basicAuth(username, "pw-secret") }), "login").json;
   const group = ok(await t.request("POST", "/0.1/groups", { ...h, body: { name: `g${uniq()}` } }), "group").json.uuid;
   const policy = ok(await t.request("POST", "/0.1/policies", { ...h, body: { name: `p${uniq()}`, acl: ["auth.users.read"] } }), "policy").json;
   ok(await t.request("PUT", `/0.1/groups/${group}/users/${user.uuid}`, h), "member");

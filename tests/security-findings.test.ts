@@ -5,8 +5,8 @@ import { eq } from "drizzle-orm";
 import { emails, users } from "../src/db/schema.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { createTenantRow, createUserRow, tenantFamily, tokenFor } from "./helpers/fixtures.ts";
+import { basicAuth } from "./helpers/service-process.ts";
 
-const basic = (login: string, password: string) => ({ Authorization: `Basic ${btoa(`${login}:${password}`)}` });
 const uniq = () => crypto.randomUUID().slice(0, 8);
 
 describeEachDb(
@@ -22,14 +22,14 @@ describeEachDb(
       expect([r.status, r.json.error_id, r.json.resource]).toEqual([404, "not-found", "users"]);
       const after = (await t.app.db.select().from(users).where(eq(users.uuid, root)))[0]!;
       expect(after.passwordHash).toBe(before.passwordHash);
-      expect((await t.request("POST", "/0.1/token", { body: {}, headers: basic(name, "pwned") })).status).toBe(401);
-      expect((await t.request("POST", "/0.1/token", { body: {}, headers: basic(name, "root-pw") })).status).toBe(200);
+      expect((await t.request("POST", "/0.1/token", { body: {}, headers: basicAuth(name, "pwned") })).status).toBe(401);
+      expect((await t.request("POST", "/0.1/token", { body: {}, headers: basicAuth(name, "root-pw") })).status).toBe(200);
       // a parent may still reset a user of its sub-tenant it can see
       const childUser = `kid${uniq()}`;
       await createUserRow(t.app, { tenantUuid: child, username: childUser, password: "old" });
       const kid = (await t.app.db.select().from(users).where(eq(users.username, childUser)))[0]!;
       expect((await t.request("POST", `/0.1/users/password/reset?user_uuid=${kid.uuid}`, { token: admin, body: { password: "new-pw" } })).status).toBe(204);
-      expect((await t.request("POST", "/0.1/token", { body: {}, headers: basic(childUser, "new-pw") })).status).toBe(200);
+      expect((await t.request("POST", "/0.1/token", { body: {}, headers: basicAuth(childUser, "new-pw") })).status).toBe(200);
       expect(tenant).toBeTruthy();
     });
 

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitForService } from "./helpers/service-process.ts";
 
 const root = join(import.meta.dir, "..");
 const dir = mkdtempSync(join(tmpdir(), "tessera-shutdown-"));
@@ -84,15 +85,7 @@ test("SIGTERM under keep-alive load: no request dropped, in-flight ones finish, 
   const port = freePort();
   const env = { ...process.env, TESSERA_DATA_DIR: join(dir, "data"), TESSERA_PORT: String(port), TESSERA_LOG_LEVEL: "warning" };
   const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
-  let up = false;
-  for (let i = 0; i < 900 && !up; i++) {
-    try {
-      up = (await fetch(`http://127.0.0.1:${port}/0.1/status`, { method: "HEAD" })).status === 200;
-    } catch {
-      await Bun.sleep(100);
-    }
-  }
-  expect(up).toBe(true);
+  expect(await waitForService(`http://127.0.0.1:${port}/0.1`, 90)).toBe(true);
   const tally: Tally = { answered: 0, dropped: 0, lateDropped: 0, refused: 0, closeAnswers: 0 };
   let exited = false;
   let stopping = false;

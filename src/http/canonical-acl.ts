@@ -8,7 +8,7 @@ import type { AppContext } from "../context.ts";
 import { fillAcl } from "../acl.ts";
 import { findVisiblePolicy } from "../services/policy-visibility.ts";
 import type { Caller } from "./auth.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError, orAbsent } from "./errors.ts";
 import { isUuid } from "./validate.ts";
 
 type Resolver = (app: AppContext, caller: Caller, value: string) => Promise<string[]>;
@@ -16,12 +16,10 @@ type Resolver = (app: AppContext, caller: Caller, value: string) => Promise<stri
 /** Every name of a resource a path parameter may name in other spellings, by parameter name. */
 const RESOLVERS: Record<string, Resolver> = {
   policy: async (app, caller, value) => {
-    try {
-      const { row } = await findVisiblePolicy(app, caller, value);
-      return [row.uuid, row.slug];
-    } catch {
-      return []; // unknown or invisible: the handler answers 404
-    }
+    // Unknown or invisible: no other spelling, and the handler answers 404. Any other failure (the
+    // database down) propagates: a deny check is never skipped because a lookup failed.
+    const found = await orAbsent(findVisiblePolicy(app, caller, value));
+    return found ? [found.row.uuid, found.row.slug] : [];
   },
 };
 
