@@ -96,12 +96,13 @@ export type RequestHandler = (req: Request, peer: PeerAddress) => Response | Pro
 
 export function createHandler(app: AppContext, hono: Hono<Env> = createApp(app)): RequestHandler {
   return (req, peer) =>
-    fastTokenCheck(app, req, peer) ??
-    hono.fetch(req, {
-      get remoteAddr() {
-        return peer();
-      },
-    });
+    fastTokenCheck(app, req, peer, () =>
+      hono.fetch(req, {
+        get remoteAddr() {
+          return peer();
+        },
+      }),
+    );
 }
 
 function matchesPath(template: string, path: string): boolean {

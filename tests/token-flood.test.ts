@@ -1,19 +1,39 @@
-// Unknown tokens are remembered briefly and looked up through a bounded gate (a flood of made-up
-// tokens must not slow valid checks; speed itself is measured by bench/flood.ts). What must hold:
-// valid tokens are never refused, unknown ones are 404, and an id becomes valid the moment a token
-// with it is created, even right after it was looked up as unknown.
+// Unknown tokens are answered 404 by the token check's shortcut: with no query at all on PGlite (the
+// embedded database's token ids are all in memory), else remembered briefly after one lookup through
+// a bounded gate (a flood of made-up tokens must not slow valid checks; speed itself is measured by
+// bench/flood.ts). What must hold: valid tokens are never refused — cached or not, issued before or
+// after the process started — unknown ones are 404, and an id becomes valid the moment a token with
+// it is created, even right after it was looked up as unknown.
 import { expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase } from "../src/db/index.ts";
+import { revokeToken } from "../src/services/sessions.ts";
 import { insertToken } from "../src/services/tokens.ts";
-import { describeEachDb } from "./helpers/app.ts";
+import { createTestApp, describeEachDb, type TestApp } from "./helpers/app.ts";
 import { createUserRow, tokenFor } from "./helpers/fixtures.ts";
+
+/** Counts the database lookups of tokens missing from the cache. */
+function countLookups(t: TestApp): () => number {
+  let n = 0;
+  const gate = t.app.tokenLookups;
+  const run = gate.run.bind(gate);
+  gate.run = (work) => {
+    n++;
+    return run(work);
+  };
+  return () => n;
+}
 
 describeEachDb("token checks under a flood of unknown tokens", (get) => {
   test("a token created after its id was looked up as unknown is accepted at once", async () => {
     const t = get();
     const id = randomUUID();
     expect((await t.request("HEAD", `/0.1/token/${id}`)).status).toBe(404);
-    expect(t.app.tokenCache.knownUnknown(id)).toBe(true);
+    // PostgreSQL remembers the lookup's answer; PGlite needed none (the id is not in its id set)
+    expect(t.kind === "pglite" ? !t.app.tokenIds!.mayExist(id) : t.app.tokenCache.knownUnknown(id)).toBe(true);
     const userUuid = await createUserRow(t.app);
     await insertToken(t.app, t.app.db, {
       uuid: id,
@@ -50,4 +70,55 @@ describeEachDb("token checks under a flood of unknown tokens", (get) => {
     expect((await t.request("HEAD", `/0.1/token/${token}`)).status).toBe(404);
     expect((await t.request("HEAD", `/0.1/token/${token}`)).status).toBe(404);
   });
+
+  test("made-up tokens are 404 without routing; each costs at most one lookup, none on PGlite", async () => {
+    const t = get();
+    const lookups = countLookups(t);
+    const ids = Array.from({ length: 300 }, () => crypto.randomUUID());
+    for (const id of ids) expect((await t.request("HEAD", `/0.1/token/${id}?scope=a.b`)).status).toBe(404);
+    expect(lookups()).toBe(t.kind === "pglite" ? 0 : ids.length);
+    for (const id of ids) expect((await t.request("HEAD", `/0.1/token/${id}`)).status).toBe(404);
+    expect(lookups()).toBe(t.kind === "pglite" ? 0 : ids.length); // remembered as unknown
+  });
+
+  test("a token that exists is never 404: cached, dropped from the cache, or made while the flood runs", async () => {
+    const t = get();
+    const flood = Promise.all(Array.from({ length: 200 }, () => t.request("HEAD", `/0.1/token/${crypto.randomUUID()}?scope=a.b`)));
+    const made = await Promise.all(Array.from({ length: 20 }, () => tokenFor(t.app, { acl: ["a.b"] })));
+    for (const { token } of made) expect((await t.request("HEAD", `/0.1/token/${token}?scope=a.b`)).status).toBe(204);
+    t.app.tokenCache.clear();
+    const answers = await Promise.all(made.map(({ token }) => t.request("HEAD", `/0.1/token/${token}?scope=a.b`)));
+    expect(answers.map((r) => r.status)).toEqual(made.map(() => 204));
+    expect((await flood).every((r) => r.status === 404)).toBe(true);
+  });
+
+  test("a revoked token leaves the id set (PGlite) and is 404", async () => {
+    const t = get();
+    const { token } = await tokenFor(t.app, { acl: ["a.b"] });
+    if (t.kind === "pglite") expect(t.app.tokenIds!.mayExist(token)).toBe(true);
+    else expect(t.app.tokenIds).toBeNull();
+    await revokeToken(t.app, token);
+    for (let i = 0; i < 50 && t.app.tokenIds?.mayExist(token); i++) await Bun.sleep(10); // the NOTIFY
+    if (t.kind === "pglite") expect(t.app.tokenIds!.mayExist(token)).toBe(false);
+    expect((await t.request("HEAD", `/0.1/token/${token}`)).status).toBe(404);
+  });
+});
+
+test("PGlite: the tokens already in the data directory are known after a restart", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "tessera-token-ids-"));
+  try {
+    const first = await createTestApp("pglite", { database: () => openDatabase({ dataDir: join(dir, "data") }) });
+    const { token } = await tokenFor(first.app, { acl: ["a.b"] });
+    await first.close();
+    const second = await createTestApp("pglite", { database: () => openDatabase({ dataDir: join(dir, "data") }) });
+    try {
+      expect(second.app.tokenIds!.mayExist(token)).toBe(true);
+      expect((await second.request("HEAD", `/0.1/token/${token}?scope=a.b`)).status).toBe(204);
+      expect((await second.request("HEAD", `/0.1/token/${crypto.randomUUID()}?scope=a.b`)).status).toBe(404);
+    } finally {
+      await second.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,13 +1,16 @@
 // The hot path of a whole platform, `HEAD /0.1/token/{token}?scope=…&tenant=…`, answered before the
 // router when the answer is a plain 204 that needs nothing but memory: the token is in the cache
 // and unexpired, its ACL grants the scope, and its user's tenant and the tenant tree are already
-// known. Every other case (unknown token, refusal, unusual query, CORS, anything to validate)
-// returns null and goes through the full route in routes/tokens.ts, which stays the one
+// known. A token that is not in the cache is answered here too when it does not exist — told by
+// memory (services/tokens.ts knownAbsent) or by one lookup — so that a flood of made-up tokens costs
+// no routing: a bare 404, as the route answers HEAD. Every other case (refusal, unusual query, CORS,
+// anything to validate) goes through the full route in routes/tokens.ts, which stays the one
 // definition of the behaviour: this shortcut only ever answers what that route would answer.
 import type { AppContext } from "../context.ts";
-import { INTERNAL_AUTH_ID, isTokenShaped } from "../services/tokens.ts";
+import { findValidToken, INTERNAL_AUTH_ID, isTokenShaped, knownAbsent } from "../services/tokens.ts";
+import { CAPS } from "./strings.ts";
 import { accessLogged, clientAddress, writeAccessLine } from "./request-log.ts";
-import { recordFastTokenCheck } from "../metrics.ts";
+import { recordFastTokenCheck, recordTokenCacheLookup, recordTokenCheck } from "../metrics.ts";
 
 const PREFIX = "/0.1/token/";
 const TOKEN_LENGTH = 36;
@@ -15,7 +18,14 @@ const TOKEN_LENGTH = 36;
 /** Peer address, looked up only when a log line needs it. */
 export type PeerAddress = () => string;
 
-export function fastTokenCheck(app: AppContext, req: Request, peer: PeerAddress): Response | null {
+/** The full route, for whatever the shortcut does not answer. */
+export type Router = () => Response | Promise<Response>;
+
+export function fastTokenCheck(app: AppContext, req: Request, peer: PeerAddress, router: Router): Response | Promise<Response> {
+  return shortcut(app, req, peer, router) ?? router();
+}
+
+function shortcut(app: AppContext, req: Request, peer: PeerAddress, router: Router): Response | Promise<Response> | null {
   if (req.method !== "HEAD") return null;
   const started = performance.now();
   const url = req.url;
@@ -31,7 +41,8 @@ export function fastTokenCheck(app: AppContext, req: Request, peer: PeerAddress)
   if (req.headers.has("origin")) return null; // CORS headers are the router's business
 
   const tok = app.tokenCache.get(uuid);
-  if (!tok || Date.now() / 1000 > tok.expireT) return null;
+  if (!tok) return answerUncached(app, uuid, () => logAccess(app, req, peer, 404, performance.now() - started, url.slice(pathStart, tokenEnd)), router);
+  if (Date.now() / 1000 > tok.expireT) return null;
   if (query.scope !== undefined && !tok.matcher.matches(query.scope)) return null;
   if (query.tenant !== undefined && tok.authId !== INTERNAL_AUTH_ID) {
     const userTenant = typeof tok.metadata.uuid === "string" ? tok.userTenantUuid : ((tok.metadata.tenant_uuid as string | undefined) ?? null);
@@ -39,12 +50,36 @@ export function fastTokenCheck(app: AppContext, req: Request, peer: PeerAddress)
   }
   const duration = performance.now() - started;
   recordFastTokenCheck(app, duration);
-  if (accessLogged(app, 204, duration)) {
-    const path = url.slice(pathStart, tokenEnd);
-    const forwarded = app.config.rest_api.num_proxies > 0 ? req.headers.get("x-forwarded-for") : null;
-    writeAccessLine(app, "HEAD", path, 204, duration, clientAddress(peer(), forwarded, app.config.rest_api.num_proxies));
-  }
+  logAccess(app, req, peer, 204, duration, url.slice(pathStart, tokenEnd));
   return new Response(null, { status: 204 });
+}
+
+/**
+ * A token missing from the cache: 404 at once when memory knows it does not exist; else one lookup
+ * (bounded by the lookup gate), then 404 if the database does not know it either, or the full route
+ * (which now finds the token cached) if it does.
+ */
+function answerUncached(app: AppContext, uuid: string, logNotFound: () => void, router: Router): Response | Promise<Response> | null {
+  const notFound = () => {
+    recordTokenCheck("invalid");
+    logNotFound();
+    return new Response(null, { status: 404, headers: { "Content-Type": "application/json" } });
+  };
+  if (knownAbsent(app, uuid)) {
+    recordTokenCacheLookup(false);
+    return notFound();
+  }
+  if (!app.tokenCache.isTrusted) return null; // every check reads the database: the route does it
+  return findValidToken(app, uuid).then(
+    (tok) => (tok ? router() : notFound()),
+    () => router(), // an outage or a full gate: the route answers it (503) with its error body
+  );
+}
+
+function logAccess(app: AppContext, req: Request, peer: PeerAddress, status: number, duration: number, path: string): void {
+  if (!accessLogged(app, status, duration)) return;
+  const forwarded = app.config.rest_api.num_proxies > 0 ? req.headers.get("x-forwarded-for") : null;
+  writeAccessLine(app, "HEAD", path, status, duration, clientAddress(peer(), forwarded, app.config.rest_api.num_proxies));
 }
 
 interface CheckQuery {
@@ -67,7 +102,7 @@ function parseQuery(qs: string): CheckQuery | null {
     const key = eq < 0 ? pair : pair.slice(0, eq);
     const value = eq < 0 ? "" : pair.slice(eq + 1);
     if (key === "scope" || key === "tenant") {
-      if (out[key] !== undefined) return null;
+      if (out[key] !== undefined || value.length > CAPS.queryValue) return null; // the route's 400s
       out[key] = value;
     }
   }

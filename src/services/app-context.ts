@@ -6,6 +6,7 @@ import type { Logger } from "../log.ts";
 import { emptyRegistry } from "../plugins/types.ts";
 import { TokenCache } from "./token-cache.ts";
 import { LookupGate } from "./auth/lookup-gate.ts";
+import { EmbeddedTokenIds } from "./token-ids.ts";
 import { TenantTreeCache } from "./tenant-cache.ts";
 import { readTopTenantUuid } from "./tenant-tree.ts";
 import { errorFields } from "../log.ts";
@@ -20,13 +21,17 @@ export async function buildContext(config: Config, database: Database, log: Logg
     xivoUuid: config.uuid,
     tokenCache: new TokenCache(),
     tokenLookups: database.kind === "pglite" ? new LookupGate(1, true) : new LookupGate(Math.max(1, Math.floor(config.db_pool_size / 2)), false),
+    tokenIds: database.kind === "pglite" ? await EmbeddedTokenIds.load(database.db) : null,
     tenantTree: new TenantTreeCache(),
     plugins: emptyRegistry(),
     statusProviders: [],
     onClose: [],
   };
   // Revocations committed by any instance drop the token from this instance's cache.
-  const unlisten = await database.listen("tessera_token_deleted", (uuid) => app.tokenCache.evict(uuid));
+  const unlisten = await database.listen("tessera_token_deleted", (uuid) => {
+    app.tokenCache.evict(uuid);
+    app.tokenIds?.delete(uuid);
+  });
   app.onClose.push(unlisten);
   app.onClose.push(await database.listen("tessera_tenants_changed", () => app.tenantTree.invalidate()));
   // A NOTIFY sent while this instance was not listening is lost: stop trusting the caches until

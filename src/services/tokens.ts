@@ -1,8 +1,8 @@
 // Access tokens: lookup (cached), JSON representation (COMPATIBILITY.md §5.2), scope and tenant
 // checks (§5.4), issuance of the token + session pair, and revocation.
-import { eq, inArray } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
+import type { Db, DbOrTx } from "../db/index.ts";
 import { afterCommit } from "../db/tx.ts";
 import { sessions, tokens } from "../db/schema.ts";
 import { Forbidden, NotFound } from "../http/errors.ts";
@@ -47,6 +47,18 @@ function recordOf(row: typeof tokens.$inferSelect): TokenRecord {
   };
 }
 
+// The lookup of a token missing from the cache, built and prepared once per database: a flood of
+// unknown tokens on PostgreSQL runs it for every new id, so no query is rebuilt per request.
+const lookups = new WeakMap<Db, ReturnType<typeof prepareLookup>>();
+function prepareLookup(db: Db) {
+  return db.select().from(tokens).where(eq(tokens.uuid, sql.placeholder("uuid"))).limit(1).prepare("tessera_token_by_uuid");
+}
+function lookupToken(db: Db, uuid: string) {
+  let lookup = lookups.get(db);
+  if (!lookup) lookups.set(db, (lookup = prepareLookup(db)));
+  return lookup.execute({ uuid });
+}
+
 /** A token that exists and has not expired, or null. The hot path: a cache hit does no I/O. */
 export async function findValidToken(app: AppContext, uuid: string): Promise<CachedToken | null> {
   const now = nowSeconds();
@@ -59,15 +71,20 @@ export async function findValidToken(app: AppContext, uuid: string): Promise<Cac
     }
     return cached;
   }
-  if (!isTokenShaped(uuid) || app.tokenCache.knownUnknown(uuid)) return null;
+  if (knownAbsent(app, uuid)) return null;
   const mark = app.tokenCache.mark();
-  const rows = await app.tokenLookups.run(() => app.db.select().from(tokens).where(eq(tokens.uuid, uuid)).limit(1));
+  const rows = await app.tokenLookups.run(() => lookupToken(app.db, uuid));
   const row = rows[0];
   if (!row || now > row.expireT) {
     app.tokenCache.addUnknown(uuid, mark);
     return null;
   }
   return app.tokenCache.add(recordOf(row), mark);
+}
+
+/** True when memory alone tells that no such token exists (so a check answers 404 without a query). */
+export function knownAbsent(app: AppContext, uuid: string): boolean {
+  return !isTokenShaped(uuid) || app.tokenCache.knownUnknown(uuid) || (app.tokenIds !== null && !app.tokenIds.mayExist(uuid));
 }
 
 const TOKEN_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -220,6 +237,7 @@ export async function insertToken(app: AppContext, tx: DbOrTx, t: NewToken): Pro
       refreshTokenUuid: t.refreshTokenUuid ?? null,
     })
     .returning();
+  app.tokenIds?.add(row!.uuid); // before the commit reveals the id to anyone
   afterCommit(tx, () => app.tokenCache.created(row!.uuid));
   return { record: recordOf(row!), issuedAt, expiresAt };
 }

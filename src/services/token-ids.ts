@@ -1,0 +1,42 @@
+// Every token id the embedded database holds (PGlite only). The embedded database belongs to one
+// process (the data directory's lock), so each token row was either there when this process started
+// or inserted by it: an id missing from this set is unknown without asking the database. A flood of
+// made-up tokens then costs a hash lookup per request instead of a query run on the event loop's own
+// thread (the embedded engine's). The set may hold more than the table — an insert rolled back, a
+// token expired and not yet purged — and those ids are simply looked up, as they would be without
+// it; it never holds less. PostgreSQL is shared by other instances inserting tokens, hence no set.
+import { tokens } from "../db/schema.ts";
+import type { Db } from "../db/index.ts";
+
+export class EmbeddedTokenIds {
+  private readonly ids: Set<string>;
+
+  private constructor(ids: Iterable<string>) {
+    this.ids = new Set(ids);
+  }
+
+  /** Reads every id in the table: call before the service answers anything. */
+  static async load(db: Db): Promise<EmbeddedTokenIds> {
+    const rows = await db.select({ uuid: tokens.uuid }).from(tokens);
+    return new EmbeddedTokenIds(rows.map((r) => r.uuid));
+  }
+
+  /** False only when no row can have this id. */
+  mayExist(uuid: string): boolean {
+    return this.ids.has(uuid);
+  }
+
+  /** A row with this id was inserted (call before its id is revealed to anyone, i.e. before commit). */
+  add(uuid: string): void {
+    this.ids.add(uuid);
+  }
+
+  /** The row's deletion committed. */
+  delete(uuid: string): void {
+    this.ids.delete(uuid);
+  }
+
+  get size(): number {
+    return this.ids.size;
+  }
+}
