@@ -5,6 +5,7 @@ import type { Database, Db } from "./db/index.ts";
 import type { Logger } from "./log.ts";
 import type { TokenCache } from "./services/token-cache.ts";
 import type { LookupGate } from "./services/auth/lookup-gate.ts";
+import type { TokenRow } from "./services/tokens.ts";
 import type { EmbeddedTokenIds } from "./services/token-ids.ts";
 import type { TenantTreeCache } from "./services/tenant-cache.ts";
 import type { PluginRegistry } from "./plugins/types.ts";
@@ -26,7 +27,7 @@ export interface AppContext {
   xivoUuid: string | null;
   tokenCache: TokenCache;
   /** Bounds the database lookups of tokens missing from the cache (a flood of unknown tokens). */
-  tokenLookups: LookupGate;
+  tokenLookups: LookupGate<TokenRow>;
   /** Every token id of the embedded database (PGlite), so unknown ids need no query; null on PostgreSQL. */
   tokenIds: EmbeddedTokenIds | null;
   /** The tenant tree in memory, for the token check's `tenant=` test. */

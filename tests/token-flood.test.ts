@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../src/db/index.ts";
 import { revokeToken } from "../src/services/sessions.ts";
-import { insertToken } from "../src/services/tokens.ts";
+import { LookupGate } from "../src/services/auth/lookup-gate.ts";
+import { insertToken, tokenReader, type TokenRow } from "../src/services/tokens.ts";
 import { createTestApp, describeEachDb, type TestApp } from "./helpers/app.ts";
 import { createUserRow, tokenFor } from "./helpers/fixtures.ts";
 
@@ -19,10 +20,10 @@ import { createUserRow, tokenFor } from "./helpers/fixtures.ts";
 function countLookups(t: TestApp): () => number {
   let n = 0;
   const gate = t.app.tokenLookups;
-  const run = gate.run.bind(gate);
-  gate.run = (work) => {
+  const lookup = gate.lookup.bind(gate);
+  gate.lookup = (uuid) => {
     n++;
-    return run(work);
+    return lookup(uuid);
   };
   return () => n;
 }
@@ -90,6 +91,23 @@ describeEachDb("token checks under a flood of unknown tokens", (get) => {
     const answers = await Promise.all(made.map(({ token }) => t.request("HEAD", `/0.1/token/${token}?scope=a.b`)));
     expect(answers.map((r) => r.status)).toEqual(made.map(() => 204));
     expect((await flood).every((r) => r.status === 404)).toBe(true);
+  });
+
+  test("the ids asked for in one turn are read in one query; a full gate is a 503, never a 404", async () => {
+    const t = get();
+    const reads: number[] = [];
+    const read = tokenReader(t.app.db);
+    const gate = new LookupGate<TokenRow>((ids) => (reads.push(ids.length), read(ids)), 1, 150);
+    const real = await Promise.all(Array.from({ length: 5 }, () => tokenFor(t.app, { acl: ["a.b"] })));
+    const ids = [...real.map((r) => r.token), ...Array.from({ length: 95 }, () => randomUUID())];
+    const rows = await Promise.all([...ids, ...ids].map((id) => gate.lookup(id)));
+    expect(reads).toEqual([100]); // one read, each id once
+    expect(rows.map((r) => r?.uuid ?? null)).toEqual([...ids, ...ids].map((id, i) => (i % 100 < 5 ? id : null)));
+    const burst = Array.from({ length: 200 }, () => gate.lookup(randomUUID()).then(() => 200, (e: { status?: number }) => e.status));
+    const statuses = await Promise.all(burst);
+    expect(statuses.filter((s) => s === 503).length).toBe(50);
+    expect(statuses.filter((s) => s === 200).length).toBe(150);
+    expect(reads.slice(1).reduce((a, b) => a + b, 0)).toBe(150);
   });
 
   test("a revoked token leaves the id set (PGlite) and is 404", async () => {

@@ -7,6 +7,7 @@ import { emptyRegistry } from "../plugins/types.ts";
 import { TokenCache } from "./token-cache.ts";
 import { LookupGate } from "./auth/lookup-gate.ts";
 import { EmbeddedTokenIds } from "./token-ids.ts";
+import { tokenReader } from "./tokens.ts";
 import { TenantTreeCache } from "./tenant-cache.ts";
 import { readTopTenantUuid } from "./tenant-tree.ts";
 import { errorFields } from "../log.ts";
@@ -20,7 +21,7 @@ export async function buildContext(config: Config, database: Database, log: Logg
     topTenantUuid: await readTopTenantUuid(database.db),
     xivoUuid: config.uuid,
     tokenCache: new TokenCache(),
-    tokenLookups: database.kind === "pglite" ? new LookupGate(1, true) : new LookupGate(Math.max(1, Math.floor(config.db_pool_size / 2)), false),
+    tokenLookups: new LookupGate(tokenReader(database.db), database.kind === "pglite" ? 1 : Math.max(1, Math.floor(config.db_pool_size / 2))),
     tokenIds: database.kind === "pglite" ? await EmbeddedTokenIds.load(database.db) : null,
     tenantTree: new TenantTreeCache(),
     plugins: emptyRegistry(),

@@ -1,6 +1,6 @@
 // Access tokens: lookup (cached), JSON representation (COMPATIBILITY.md §5.2), scope and tenant
 // checks (§5.4), issuance of the token + session pair, and revocation.
-import { eq, inArray, sql } from "drizzle-orm";
+import { inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import type { Db, DbOrTx } from "../db/index.ts";
 import { afterCommit } from "../db/tx.ts";
@@ -22,7 +22,7 @@ export function isEmailedToken(caller: { token: { authId: string; acl: string[] 
 
 const nowSeconds = () => Date.now() / 1000;
 
-function recordOf(row: typeof tokens.$inferSelect): TokenRecord {
+function recordOf(row: TokenRow): TokenRecord {
   let metadata: Record<string, unknown> = {};
   if (row.metadata) {
     try {
@@ -47,16 +47,15 @@ function recordOf(row: typeof tokens.$inferSelect): TokenRecord {
   };
 }
 
-// The lookup of a token missing from the cache, built and prepared once per database: a flood of
-// unknown tokens on PostgreSQL runs it for every new id, so no query is rebuilt per request.
-const lookups = new WeakMap<Db, ReturnType<typeof prepareLookup>>();
-function prepareLookup(db: Db) {
-  return db.select().from(tokens).where(eq(tokens.uuid, sql.placeholder("uuid"))).limit(1).prepare("tessera_token_by_uuid");
-}
-function lookupToken(db: Db, uuid: string) {
-  let lookup = lookups.get(db);
-  if (!lookup) lookups.set(db, (lookup = prepareLookup(db)));
-  return lookup.execute({ uuid });
+export type TokenRow = typeof tokens.$inferSelect;
+
+/**
+ * Reads the tokens with these ids (those missing from the cache, gathered by the lookup gate). The
+ * query is built and prepared once: a flood of unknown tokens runs it every turn of the event loop.
+ */
+export function tokenReader(db: Db): (uuids: string[]) => Promise<TokenRow[]> {
+  const query = db.select().from(tokens).where(sql`${tokens.uuid} = any(${sql.placeholder("uuids")}::varchar[])`).prepare("tessera_tokens_by_uuid");
+  return (uuids) => query.execute({ uuids });
 }
 
 /** A token that exists and has not expired, or null. The hot path: a cache hit does no I/O. */
@@ -73,8 +72,7 @@ export async function findValidToken(app: AppContext, uuid: string): Promise<Cac
   }
   if (knownAbsent(app, uuid)) return null;
   const mark = app.tokenCache.mark();
-  const rows = await app.tokenLookups.run(() => lookupToken(app.db, uuid));
-  const row = rows[0];
+  const row = await app.tokenLookups.lookup(uuid);
   if (!row || now > row.expireT) {
     app.tokenCache.addUnknown(uuid, mark);
     return null;
