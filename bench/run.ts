@@ -1,7 +1,8 @@
 // `npm run bench [-- section...]`: every figure of the README's benchmark table, measured in one run
 // on this machine, each goal printed as a ratio to a reference measured in the same run. Sections:
 //   token   HEAD /0.1/token/{t}?scope= (PGlite, 64 connections): default configuration, every check
-//           in the access log, and a bare Bun.serve answering 204 (the runtime's ceiling)
+//           in the access log, the metrics listener on, and a bare Bun.serve answering 204 (the
+//           runtime's ceiling)
 //   login   POST /0.1/token (4 connections) with argon2id and with pbkdf2_sha512, on PGlite and
 //           PostgreSQL; the token check's p99 (16 connections) during a 30 s login storm
 //   lists   GET /0.1/users?limit=10 (16 connections) on PGlite, PostgreSQL, PostgreSQL with 100,000
@@ -55,7 +56,8 @@ async function tokenSection() {
   await waitFor(`http://127.0.0.1:${ceilingPort}/`);
   const o = { connections: 64, seconds, script: "head.lua" };
   const results: Record<string, WrkResult> = {};
-  for (const [name, cfg] of [["default", "log_level: info"], ["access_log", "log_level: info\naccess_log: true"]] as const) {
+  const configs = [["default", "log_level: info"], ["access_log", "log_level: info\naccess_log: true"], ["metrics", "log_level: info\nmetrics:\n  port: 9590"]] as const;
+  for (const [name, cfg] of configs) {
     const t = await seeded(false, cfg);
     const token = await login(t.base, "bench", "bench-password");
     results[name] = await measure(`${t.base}/token/${token}?scope=${SCOPE}`, o);
@@ -66,6 +68,7 @@ async function tokenSection() {
   const r = (x: WrkResult) => `${(x.rps / bare.rps).toFixed(2)} × bare (goal ≥ 0.65)`;
   row(`\`HEAD /0.1/token/{t}?scope=\` (64 conns), default config (\`log_level: info\`, \`access_log: false\`), PGlite`, results.default!, r(results.default!));
   row("same with `access_log: true` (a line per check)", results.access_log!, `${(results.access_log!.rps / bare.rps).toFixed(2)} × bare (goal ≥ 0.50)`);
+  row("same with the metrics listener on (`metrics.port`)", results.metrics!, `${(results.metrics!.rps / results.default!.rps).toFixed(2)} × default (goal ≥ 0.95)`);
   row("bare `Bun.serve` answering 204 (ceiling)", bare, "1.00");
 }
 

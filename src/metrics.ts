@@ -1,6 +1,8 @@
-// Prometheus metrics (prom-client). The counters are module-level and cost one pre-bound child's
-// increment where they are recorded (the token check included); the HTTP histogram is a middleware
-// mounted only when a metrics listener is configured; gauges read their value at scrape time.
+// Prometheus metrics (prom-client). What the token check records costs a few additions: its counts
+// are plain numbers copied into prom-client's counters at scrape time (`collect`), and the request
+// histogram is metrics-histogram.ts (observed by the shortcut and by a middleware mounted only when
+// a metrics listener is configured). The other metrics are prom-client's own; gauges read their
+// value at scrape time.
 // `/metrics` is served on its own listener (`metrics.listen`, `metrics.port`), without
 // authentication, as Prometheus expects: keep it on a private address.
 import type { MiddlewareHandler } from "hono";
@@ -8,37 +10,41 @@ import { matchedRoutes } from "hono/route";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { AppContext } from "./context.ts";
 import { outboxBacklog } from "./bus/outbox.ts";
+import { HotPathHistogram } from "./metrics-histogram.ts";
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: "tessera_" });
 
-const httpRequests = new Histogram({
-  name: "tessera_http_request_duration_seconds",
-  help: "HTTP requests by route template, method and status code",
-  labelNames: ["method", "route", "status_code"] as const,
-  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-  registers: [registry],
-});
+const httpRequests = new HotPathHistogram(
+  "tessera_http_request_duration_seconds",
+  "HTTP requests by route template, method and status code",
+  ["method", "route", "status_code"],
+  [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+);
+registry.registerMetric(httpRequests as never);
 
-const tokenChecks = new Counter({
-  name: "tessera_token_checks_total",
-  help: "Token checks (HEAD/GET /token/{token}, scopes/check) by result",
-  labelNames: ["result"] as const,
-  registers: [registry],
-});
+/** Counts kept as plain numbers by the hot path, handed to a prom-client counter when scraped. */
+function scrapedCounter<K extends string>(name: string, help: string, label: string, keys: readonly K[]): Record<K, number> {
+  const counts = Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
+  new Counter({
+    name,
+    help,
+    labelNames: [label],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const k of keys) this.inc({ [label]: k }, counts[k]);
+    },
+  });
+  return counts;
+}
+
 export type TokenCheckResult = "valid" | "invalid" | "forbidden";
-const tokenCheckChildren = { valid: tokenChecks.labels("valid"), invalid: tokenChecks.labels("invalid"), forbidden: tokenChecks.labels("forbidden") };
-export const recordTokenCheck = (result: TokenCheckResult) => tokenCheckChildren[result].inc();
+const tokenChecks = scrapedCounter<TokenCheckResult>("tessera_token_checks_total", "Token checks (HEAD/GET /token/{token}, scopes/check) by result", "result", ["valid", "invalid", "forbidden"]);
+export const recordTokenCheck = (result: TokenCheckResult) => tokenChecks[result]++;
 
-const tokenCacheLookups = new Counter({
-  name: "tessera_token_cache_lookups_total",
-  help: "In-memory token cache lookups by result (hit ratio: hit / (hit + miss))",
-  labelNames: ["result"] as const,
-  registers: [registry],
-});
-const cacheHit = tokenCacheLookups.labels("hit");
-const cacheMiss = tokenCacheLookups.labels("miss");
-export const recordTokenCacheLookup = (hit: boolean) => (hit ? cacheHit : cacheMiss).inc();
+const tokenCacheLookups = scrapedCounter("tessera_token_cache_lookups_total", "In-memory token cache lookups by result (hit ratio: hit / (hit + miss))", "result", ["hit", "miss"]);
+export const recordTokenCacheLookup = (hit: boolean) => (hit ? tokenCacheLookups.hit++ : tokenCacheLookups.miss++);
 
 const logins = new Counter({
   name: "tessera_logins_total",
@@ -114,16 +120,17 @@ new Gauge({
 });
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
-const fastCheckObserved = httpRequests.labels("HEAD", "/0.1/token/:token", "204");
+const fastCheckValid = httpRequests.cell({ method: "HEAD", route: "/0.1/token/:token", status_code: "204" });
+const fastCheckUnknown = httpRequests.cell({ method: "HEAD", route: "/0.1/token/:token", status_code: "404" });
 
 /**
- * The token check answered before the router (http/fast-token-check.ts): counted as the route
- * would count it, the histogram only when the listener is configured (as the middleware).
+ * A token check answered before the router (http/fast-token-check.ts): counted as the route would
+ * count it, the histogram only when the listener is configured (as the middleware).
  */
-export function recordFastTokenCheck(app: AppContext, durationMs: number): void {
-  tokenCheckChildren.valid.inc();
-  cacheHit.inc();
-  if (app.config.metrics.port !== null) fastCheckObserved.observe(durationMs / 1000);
+export function recordFastTokenCheck(app: AppContext, result: "valid" | "invalid", durationMs: number): void {
+  tokenChecks[result]++;
+  if (result === "valid") tokenCacheLookups.hit++;
+  if (app.config.metrics.port !== null) (result === "valid" ? fastCheckValid : fastCheckUnknown).observe(durationMs / 1000);
 }
 
 /** Hono middleware observing each request under its route template (bounded label values). */
@@ -142,7 +149,7 @@ export function requestMetrics(): MiddlewareHandler {
         }
       }
       const method = KNOWN_METHODS.has(c.req.method) ? c.req.method : "OTHER";
-      httpRequests.labels(method, route, String(c.res.status)).observe((performance.now() - started) / 1000);
+      httpRequests.cell({ method, route, status_code: String(c.res.status) }).observe((performance.now() - started) / 1000);
     }
   };
 }

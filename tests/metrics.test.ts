@@ -60,6 +60,14 @@ describeEachDb(
       expect(delta("tessera_http_request_duration_seconds_count", { method: "HEAD", route: "/0.1/token/:token", status_code: "204" })).toBe(2);
       expect(delta("tessera_http_request_duration_seconds_count", { method: "HEAD", route: "/0.1/token/:token", status_code: "404" })).toBe(1);
       expect(delta("tessera_http_request_duration_seconds_count", { method: "GET", route: "unmatched", status_code: "404" })).toBe(1);
+      // buckets are cumulative and end with +Inf = _count
+      const series = { method: "HEAD", route: "/0.1/token/:token", status_code: "204" };
+      const buckets = after.split("\n").filter((l) => l.startsWith("tessera_http_request_duration_seconds_bucket{") && Object.entries(series).every(([k, v]) => l.includes(`${k}="${v}"`)));
+      const counts = buckets.map((l) => Number(l.slice(l.lastIndexOf(" ") + 1)));
+      expect(buckets.at(-1)).toContain('le="+Inf"');
+      expect(counts.every((c, i) => i === 0 || c >= counts[i - 1]!)).toBe(true);
+      expect(counts.at(-1)).toBe(sample(after, "tessera_http_request_duration_seconds_count", series));
+      expect(sample(after, "tessera_http_request_duration_seconds_sum", series)).toBeGreaterThan(0);
       expect(after).not.toContain(token); // never a token, a uuid or a raw path in a label
       expect(after).not.toContain("/no/such/");
     });

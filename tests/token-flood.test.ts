@@ -139,4 +139,4 @@ test("PGlite: the tokens already in the data directory are known after a restart
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-});
+}, 60_000);

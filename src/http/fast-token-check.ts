@@ -10,7 +10,7 @@ import type { AppContext } from "../context.ts";
 import { findValidToken, INTERNAL_AUTH_ID, isTokenShaped, knownAbsent } from "../services/tokens.ts";
 import { CAPS } from "./strings.ts";
 import { accessLogged, clientAddress, writeAccessLine } from "./request-log.ts";
-import { recordFastTokenCheck, recordTokenCacheLookup, recordTokenCheck } from "../metrics.ts";
+import { recordFastTokenCheck, recordTokenCacheLookup } from "../metrics.ts";
 
 const PREFIX = "/0.1/token/";
 const TOKEN_LENGTH = 36;
@@ -41,7 +41,14 @@ function shortcut(app: AppContext, req: Request, peer: PeerAddress, router: Rout
   if (req.headers.has("origin")) return null; // CORS headers are the router's business
 
   const tok = app.tokenCache.get(uuid);
-  if (!tok) return answerUncached(app, uuid, () => logAccess(app, req, peer, 404, performance.now() - started, url.slice(pathStart, tokenEnd)), router);
+  if (!tok) {
+    const answered = () => {
+      const duration = performance.now() - started;
+      recordFastTokenCheck(app, "invalid", duration);
+      logAccess(app, req, peer, 404, duration, url.slice(pathStart, tokenEnd));
+    };
+    return answerUncached(app, uuid, answered, router);
+  }
   if (Date.now() / 1000 > tok.expireT) return null;
   if (query.scope !== undefined && !tok.matcher.matches(query.scope)) return null;
   if (query.tenant !== undefined && tok.authId !== INTERNAL_AUTH_ID) {
@@ -49,7 +56,7 @@ function shortcut(app: AppContext, req: Request, peer: PeerAddress, router: Rout
     if (!userTenant || app.tenantTree.isSubtenantNow(query.tenant, userTenant) !== true) return null;
   }
   const duration = performance.now() - started;
-  recordFastTokenCheck(app, duration);
+  recordFastTokenCheck(app, "valid", duration);
   logAccess(app, req, peer, 204, duration, url.slice(pathStart, tokenEnd));
   return new Response(null, { status: 204 });
 }
@@ -59,10 +66,9 @@ function shortcut(app: AppContext, req: Request, peer: PeerAddress, router: Rout
  * (bounded by the lookup gate), then 404 if the database does not know it either, or the full route
  * (which now finds the token cached) if it does.
  */
-function answerUncached(app: AppContext, uuid: string, logNotFound: () => void, router: Router): Response | Promise<Response> | null {
+function answerUncached(app: AppContext, uuid: string, notFoundAnswered: () => void, router: Router): Response | Promise<Response> | null {
   const notFound = () => {
-    recordTokenCheck("invalid");
-    logNotFound();
+    notFoundAnswered();
     return new Response(null, { status: 404, headers: { "Content-Type": "application/json" } });
   };
   if (knownAbsent(app, uuid)) {
