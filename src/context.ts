@@ -6,7 +6,7 @@ import type { Logger } from "./log.ts";
 import type { TokenCache } from "./services/token-cache.ts";
 import type { LookupGate } from "./services/auth/lookup-gate.ts";
 import type { TokenRow } from "./services/tokens.ts";
-import type { EmbeddedTokenIds } from "./services/token-ids.ts";
+import type { EmbeddedTokenIds } from "./services/auth/token-ids.ts";
 import type { TenantTreeCache } from "./services/tenant-cache.ts";
 import type { PluginRegistry } from "./plugins/types.ts";
 

@@ -6,7 +6,7 @@ import type { Logger } from "../log.ts";
 import { emptyRegistry } from "../plugins/types.ts";
 import { TokenCache } from "./token-cache.ts";
 import { LookupGate } from "./auth/lookup-gate.ts";
-import { EmbeddedTokenIds } from "./token-ids.ts";
+import { EmbeddedTokenIds } from "./auth/token-ids.ts";
 import { tokenReader } from "./tokens.ts";
 import { TenantTreeCache } from "./tenant-cache.ts";
 import { readTopTenantUuid } from "./tenant-tree.ts";

@@ -5,8 +5,8 @@
 // thread (the embedded engine's). The set may hold more than the table — an insert rolled back, a
 // token expired and not yet purged — and those ids are simply looked up, as they would be without
 // it; it never holds less. PostgreSQL is shared by other instances inserting tokens, hence no set.
-import { tokens } from "../db/schema.ts";
-import type { Db } from "../db/index.ts";
+import { tokens } from "../../db/schema.ts";
+import type { Db } from "../../db/index.ts";
 
 export class EmbeddedTokenIds {
   private readonly ids: Set<string>;
