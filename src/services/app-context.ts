@@ -22,7 +22,7 @@ export async function buildContext(config: Config, database: Database, log: Logg
     xivoUuid: config.uuid,
     tokenCache: new TokenCache(),
     tokenLookups: new LookupGate(tokenReader(database.db), database.kind === "pglite" ? 1 : Math.max(1, Math.floor(config.db_pool_size / 2))),
-    tokenIds: database.kind === "pglite" ? await EmbeddedTokenIds.load(database.db) : null,
+    tokenIds: database.kind === "pglite" ? await EmbeddedTokenIds.of(database) : null,
     tenantTree: new TenantTreeCache(),
     plugins: emptyRegistry(),
     statusProviders: [],

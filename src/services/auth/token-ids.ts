@@ -5,8 +5,12 @@
 // thread (the embedded engine's). The set may hold more than the table — an insert rolled back, a
 // token expired and not yet purged — and those ids are simply looked up, as they would be without
 // it; it never holds less. PostgreSQL is shared by other instances inserting tokens, hence no set.
+// The set belongs to the open database, not to an AppContext: contexts built over one embedded
+// database (as tests build "instances") share it, since each one's inserts are the others' tokens.
 import { tokens } from "../../db/schema.ts";
-import type { Db } from "../../db/index.ts";
+import type { Database, Db } from "../../db/index.ts";
+
+const byDatabase = new WeakMap<Database, Promise<EmbeddedTokenIds>>();
 
 export class EmbeddedTokenIds {
   private readonly ids: Set<string>;
@@ -15,8 +19,14 @@ export class EmbeddedTokenIds {
     this.ids = new Set(ids);
   }
 
-  /** Reads every id in the table: call before the service answers anything. */
-  static async load(db: Db): Promise<EmbeddedTokenIds> {
+  /** The set of an embedded database, read once (every id in the table) before anything is answered. */
+  static of(database: Database): Promise<EmbeddedTokenIds> {
+    let ids = byDatabase.get(database);
+    if (!ids) byDatabase.set(database, (ids = EmbeddedTokenIds.load(database.db)));
+    return ids;
+  }
+
+  private static async load(db: Db): Promise<EmbeddedTokenIds> {
     const rows = await db.select({ uuid: tokens.uuid }).from(tokens);
     return new EmbeddedTokenIds(rows.map((r) => r.uuid));
   }
