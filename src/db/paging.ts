@@ -1,9 +1,9 @@
 // One page of a list with its two counts (COMPATIBILITY.md §7.1): `total` under the base scope,
 // `filtered` after search and filters; both ignore limit and offset. One round trip per page: the
-// counts ride along with the rows (`total` as a scalar subquery, `filtered` as a window count, or
-// the same as `total` when nothing narrows the base). Only an empty page (nothing matches, or an
+// counts ride along with the rows (`total` as a scalar subquery, `filtered` as a count of the
+// gathered matches, or the same as `total` when nothing narrows the base). Only an empty page (nothing matches, or an
 // offset past the end) costs a second query for the counts.
-import { sql, type SQL } from "drizzle-orm";
+import { getTableName, sql, type SQL } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import type { DbOrTx } from "./index.ts";
 
@@ -37,20 +37,29 @@ export async function listPage<T extends PgTable, Extra extends Record<string, u
   const narrowed = where !== base;
   const countOf = (w: SQL | undefined) => sql<number>`(select count(*)::int from ${from} where ${w ?? sql`true`})`;
   const total = opts.total ?? countOf(base);
-  const selection = {
-    row: from,
-    total: sql<number>`${total}`.mapWith(Number),
-    filtered: (narrowed ? sql<number>`count(*) over ()` : sql<number>`0`).mapWith(Number),
-  };
   const extraKeys = Object.keys(opts.fields ?? {});
-  const fullSelection = { ...(opts.fields ?? {}), ...selection };
-  let query = db
-    .select(fullSelection as never)
-    .from(from)
-    .where(where)
-    .orderBy(...orderBy)
-    .offset(params.offset)
-    .$dynamic();
+  let query;
+  if (!narrowed) {
+    // The whole base: `filtered` is `total`, and the planner walks an index in the page's order.
+    const selection = { ...(opts.fields ?? {}), row: from, total: sql<number>`${total}`.mapWith(Number), filtered: sql<number>`0`.mapWith(Number) };
+    query = db.select(selection as never).from(from).where(where).orderBy(...orderBy).offset(params.offset).$dynamic();
+  } else {
+    // Every match must be counted, so the matches are gathered first, planned without the page's
+    // order and limit (a search then combines its trigram indexes in one bitmap, where an ordered
+    // index walk would test every row of the tenant). The gathered rows take the table's name, so
+    // the order and the extra fields apply to them unchanged; the total is computed before that
+    // name is shadowed.
+    const name = getTableName(from);
+    const totalCte = db.$with("tessera_total", { n: sql<number>`n` }).as(sql`select ${total} as n`);
+    const matches = db.$with(name, {}).as(sql`select * from ${from} where ${where}`);
+    const selection = {
+      ...(opts.fields ?? {}),
+      row: from,
+      total: sql<number>`(select n from tessera_total)`.mapWith(Number),
+      filtered: sql<number>`(select count(*)::int from ${sql.identifier(name)})`.mapWith(Number),
+    };
+    query = db.with(totalCte, matches).select(selection as never).from(from).orderBy(...orderBy).offset(params.offset).$dynamic();
+  }
   if (params.limit !== undefined) query = query.limit(params.limit);
   const rows = (await query) as unknown as Array<{ row: T["$inferSelect"]; total: number; filtered: number } & Record<string, unknown>>;
   const first = rows[0];

@@ -4,7 +4,7 @@ import { listQuery } from "../http/collection.ts";
 import { RouteGroup } from "../http/route.ts";
 import { CAPS, emailText, text, usernameText } from "../http/strings.ts";
 import { boolField, uuidField, uuidParam } from "../http/validate.ts";
-import { changePassword, createUserAsCaller, deleteUser, getUser, listUsers, updateUser, type UserFilter } from "../services/users.ts";
+import { changePassword, createUserAsCaller, deleteUser, getUser, listUsersJson, updateUser, type UserFilter } from "../services/users.ts";
 
 const name = text(CAPS.personName, { maxBytes: CAPS.personNameBytes }).nullable().optional();
 const password = text(CAPS.password, { min: 1 });
@@ -27,7 +27,7 @@ const userParam = z.object({ user_uuid: uuidParam });
 export function userRoutes(): RouteGroup {
   return new RouteGroup("users")
     .get("/users", { summary: "Users of the scoping tenant (and below with `recurse`)", acl: "auth.users.read", query: userList, responses: { 200: "`{items, filtered, total}`", 400: "Invalid list parameter" } }, async ({ c, app, caller, query }) =>
-      c.json(await listUsers(app, caller, query)),
+      c.body(await listUsersJson(app, caller, query), 200, { "Content-Type": "application/json" }),
     )
     .post(
       "/users",

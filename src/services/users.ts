@@ -11,6 +11,7 @@ import { collection, searchPattern, type Collection, type ListParams } from "../
 import { ApiError, AuthenticationFailed, Conflict, invalidField, NotFound, orAbsent } from "../http/errors.ts";
 import { normalizeLogin } from "../http/strings.ts";
 import { publishEvent, routingKey } from "./events.ts";
+import { listCache } from "./list-cache.ts";
 import { authenticationMethods, effectiveMethod } from "./identity-providers.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { revokeUserSessions } from "./sessions.ts";
@@ -68,8 +69,12 @@ function userJsonOf(u: UserRow, mails: EmailJson[]): UserJson {
   };
 }
 
-/** The emails of each listed user as JSON text, computed in the page's own query. */
-const emailsField = sql<string>`(select coalesce(json_agg(json_build_object('uuid', e.uuid, 'address', e.address, 'main', e.main, 'confirmed', e.confirmed) order by e.main desc, e.address), '[]')::text from auth_email e where e.user_uuid = ${users.uuid})`;
+/**
+ * The emails of each listed user as JSON text, computed in the page's own query. The outer column
+ * is spelled out: drizzle leaves select-list columns unqualified, and a bare "uuid" inside this
+ * subquery would be the email's own uuid (no email ever matched, and every row scanned them all).
+ */
+const emailsField = sql<string>`(select coalesce(json_agg(json_build_object('uuid', e.uuid, 'address', e.address, 'main', e.main, 'confirmed', e.confirmed) order by e.main desc, e.address), '[]')::text from auth_email e where e.user_uuid = "auth_user"."uuid")`;
 
 export async function userJson(db: DbOrTx, row: UserRow): Promise<UserJson> {
   return (await usersJson(db, [row]))[0]!;
@@ -125,6 +130,16 @@ export async function listUsers(app: AppContext, caller: Caller, params: ListPar
   const scope = await scopedTenantUuids(app, caller, params.recurse);
   const total = sql<number>`(select coalesce(sum(${tenantUserCounts.users}), 0)::int from ${tenantUserCounts} where ${inArray(tenantUserCounts.tenantUuid, scope.length ? scope : [""])})`;
   return listUsersWhere(app, inArray(users.tenantUuid, scope.length ? scope : [""]), params, total);
+}
+
+/**
+ * GET /users as JSON text, from the list cache when nothing it reads changed since (see
+ * list-cache.ts). The key is the caller's scoping tenant and every list parameter: `recurse` widens
+ * the scope through the tenant tree, whose changes also raise the list version.
+ */
+export function listUsersJson(app: AppContext, caller: Caller, params: ListParams<UserFilter>): Promise<string> {
+  const key = JSON.stringify(["users", caller.tenantUuid, params]);
+  return listCache(app).answer(key, () => listUsers(app, caller, params));
 }
 
 export async function getUser(app: AppContext, caller: Caller, uuid: string): Promise<UserJson> {
