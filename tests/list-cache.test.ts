@@ -153,6 +153,17 @@ describe("ListCache", () => {
     expect([await late1, await late2]).toEqual([2n, 2n]);
     expect(cache.probes).toBe(2);
   });
+
+  test("a read that does not end is not waited for past the patience", async () => {
+    let calls = 0;
+    const cache = new ListCache(() => (++calls === 1 ? new Promise<bigint>(() => {}) : Promise.resolve(5n)), 50);
+    void cache.currentVersion(); // hangs (a connection silently gone)
+    const queued = cache.currentVersion(); // behind it
+    await Bun.sleep(60);
+    expect(await cache.currentVersion()).toBe(5n);
+    expect(calls).toBe(2);
+    void queued;
+  });
 });
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)("users list cache across instances [postgres]", () => {

@@ -41,7 +41,13 @@ export class ListCache {
   /** Reads of the number made (tests check that concurrent requests share them). */
   probes = 0;
 
-  constructor(private readonly readVersion: () => Promise<bigint>) {}
+  private inFlightSince = 0;
+
+  /** `patienceMs`: a read under way for longer (a connection silently gone) is not waited for. */
+  constructor(
+    private readonly readVersion: () => Promise<bigint>,
+    private readonly patienceMs = 5000,
+  ) {}
 
   /**
    * The list's JSON text: from memory when nothing it reads has changed since it was stored,
@@ -62,12 +68,7 @@ export class ListCache {
     return body;
   }
 
-  /** From now on, trust `hear` for the current number (see `heard`). */
-  hearing(version: bigint): void {
-    this.hear(version);
-  }
-
-  /** A notified number (tessera_list_version). */
+  /** A notified number (tessera_list_version): from then on, the number is known without a read. */
   hear(version: bigint): void {
     if (this.heard === null || version > this.heard) this.heard = version;
     if (version > this.newest) this.forgetBefore(version);
@@ -76,13 +77,16 @@ export class ListCache {
   /** The number as of now: heard, or read by a query that starts after this call (shared with other callers). */
   currentVersion(): Promise<bigint> {
     if (this.heard !== null) return Promise.resolve(this.heard);
+    if (this.inFlight && performance.now() - this.inFlightSince > this.patienceMs) {
+      this.queued = null; // behind a read that may never end: start afresh
+      return this.launch();
+    }
     if (this.queued) return this.queued; // not started yet: it will start after now
     if (!this.inFlight) return this.launch();
-    const running = this.inFlight;
-    const next = running
+    const next: Promise<bigint> = this.inFlight
       .catch(() => {})
       .then(() => {
-        this.queued = null;
+        if (this.queued === next) this.queued = null;
         return this.launch();
       });
     this.queued = next;
@@ -99,6 +103,7 @@ export class ListCache {
       if (this.inFlight === tracked) this.inFlight = null;
     });
     this.inFlight = tracked;
+    this.inFlightSince = performance.now();
     return tracked;
   }
 
@@ -135,7 +140,7 @@ const caches = new WeakMap<AppContext, ListCache>();
 export function listCache(app: AppContext): ListCache {
   let cache = caches.get(app);
   if (!cache) {
-    const fresh = new ListCache(versionReader(app));
+    const fresh = new ListCache(versionReader(app), app.config.db_timeout * 1000);
     cache = fresh;
     caches.set(app, cache);
     if (app.database.kind === "pglite") void hearCommits(app, fresh);
@@ -155,7 +160,7 @@ async function hearCommits(app: AppContext, cache: ListCache): Promise<void> {
       if (/^\d+$/.test(payload)) cache.hear(BigInt(payload));
     });
     app.onClose.push(unlisten);
-    cache.hearing(await versionReader(app)());
+    cache.hear(await versionReader(app)());
   } catch (e) {
     app.log.warn("list cache: notifications of list changes unavailable, reading the version per request", { error: String(e) });
   }
