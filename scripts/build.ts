@@ -58,8 +58,12 @@ export async function build(outfile = join(root, "dist", "tessera")): Promise<vo
   const stage = mkdtempSync(join(tmpdir(), "tessera-build-"));
   writeFileSync(join(stage, "assets.ts"), assetsModule());
   writeFileSync(join(stage, "entry.ts"), entryModule());
+  // The password-hashing threads' module is a second entry point, found beside the main one at run
+  // time (src/services/auth/hash-pool.ts starts it by its file name).
+  writeFileSync(join(stage, "hash-worker.ts"), `import ${JSON.stringify(join(root, "src/services/auth/hash-worker.ts"))};\n`);
   mkdirSync(dirname(outfile), { recursive: true });
-  const proc = Bun.spawn([process.execPath, "build", "--compile", "--outfile", outfile, join(stage, "entry.ts")], { cwd: root, stdout: "pipe", stderr: "pipe" });
+  const entries = [join(stage, "entry.ts"), join(stage, "hash-worker.ts")];
+  const proc = Bun.spawn([process.execPath, "build", "--compile", "--outfile", outfile, ...entries], { cwd: root, stdout: "pipe", stderr: "pipe" });
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   const code = await proc.exited;
   rmSync(stage, { recursive: true, force: true });

@@ -67,6 +67,10 @@ export const configSchema = z.object({
   password_hash_algorithm: z.enum(["argon2id", "pbkdf2_sha512"]).default("argon2id"),
   /** PBKDF2 cost of new hashes with pbkdf2_sha512 (wazo-auth verifies only 250000). */
   password_hash_iterations: z.number().int().min(1).default(250000),
+  /** Password derivations run at once, on their own low-priority threads; 0 = one per core. */
+  password_hash_concurrency: z.number().int().min(0).max(256).default(0),
+  /** Derivations waiting for a thread before new logins are answered 503 at once. */
+  password_hash_queue: z.number().int().min(1).max(100_000).default(128),
   /** Brute-force protection of POST /0.1/token and GET /0.1/users/password/reset (README "Login throttling"). */
   login_throttling: z
     .object({

@@ -17,6 +17,7 @@ import { insertToken, tokenJson, type TokenJson } from "./tokens.ts";
 import { findLoginUser } from "./user-auth.ts";
 import { assertNotThrottled, clearLoginFailures, countFailure, type ThrottleSubject } from "./auth/login-throttle.ts";
 import { recordLogin } from "../metrics.ts";
+import { yieldToEventLoop } from "./auth/cooperate.ts";
 
 export interface TokenRequestBody {
   backend?: string;
@@ -80,7 +81,9 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
   try {
     const auth = await authenticate(app, args);
     method = auth.method;
+    await yieldToEventLoop();
     const result = await issue(app, args, auth, req);
+    await yieldToEventLoop();
     app.log.info("login", { outcome: "success", login: auth.login, idp: auth.method, remote_addr: req.remoteAddr });
     await clearLoginFailures(app, subject);
     recordLogin("success", method);
@@ -185,7 +188,7 @@ async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req:
   if (!authId) throw new LoginRefused();
   const acl = (await auth.backend.getAcl?.(auth.login, args)) ?? args.acl;
   const expiration = body.expiration ?? app.config.default_token_lifetime;
-
+  await yieldToEventLoop();
   return inTransaction(app, async (tx) => {
     if (isUuid(authId) && (metadata.purpose === "user" || metadata.purpose === "external_api")) {
       await enforceSessionCap(app, tx, authId);

@@ -4,11 +4,11 @@
 //   random salt in `password_salt`, 64-byte key as lowercase hex — so wazo-auth can read the
 //   database again (the rollback setting). `password_iterations` stays NULL at wazo-auth's 250,000.
 // Both formats always verify; the algorithm is read from the stored value. Every derivation runs
-// off the event loop (WebCrypto, Bun.password).
+// off the event loop, on the password-hashing threads (auth/hash-pool.ts).
 import { timingSafeEqual } from "node:crypto";
 import type { Config } from "../config.ts";
 import { argon2Hash, argon2ParamsOf, argon2Verify, type Argon2Params } from "./auth/argon2.ts";
-import { timePasswordHash } from "../metrics.ts";
+import { hashPool } from "./auth/hash-pool.ts";
 
 export const WAZO_ITERATIONS = 250_000;
 /** OWASP's minimum for argon2id (Password Storage Cheat Sheet): 19 MiB, t=2, p=1. */
@@ -26,31 +26,24 @@ export interface StoredPassword {
   iterations: number | null;
 }
 
-type HashConfig = Pick<Config, "password_hash_algorithm" | "password_hash_iterations" | "argon2">;
+type HashConfig = Pick<Config, "password_hash_algorithm" | "password_hash_iterations" | "argon2" | "password_hash_concurrency" | "password_hash_queue">;
 
 function argon2Params(config: HashConfig): Argon2Params {
   return { memoryKib: config.argon2.memory_kib, timeCost: config.argon2.time_cost };
 }
 
-async function pbkdf2(password: string, salt: Uint8Array, iterations: number): Promise<string> {
-  return timePasswordHash("pbkdf2_sha512", async () => {
-    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(password), "PBKDF2", false, ["deriveBits"]);
-    const bits = await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-512", salt: salt as Uint8Array<ArrayBuffer>, iterations }, key, 512);
-    return Buffer.from(bits).toString("hex");
-  });
+/** PBKDF2-HMAC-SHA512, 64-byte key as lowercase hex (wazo-auth's format). */
+async function pbkdf2(password: string, salt: Uint8Array, iterations: number, config: HashConfig): Promise<string> {
+  return (await hashPool(config).run({ op: "pbkdf2", password, salt, iterations })) as string;
 }
-
-// Each derivation is timed for the metrics (tessera_password_hash_duration_seconds).
-const timedArgon2Hash = (password: string, params: Argon2Params) => timePasswordHash("argon2id", () => argon2Hash(password, params));
-const timedArgon2Verify = (password: string, phc: string) => timePasswordHash("argon2id", () => argon2Verify(password, phc));
 
 export async function hashPassword(password: string, config: HashConfig): Promise<PasswordHash> {
   if (config.password_hash_algorithm === "argon2id") {
-    return { hash: await timedArgon2Hash(password, argon2Params(config)), salt: null, iterations: null };
+    return { hash: await argon2Hash(password, argon2Params(config), config), salt: null, iterations: null };
   }
   const salt = crypto.getRandomValues(new Uint8Array(64));
   const iterations = config.password_hash_iterations;
-  return { hash: await pbkdf2(password, salt, iterations), salt, iterations: iterations === WAZO_ITERATIONS ? null : iterations };
+  return { hash: await pbkdf2(password, salt, iterations, config), salt, iterations: iterations === WAZO_ITERATIONS ? null : iterations };
 }
 
 const dummySalt = crypto.getRandomValues(new Uint8Array(64));
@@ -59,14 +52,17 @@ const dummyArgon2 = new Map<string, Promise<string>>();
 /** The same work a real verification does with the configured algorithm, for absent hashes. */
 async function dummyVerification(password: string, config: HashConfig): Promise<void> {
   if (config.password_hash_algorithm === "pbkdf2_sha512") {
-    await pbkdf2(password, dummySalt, config.password_hash_iterations);
+    await pbkdf2(password, dummySalt, config.password_hash_iterations, config);
     return;
   }
   const params = argon2Params(config);
   const key = `${params.memoryKib}:${params.timeCost}`;
   let phc = dummyArgon2.get(key);
-  if (!phc) dummyArgon2.set(key, (phc = timedArgon2Hash(crypto.randomUUID(), params)));
-  await timedArgon2Verify(password, await phc);
+  if (!phc) {
+    dummyArgon2.set(key, (phc = argon2Hash(crypto.randomUUID(), params, config)));
+    phc.catch(() => dummyArgon2.delete(key)); // a refused derivation (503) is retried next time
+  }
+  await argon2Verify(password, await phc, config);
 }
 
 /**
@@ -74,12 +70,12 @@ async function dummyVerification(password: string, config: HashConfig): Promise<
  * configured algorithm runs against a dummy and the answer is false, so both cost the same time.
  */
 export async function verifyPassword(password: string, stored: StoredPassword | null, config: HashConfig): Promise<boolean> {
-  if (stored?.hash?.startsWith("$argon2")) return timedArgon2Verify(password, stored.hash);
+  if (stored?.hash?.startsWith("$argon2")) return argon2Verify(password, stored.hash, config);
   if (!stored?.hash || !stored.salt) {
     await dummyVerification(password, config);
     return false;
   }
-  const computed = Buffer.from(await pbkdf2(password, stored.salt, stored.iterations ?? WAZO_ITERATIONS));
+  const computed = Buffer.from(await pbkdf2(password, stored.salt, stored.iterations ?? WAZO_ITERATIONS, config));
   const expected = Buffer.from(stored.hash.toLowerCase());
   return computed.length === expected.length && timingSafeEqual(computed, expected);
 }
