@@ -71,8 +71,9 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
   };
   // Checked before any IdP runs, so a locked login or address costs no password derivation.
   const subject = throttleSubject(app, args);
+  let known: { loginFailures: boolean };
   try {
-    await assertNotThrottled(app, subject, "tokens");
+    known = await assertNotThrottled(app, subject, "tokens");
   } catch (e) {
     recordLogin(e instanceof ApiError && e.status === 429 ? "throttled" : "error");
     throw e;
@@ -85,7 +86,8 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
     const result = await issue(app, args, auth, req);
     await yieldToEventLoop();
     app.log.info("login", { outcome: "success", login: auth.login, idp: auth.method, remote_addr: req.remoteAddr });
-    await clearLoginFailures(app, subject);
+    // Failures counted after the check (another attempt, at the same moment) stay counted.
+    if (known.loginFailures) await clearLoginFailures(app, subject);
     recordLogin("success", method);
     return result;
   } catch (e) {
@@ -188,14 +190,14 @@ async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req:
   if (!authId) throw new LoginRefused();
   const acl = (await auth.backend.getAcl?.(auth.login, args)) ?? args.acl;
   const expiration = body.expiration ?? app.config.default_token_lifetime;
+  const capped = isUuid(authId) && (metadata.purpose === "user" || metadata.purpose === "external_api");
+  const offline = body.access_type === "offline" && Boolean(body.client_id) && isUuid(authId);
   await yieldToEventLoop();
-  return inTransaction(app, async (tx) => {
-    if (isUuid(authId) && (metadata.purpose === "user" || metadata.purpose === "external_api")) {
-      await enforceSessionCap(app, tx, authId);
-    }
+  const write = async (tx: DbOrTx): Promise<LoginResult> => {
+    if (capped) await enforceSessionCap(app, tx, authId);
     let rt: RefreshTokenOutcome | null = null;
     let tokenMetadata = metadata;
-    if (body.access_type === "offline" && body.client_id && isUuid(authId)) {
+    if (offline && body.client_id) {
       const persistent = (await auth.backend.getPersistentMetadata?.(auth.login, args)) ?? {};
       tokenMetadata = { ...persistent, ...metadata };
       rt = await issueRefreshToken(app, tx, {
@@ -211,33 +213,37 @@ async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req:
       });
     }
     const sessionTenantUuid = typeof tokenMetadata.tenant_uuid === "string" ? tokenMetadata.tenant_uuid : app.topTenantUuid;
-    const issued = await insertToken(app, tx, {
-      authId,
-      pbxUserUuid: typeof tokenMetadata.pbx_user_uuid === "string" ? tokenMetadata.pbx_user_uuid : null,
-      acl,
-      metadata: tokenMetadata,
-      expiration,
-      userAgent: req.userAgent,
-      remoteAddr: req.remoteAddr,
-      sessionTenantUuid,
-      mobile: req.mobile,
-      refreshTokenUuid: auth.refreshTokenUuid ?? rt?.uuid ?? null,
-    });
-    await auth.idp?.onTokenIssued?.(
-      args,
-      { tokenUuid: issued.record.uuid, sessionUuid: issued.record.sessionUuid, userUuid: isUuid(authId) ? authId : null, refreshTokenUuid: issued.record.refreshTokenUuid ?? null },
-      tx,
-    );
-    await publishEvent(
+    const userUuid = isUuid(authId) ? authId : null;
+    const issued = await insertToken(
       app,
       tx,
-      sessionCreatedEvent({ uuid: issued.record.sessionUuid, tenantUuid: sessionTenantUuid, userUuid: isUuid(authId) ? authId : null, mobile: req.mobile }),
+      {
+        authId,
+        pbxUserUuid: typeof tokenMetadata.pbx_user_uuid === "string" ? tokenMetadata.pbx_user_uuid : null,
+        acl,
+        metadata: tokenMetadata,
+        expiration,
+        userAgent: req.userAgent,
+        remoteAddr: req.remoteAddr,
+        sessionTenantUuid,
+        mobile: req.mobile,
+        refreshTokenUuid: auth.refreshTokenUuid ?? rt?.uuid ?? null,
+      },
+      (sessionUuid) => sessionCreatedEvent({ uuid: sessionUuid, tenantUuid: sessionTenantUuid, userUuid, mobile: req.mobile }),
+    );
+    await auth.idp?.onTokenIssued?.(
+      args,
+      { tokenUuid: issued.record.uuid, sessionUuid: issued.record.sessionUuid, userUuid, refreshTokenUuid: issued.record.refreshTokenUuid ?? null },
+      tx,
     );
     return {
       token: tokenJson(issued.record, { issuedAt: issued.issuedAt, expiresAt: issued.expiresAt }, rt?.uuid),
       sessionsRevoked: rt?.sessionsRevoked ?? 0,
     };
-  });
+  };
+  // When the session, the token and its event are the only write — one statement, atomic by
+  // itself — no explicit transaction is opened: two round trips (BEGIN, COMMIT) fewer.
+  return capped || offline || auth.idp?.onTokenIssued ? inTransaction(app, write) : write(app.db);
 }
 
 /** `max_user_concurrent_sessions` (§5.3 step 2), counted before any mobile clean-up. */

@@ -51,8 +51,13 @@ export function eventHeaders(app: AppContext, event: BusEvent): Record<string, u
 }
 
 export async function publishEvent(app: AppContext, tx: DbOrTx, event: BusEvent): Promise<void> {
+  await outboxInsert(app, tx, event);
+}
+
+/** The outbox insert of `event`, to run or to embed in a larger statement (a login's one write). */
+export function outboxInsert(app: AppContext, tx: DbOrTx, event: BusEvent) {
   const headers = eventHeaders(app, event);
-  await tx.insert(eventOutbox).values({
+  return tx.insert(eventOutbox).values({
     name: event.name,
     routingKey: event.routingKey,
     headers,

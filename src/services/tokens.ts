@@ -9,6 +9,7 @@ import { Forbidden, NotFound } from "../http/errors.ts";
 import { userTenantUuid } from "./tenant-tree.ts";
 import { recordTokenCacheLookup, recordTokenCheck } from "../metrics.ts";
 import type { CachedToken, TokenRecord } from "./token-cache.ts";
+import { outboxInsert, type BusEvent } from "./events.ts";
 
 export const INTERNAL_AUTH_ID = "wazo-auth";
 
@@ -213,31 +214,39 @@ export interface IssuedToken {
   expiresAt: number;
 }
 
-/** Inserts a session and its token (1 token ↔ 1 session, §5.1). Call inside the request's transaction. */
-export async function insertToken(app: AppContext, tx: DbOrTx, t: NewToken): Promise<IssuedToken> {
+/**
+ * Inserts a session and its token (1 token ↔ 1 session, §5.1) — and `sessionEvent`, the outbox row
+ * announcing the session, when given — in one statement: one round trip on PostgreSQL, one
+ * statement of the embedded engine's work on the event loop on PGlite. Both ids are drawn here
+ * (random v4 UUIDs, as the database's `gen_random_uuid()` would), so nothing is read back.
+ */
+export async function insertToken(app: AppContext, tx: DbOrTx, t: NewToken, sessionEvent?: (sessionUuid: string) => BusEvent): Promise<IssuedToken> {
   const issuedAt = nowSeconds();
   const expiresAt = issuedAt + t.expiration;
-  const [session] = await tx.insert(sessions).values({ tenantUuid: t.sessionTenantUuid, mobile: t.mobile }).returning();
-  const [row] = await tx
-    .insert(tokens)
-    .values({
-      ...(t.uuid ? { uuid: t.uuid } : {}),
-      authId: t.authId,
-      pbxUserUuid: t.pbxUserUuid,
-      xivoUuid: app.xivoUuid,
-      issuedT: Math.trunc(issuedAt),
-      expireT: Math.trunc(expiresAt),
-      metadata: JSON.stringify(t.metadata),
-      userAgent: t.userAgent,
-      remoteAddr: t.remoteAddr,
-      acl: t.acl,
-      sessionUuid: session!.uuid,
-      refreshTokenUuid: t.refreshTokenUuid ?? null,
-    })
-    .returning();
-  app.tokenIds?.add(row!.uuid); // before the commit reveals the id to anyone
-  afterCommit(tx, () => app.tokenCache.created(row!.uuid));
-  return { record: recordOf(row!), issuedAt, expiresAt };
+  const sessionUuid = crypto.randomUUID();
+  const row: TokenRow = {
+    uuid: t.uuid ?? crypto.randomUUID(),
+    authId: t.authId,
+    pbxUserUuid: t.pbxUserUuid,
+    xivoUuid: app.xivoUuid,
+    issuedT: Math.trunc(issuedAt),
+    expireT: Math.trunc(expiresAt),
+    metadata: JSON.stringify(t.metadata),
+    userAgent: t.userAgent,
+    remoteAddr: t.remoteAddr,
+    acl: t.acl,
+    sessionUuid,
+    refreshTokenUuid: t.refreshTokenUuid ?? null,
+    expireSoonNotified: false,
+  };
+  // (getSQL(): a query builder embedded as such would be parenthesised, as a subquery.)
+  const writes = [sql`session as (${tx.insert(sessions).values({ uuid: sessionUuid, tenantUuid: t.sessionTenantUuid, mobile: t.mobile }).getSQL()})`];
+  if (sessionEvent) writes.push(sql`event as (${outboxInsert(app, tx, sessionEvent(sessionUuid)).getSQL()})`);
+  // The token's foreign key to its session is checked at the end of the statement, once both exist.
+  app.tokenIds?.add(row.uuid); // before the commit reveals the id to anyone
+  await tx.execute(sql`with ${sql.join(writes, sql`, `)} ${tx.insert(tokens).values(row).getSQL()}`);
+  afterCommit(tx, () => app.tokenCache.created(row.uuid));
+  return { record: recordOf(row), issuedAt, expiresAt };
 }
 
 /** Deletes tokens by uuid; returns the deleted rows. Evict from the cache once committed. */

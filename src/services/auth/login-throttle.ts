@@ -50,12 +50,15 @@ const matching = (keys: CounterKey[]): SQL => or(...keys.map((k) => and(eq(login
 
 /**
  * Throws 429 (with Retry-After) when the login or the address is locked; 503 when the check itself
- * cannot run (a database outage never lets an attempt through, nor counts it).
+ * cannot run (a database outage never lets an attempt through, nor counts it). Otherwise says
+ * whether the login name has failures on record, which a successful login then clears (the same
+ * query tells both: a login with nothing to clear makes no write for it).
  */
-export async function assertNotThrottled(app: AppContext, subject: ThrottleSubject, resource: string): Promise<void> {
-  if (!app.config.login_throttling.enabled) return;
+export async function assertNotThrottled(app: AppContext, subject: ThrottleSubject, resource: string): Promise<{ loginFailures: boolean }> {
+  const none = { loginFailures: false };
+  if (!app.config.login_throttling.enabled) return none;
   const keys = counterKeys(app, subject);
-  if (!keys.length) return;
+  if (!keys.length) return none;
   const cache = cacheOf(app);
   const cachedMs = Math.max(0, ...keys.map((k) => cache.msLeft(cacheKey(k))));
   if (cachedMs > 0) throw new TooManyRequests(resource, seconds(cachedMs));
@@ -64,14 +67,15 @@ export async function assertNotThrottled(app: AppContext, subject: ThrottleSubje
     rows = await app.db
       .select({ kind: loginThrottle.kind, key: loginThrottle.key, leftMs: msUntil(loginThrottle.lockedUntil) })
       .from(loginThrottle)
-      .where(and(matching(keys), sql`${loginThrottle.lockedUntil} > now()`));
+      .where(matching(keys));
   } catch (e) {
     app.log.error("login throttle check failed", { error: (e as Error).message });
     throw new ServiceUnavailable(resource, "The service cannot check login attempts now; try again later");
   }
-  if (!rows.length) return;
-  for (const r of rows) cache.lock(cacheKey(r), r.leftMs);
-  throw new TooManyRequests(resource, seconds(Math.max(...rows.map((r) => r.leftMs))));
+  const locked = rows.filter((r) => r.leftMs > 0); // 0 when never locked, negative once expired
+  if (!locked.length) return { loginFailures: rows.some((r) => r.kind === "login") };
+  for (const r of locked) cache.lock(cacheKey(r), r.leftMs);
+  throw new TooManyRequests(resource, seconds(Math.max(...locked.map((r) => r.leftMs))));
 }
 
 /** Milliseconds (database clock, shared by every instance) until a lock ends. */
