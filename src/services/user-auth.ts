@@ -4,42 +4,50 @@ import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/pg-core";
 import type { AppContext } from "../context.ts";
 import { execRows, type DbOrTx } from "../db/index.ts";
-import { accesses, emails, groupPolicies, groups, policies, policyAccesses, userGroups, userPolicies, users } from "../db/schema.ts";
+import { accesses, emails, groupPolicies, groups, policies, policyAccesses, tenants, userGroups, userPolicies, users } from "../db/schema.ts";
 import type { LoginArgs } from "../plugins/types.ts";
 import { isStorableString, normalizeLogin } from "../http/strings.ts";
 import { hashPassword, needsRehash, verifyPassword } from "./passwords.ts";
 
 export type UserRow = typeof users.$inferSelect;
 
+/** A user as read for a login, with its tenant's default authentication method (for `default`). */
+export type LoginUserRow = UserRow & { tenantAuthenticationMethod: string };
+
+const loginColumns = { ...getTableColumns(users), tenantAuthenticationMethod: tenants.defaultAuthenticationMethod };
+
 /**
  * Enabled user by confirmed email, else by username; case-insensitive, after NFC normalisation
  * (usernames are stored NFC). A login the database could not even compare (NUL, unpaired
- * surrogate, absurd length) matches nobody. One round trip.
+ * surrogate, absurd length) matches nobody. One round trip, which also reads the tenant's default
+ * authentication method (the login's method check needs no query of its own).
  */
-export async function findUserByLogin(db: DbOrTx, rawLogin: string): Promise<UserRow | null> {
+export async function findUserByLogin(db: DbOrTx, rawLogin: string): Promise<LoginUserRow | null> {
   if (!isStorableString(rawLogin, 1024)) return null;
   const login = normalizeLogin(rawLogin);
   // UNION ALL runs its branches in order and LIMIT 1 stops at the first row: the email wins.
   const byEmail = db
-    .select(getTableColumns(users))
+    .select(loginColumns)
     .from(emails)
     .innerJoin(users, eq(emails.userUuid, users.uuid))
+    .innerJoin(tenants, eq(tenants.uuid, users.tenantUuid))
     .where(and(sql`lower(${emails.address}) = lower(${login})`, eq(emails.confirmed, true), eq(users.enabled, true)));
   const byName = db
-    .select(getTableColumns(users))
+    .select(loginColumns)
     .from(users)
+    .innerJoin(tenants, eq(tenants.uuid, users.tenantUuid))
     .where(and(sql`lower(${users.username}) = lower(${login})`, eq(users.enabled, true)));
   const [user] = await unionAll(byEmail, byName).limit(1);
   return user ?? null;
 }
 
-const loginUsers = new WeakMap<LoginArgs, { login: string; user: UserRow | null }>();
+const loginUsers = new WeakMap<LoginArgs, { login: string; user: LoginUserRow | null }>();
 
 /**
  * `findUserByLogin` read once per login: the password check, the method check, the metadata and
  * the ACL of one `POST /0.1/token` all ask for the same user, so it is kept on the login's args.
  */
-export async function findLoginUser(db: DbOrTx, login: string, args?: LoginArgs): Promise<UserRow | null> {
+export async function findLoginUser(db: DbOrTx, login: string, args?: LoginArgs): Promise<LoginUserRow | null> {
   const known = args && loginUsers.get(args);
   if (known && known.login === login) return known.user;
   const user = await findUserByLogin(db, login);
