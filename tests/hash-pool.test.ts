@@ -27,7 +27,21 @@ test("at most `threads` derivations run, at most `queueLimit` wait, the next is 
     const [a, b] = await Promise.all([running, queued]);
     expect(a).toMatch(/^\$argon2id\$v=19\$m=32768,t=3,p=1\$/);
     expect(b).not.toBe(a); // each hash has its own salt
-    expect(pool.load).toEqual({ running: 0, waiting: 0 });
+    expect(pool.load).toEqual({ threads: 1, running: 0, waiting: 0 });
+  } finally {
+    pool.close();
+  }
+});
+
+test("threads start on demand, up to the limit", async () => {
+  const pool = new HashPool(4, 8);
+  try {
+    for (let i = 0; i < 3; i++) await pool.run({ op: "argon2_verify", password: "", phc: "" });
+    expect(pool.load.threads).toBe(1); // one at a time: one thread is enough
+    await Promise.all([pool.run(SLOW), pool.run(SLOW)]);
+    expect(pool.load.threads).toBe(2);
+    await Promise.all(Array.from({ length: 6 }, () => pool.run(SLOW)));
+    expect(pool.load.threads).toBe(4);
   } finally {
     pool.close();
   }

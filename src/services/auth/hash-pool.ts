@@ -58,17 +58,24 @@ export class HashPool {
     readonly queueLimit: number,
   ) {}
 
-  /** Derivations running and waiting (for tests and metrics). */
-  get load(): { running: number; waiting: number } {
-    return { running: this.slots.filter((s) => s.running).length, waiting: this.waiting.length };
+  /** Threads started, derivations running and waiting (for tests and metrics). */
+  get load(): { threads: number; running: number; waiting: number } {
+    return { threads: this.slots.length, running: this.slots.filter((s) => s.running).length, waiting: this.waiting.length };
   }
 
   run(job: HashJob): Promise<string | boolean> {
-    while (this.slots.length < this.threads) this.slots.push(this.spawn());
     const idle = this.slots.find((s) => s.ready && !s.running);
-    // A thread still starting takes the job it finds waiting: it does not count against the queue.
-    const starting = this.slots.filter((s) => !s.ready).length;
-    if (!idle && this.waiting.length >= this.queueLimit + starting) return Promise.reject(new HashingUnavailable());
+    if (!idle) {
+      // Threads start on demand (each holds a JavaScript heap: a quiet service on a big host keeps
+      // one or two), one more for each job that would otherwise wait, up to the limit. A thread
+      // still starting takes the job it finds waiting: it does not count against the queue.
+      let starting = this.slots.filter((s) => !s.ready).length;
+      if (this.slots.length < this.threads && starting <= this.waiting.length) {
+        this.slots.push(this.spawn());
+        starting++;
+      }
+      if (this.waiting.length >= this.queueLimit + starting) return Promise.reject(new HashingUnavailable());
+    }
     return new Promise((resolve, reject) => {
       const entry = { job, resolve, reject };
       if (idle) this.dispatch(idle, entry);
