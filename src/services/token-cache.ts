@@ -120,7 +120,7 @@ export class TokenCache {
   }
 
   /**
-   * A token was created with this id. Ids are random UUIDs made by the database and only revealed
+   * A token was created with this id. Ids are random UUIDs, only revealed
    * after the commit, so no client can ask for one before it exists; this is the belt to those braces.
    */
   created(uuid: string): void {
