@@ -5,7 +5,6 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import postgres from "postgres";
 import { parseConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/index.ts";
 import { silentLogger } from "../src/log.ts";
@@ -14,29 +13,16 @@ import { revokeToken } from "../src/services/sessions.ts";
 import { findValidToken } from "../src/services/tokens.ts";
 import { tokenFor } from "./helpers/fixtures.ts";
 import { waitForService } from "./helpers/service-process.ts";
+import { scratchDatabase } from "./helpers/scratch-db.ts";
 
 const base = process.env.TEST_DATABASE_URL;
 const root = join(import.meta.dir, "..");
 
-/** A new database on the test server, dropped by the returned function. */
-async function scratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `tessera_instances_${process.pid}_${Date.now()}`;
-  const admin = postgres(base!, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
-  const url = new URL(base!);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      await admin.end();
-    },
-  };
-}
+const instancesDatabase = () => scratchDatabase("tessera_instances");
 
 describe.skipIf(!base)("several instances on one PostgreSQL", () => {
   test("a token revoked by one instance leaves the other instance's cache at once", async () => {
-    const scratch = await scratchDatabase();
+    const scratch = await instancesDatabase();
     const config = parseConfig({ password_hash_iterations: 1000, token_cleanup_interval: 0 });
     const a = await buildContext(config, await openDatabase({ url: scratch.url, poolSize: 2 }), silentLogger);
     const b = await buildContext(config, await openDatabase({ url: scratch.url, poolSize: 2 }), silentLogger);
@@ -64,7 +50,7 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
   }, 60_000);
 
   test("workers: 2 serves one port from two processes, revocations reach both, SIGTERM stops all", async () => {
-    const scratch = await scratchDatabase();
+    const scratch = await instancesDatabase();
     const dir = mkdtempSync(join(tmpdir(), "tessera-workers-"));
     const port = freePort();
     const file = join(dir, "config.yml");

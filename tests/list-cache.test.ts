@@ -7,6 +7,7 @@ import postgres from "postgres";
 import { execRows, openDatabase } from "../src/db/index.ts";
 import { ListCache, listCache } from "../src/services/list-cache.ts";
 import { createTestApp, describeEachDb, type TestApp } from "./helpers/app.ts";
+import { scratchDatabase } from "./helpers/scratch-db.ts";
 import { adminToken, createUserRow, tenantFamily } from "./helpers/fixtures.ts";
 
 async function listVersion(t: TestApp): Promise<string> {
@@ -168,14 +169,10 @@ describe("ListCache", () => {
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)("users list cache across instances [postgres]", () => {
   test("a user created through one instance is in the next list of another, even while its LISTEN connection is down", async () => {
-    const base = process.env.TEST_DATABASE_URL!;
-    const name = `tessera_list_cache_${process.pid}_${Date.now()}`;
-    const admin = postgres(base, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database "${name}"`);
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    const a = await createTestApp("postgres", { services: false, database: () => openDatabase({ url: url.toString(), poolSize: 3 }) });
-    const b = await createTestApp("postgres", { services: false, database: () => openDatabase({ url: url.toString(), poolSize: 3 }) });
+    const scratch = await scratchDatabase("tessera_list_cache");
+    const admin = postgres(scratch.url, { max: 1, onnotice: () => {} });
+    const a = await createTestApp("postgres", { services: false, database: () => openDatabase({ url: scratch.url, poolSize: 3 }) });
+    const b = await createTestApp("postgres", { services: false, database: () => openDatabase({ url: scratch.url, poolSize: 3 }) });
     try {
       const tokenA = await adminToken(a.app);
       const tokenB = await adminToken(b.app);
@@ -204,8 +201,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("users list cache across instanc
     } finally {
       await a.close();
       await b.close();
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
       await admin.end();
+      await scratch.drop();
     }
   }, 60_000);
 });

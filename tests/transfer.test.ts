@@ -6,11 +6,11 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
-import postgres from "postgres";
 import { openDatabase } from "../src/db/index.ts";
 import { exportDatabase, importDatabase, type TransferProgress, type TransferResult } from "../src/db/transfer.ts";
 import { formatCounts } from "../src/transfer-cli.ts";
 import { createTestApp } from "./helpers/app.ts";
+import { scratchDatabase } from "./helpers/scratch-db.ts";
 import { dataset, FIXTURE_ADMIN, fixtureServerMissing, loadWazoFixture, type FixtureDatabase } from "./helpers/wazo-fixture.ts";
 
 const skip = fixtureServerMissing();
@@ -28,21 +28,7 @@ const counts = (r: TransferResult) => Object.fromEntries(r.tables.map((t) => [t.
     fixture = await loadWazoFixture();
     dir = mkdtempSync(join(tmpdir(), "tessera-import-"));
     imported = await importDatabase({ from: fixture.url, toDataDir: dir, batchSize: 20, onProgress: (p) => progress.push(p) });
-    const base = process.env.TEST_DATABASE_URL!;
-    const name = `tessera_export_${process.pid}_${Date.now()}`;
-    const admin = postgres(base, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database "${name}"`);
-    await admin.end();
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    exportDb = {
-      url: url.toString(),
-      drop: async () => {
-        const dropper = postgres(base, { max: 1, onnotice: () => {} });
-        await dropper.unsafe(`drop database if exists "${name}" with (force)`);
-        await dropper.end();
-      },
-    };
+    exportDb = await scratchDatabase("tessera_export");
   }, 120_000);
   afterAll(async () => {
     rmSync(dir, { recursive: true, force: true });

@@ -42,12 +42,18 @@ function shortcut(app: AppContext, req: Request, peer: PeerAddress, router: Rout
 
   const tok = app.tokenCache.get(uuid);
   if (!tok) {
-    const answered = () => {
-      const duration = performance.now() - started;
-      recordFastTokenCheck(app, "invalid", duration);
-      logAccess(app, req, peer, 404, duration, url.slice(pathStart, tokenEnd));
-    };
-    return answerUncached(app, uuid, answered, router);
+    const path = url.slice(pathStart, tokenEnd);
+    if (knownAbsent(app, uuid)) {
+      recordTokenCacheLookup(false);
+      return notFound(app, req, peer, started, path);
+    }
+    if (!app.tokenCache.isTrusted) return null; // every check reads the database: the route does it
+    // One lookup (batched by the lookup gate): 404 if the database does not know the token either,
+    // else the full route, which now finds it cached. An outage or a full gate: the route's 503.
+    return findValidToken(app, uuid).then(
+      (found) => (found ? router() : notFound(app, req, peer, started, path)),
+      () => router(),
+    );
   }
   if (Date.now() / 1000 > tok.expireT) return null;
   if (query.scope !== undefined && !tok.matcher.matches(query.scope)) return null;
@@ -61,25 +67,12 @@ function shortcut(app: AppContext, req: Request, peer: PeerAddress, router: Rout
   return new Response(null, { status: 204 });
 }
 
-/**
- * A token missing from the cache: 404 at once when memory knows it does not exist; else one lookup
- * (bounded by the lookup gate), then 404 if the database does not know it either, or the full route
- * (which now finds the token cached) if it does.
- */
-function answerUncached(app: AppContext, uuid: string, notFoundAnswered: () => void, router: Router): Response | Promise<Response> | null {
-  const notFound = () => {
-    notFoundAnswered();
-    return new Response(null, { status: 404, headers: { "Content-Type": "application/json" } });
-  };
-  if (knownAbsent(app, uuid)) {
-    recordTokenCacheLookup(false);
-    return notFound();
-  }
-  if (!app.tokenCache.isTrusted) return null; // every check reads the database: the route does it
-  return findValidToken(app, uuid).then(
-    (tok) => (tok ? router() : notFound()),
-    () => router(), // an outage or a full gate: the route answers it (503) with its error body
-  );
+/** The route's answer to `HEAD` for a token that does not exist: a bare 404, counted and logged as it would be. */
+function notFound(app: AppContext, req: Request, peer: PeerAddress, started: number, path: string): Response {
+  const duration = performance.now() - started;
+  recordFastTokenCheck(app, "invalid", duration);
+  logAccess(app, req, peer, 404, duration, path);
+  return new Response(null, { status: 404, headers: { "Content-Type": "application/json" } });
 }
 
 function logAccess(app: AppContext, req: Request, peer: PeerAddress, status: number, duration: number, path: string): void {

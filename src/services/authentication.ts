@@ -4,6 +4,7 @@ import { eq, sql } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import { accesses, policies, policyAccesses } from "../db/schema.ts";
+import { resolveMethod } from "./identity-providers.ts";
 import { inTransaction } from "../db/tx.ts";
 import { describeCause } from "../db/failures.ts";
 import { isDatabaseUnavailable } from "../db/errors.ts";
@@ -165,8 +166,7 @@ function backendNameOf(app: AppContext, backend: BackendPlugin): string {
 async function requireMethod(app: AppContext, login: string, method: string, args: LoginArgs): Promise<void> {
   const user = await findLoginUser(app.db, login, args);
   if (!user) throw new LoginRefused();
-  const own = user.authenticationMethod;
-  if ((own === "default" ? user.tenantAuthenticationMethod : own) !== method) throw new LoginRefused();
+  if (resolveMethod(user.authenticationMethod, user.tenantAuthenticationMethod) !== method) throw new LoginRefused();
 }
 
 /** ACL of the default policy (§4.4): `backend_policies[backend]`, else `default_user_policy`, by name. */

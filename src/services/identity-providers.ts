@@ -31,11 +31,16 @@ export function backendForMethod(app: AppContext, method: string, args: LoginArg
   return wazoUser;
 }
 
-/** A user's own method, or its tenant's default when it says `default`. */
+/** A user's own method, or its tenant's default when it says `default` (native without a tenant method). */
+export function resolveMethod(own: string, tenantDefault: string | null | undefined): string {
+  return own !== "default" ? own : (tenantDefault ?? "native");
+}
+
+/** `resolveMethod`, reading the tenant's default when it is needed. */
 export async function effectiveMethod(db: DbOrTx, own: string, tenantUuid: string): Promise<string> {
   if (own !== "default") return own;
   const [t] = await db.select({ m: tenants.defaultAuthenticationMethod }).from(tenants).where(eq(tenants.uuid, tenantUuid));
-  return t?.m ?? "native";
+  return resolveMethod(own, t?.m);
 }
 
 function requireMethod(app: AppContext, type: string): void {

@@ -11,6 +11,7 @@ import { createApp, createHandler } from "../../src/app.ts";
 import type { Env } from "../../src/http/route.ts";
 import { buildContext, closeContext } from "../../src/services/app-context.ts";
 import { startServices } from "../../src/startup.ts";
+import { scratchDatabase } from "./scratch-db.ts";
 
 export type DbKind = "pglite" | "postgres";
 
@@ -63,25 +64,14 @@ async function freshPglite(): Promise<Database> {
   return openDatabase({ dataDir: "memory://", template: await pgliteDump() });
 }
 
-let pgCounter = 0;
-
 /** A new PostgreSQL database on the TEST_DATABASE_URL server, dropped on close. */
 async function freshPostgres(): Promise<Database> {
-  const { default: postgres } = await import("postgres");
-  const base = process.env.TEST_DATABASE_URL!;
-  const name = `tessera_test_${process.pid}_${Date.now()}_${pgCounter++}`;
-  const admin = postgres(base, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
-  await admin.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  const db = await openDatabase({ url: url.toString(), poolSize: 5 });
+  const scratch = await scratchDatabase("tessera_test");
+  const db = await openDatabase({ url: scratch.url, poolSize: 5 });
   const close = db.close;
   db.close = async () => {
     await close();
-    const dropper = postgres(base, { max: 1, onnotice: () => {} });
-    await dropper.unsafe(`drop database if exists "${name}" with (force)`);
-    await dropper.end();
+    await scratch.drop();
   };
   return db;
 }

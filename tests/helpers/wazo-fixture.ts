@@ -3,6 +3,7 @@
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import dataset from "../fixtures/wazo-auth-db/dataset.json";
+import { scratchDatabase } from "./scratch-db.ts";
 
 export { dataset };
 export const DUMP = fileURLToPath(new URL("../fixtures/wazo-auth-db/dump.sql", import.meta.url));
@@ -17,16 +18,9 @@ export interface FixtureDatabase {
   drop(): Promise<void>;
 }
 
-let counter = 0;
-
 export async function loadWazoFixture(): Promise<FixtureDatabase> {
-  const base = process.env.TEST_DATABASE_URL!;
-  const name = `tessera_wazo_${process.pid}_${Date.now()}_${counter++}`;
-  const admin = postgres(base, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
-  await admin.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
+  const scratch = await scratchDatabase("tessera_wazo");
+  const url = new URL(scratch.url);
   const proc = Bun.spawn(["psql", "-q", "-v", "ON_ERROR_STOP=1", "-d", url.toString(), "-f", DUMP], { stdout: "ignore", stderr: "pipe" });
   if ((await proc.exited) !== 0) throw new Error(`psql could not load the fixture: ${await new Response(proc.stderr).text()}`);
   const sql = postgres(url.toString(), { max: 2, onnotice: () => {} });
@@ -35,9 +29,7 @@ export async function loadWazoFixture(): Promise<FixtureDatabase> {
     sql,
     async drop() {
       await sql.end({ timeout: 5 });
-      const dropper = postgres(base, { max: 1, onnotice: () => {} });
-      await dropper.unsafe(`drop database if exists "${name}" with (force)`);
-      await dropper.end();
+      await scratch.drop();
     },
   };
 }
