@@ -5,7 +5,7 @@
 // Usage: bun scripts/build.ts [--outfile PATH]
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 
 const root = join(import.meta.dir, "..");
 
@@ -58,11 +58,12 @@ export async function build(outfile = join(root, "dist", "tessera")): Promise<vo
   const stage = mkdtempSync(join(tmpdir(), "tessera-build-"));
   writeFileSync(join(stage, "assets.ts"), assetsModule());
   writeFileSync(join(stage, "entry.ts"), entryModule());
-  // The password-hashing threads' module is a second entry point, found beside the main one at run
-  // time (src/services/auth/hash-pool.ts starts it by its file name).
-  writeFileSync(join(stage, "hash-worker.ts"), `import ${JSON.stringify(join(root, "src/services/auth/hash-worker.ts"))};\n`);
+  // The threads' modules (password hashing, the embedded database) are more entry points, found
+  // beside the main one at run time (hash-pool.ts and pglite-client.ts start them by file name).
+  const threads = ["src/services/auth/hash-worker.ts", "src/db/pglite-thread.ts"];
+  for (const thread of threads) writeFileSync(join(stage, basename(thread)), `import ${JSON.stringify(join(root, thread))};\n`);
   mkdirSync(dirname(outfile), { recursive: true });
-  const entries = [join(stage, "entry.ts"), join(stage, "hash-worker.ts")];
+  const entries = [join(stage, "entry.ts"), ...threads.map((thread) => join(stage, basename(thread)))];
   const proc = Bun.spawn([process.execPath, "build", "--compile", "--outfile", outfile, ...entries], { cwd: root, stdout: "pipe", stderr: "pipe" });
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   const code = await proc.exited;

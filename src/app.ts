@@ -6,7 +6,7 @@ import { ApiError, errorResponse, jsonError, resourceOfPath } from "./http/error
 import { asAnswered, type Env, type RouteGroup, type RouteSpec } from "./http/route.ts";
 import { requestLimits } from "./http/limits.ts";
 import { requestLog } from "./http/request-log.ts";
-import { fastTokenCheck, type PeerAddress } from "./http/fast-token-check.ts";
+import { fastTokenCheck, type PeerSource, type Router } from "./http/fast-token-check.ts";
 import { requestDeadline } from "./http/deadline.ts";
 import { requestMetrics } from "./metrics.ts";
 import { statusRoutes } from "./routes/status.ts";
@@ -92,17 +92,22 @@ export function createApp(app: AppContext): Hono<Env> {
 }
 
 /** What the server calls for each request: the token check's in-memory shortcut, else the router. */
-export type RequestHandler = (req: Request, peer: PeerAddress) => Response | Promise<Response>;
+export type RequestHandler = (req: Request, peers: PeerSource) => Response | Promise<Response>;
+
+/** The router's bindings: the peer address, looked up when read (logging, logins). */
+class RequestEnv {
+  constructor(
+    private readonly req: Request,
+    private readonly peers: PeerSource,
+  ) {}
+  get remoteAddr(): string {
+    return this.peers.requestIP(this.req)?.address ?? "";
+  }
+}
 
 export function createHandler(app: AppContext, hono: Hono<Env> = createApp(app)): RequestHandler {
-  return (req, peer) =>
-    fastTokenCheck(app, req, peer, () =>
-      hono.fetch(req, {
-        get remoteAddr() {
-          return peer();
-        },
-      }),
-    );
+  const route: Router = (req, peers) => hono.fetch(req, new RequestEnv(req, peers));
+  return (req, peers) => fastTokenCheck(app, req, peers, route);
 }
 
 function matchesPath(template: string, path: string): boolean {

@@ -6,6 +6,7 @@ import { adoptionNote } from "./db/adopt.ts";
 import { describeCause } from "./db/failures.ts";
 import { createProcessLogger } from "./log.ts";
 import { createHandler } from "./app.ts";
+import type { PeerSource } from "./http/fast-token-check.ts";
 import { RUNTIME_BODY_BYTES } from "./http/limits.ts";
 import { buildContext, closeContext } from "./services/app-context.ts";
 import { startServices } from "./startup.ts";
@@ -57,8 +58,8 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   // stop sending on their connection after the answer instead of racing its closure, and the
   // liveness probe answers 503 so load balancers stop routing here.
   let draining = false;
-  const drainingFetch = async (req: Request, peer: () => string): Promise<Response> => {
-    const res = isLivenessProbe(req) ? new Response(null, { status: 503 }) : await handle(req, peer);
+  const drainingFetch = async (req: Request, peers: PeerSource): Promise<Response> => {
+    const res = isLivenessProbe(req) ? new Response(null, { status: 503 }) : await handle(req, peers);
     try {
       res.headers.set("Connection", "close");
       return res;
@@ -73,11 +74,8 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     port: config.rest_api.port,
     reusePort: config.workers > 1, // the workers of src/cluster.ts share the port
     maxRequestBodySize: RUNTIME_BODY_BYTES,
-    // The peer address is looked up only when something reads it (logging, login).
-    fetch: (req, srv) => {
-      const peer = () => srv.requestIP(req)?.address ?? "";
-      return draining ? drainingFetch(req, peer) : handle(req, peer);
-    },
+    // The server is where the peer address is looked up, only when something reads it (logging, login).
+    fetch: (req, srv) => (draining ? drainingFetch(req, srv) : handle(req, srv)),
   });
   log.info("listening", { address: `http://${config.rest_api.listen}:${server.port}` });
   announceReady();

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fastTokenCheck } from "../src/http/fast-token-check.ts";
 import { createLogger, LogWriter, type Logger } from "../src/log.ts";
 import { revokeToken } from "../src/services/sessions.ts";
-import { describeEachDb } from "./helpers/app.ts";
+import { describeEachDb, peerAt } from "./helpers/app.ts";
 import { createTenantRow, tokenFor } from "./helpers/fixtures.ts";
 
 const lines: string[] = [];
@@ -60,7 +60,7 @@ describeEachDb(
       const { token } = await tokenFor(t.app, { acl: ["a.b", "!a.c"], tenantUuid: tenant });
       const ROUTE = 599; // what the stand-in router answers: "left to the route"
       const fast = async (path: string, headers: Record<string, string> = {}, method = "HEAD") =>
-        (await fastTokenCheck(t.app, new Request(`http://localhost${path}`, { method, headers }), () => "127.0.0.1", () => new Response(null, { status: ROUTE }))).status;
+        (await fastTokenCheck(t.app, new Request(`http://localhost${path}`, { method, headers }), peerAt("127.0.0.1"), () => new Response(null, { status: ROUTE }))).status;
       t.app.tokenCache.clear();
       expect(await fast(`/0.1/token/${token}?scope=a.b`)).toBe(ROUTE); // not cached: read, then the route answers
       expect(await fast(`/0.1/token/${token}?scope=a.b`)).toBe(204); // the read cached it
@@ -83,7 +83,7 @@ describeEachDb(
       expect(await fast(`/0.1/token/${madeUp}?scope=${"a".repeat(5000)}`)).toBe(ROUTE);
       expect((await t.request("HEAD", `/0.1/token/${madeUp}?scope=${"a".repeat(5000)}`)).status).toBe(400);
       const viaRoute = await t.http.fetch(new Request(`http://localhost/0.1/token/${crypto.randomUUID()}?scope=a.b&tenant=${tenant}`, { method: "HEAD" }), { remoteAddr: "" });
-      const viaShortcut = await fastTokenCheck(t.app, new Request(`http://localhost/0.1/token/${madeUp}?scope=a.b&tenant=${tenant}`, { method: "HEAD" }), () => "", () => new Response(null, { status: ROUTE }));
+      const viaShortcut = await fastTokenCheck(t.app, new Request(`http://localhost/0.1/token/${madeUp}?scope=a.b&tenant=${tenant}`, { method: "HEAD" }), peerAt(""), () => new Response(null, { status: ROUTE }));
       expect([viaShortcut.status, viaShortcut.headers.get("content-type"), await viaShortcut.text()]).toEqual([viaRoute.status, viaRoute.headers.get("content-type"), await viaRoute.text()]);
       // a revoked token is no longer answered from memory: 404
       await revokeToken(t.app, token);

@@ -1,7 +1,7 @@
 // Prometheus metrics on their own listener: request histogram by route template, token checks by
 // result, cache lookups, logins by result and backend, password-hash time, outbox and database.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { describeEachDb, createTestApp } from "./helpers/app.ts";
+import { describeEachDb, createTestApp, peerAt } from "./helpers/app.ts";
 import { adminToken, createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { startMetricsServer } from "../src/metrics.ts";
 import { createHandler } from "../src/app.ts";
@@ -76,7 +76,7 @@ describeEachDb(
       const t = get();
       const { token } = await tokenFor(t.app, { acl: ["confd.users.read"] });
       const handle = createHandler(t.app, t.http);
-      const check = () => handle(new Request(`http://localhost/0.1/token/${token}?scope=confd.users.read`, { method: "HEAD" }), () => "127.0.0.1");
+      const check = () => handle(new Request(`http://localhost/0.1/token/${token}?scope=confd.users.read`, { method: "HEAD" }), peerAt("127.0.0.1"));
       expect((await check()).status).toBe(204); // the first one reads the database and fills the cache
       const before = await scrape();
       for (let i = 0; i < 3; i++) expect((await check()).status).toBe(204);

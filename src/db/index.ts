@@ -14,6 +14,8 @@ import { databaseFailure, describeCause } from "./failures.ts";
 import { ListenHealth } from "./listen-health.ts";
 import { lockDataDir } from "./pid-lock.ts";
 import { embedded } from "../embedded.ts";
+import { PgliteThreadClient } from "./pglite-client.ts";
+import type { CarriedModules } from "./pglite-protocol.ts";
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -173,18 +175,17 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
 }
 
 async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
-  const { PGlite } = await import("@electric-sql/pglite");
   const { drizzle } = await import("drizzle-orm/pglite");
   const { migrate } = await import("drizzle-orm/pglite/migrator");
   const lock = dataDir.startsWith("memory://") ? null : lockDataDir(dataDir);
-  let client;
+  let client: PgliteThreadClient;
   try {
-    client = await PGlite.create(dataDir, { ...pgliteOptions(), ...(template ? { loadDataDir: template } : {}) });
+    client = await PgliteThreadClient.open(dataDir, { template, modules: await carriedModules() });
   } catch (e) {
     lock?.release();
     throw e;
   }
-  const db = drizzle(client, { schema }) as unknown as Db;
+  const db = drizzle(client as never, { schema }) as unknown as Db;
   await withMigrations(async (folder) => {
     await prepareSchema(db, folder); // adopts a wazo-auth database (imported as it was)
     await migrate(db as never, { migrationsFolder: folder });
@@ -193,10 +194,7 @@ async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
   return {
     db,
     kind: "pglite",
-    async listen(channel, onMessage) {
-      const unsub = await client.listen(channel, onMessage);
-      return () => unsub();
-    },
+    listen: (channel, onMessage) => client.listen(channel, onMessage),
     listening: () => true,
     onListenChange: () => {},
     listenerPid: () => null,
@@ -211,6 +209,13 @@ async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
       lock?.release();
     },
   };
+}
+
+/** PGlite's runtime files carried by a single-file build, for its thread (which has no `embedded`). */
+async function carriedModules(): Promise<CarriedModules | undefined> {
+  const carried = embedded?.pglite;
+  if (!carried) return undefined;
+  return { wasm: carried.wasm, initdbWasm: carried.initdbWasm, fsBundle: await carried.fsBundle.arrayBuffer(), pgTrgmBundle: await carried.pgTrgmBundle.arrayBuffer() };
 }
 
 /** PGlite's options every Tessera database needs: the extensions the migrations create (pg_trgm). */

@@ -9,23 +9,28 @@
 import type { AppContext } from "../context.ts";
 import { findValidToken, INTERNAL_AUTH_ID, isTokenShaped, knownAbsent } from "../services/tokens.ts";
 import { CAPS } from "./strings.ts";
+import { maskToken } from "../log.ts";
 import { accessLogged, clientAddress, writeAccessLine } from "./request-log.ts";
 import { recordFastTokenCheck, recordTokenCacheLookup } from "../metrics.ts";
 
 const PREFIX = "/0.1/token/";
 const TOKEN_LENGTH = 36;
 
-/** Peer address, looked up only when a log line needs it. */
-export type PeerAddress = () => string;
-
-/** The full route, for whatever the shortcut does not answer. */
-export type Router = () => Response | Promise<Response>;
-
-export function fastTokenCheck(app: AppContext, req: Request, peer: PeerAddress, router: Router): Response | Promise<Response> {
-  return shortcut(app, req, peer, router) ?? router();
+/** Where a request's peer address is found (Bun's server); looked up only when a log line needs it. */
+export interface PeerSource {
+  requestIP(req: Request): { address: string } | null;
 }
 
-function shortcut(app: AppContext, req: Request, peer: PeerAddress, router: Router): Response | Promise<Response> | null {
+/** The full route, for whatever the shortcut does not answer. */
+export type Router = (req: Request, peers: PeerSource) => Response | Promise<Response>;
+
+// Nothing here allocates a closure per request: the flood path and the 204 path allocate only the
+// strings they slice and the Response.
+export function fastTokenCheck(app: AppContext, req: Request, peers: PeerSource, router: Router): Response | Promise<Response> {
+  return shortcut(app, req, peers, router) ?? router(req, peers);
+}
+
+function shortcut(app: AppContext, req: Request, peers: PeerSource, router: Router): Response | Promise<Response> | null {
   if (req.method !== "HEAD") return null;
   const started = performance.now();
   const url = req.url;
@@ -42,17 +47,16 @@ function shortcut(app: AppContext, req: Request, peer: PeerAddress, router: Rout
 
   const tok = app.tokenCache.get(uuid);
   if (!tok) {
-    const path = url.slice(pathStart, tokenEnd);
     if (knownAbsent(app, uuid)) {
       recordTokenCacheLookup(false);
-      return notFound(app, req, peer, started, path);
+      return notFound(app, req, peers, started, uuid);
     }
     if (!app.tokenCache.isTrusted) return null; // every check reads the database: the route does it
     // One lookup (batched by the lookup gate): 404 if the database does not know the token either,
     // else the full route, which now finds it cached. An outage or a full gate: the route's 503.
     return findValidToken(app, uuid).then(
-      (found) => (found ? router() : notFound(app, req, peer, started, path)),
-      () => router(),
+      (found) => (found ? router(req, peers) : notFound(app, req, peers, started, uuid)),
+      () => router(req, peers),
     );
   }
   if (Date.now() / 1000 > tok.expireT) return null;
@@ -63,22 +67,23 @@ function shortcut(app: AppContext, req: Request, peer: PeerAddress, router: Rout
   }
   const duration = performance.now() - started;
   recordFastTokenCheck(app, "valid", duration);
-  logAccess(app, req, peer, 204, duration, url.slice(pathStart, tokenEnd));
+  logAccess(app, req, peers, 204, duration, uuid);
   return new Response(null, { status: 204 });
 }
 
 /** The route's answer to `HEAD` for a token that does not exist: a bare 404, counted and logged as it would be. */
-function notFound(app: AppContext, req: Request, peer: PeerAddress, started: number, path: string): Response {
+function notFound(app: AppContext, req: Request, peers: PeerSource, started: number, uuid: string): Response {
   const duration = performance.now() - started;
   recordFastTokenCheck(app, "invalid", duration);
-  logAccess(app, req, peer, 404, duration, path);
+  logAccess(app, req, peers, 404, duration, uuid);
   return new Response(null, { status: 404, headers: { "Content-Type": "application/json" } });
 }
 
-function logAccess(app: AppContext, req: Request, peer: PeerAddress, status: number, duration: number, path: string): void {
+/** The line the request log would write for `HEAD /0.1/token/{uuid}`, its path masked as maskPath masks it. */
+function logAccess(app: AppContext, req: Request, peers: PeerSource, status: number, duration: number, uuid: string): void {
   if (!accessLogged(app, status, duration)) return;
   const forwarded = app.config.rest_api.num_proxies > 0 ? req.headers.get("x-forwarded-for") : null;
-  writeAccessLine(app, "HEAD", path, status, duration, clientAddress(peer(), forwarded, app.config.rest_api.num_proxies));
+  writeAccessLine(app, "HEAD", `"${PREFIX}${maskToken(uuid)}"`, status, duration, clientAddress(peers.requestIP(req)?.address ?? "", forwarded, app.config.rest_api.num_proxies));
 }
 
 interface CheckQuery {

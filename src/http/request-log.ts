@@ -28,9 +28,12 @@ export function accessLogged(app: AppContext, status: number, durationMs: number
   return (app.config.access_log || status >= 400 || durationMs >= SLOW_REQUEST_MS) && app.log.enabled("info");
 }
 
-/** Writes the access-log line (fields formatted by hand: this runs for every token check when enabled). */
-export function writeAccessLine(app: AppContext, method: string, path: string, status: number, durationMs: number, remoteAddr: string): void {
-  const fields = `"method":"${method}","path":${JSON.stringify(maskPath(path))},"status":${status},"duration_ms":${Math.round(durationMs * 100) / 100},"remote_addr":${JSON.stringify(remoteAddr)}`;
+/**
+ * Writes the access-log line (fields formatted by hand: this runs for every token check when
+ * enabled). `maskedPath` is the path as logged, already JSON-quoted, with any token masked.
+ */
+export function writeAccessLine(app: AppContext, method: string, maskedPath: string, status: number, durationMs: number, remoteAddr: string): void {
+  const fields = `"method":"${method}","path":${maskedPath},"status":${status},"duration_ms":${Math.round(durationMs * 100) / 100},"remote_addr":${JSON.stringify(remoteAddr)}`;
   app.log.raw("info", "request", fields);
 }
 
@@ -40,6 +43,6 @@ export function requestLog(app: AppContext): MiddlewareHandler {
     await next();
     const duration = performance.now() - started;
     if (!accessLogged(app, c.res.status, duration)) return;
-    writeAccessLine(app, c.req.method, c.req.path, c.res.status, duration, remoteAddress(c, app.config.rest_api.num_proxies));
+    writeAccessLine(app, c.req.method, JSON.stringify(maskPath(c.req.path)), c.res.status, duration, remoteAddress(c, app.config.rest_api.num_proxies));
   };
 }

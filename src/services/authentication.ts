@@ -17,7 +17,6 @@ import { insertToken, tokenJson, type TokenJson } from "./tokens.ts";
 import { findLoginUser } from "./user-auth.ts";
 import { assertNotThrottled, clearLoginFailures, countFailure, type ThrottleSubject } from "./auth/login-throttle.ts";
 import { recordLogin } from "../metrics.ts";
-import { yieldToEventLoop } from "./auth/cooperate.ts";
 
 export interface TokenRequestBody {
   backend?: string;
@@ -82,9 +81,7 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
   try {
     const auth = await authenticate(app, args);
     method = auth.method;
-    await yieldToEventLoop();
     const result = await issue(app, args, auth, req);
-    await yieldToEventLoop();
     app.log.info("login", { outcome: "success", login: auth.login, idp: auth.method, remote_addr: req.remoteAddr });
     // Failures counted after the check (another attempt, at the same moment) stay counted.
     if (known.loginFailures) await clearLoginFailures(app, subject);
@@ -192,7 +189,6 @@ async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req:
   const expiration = body.expiration ?? app.config.default_token_lifetime;
   const capped = isUuid(authId) && (metadata.purpose === "user" || metadata.purpose === "external_api");
   const offline = body.access_type === "offline" && Boolean(body.client_id) && isUuid(authId);
-  await yieldToEventLoop();
   const write = async (tx: DbOrTx): Promise<LoginResult> => {
     if (capped) await enforceSessionCap(app, tx, authId);
     let rt: RefreshTokenOutcome | null = null;

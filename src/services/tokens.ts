@@ -216,8 +216,8 @@ export interface IssuedToken {
 
 /**
  * Inserts a session and its token (1 token ↔ 1 session, §5.1) — and `sessionEvent`, the outbox row
- * announcing the session, when given — in one statement: one round trip on PostgreSQL, one
- * statement of the embedded engine's work on the event loop on PGlite. Both ids are drawn here
+ * announcing the session, when given — in one statement: one round trip to the database (PostgreSQL
+ * or PGlite's thread). Both ids are drawn here
  * (random v4 UUIDs, as the database's `gen_random_uuid()` would), so nothing is read back.
  */
 export async function insertToken(app: AppContext, tx: DbOrTx, t: NewToken, sessionEvent?: (sessionUuid: string) => BusEvent): Promise<IssuedToken> {

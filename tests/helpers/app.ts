@@ -8,6 +8,7 @@ import type { AppContext } from "../../src/context.ts";
 import { openDatabase, pgliteOptions, type Database } from "../../src/db/index.ts";
 import { silentLogger, createLogger, type Logger } from "../../src/log.ts";
 import { createApp, createHandler } from "../../src/app.ts";
+import type { PeerSource } from "../../src/http/fast-token-check.ts";
 import type { Env } from "../../src/http/route.ts";
 import { buildContext, closeContext } from "../../src/services/app-context.ts";
 import { startServices } from "../../src/startup.ts";
@@ -109,7 +110,7 @@ export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Pr
         headers["Content-Type"] ??= "application/json";
       }
       // Through the server's handler, so the token check's in-memory shortcut is exercised too.
-      const res = await handle(new Request(`http://localhost${path}`, { method, headers, body }), () => o.remoteAddr ?? "127.0.0.1");
+      const res = await handle(new Request(`http://localhost${path}`, { method, headers, body }), peerAt(o.remoteAddr ?? "127.0.0.1"));
       const text = await res.text();
       let json: unknown = undefined;
       try {
@@ -147,4 +148,9 @@ export function describeEachDb(name: string, body: (get: () => TestApp) => void,
       });
     });
   }
+}
+
+/** A stand-in for Bun's server as the handler sees it: every request comes from `address`. */
+export function peerAt(address: string): PeerSource {
+  return { requestIP: () => ({ address }) };
 }

@@ -1,0 +1,166 @@
+// The embedded database (PGlite) on a thread of its own (pglite-thread.ts), seen from the main
+// thread as the part of PGlite's interface that drizzle and Tessera use: query, transaction,
+// listen, close.
+//
+// Why a thread: PGlite is a WebAssembly PostgreSQL with a heap of several hundred megabytes. In the
+// main thread, every garbage collection of the request path's short-lived objects also walked that
+// heap (a bare Bun.serve answering 204 went from a p99 of 1.1 ms to 3.9 ms merely by having an idle
+// PGlite open beside it), and every statement ran on the event loop, so the token check waited
+// behind logins and list pages. On its own thread, PGlite's garbage and its work stay there; a
+// statement costs one message each way (~50 µs).
+import { deserializeError, type CarriedModules, type SerializedError, type ThreadReply, type ThreadRequest } from "./pglite-protocol.ts";
+
+/** Bun's Worker: a web Worker that can stop keeping the process alive. */
+type Thread = Worker & { ref(): void; unref(): void };
+
+/** Distributes the union over each request kind, then drops its id (assigned when sent). */
+type Unsent<T> = T extends unknown ? Omit<T, "id"> : never;
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(e: Error): void;
+}
+
+export interface QueryResult<T = Record<string, unknown>> {
+  rows: T[];
+  affectedRows?: number;
+  fields: { name: string; dataTypeID: number }[];
+}
+
+interface QueryOptions {
+  rowMode?: "array" | "object";
+  /** Only parsers that keep a type's text (drizzle's kind) can cross the thread boundary. */
+  parsers?: Record<number, unknown>;
+}
+
+/** What a query needs of its options on the other thread. */
+function sentOptions(options?: QueryOptions): { rowMode?: "array" | "object"; keepText?: number[] } {
+  if (!options) return {};
+  return { rowMode: options.rowMode, ...(options.parsers ? { keepText: Object.keys(options.parsers).map(Number) } : {}) };
+}
+
+export interface PgliteTransaction {
+  query<T = Record<string, unknown>>(text: string, params?: unknown[], options?: QueryOptions): Promise<QueryResult<T>>;
+  readonly closed: boolean;
+}
+
+export class PgliteThreadClient {
+  private readonly pending = new Map<number, Pending>();
+  private readonly listeners = new Map<string, Set<(payload: string) => void>>();
+  private nextId = 1;
+  /** Why the thread can no longer answer (closed, or died), once it cannot. */
+  private gone: string | null = null;
+
+  private constructor(private readonly thread: Thread) {
+    thread.unref(); // kept alive only while a request waits (send/settle)
+    thread.onmessage = (event: MessageEvent<ThreadReply>) => this.receive(event.data);
+    // A thread that dies (out of memory, an abort of the engine) fails everything waiting, and every
+    // later request: "PGlite is closed" is classified as the database being unavailable (503).
+    thread.onerror = (event) => this.fail(`PGlite is closed: its thread stopped (${(event as ErrorEvent).message ?? "error"})`);
+  }
+
+  /** Starts the thread and opens `dataDir` there (`memory://` for a throw-away database). */
+  static async open(dataDir: string, options: { template?: Blob; modules?: CarriedModules } = {}): Promise<PgliteThreadClient> {
+    const client = new PgliteThreadClient(new Worker(new URL("./pglite-thread.ts", import.meta.url).href) as Thread);
+    try {
+      await client.send({ op: "open", dataDir, ...options });
+    } catch (e) {
+      client.thread.terminate();
+      throw e;
+    }
+    return client;
+  }
+
+  query<T = Record<string, unknown>>(text: string, params?: unknown[], options?: QueryOptions): Promise<QueryResult<T>> {
+    return this.send({ op: "query", text, params, ...sentOptions(options) }) as Promise<QueryResult<T>>;
+  }
+
+  /**
+   * Runs `work` in a transaction: committed when it resolves, rolled back when it throws. As in
+   * PGlite itself, other queries wait until it ends (one connection).
+   */
+  async transaction<T>(work: (tx: PgliteTransaction) => Promise<T>): Promise<T> {
+    const id = this.nextId; // the transaction is known by its begin request's id
+    await this.send({ op: "begin" });
+    let closed = false;
+    const tx: PgliteTransaction = {
+      query: <R>(text: string, params?: unknown[], options?: QueryOptions) =>
+        closed ? Promise.reject(new Error("the transaction has ended")) : (this.send({ op: "query", text, params, tx: id, ...sentOptions(options) }) as Promise<QueryResult<R>>),
+      get closed() {
+        return closed;
+      },
+    };
+    let result: T;
+    try {
+      result = await work(tx);
+    } catch (e) {
+      closed = true;
+      await this.send({ op: "end", tx: id, commit: false }).catch(() => {});
+      throw e;
+    }
+    closed = true;
+    await this.send({ op: "end", tx: id, commit: true });
+    return result;
+  }
+
+  /** Subscribes to a NOTIFY channel; returns the unsubscribe function. */
+  async listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>> {
+    let subscribers = this.listeners.get(channel);
+    if (!subscribers) {
+      this.listeners.set(channel, (subscribers = new Set()));
+      await this.send({ op: "listen", channel });
+    }
+    subscribers.add(onMessage);
+    return async () => {
+      subscribers.delete(onMessage);
+      if (subscribers.size > 0 || this.listeners.get(channel) !== subscribers) return;
+      this.listeners.delete(channel);
+      await this.send({ op: "unlisten", channel }).catch(() => {});
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.gone) return;
+    try {
+      await this.send({ op: "close" });
+    } finally {
+      this.fail("PGlite is closed");
+      this.thread.terminate();
+    }
+  }
+
+  private send(request: Unsent<ThreadRequest>): Promise<unknown> {
+    if (this.gone) return Promise.reject(new Error(this.gone));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      if (this.pending.size === 0) this.thread.ref();
+      this.pending.set(id, { resolve, reject });
+      this.thread.postMessage({ ...request, id } as ThreadRequest);
+    });
+  }
+
+  private receive(reply: ThreadReply): void {
+    if ("notify" in reply) {
+      for (const fn of this.listeners.get(reply.notify) ?? []) fn(reply.payload);
+      return;
+    }
+    const waiting = this.pending.get(reply.id);
+    if (!waiting) return;
+    this.settled(reply.id);
+    if (reply.error) waiting.reject(deserializeError(reply.error as SerializedError));
+    else waiting.resolve(reply.value);
+  }
+
+  private settled(id: number): void {
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.thread.unref();
+  }
+
+  private fail(reason: string): void {
+    this.gone ??= reason;
+    for (const [id, waiting] of [...this.pending]) {
+      this.settled(id);
+      waiting.reject(new Error(reason));
+    }
+  }
+}

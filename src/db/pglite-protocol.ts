@@ -1,0 +1,44 @@
+// What the main thread and the embedded database's thread (pglite-thread.ts) say to each other.
+// Everything crosses by structured clone: functions cannot, so a query's parsers are sent as the
+// list of types whose text is kept as is (drizzle's only kind), and errors as their plain fields.
+
+/** PGlite's runtime files when the executable carries them (a single-file build). */
+export interface CarriedModules {
+  wasm: WebAssembly.Module;
+  initdbWasm: WebAssembly.Module;
+  fsBundle: ArrayBuffer;
+  pgTrgmBundle: ArrayBuffer;
+}
+
+export type ThreadRequest =
+  | { id: number; op: "open"; dataDir: string; template?: Blob; modules?: CarriedModules }
+  | { id: number; op: "query"; text: string; params?: unknown[]; rowMode?: "array" | "object"; keepText?: number[]; tx?: number }
+  | { id: number; op: "begin" }
+  | { id: number; op: "end"; tx: number; commit: boolean }
+  | { id: number; op: "listen"; channel: string }
+  | { id: number; op: "unlisten"; channel: string }
+  | { id: number; op: "close" };
+
+export type ThreadReply =
+  | { id: number; value?: unknown; error?: SerializedError }
+  | { notify: string; payload: string };
+
+/** An error's name, message and own data fields (SQLSTATE `code`, `constraint`, Emscripten's `errno`…). */
+export type SerializedError = Record<string, unknown> & { name: string; message: string };
+
+export function serializeError(e: unknown): SerializedError {
+  if (!(e instanceof Error) && (typeof e !== "object" || e === null)) return { name: "Error", message: String(e) };
+  const out: SerializedError = { name: String((e as Error).name ?? "Error"), message: String((e as Error).message ?? "") };
+  for (const [key, value] of Object.entries(e)) {
+    if (value === null || ["string", "number", "boolean"].includes(typeof value)) out[key] = value;
+  }
+  return out;
+}
+
+/** The error again, as an Error with the same fields (so failure classification reads it unchanged). */
+export function deserializeError(s: SerializedError): Error {
+  const e = new Error(s.message);
+  Object.assign(e, s);
+  e.name = s.name;
+  return e;
+}
