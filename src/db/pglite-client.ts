@@ -57,6 +57,7 @@ export class PgliteThreadClient {
     // A thread that dies (out of memory, an abort of the engine) fails everything waiting, and every
     // later request: "PGlite is closed" is classified as the database being unavailable (503).
     thread.onerror = (event) => this.fail(`PGlite is closed: its thread stopped (${(event as ErrorEvent).message ?? "error"})`);
+    thread.addEventListener("close", () => this.fail("PGlite is closed: its thread stopped"));
   }
 
   /** Starts the thread and opens `dataDir` there (`memory://` for a throw-away database). */

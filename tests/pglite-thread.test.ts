@@ -1,0 +1,115 @@
+// The embedded database on its own thread (src/db/pglite-client.ts): what crosses the thread must
+// behave as PGlite in-process did — transactions commit or roll back as a whole and other statements
+// wait for them, errors keep their SQLSTATE and fields, a NOTIFY arrives before the answer of the
+// statement that committed it, drizzle's text-kept types stay text — and a thread that dies fails
+// every waiting and later statement as "database unavailable" (503), never a hang.
+import { afterEach, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/pglite";
+import { PgliteThreadClient } from "../src/db/pglite-client.ts";
+import { databaseFailure } from "../src/db/failures.ts";
+import { createTestApp } from "./helpers/app.ts";
+
+const opened: PgliteThreadClient[] = [];
+async function client(): Promise<PgliteThreadClient> {
+  const c = await PgliteThreadClient.open("memory://");
+  opened.push(c);
+  await c.query("create table t (id int primary key, at timestamp)");
+  return c;
+}
+afterEach(async () => {
+  for (const c of opened.splice(0)) await c.close();
+});
+
+const ids = async (c: PgliteThreadClient) => (await c.query<{ id: number }>("select id from t order by id")).rows.map((r) => r.id);
+
+test("a transaction commits when its work resolves and rolls back, whole, when it throws", async () => {
+  const c = await client();
+  expect(await c.transaction(async (tx) => {
+    await tx.query("insert into t (id) values (1)");
+    await tx.query("insert into t (id) values (2)");
+    return "done";
+  })).toBe("done");
+  const failure = await c
+    .transaction(async (tx) => {
+      await tx.query("insert into t (id) values (3)");
+      throw new Error("changed my mind");
+    })
+    .catch((e: Error) => e.message); // (bun's `expect().rejects` does not wait for the thread's answer)
+  expect(failure).toBe("changed my mind");
+  expect(await ids(c)).toEqual([1, 2]);
+});
+
+test("a statement outside a transaction waits until it ends (one connection, as in PGlite)", async () => {
+  const c = await client();
+  const order: string[] = [];
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const tx = c.transaction(async (t) => {
+    await t.query("insert into t (id) values (10)");
+    await held;
+    order.push("commit");
+  });
+  await Bun.sleep(20); // the transaction has begun
+  const outside = c.query<{ n: number }>("select count(*)::int as n from t").then((r) => {
+    order.push("outside");
+    return r.rows[0]!.n;
+  });
+  await Bun.sleep(50);
+  expect(order).toEqual([]); // still waiting for the transaction
+  release();
+  await tx;
+  expect(await outside).toBe(1); // it saw the committed row
+  expect(order).toEqual(["commit", "outside"]);
+});
+
+test("errors keep their SQLSTATE and fields; a statement after a failed one still works", async () => {
+  const c = await client();
+  await c.query("insert into t (id) values (1)");
+  const e = (await c.query("insert into t (id) values (1)").catch((x) => x)) as Error & Record<string, unknown>;
+  expect(e).toBeInstanceOf(Error);
+  expect([e.code, e.constraint, e.table]).toEqual(["23505", "t_pkey", "t"]);
+  expect(databaseFailure(e)).toBeNull(); // a conflict, not an outage
+  expect(await ids(c)).toEqual([1]);
+});
+
+test("a NOTIFY reaches the listener before the answer of the statement that committed it", async () => {
+  const c = await client();
+  const heard: string[] = [];
+  const stop = await c.listen("chan", (payload) => heard.push(payload));
+  await c.query("select pg_notify('chan', 'one')");
+  expect(heard).toEqual(["one"]);
+  await c.transaction(async (tx) => {
+    await tx.query("select pg_notify('chan', 'two')");
+    expect(heard).toEqual(["one"]); // not before the commit
+  });
+  expect(heard).toEqual(["one", "two"]);
+  await stop();
+  await c.query("select pg_notify('chan', 'three')");
+  expect(heard).toEqual(["one", "two"]);
+});
+
+test("drizzle through the thread: timestamps stay text; parameters, arrays and bytes cross", async () => {
+  const c = await client();
+  const db = drizzle(c as never);
+  await db.execute(sql`insert into t (id, at) values (${7}, ${"2026-11-23 10:00:00"})`);
+  expect((await db.execute(sql`select id, at from t`)).rows).toEqual([{ id: 7, at: "2026-11-23 10:00:00" }]);
+  const row = (await c.query<Record<string, unknown>>("select $1::int[] as list, $2::bytea as bytes, $3::jsonb as doc", [[1, 2, 3], new Uint8Array([0, 255]), JSON.stringify({ a: [1] })])).rows[0];
+  expect(row).toEqual({ list: [1, 2, 3], bytes: new Uint8Array([0, 255]), doc: { a: [1] } });
+});
+
+test("a thread that dies fails what waits and what follows as the database being unavailable: 503, no hang", async () => {
+  const t = await createTestApp("pglite");
+  try {
+    const thread = (t.app.db as unknown as { $client: { thread: Worker } }).$client.thread;
+    const waiting = t.app.db.execute(sql`select pg_sleep(2)`);
+    thread.terminate();
+    const e = await waiting.catch((x) => x);
+    expect(databaseFailure(e)?.message).toContain("PGlite is closed");
+    const res = await t.request("POST", "/0.1/token", { headers: { Authorization: `Basic ${btoa("nobody:secret")}` }, body: {} });
+    expect(res.status).toBe(503);
+    expect((res.json as { error_id: string }).error_id).toBe("service-unavailable");
+  } finally {
+    await t.close();
+  }
+});
