@@ -70,6 +70,8 @@ test("errors keep their SQLSTATE and fields; a statement after a failed one stil
   expect(e).toBeInstanceOf(Error);
   expect([e.code, e.constraint, e.table]).toEqual(["23505", "t_pkey", "t"]);
   expect(databaseFailure(e)).toBeNull(); // a conflict, not an outage
+  const uncopyable = (await c.query("select $1::text", [() => "a function"]).catch((x) => x)) as Error;
+  expect(uncopyable.name).toBe("DataCloneError"); // refused at once, nothing left waiting
   expect(await ids(c)).toEqual([1]);
 });
 

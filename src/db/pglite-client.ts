@@ -136,7 +136,12 @@ export class PgliteThreadClient {
     return new Promise((resolve, reject) => {
       if (this.pending.size === 0) this.thread.ref();
       this.pending.set(id, { resolve, reject });
-      this.thread.postMessage({ ...request, id } as ThreadRequest);
+      try {
+        this.thread.postMessage({ ...request, id } as ThreadRequest);
+      } catch (e) {
+        this.settled(id); // a parameter that cannot be copied to the thread (DataCloneError)
+        reject(e);
+      }
     });
   }
 
