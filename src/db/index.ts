@@ -30,7 +30,7 @@ export interface Database {
   listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
   /**
    * False while notifications may be missed (the LISTEN connection is lost or silent): caches fed
-   * by NOTIFY must not be trusted then. Always true on PGlite (in-process, never deaf).
+   * by NOTIFY must not be trusted then. Always true on PGlite (its own thread of this process, never deaf).
    */
   listening(): boolean;
   /** Called with false when notifications may be missed, with true once every channel is heard again. */

@@ -1,8 +1,8 @@
 // Every token id the embedded database holds (PGlite only). The embedded database belongs to one
 // process (the data directory's lock), so each token row was either there when this process started
 // or inserted by it: an id missing from this set is unknown without asking the database. A flood of
-// made-up tokens then costs a hash lookup per request instead of a query run on the event loop's own
-// thread (the embedded engine's). The set may hold more than the table — an insert rolled back, a
+// made-up tokens then costs a hash lookup per request instead of a query on the embedded engine's
+// thread, which has one connection that logins and administration share. The set may hold more than the table — an insert rolled back, a
 // token expired and not yet purged — and those ids are simply looked up, as they would be without
 // it; it never holds less. PostgreSQL is shared by other instances inserting tokens, hence no set.
 // The set belongs to the open database, not to an AppContext: contexts built over one embedded
