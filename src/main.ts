@@ -42,6 +42,12 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     log.error("cannot open the database", { code: cause.code, error: cause.message, ...(config.db_uri ? {} : { data_dir: config.data_dir }) });
     process.exit(1);
   }
+  // A process whose embedded database is gone can only answer 503: it stops, so that its
+  // supervisor (systemd, a container runtime) starts it again, and PGlite recovers on opening.
+  database.onLost((reason) => {
+    log.error("the embedded database stopped; exiting so the service is restarted", { reason });
+    process.exit(1);
+  });
   log.info("database ready", { kind: database.kind, ...(database.kind === "pglite" ? { data_dir: config.data_dir } : {}), ...adoptionNote(database.db) });
   const app = await buildContext(config, database, log);
   try {

@@ -21,6 +21,16 @@ afterEach(async () => {
   for (const c of opened.splice(0)) await c.close();
 });
 
+test("closing the database on purpose is not losing it", async () => {
+  const c = await PgliteThreadClient.open("memory://");
+  const lost: string[] = [];
+  c.onLost((reason) => lost.push(reason));
+  await c.close();
+  await Bun.sleep(50);
+  expect(lost).toEqual([]);
+  expect(((await c.query("select 1").catch((e) => e)) as Error).message).toBe("PGlite is closed");
+});
+
 const ids = async (c: PgliteThreadClient) => (await c.query<{ id: number }>("select id from t order by id")).rows.map((r) => r.id);
 
 test("a transaction commits when its work resolves and rolls back, whole, when it throws", async () => {
@@ -102,6 +112,8 @@ test("drizzle through the thread: timestamps stay text; parameters, arrays and b
 
 test("a thread that dies fails what waits and what follows as the database being unavailable: 503, no hang", async () => {
   const t = await createTestApp("pglite");
+  const lost: string[] = [];
+  t.app.database.onLost((reason) => lost.push(reason)); // the server exits on it (src/main.ts)
   try {
     const thread = (t.app.db as unknown as { $client: { thread: Worker } }).$client.thread;
     const waiting = t.app.db.execute(sql`select pg_sleep(2)`);
@@ -111,6 +123,7 @@ test("a thread that dies fails what waits and what follows as the database being
     const res = await t.request("POST", "/0.1/token", { headers: { Authorization: `Basic ${btoa("nobody:secret")}` }, body: {} });
     expect(res.status).toBe(503);
     expect((res.json as { error_id: string }).error_id).toBe("service-unavailable");
+    expect(lost).toEqual(["PGlite is closed: its thread stopped"]);
   } finally {
     await t.close();
   }

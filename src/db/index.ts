@@ -37,6 +37,11 @@ export interface Database {
   onListenChange(fn: (listening: boolean) => void): void;
   /** Backend pid of the LISTEN connection (PostgreSQL; null on PGlite or before the first heartbeat). */
   listenerPid(): number | null;
+  /**
+   * Called if the database is lost for good: PGlite's thread stopped (an abort of the engine, out of
+   * memory). Never on PostgreSQL, whose connections come back by themselves.
+   */
+  onLost(fn: (reason: string) => void): void;
   /** Cheap liveness probe used by /status; false when it fails or takes longer than `timeoutMs`. */
   ping(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
@@ -166,6 +171,7 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
     listening: () => health.listening,
     onListenChange: (fn) => health.onChange(fn),
     listenerPid: () => listenerPid,
+    onLost: () => {},
     ping: (ms = timeoutMs) => bounded(() => client`select 1`, ms),
     async close() {
       clearInterval(heartbeat);
@@ -198,6 +204,7 @@ async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
     listening: () => true,
     onListenChange: () => {},
     listenerPid: () => null,
+    onLost: (fn) => client.onLost(fn),
     async ping(ms = 5000) {
       if (closed) return false;
       return bounded(() => client.query("select 1"), ms);

@@ -47,6 +47,7 @@ export interface PgliteTransaction {
 export class PgliteThreadClient {
   private readonly pending = new Map<number, Pending>();
   private readonly listeners = new Map<string, Set<(payload: string) => void>>();
+  private readonly lostListeners: Array<(reason: string) => void> = [];
   private nextId = 1;
   /** Why the thread can no longer answer (closed, or died), once it cannot. */
   private gone: string | null = null;
@@ -56,8 +57,13 @@ export class PgliteThreadClient {
     thread.onmessage = (event: MessageEvent<ThreadReply>) => this.receive(event.data);
     // A thread that dies (out of memory, an abort of the engine) fails everything waiting, and every
     // later request: "PGlite is closed" is classified as the database being unavailable (503).
-    thread.onerror = (event) => this.fail(`PGlite is closed: its thread stopped (${(event as ErrorEvent).message ?? "error"})`);
-    thread.addEventListener("close", () => this.fail("PGlite is closed: its thread stopped"));
+    thread.onerror = (event) => this.lost(`PGlite is closed: its thread stopped (${(event as ErrorEvent).message ?? "error"})`);
+    thread.addEventListener("close", () => this.lost("PGlite is closed: its thread stopped"));
+  }
+
+  /** Called once if the thread stops without being closed: nothing can be served any more. */
+  onLost(fn: (reason: string) => void): void {
+    this.lostListeners.push(fn);
   }
 
   /** Starts the thread and opens `dataDir` there (`memory://` for a throw-away database). */
@@ -160,6 +166,12 @@ export class PgliteThreadClient {
   private settled(id: number): void {
     this.pending.delete(id);
     if (this.pending.size === 0) this.thread.unref();
+  }
+
+  private lost(reason: string): void {
+    if (this.gone) return; // closed on purpose
+    this.fail(reason);
+    for (const fn of this.lostListeners) fn(reason);
   }
 
   private fail(reason: string): void {
