@@ -3,7 +3,7 @@
 import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg-core";
 import type { ExtractTablesWithRelations } from "drizzle-orm";
@@ -225,23 +225,13 @@ async function carriedModules(): Promise<CarriedModules | undefined> {
   return { wasm: carried.wasm, initdbWasm: carried.initdbWasm, fsBundle: await carried.fsBundle.arrayBuffer(), pgTrgmBundle: await carried.pgTrgmBundle.arrayBuffer() };
 }
 
-/** PGlite's options every Tessera database needs: the extensions the migrations create (pg_trgm). */
+/**
+ * PGlite's options every Tessera database needs — the extensions the migrations create (pg_trgm) —
+ * for a PGlite opened in this thread (the tests' migrated template; the service's own database is
+ * opened by its thread, pglite-thread.ts, with the same extension).
+ */
 export function pgliteOptions() {
-  const carried = embedded?.pglite;
-  if (!carried) return { extensions: { pg_trgm } };
-  // A single-file build carries PGlite's engine and the pg_trgm bundle it would read beside its module.
-  // PGlite reads an extension bundle from a real file: the carried one is written to a temporary one.
-  const trgm = {
-    name: "pg_trgm",
-    setup: async () => {
-      const dir = mkdtempSync(join(tmpdir(), "tessera-pg_trgm-"));
-      process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-      const file = join(dir, "pg_trgm.tar.gz");
-      writeFileSync(file, new Uint8Array(await carried.pgTrgmBundle.arrayBuffer()));
-      return { bundlePath: pathToFileURL(file) };
-    },
-  };
-  return { pgliteWasmModule: carried.wasm, initdbWasmModule: carried.initdbWasm, fsBundle: carried.fsBundle, extensions: { pg_trgm: trgm } };
+  return { extensions: { pg_trgm } };
 }
 
 /** A start-up failure with its reason named: a full disk says so, with the free space. */
