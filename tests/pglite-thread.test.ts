@@ -55,12 +55,15 @@ test("a statement outside a transaction waits until it ends (one connection, as 
   const order: string[] = [];
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
+  let begun!: () => void;
+  const inside = new Promise<void>((r) => (begun = r));
   const tx = c.transaction(async (t) => {
     await t.query("insert into t (id) values (10)");
+    begun();
     await held;
     order.push("commit");
   });
-  await Bun.sleep(20); // the transaction has begun
+  await inside; // the transaction has begun and written
   const outside = c.query<{ n: number }>("select count(*)::int as n from t").then((r) => {
     order.push("outside");
     return r.rows[0]!.n;

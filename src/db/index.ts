@@ -7,7 +7,6 @@ import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg-core";
 import type { ExtractTablesWithRelations } from "drizzle-orm";
-import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import * as schema from "./schema.ts";
 import { prepareSchema } from "./adopt.ts";
 import { databaseFailure, describeCause } from "./failures.ts";
@@ -15,7 +14,7 @@ import { ListenHealth } from "./listen-health.ts";
 import { lockDataDir } from "./pid-lock.ts";
 import { embedded } from "../embedded.ts";
 import { PgliteThreadClient } from "./pglite-client.ts";
-import type { CarriedModules } from "./pglite-protocol.ts";
+import { PGLITE_EXTENSIONS, type CarriedModules } from "./pglite-protocol.ts";
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -231,7 +230,7 @@ async function carriedModules(): Promise<CarriedModules | undefined> {
  * opened by its thread, pglite-thread.ts, with the same extension).
  */
 export function pgliteOptions() {
-  return { extensions: { pg_trgm } };
+  return { extensions: PGLITE_EXTENSIONS };
 }
 
 /** A start-up failure with its reason named: a full disk says so, with the free space. */

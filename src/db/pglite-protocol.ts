@@ -1,6 +1,10 @@
 // What the main thread and the embedded database's thread (pglite-thread.ts) say to each other.
 // Everything crosses by structured clone: functions cannot, so a query's parsers are sent as the
 // list of types whose text is kept as is (drizzle's only kind), and errors as their plain fields.
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
+
+/** The extensions every Tessera database loads (the migrations create pg_trgm). */
+export const PGLITE_EXTENSIONS = { pg_trgm };
 
 /** PGlite's runtime files when the executable carries them (a single-file build). */
 export interface CarriedModules {

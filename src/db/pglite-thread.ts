@@ -1,12 +1,11 @@
 // The embedded database's own thread (started by pglite-client.ts): PGlite runs here, in a heap of
 // its own, and answers what the main thread posts. See pglite-client.ts for why.
 import { PGlite, type Transaction } from "@electric-sql/pglite";
-import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { serializeError, type ThreadReply, type ThreadRequest } from "./pglite-protocol.ts";
+import { PGLITE_EXTENSIONS, serializeError, type ThreadReply, type ThreadRequest } from "./pglite-protocol.ts";
 
 let db: PGlite | null = null;
 
@@ -36,18 +35,18 @@ function parsersFor(types: number[] | undefined): Record<number, (value: string)
 
 async function open(request: Extract<ThreadRequest, { op: "open" }>): Promise<void> {
   const carried = request.modules;
-  let trgm = pg_trgm;
+  let extensions = PGLITE_EXTENSIONS;
   let trgmDir: string | null = null;
   if (carried) {
     // A single-file build: PGlite reads the extension's bundle from a real file, written here.
     trgmDir = mkdtempSync(join(tmpdir(), "tessera-pg_trgm-"));
     const file = join(trgmDir, "pg_trgm.tar.gz");
     writeFileSync(file, new Uint8Array(carried.pgTrgmBundle));
-    trgm = { name: "pg_trgm", setup: async () => ({ bundlePath: pathToFileURL(file) }) } as unknown as typeof pg_trgm;
+    extensions = { pg_trgm: { name: "pg_trgm", setup: async () => ({ bundlePath: pathToFileURL(file) }) } as unknown as typeof PGLITE_EXTENSIONS.pg_trgm };
   }
   try {
     db = await PGlite.create(request.dataDir, {
-      extensions: { pg_trgm: trgm },
+      extensions,
       ...(carried ? { pgliteWasmModule: carried.wasm, initdbWasmModule: carried.initdbWasm, fsBundle: new Blob([carried.fsBundle]) } : {}),
       ...(request.template ? { loadDataDir: request.template } : {}),
     });

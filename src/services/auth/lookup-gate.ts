@@ -3,7 +3,8 @@
 // read together in the next one (`uuid = any(…)`): 64 connections of made-up tokens cost one query
 // per turn instead of 64, on the database and in this process. At most `concurrency` reads run at
 // once — on PGlite one, since it has a single connection that logins and administration share; on
-// PostgreSQL at most half the pool, so logins and administration always find a connection. Ids beyond `maxPending` are refused with a 503 (never a 404: the token may exist).
+// PostgreSQL at most half the pool, so logins and administration always find a connection. Ids
+// beyond `maxPending` are refused with a 503 (never a 404: the token may exist).
 import { ServiceUnavailable } from "../../http/errors.ts";
 
 interface Waiter<Row> {

@@ -2,9 +2,9 @@
 // process (the data directory's lock), so each token row was either there when this process started
 // or inserted by it: an id missing from this set is unknown without asking the database. A flood of
 // made-up tokens then costs a hash lookup per request instead of a query on the embedded engine's
-// thread, which has one connection that logins and administration share. The set may hold more than the table — an insert rolled back, a
-// token expired and not yet purged — and those ids are simply looked up, as they would be without
-// it; it never holds less. PostgreSQL is shared by other instances inserting tokens, hence no set.
+// thread, whose one connection logins and administration share. The set may hold more than the
+// table — an insert rolled back, a token expired and not yet purged — and those ids are simply
+// looked up, as they would be without it; it never holds less. PostgreSQL is shared by other instances inserting tokens, hence no set.
 // The set belongs to the open database, not to an AppContext: contexts built over one embedded
 // database (as tests build "instances") share it, since each one's inserts are the others' tokens.
 import { tokens } from "../../db/schema.ts";
@@ -44,9 +44,5 @@ export class EmbeddedTokenIds {
   /** The row's deletion committed. */
   delete(uuid: string): void {
     this.ids.delete(uuid);
-  }
-
-  get size(): number {
-    return this.ids.size;
   }
 }
