@@ -95,7 +95,7 @@ describe("the OpenAPI document", () => {
     expect(ok("/users", "get")).toMatchObject({ properties: { items: { type: "array", items: { $ref: "#/components/schemas/User" } } } });
     expect(ok("/users/{user_uuid}/groups", "get")).toMatchObject({ properties: { items: { items: { $ref: "#/components/schemas/Group" } } } });
     expect(ok("/token", "post")).toMatchObject({ properties: { data: { $ref: "#/components/schemas/Token" } } });
-    expect(doc.info.license).toBeDefined();
+    expect(doc.info.license).toEqual({ name: "Apache-2.0", identifier: "Apache-2.0" });
   });
 
   test("documents exactly the routes the app answers", () => {

@@ -134,7 +134,7 @@ export function buildOpenApi(specs: RouteSpec[], basePath = "/0.1"): Json {
       title: "Tessera authentication service",
       version: "0.1",
       description: "wazo-auth compatible REST API",
-      license: { name: "GPL-3.0-or-later", identifier: "GPL-3.0-or-later" },
+      license: { name: "Apache-2.0", identifier: "Apache-2.0" },
     },
     servers: [{ url: basePath }],
     "x-xivo-port": 9497,
