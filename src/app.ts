@@ -2,7 +2,8 @@
 import { Hono } from "hono";
 import { cors } from "hono/cors";
 import type { AppContext } from "./context.ts";
-import { ApiError, errorResponse, jsonError, resourceOfPath } from "./http/errors.ts";
+import { ApiError } from "./domain/errors.ts";
+import { errorResponse, jsonError, resourceOfPath } from "./http/error-response.ts";
 import { asAnswered, type Env, type RouteGroup, type RouteSpec } from "./http/route.ts";
 import { requestLimits } from "./http/limits.ts";
 import { requestLog } from "./http/request-log.ts";

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { MAX_PAGING } from "../src/http/collection.ts";
+import { MAX_PAGING } from "../src/domain/collection.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { adminToken } from "./helpers/fixtures.ts";
 import { waitForService } from "./helpers/service-process.ts";

@@ -78,7 +78,7 @@ describeEachDb("status, config, OpenAPI and the error model", (get) => {
     const t = get();
     const { RouteGroup } = await import("../src/http/route.ts");
     const { Hono } = await import("hono");
-    const { errorResponse } = await import("../src/http/errors.ts");
+    const { errorResponse } = await import("../src/http/error-response.ts");
     const group = new RouteGroup("boom").get("/boom", { summary: "throws", responses: {} }, () => {
       throw new Error("secret internals at /srv/x.ts:12");
     });

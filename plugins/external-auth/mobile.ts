@@ -1,8 +1,8 @@
 // Stock external-auth plugin `mobile` (COMPATIBILITY.md §12.4): the push-notification tokens of a
 // user's mobile device, and the FCM sender id of the tenant's mobile configuration.
 import { z } from "zod";
-import { NotFound, InvalidData } from "../../src/http/errors.ts";
-import { zodDetails } from "../../src/http/validate.ts";
+import { NotFound, InvalidData } from "../../src/domain/errors.ts";
+import { zodDetails } from "../../src/domain/validate.ts";
 import type { ExternalAuthPlugin, ExternalAuthServices, ExternalRequest } from "../../src/plugins/external-auth-types.ts";
 
 const field = z.string().max(512).nullable().optional();

@@ -2,8 +2,8 @@
 // authorization (201 with `authorization_url`), the provider redirects back to Tessera, the code is
 // exchanged for tokens; GET returns the access token, refreshing it when it expires within 30 s.
 import { z } from "zod";
-import { InvalidData, NotFound, ServiceUnavailable } from "../../src/http/errors.ts";
-import { zodDetails } from "../../src/http/validate.ts";
+import { InvalidData, NotFound, ServiceUnavailable } from "../../src/domain/errors.ts";
+import { zodDetails } from "../../src/domain/validate.ts";
 import type { ExternalAuthPlugin, ExternalAuthServices, ExternalRequest } from "../../src/plugins/external-auth-types.ts";
 
 export interface ProviderConfig {

@@ -2,7 +2,7 @@
 // `domain_name` or `tenant_id` in the body is checked by the ldap_user backend against that
 // tenant's directory; the login then becomes the user's directory email.
 import type { BackendPlugin, IdpPlugin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";
-import { AuthenticationFailed } from "../../src/http/errors.ts";
+import { AuthenticationFailed } from "../../src/domain/errors.ts";
 
 export default class LdapIdp implements IdpPlugin {
   authenticationMethod = "ldap";

@@ -1,7 +1,7 @@
 // The `native` identity provider: Basic credentials checked by the wazo_user backend. It is the
 // fallback of the login pipeline, tried after every configured IdP.
 import type { BackendPlugin, IdpPlugin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";
-import { AuthenticationFailed } from "../../src/http/errors.ts";
+import { AuthenticationFailed } from "../../src/domain/errors.ts";
 
 export default class NativeIdp implements IdpPlugin {
   authenticationMethod = "native";

@@ -2,7 +2,7 @@
 // `refresh_token` and `client_id` logs the refresh token's user in again, with the backend of the
 // user's effective authentication method. It is tried before every other IdP.
 import type { BackendPlugin, IdpPlugin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";
-import { AuthenticationFailed } from "../../src/http/errors.ts";
+import { AuthenticationFailed } from "../../src/domain/errors.ts";
 import type { AppContext } from "../../src/context.ts";
 import { findRefreshTokenLogin } from "../../src/services/refresh-tokens.ts";
 import { backendForMethod } from "../../src/services/identity-providers.ts";

@@ -5,7 +5,7 @@
 // for another tenant's users.
 import type { AppContext } from "../../src/context.ts";
 import type { DbOrTx } from "../../src/db/index.ts";
-import { AuthenticationFailed } from "../../src/http/errors.ts";
+import { AuthenticationFailed } from "../../src/domain/errors.ts";
 import type { BackendPlugin, IdpPlugin, IssuedLogin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";
 import { samlConfigForDomain } from "../../src/services/integrations/saml/saml-config.ts";
 import { rememberSamlLogin, type SamlLoginRecord } from "../../src/services/integrations/saml/saml-logout.ts";

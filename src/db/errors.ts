@@ -4,7 +4,7 @@
 
 import { databaseFailure } from "./failures.ts";
 
-/** The one classification of failures.ts (also behind the 503 of http/errors.ts). */
+/** The one classification of failures.ts (also behind the 503 of http/error-response.ts). */
 export function isDatabaseUnavailable(err: unknown): boolean {
   return databaseFailure(err) !== null;
 }

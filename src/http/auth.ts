@@ -6,17 +6,8 @@ import { fillAcl } from "../acl.ts";
 import { findValidToken } from "../services/tokens.ts";
 import { isSubtenant, tenantExists, userTenantUuid } from "../services/tenant-tree.ts";
 import type { CachedToken } from "../services/token-cache.ts";
-import { ApiError, NotFound, Unauthorized, UnauthorizedTenant } from "./errors.ts";
-
-export interface Caller {
-  token: CachedToken;
-  /** `metadata.uuid` of the token: the user behind it, if any. */
-  userUuid: string | null;
-  /** The tenant the request acts in (§2.4). Null only for tokens with no tenant (email/reset tokens). */
-  tenantUuid: string | null;
-  /** The caller's own tenant (its user's current tenant, else the token's `metadata.tenant_uuid`). */
-  ownTenantUuid: string | null;
-}
+import { ApiError, NotFound, Unauthorized, UnauthorizedTenant } from "../domain/errors.ts";
+import type { Caller } from "../domain/caller.ts";
 
 /** The bearer token of a request: `X-Auth-Token`, else `Authorization: Bearer` (D14). */
 export function requestToken(c: Context, fromQuery = false): string {

@@ -7,9 +7,9 @@
 import type { AppContext } from "../context.ts";
 import { fillAcl } from "../acl.ts";
 import { findVisiblePolicy } from "../services/policy-visibility.ts";
-import type { Caller } from "./auth.ts";
-import { ApiError, orAbsent } from "./errors.ts";
-import { isUuid } from "./validate.ts";
+import type { Caller } from "../domain/caller.ts";
+import { ApiError, orAbsent } from "../domain/errors.ts";
+import { isUuid } from "../domain/validate.ts";
 
 type Resolver = (app: AppContext, caller: Caller, value: string) => Promise<string[]>;
 

@@ -8,7 +8,7 @@
 // definition of the behaviour: this shortcut only ever answers what that route would answer.
 import type { AppContext } from "../context.ts";
 import { findValidToken, INTERNAL_AUTH_ID, isTokenShaped, knownAbsent } from "../services/tokens.ts";
-import { CAPS } from "./strings.ts";
+import { CAPS } from "../domain/strings.ts";
 import { maskToken } from "../log.ts";
 import { accessLogged, clientAddress, writeAccessLine } from "./request-log.ts";
 import { recordFastTokenCheck, recordTokenCacheLookup } from "../metrics.ts";

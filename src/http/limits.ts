@@ -3,7 +3,8 @@
 // over `--max-http-header-size` (16 KiB by default; `npm start` raises it to 64 KiB so that ours
 // answers first) and a body over `maxRequestBodySize` before any handler runs.
 import type { MiddlewareHandler } from "hono";
-import { ApiError, jsonError, resourceOfPath } from "./errors.ts";
+import { ApiError } from "../domain/errors.ts";
+import { jsonError, resourceOfPath } from "./error-response.ts";
 
 /** Request headers, names and values together (a large cookie or token header is the usual cause). */
 export const MAX_HEADER_BYTES = 16 * 1024;

@@ -4,13 +4,14 @@
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import type { AppContext } from "../context.ts";
-import { authenticate, requestToken, requiredAccess, resolveCaller, type Caller } from "./auth.ts";
+import { authenticate, requestToken, requiredAccess, resolveCaller } from "./auth.ts";
+import type { Caller } from "../domain/caller.ts";
 import { requireCanonicalAccess } from "./canonical-acl.ts";
-import { InvalidData, NotFound, Unauthorized } from "./errors.ts";
+import { InvalidData, NotFound, Unauthorized } from "../domain/errors.ts";
 import { MAX_BODY_BYTES, tooLarge } from "./limits.ts";
-import { setDetail, zodDetails } from "./validate.ts";
+import { setDetail, zodDetails } from "../domain/validate.ts";
 import { databaseFailure } from "../db/failures.ts";
-import { CAPS, jsonBodyProblems, stringProblem } from "./strings.ts";
+import { CAPS, jsonBodyProblems, stringProblem } from "../domain/strings.ts";
 
 export type Method = "get" | "post" | "put" | "delete" | "patch" | "head";
 

@@ -2,10 +2,10 @@
 import { z } from "zod";
 import type { Context } from "hono";
 import { RouteGroup, type Env } from "../http/route.ts";
-import { emailText } from "../http/strings.ts";
-import { boolField, uuidParam } from "../http/validate.ts";
+import { emailText } from "../domain/strings.ts";
+import { boolField, uuidParam } from "../domain/validate.ts";
 import type { AppContext } from "../context.ts";
-import type { Caller } from "../http/auth.ts";
+import type { Caller } from "../domain/caller.ts";
 import { confirmEmail, requestConfirmation, updateEmails } from "../services/emails.ts";
 import { getUser } from "../services/users.ts";
 import { connectionParams, publicConnection, templateFormatter } from "../services/notifications.ts";

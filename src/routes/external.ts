@@ -2,11 +2,11 @@
 // routes of every loaded external-auth plugin under /users/{user_uuid}/external/{auth_type}.
 import { z } from "zod";
 import type { AppContext } from "../context.ts";
-import { listQuery } from "../http/collection.ts";
-import { orAbsent } from "../http/errors.ts";
-import { segment } from "../http/strings.ts";
+import { listQuery } from "../domain/collection.ts";
+import { orAbsent } from "../domain/errors.ts";
+import { segment } from "../domain/strings.ts";
 import { RouteGroup, type RouteInput } from "../http/route.ts";
-import { uuidParam } from "../http/validate.ts";
+import { uuidParam } from "../domain/validate.ts";
 import type { ExternalAuthPlugin, ExternalHandler } from "../plugins/external-auth-types.ts";
 import { deleteTenantConfig, listExternalUsers, listUserExternal, readTenantConfig, writeTenantConfig } from "../services/external-auth.ts";
 import { completeOAuth2 } from "../services/oauth2.ts";

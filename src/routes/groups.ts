@@ -1,9 +1,9 @@
 // Groups (COMPATIBILITY.md §6.11): CRUD, members and policies.
 import { z } from "zod";
-import { listQuery } from "../http/collection.ts";
+import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";
-import { CAPS, segment, text } from "../http/strings.ts";
-import { uuidParam } from "../http/validate.ts";
+import { CAPS, segment, text } from "../domain/strings.ts";
+import { uuidParam } from "../domain/validate.ts";
 import { addGroupUser, createGroup, deleteGroup, listGroups, listGroupUsers, removeGroupUser, requireVisibleGroup, updateGroup, groupJson, type GroupFilter } from "../services/groups.ts";
 import { listGroupPolicies, setGroupPolicy } from "../services/policy-links.ts";
 import { policyList } from "./policies.ts";

@@ -1,8 +1,8 @@
 // Identity providers (COMPATIBILITY.md §6.13): the authentication methods, and assigning them to users.
 import { z } from "zod";
-import { segment } from "../http/strings.ts";
+import { segment } from "../domain/strings.ts";
 import { RouteGroup } from "../http/route.ts";
-import { uuidField, uuidParam } from "../http/validate.ts";
+import { uuidField, uuidParam } from "../domain/validate.ts";
 import { assignIdp, authenticationMethods, unassignIdp } from "../services/identity-providers.ts";
 
 const typeAndUser = z.object({ idp_type: segment(), user_uuid: uuidParam });

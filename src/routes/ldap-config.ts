@@ -2,8 +2,8 @@
 import { isIP } from "node:net";
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
-import { CAPS, text } from "../http/strings.ts";
-import { intField } from "../http/validate.ts";
+import { CAPS, text } from "../domain/strings.ts";
+import { intField } from "../domain/validate.ts";
 import { deleteLdapConfig, getLdapConfig, putLdapConfig } from "../services/integrations/ldap-config.ts";
 import { ATTRIBUTE_RE, searchFilterProblem } from "../services/integrations/ldap-filter.ts";
 

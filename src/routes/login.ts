@@ -3,8 +3,8 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
 import { remoteAddress } from "../http/request-log.ts";
-import { CAPS, isStorableString, text } from "../http/strings.ts";
-import { intField } from "../http/validate.ts";
+import { CAPS, isStorableString, text } from "../domain/strings.ts";
+import { intField } from "../domain/validate.ts";
 import { login } from "../services/authentication.ts";
 
 const tokenBody = z

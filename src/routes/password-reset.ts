@@ -1,10 +1,10 @@
 // Password reset (COMPATIBILITY.md §6.5).
 import { z } from "zod";
-import { invalidField } from "../http/errors.ts";
+import { invalidField } from "../domain/errors.ts";
 import { remoteAddress } from "../http/request-log.ts";
 import { RouteGroup } from "../http/route.ts";
-import { CAPS, emailText, text } from "../http/strings.ts";
-import { uuidParam } from "../http/validate.ts";
+import { CAPS, emailText, text } from "../domain/strings.ts";
+import { uuidParam } from "../domain/validate.ts";
 import { requestPasswordReset, resetPassword, type ResetQuery } from "../services/password-reset.ts";
 import { requestConnection } from "./emails.ts";
 

@@ -1,9 +1,9 @@
 // Policies (COMPATIBILITY.md §6.12). `{policy}` is a uuid or a slug (the ACL names it either way).
 import { z } from "zod";
-import { listQuery } from "../http/collection.ts";
+import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";
-import { CAPS, segment, text } from "../http/strings.ts";
-import { boolField } from "../http/validate.ts";
+import { CAPS, segment, text } from "../domain/strings.ts";
+import { boolField } from "../domain/validate.ts";
 import { addAccess, createPolicy, deletePolicy, getPolicy, listPolicies, removeAccess, updatePolicy, type PolicyFilter } from "../services/policies.ts";
 
 const SLUG_RE = /^[a-zA-Z0-9_-]+$/;

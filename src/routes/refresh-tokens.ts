@@ -1,9 +1,9 @@
 // Refresh tokens (COMPATIBILITY.md §6.2). The `/users/me/...` routes come first: `me` is not a uuid.
 import { z } from "zod";
-import { listQuery } from "../http/collection.ts";
-import { segment } from "../http/strings.ts";
+import { listQuery } from "../domain/collection.ts";
+import { segment } from "../domain/strings.ts";
 import { RouteGroup } from "../http/route.ts";
-import { uuidParam } from "../http/validate.ts";
+import { uuidParam } from "../domain/validate.ts";
 import { deleteUserRefreshToken, listRefreshTokens, listUserRefreshTokens, type RefreshTokenFilter } from "../services/refresh-token-list.ts";
 
 const rtList = listQuery<RefreshTokenFilter>({ order: ["created_at", "client_id", "mobile"], defaultOrder: "created_at", filters: ["client_id", "created_at", "mobile"] });

@@ -1,8 +1,8 @@
 // Self-registration (COMPATIBILITY.md §6.6), off unless `enabled_http_plugins.user_registration`.
 import { z } from "zod";
-import { NotFound } from "../http/errors.ts";
+import { NotFound } from "../domain/errors.ts";
 import { RouteGroup } from "../http/route.ts";
-import { CAPS, emailText, text, usernameText } from "../http/strings.ts";
+import { CAPS, emailText, text, usernameText } from "../domain/strings.ts";
 import { registerUser } from "../services/registration.ts";
 import { requestConnection } from "./emails.ts";
 

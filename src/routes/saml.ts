@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { requestToken } from "../http/auth.ts";
 import { RouteGroup } from "../http/route.ts";
-import { CAPS, text } from "../http/strings.ts";
+import { CAPS, text } from "../domain/strings.ts";
 import { acceptSamlResponse, startSamlLogin } from "../services/integrations/saml/saml-login.ts";
 import { finishSamlLogout, startSamlLogout } from "../services/integrations/saml/saml-logout.ts";
 

@@ -1,8 +1,8 @@
 // Sessions (COMPATIBILITY.md §6.3): list and delete, within the caller's tenants (D9).
 import { z } from "zod";
-import { listQuery } from "../http/collection.ts";
+import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";
-import { uuidParam } from "../http/validate.ts";
+import { uuidParam } from "../domain/validate.ts";
 import { deleteSession, listSessions, listUserSessions } from "../services/session-list.ts";
 
 const sessionList = listQuery({ order: ["mobile"] });

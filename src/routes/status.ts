@@ -3,7 +3,8 @@
 // database is frozen; a component that does not answer in time is reported as failing.
 import type { AppContext } from "../context.ts";
 import { bounded } from "../db/index.ts";
-import { DatabaseUnavailable, jsonError } from "../http/errors.ts";
+import { DatabaseUnavailable } from "../domain/errors.ts";
+import { jsonError } from "../http/error-response.ts";
 import { RouteGroup } from "../http/route.ts";
 
 type Component = { status: string } & Record<string, unknown>;

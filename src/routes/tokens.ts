@@ -2,11 +2,11 @@
 // token. POST /0.1/token (login) lives in routes/login.ts.
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
-import { CAPS, text } from "../http/strings.ts";
-import { uuidParam } from "../http/validate.ts";
+import { CAPS, text } from "../domain/strings.ts";
+import { uuidParam } from "../domain/validate.ts";
 import { checkToken, checkTokenTenant, findValidToken, tokenJson } from "../services/tokens.ts";
 import { revokeToken } from "../services/sessions.ts";
-import { NotFound } from "../http/errors.ts";
+import { NotFound } from "../domain/errors.ts";
 
 const tokenParams = z.object({ token: uuidParam });
 const checkQuery = z.object({ scope: text(CAPS.queryValue).optional(), tenant: text(CAPS.queryValue).optional() });

@@ -1,8 +1,8 @@
 // A user's groups and policies (COMPATIBILITY.md §6.8).
 import { z } from "zod";
-import { segment } from "../http/strings.ts";
+import { segment } from "../domain/strings.ts";
 import { RouteGroup } from "../http/route.ts";
-import { uuidParam } from "../http/validate.ts";
+import { uuidParam } from "../domain/validate.ts";
 import { listUserGroups, listUserPolicies, setUserPolicy } from "../services/policy-links.ts";
 import { groupList } from "./groups.ts";
 import { policyList } from "./policies.ts";

@@ -1,9 +1,9 @@
 // Users (COMPATIBILITY.md §6.4).
 import { z } from "zod";
-import { listQuery } from "../http/collection.ts";
+import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";
-import { CAPS, emailText, text, usernameText } from "../http/strings.ts";
-import { boolField, uuidField, uuidParam } from "../http/validate.ts";
+import { CAPS, emailText, text, usernameText } from "../domain/strings.ts";
+import { boolField, uuidField, uuidParam } from "../domain/validate.ts";
 import { changePassword, createUserAsCaller, deleteUser, getUser, listUsersJson, updateUser, type UserFilter } from "../services/users.ts";
 
 const name = text(CAPS.personName, { maxBytes: CAPS.personNameBytes }).nullable().optional();

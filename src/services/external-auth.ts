@@ -5,9 +5,9 @@ import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import { externalAuthConfigs, externalAuthTypes, userExternalAuths, users } from "../db/schema.ts";
 import { inTransaction } from "../db/tx.ts";
-import type { Caller } from "../http/auth.ts";
-import { collection, type Collection, type ListParams } from "../http/collection.ts";
-import { Conflict, NotFound } from "../http/errors.ts";
+import type { Caller } from "../domain/caller.ts";
+import { collection, type Collection, type ListParams } from "../domain/collection.ts";
+import { Conflict, NotFound } from "../domain/errors.ts";
 import { publishEvent, routingKey } from "./events.ts";
 import { requireVisibleUser, scopedTenantUuids } from "./visibility.ts";
 

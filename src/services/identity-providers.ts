@@ -5,8 +5,8 @@ import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import { tenants, users } from "../db/schema.ts";
 import { inTransaction } from "../db/tx.ts";
-import type { Caller } from "../http/auth.ts";
-import { AuthenticationFailed, NotFound, orAbsent } from "../http/errors.ts";
+import type { Caller } from "../domain/caller.ts";
+import { AuthenticationFailed, NotFound, orAbsent } from "../domain/errors.ts";
 import { requireVisibleUser } from "./visibility.ts";
 import type { BackendPlugin, LoginArgs } from "../plugins/types.ts";
 

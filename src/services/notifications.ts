@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import nunjucks from "nunjucks";
 import type { AppContext } from "../context.ts";
-import { ServiceUnavailable } from "../http/errors.ts";
+import { ServiceUnavailable } from "../domain/errors.ts";
 import type { ConfirmationContext, ConnectionParams, EmailNotificationPlugin, PasswordResetContext, TemplateFormatter } from "../plugins/email-types.ts";
 import { embeddedFile } from "../embedded.ts";
 

@@ -5,7 +5,7 @@ import { and, eq, gt } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import { oauth2States, users } from "../db/schema.ts";
 import { inTransaction } from "../db/tx.ts";
-import { NotFound } from "../http/errors.ts";
+import { NotFound } from "../domain/errors.ts";
 import { externalEvent } from "./external-auth.ts";
 
 const STATE_TTL_MS = 10 * 60 * 1000;

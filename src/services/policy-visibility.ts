@@ -5,9 +5,9 @@ import { and, asc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import { accesses, policies, policyAccesses } from "../db/schema.ts";
-import type { Caller } from "../http/auth.ts";
-import { NotFound } from "../http/errors.ts";
-import { isUuid } from "../http/validate.ts";
+import type { Caller } from "../domain/caller.ts";
+import { NotFound } from "../domain/errors.ts";
+import { isUuid } from "../domain/validate.ts";
 import { ancestorUuids, subtreeUuids } from "./tenant-tree.ts";
 
 export type PolicyRow = typeof policies.$inferSelect;

@@ -7,7 +7,7 @@ import type { DbOrTx } from "../db/index.ts";
 import { refreshTokens, sessions, tokens } from "../db/schema.ts";
 import { publishEvent, routingKey, type BusEvent } from "./events.ts";
 import { revokeSessions } from "./sessions.ts";
-import { isUuid } from "../http/validate.ts";
+import { isUuid } from "../domain/validate.ts";
 import { effectiveMethod } from "./identity-providers.ts";
 import { findUserByLogin } from "./user-auth.ts";
 

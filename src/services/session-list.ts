@@ -3,10 +3,10 @@ import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import { sessions, tokens } from "../db/schema.ts";
 import { inTransaction } from "../db/tx.ts";
-import type { Caller } from "../http/auth.ts";
-import { collection, type Collection, type ListParams } from "../http/collection.ts";
-import { isUuid } from "../http/validate.ts";
-import { orAbsent } from "../http/errors.ts";
+import type { Caller } from "../domain/caller.ts";
+import { collection, type Collection, type ListParams } from "../domain/collection.ts";
+import { isUuid } from "../domain/validate.ts";
+import { orAbsent } from "../domain/errors.ts";
 import { revokeSessions } from "./sessions.ts";
 import { requireVisibleUser, scopedTenantUuids, tenantVisible } from "./visibility.ts";
 

@@ -8,7 +8,7 @@ import { sessions, tokens } from "../db/schema.ts";
 import { afterCommit, inTransaction } from "../db/tx.ts";
 import { deleteTokens } from "./tokens.ts";
 import { publishEvent, sessionDeletedEvent } from "./events.ts";
-import { isUuid } from "../http/validate.ts";
+import { isUuid } from "../domain/validate.ts";
 
 export interface RevokedSession {
   uuid: string;

@@ -4,7 +4,7 @@ import { and, asc, eq, lt } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import { tokens } from "../db/schema.ts";
 import { inTransaction } from "../db/tx.ts";
-import { isUuid } from "../http/validate.ts";
+import { isUuid } from "../domain/validate.ts";
 import { publishEvent, routingKey } from "./events.ts";
 import { revokeSessions, sessionsByUuids } from "./sessions.ts";
 

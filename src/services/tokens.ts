@@ -5,7 +5,7 @@ import type { AppContext } from "../context.ts";
 import type { Db, DbOrTx } from "../db/index.ts";
 import { afterCommit } from "../db/tx.ts";
 import { sessions, tokens } from "../db/schema.ts";
-import { Forbidden, NotFound } from "../http/errors.ts";
+import { Forbidden, NotFound } from "../domain/errors.ts";
 import { userTenantUuid } from "./tenant-tree.ts";
 import { recordTokenCacheLookup, recordTokenCheck } from "../metrics.ts";
 import type { CachedToken, TokenRecord } from "./token-cache.ts";

@@ -6,7 +6,7 @@ import type { AppContext } from "../context.ts";
 import { execRows, type DbOrTx } from "../db/index.ts";
 import { accesses, emails, groupPolicies, groups, policies, policyAccesses, tenants, userGroups, userPolicies, users } from "../db/schema.ts";
 import type { LoginArgs } from "../plugins/types.ts";
-import { isStorableString, normalizeLogin } from "../http/strings.ts";
+import { isStorableString, normalizeLogin } from "../domain/strings.ts";
 import { hashPassword, needsRehash, verifyPassword } from "./passwords.ts";
 
 export type UserRow = typeof users.$inferSelect;

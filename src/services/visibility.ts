@@ -5,8 +5,8 @@ import { eq } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import { users } from "../db/schema.ts";
-import type { Caller } from "../http/auth.ts";
-import { NotFound } from "../http/errors.ts";
+import type { Caller } from "../domain/caller.ts";
+import { NotFound } from "../domain/errors.ts";
 import { isSubtenant, subtreeUuids } from "./tenant-tree.ts";
 
 /** The tenants a list shows: the scoping tenant, plus its descendants when `recurse`. */

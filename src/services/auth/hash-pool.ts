@@ -7,7 +7,7 @@
 // - at most `password_hash_queue` more wait; past that the request is refused at once with a 503
 //   (a storm gets quick refusals, not an ever-growing backlog of requests that time out anyway).
 import { availableParallelism } from "node:os";
-import { ServiceUnavailable } from "../../http/errors.ts";
+import { ServiceUnavailable } from "../../domain/errors.ts";
 import { timePasswordHash } from "../../metrics.ts";
 
 export type HashJob =

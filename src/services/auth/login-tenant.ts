@@ -4,7 +4,7 @@
 import { eq, or, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { tenantDomains, tenants } from "../../db/schema.ts";
-import { isUuid } from "../../http/validate.ts";
+import { isUuid } from "../../domain/validate.ts";
 
 export async function findLoginTenant(app: AppContext, body: Record<string, unknown>): Promise<string | null> {
   const { domain_name: domainName, tenant_id: tenantId } = body;

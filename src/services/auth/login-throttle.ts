@@ -8,7 +8,7 @@ import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { afterCommit } from "../../db/tx.ts";
 import { loginThrottle } from "../../db/schema.ts";
-import { ServiceUnavailable, TooManyRequests } from "../../http/errors.ts";
+import { ServiceUnavailable, TooManyRequests } from "../../domain/errors.ts";
 import { publishEvent } from "../events.ts";
 import { LockCache } from "./lock-cache.ts";
 import { addressKey, canonicalAddress, normaliseLogin } from "./throttle-keys.ts";

@@ -5,7 +5,7 @@
 // once — on PGlite one, since it has a single connection that logins and administration share; on
 // PostgreSQL at most half the pool, so logins and administration always find a connection. Ids
 // beyond `maxPending` are refused with a 503 (never a 404: the token may exist).
-import { ServiceUnavailable } from "../../http/errors.ts";
+import { ServiceUnavailable } from "../../domain/errors.ts";
 
 interface Waiter<Row> {
   resolve: (row: Row | undefined) => void;

@@ -5,8 +5,8 @@
 import { eq } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { ldapConfigs } from "../../db/schema.ts";
-import type { Caller } from "../../http/auth.ts";
-import { NotFound } from "../../http/errors.ts";
+import type { Caller } from "../../domain/caller.ts";
+import { NotFound } from "../../domain/errors.ts";
 
 export type LdapConfigRow = typeof ldapConfigs.$inferSelect;
 

@@ -5,8 +5,8 @@ import { and, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../../context.ts";
 import { samlConfigs, tenantDomains } from "../../../db/schema.ts";
 import { inTransaction } from "../../../db/tx.ts";
-import type { Caller } from "../../../http/auth.ts";
-import { Conflict, InvalidData, NotFound, type Details } from "../../../http/errors.ts";
+import type { Caller } from "../../../domain/caller.ts";
+import { Conflict, InvalidData, NotFound, type Details } from "../../../domain/errors.ts";
 import { InvalidMetadata, parseIdpMetadata, type IdpMetadata } from "./idp-metadata.ts";
 
 const RESOURCE = "saml_config";

@@ -2,7 +2,7 @@
 // the IdP's URL), the IdP posts its signed answer to POST /saml/acs, and POST /token with the
 // saml_session_id then issues the token (plugins/idp/saml.ts).
 import type { AppContext } from "../../../context.ts";
-import { ApiError, InvalidData, NotFound } from "../../../http/errors.ts";
+import { ApiError, InvalidData, NotFound } from "../../../domain/errors.ts";
 import { checkAssertionContext, loginOf, nameIdOf } from "./assertion.ts";
 import { samlConfigForDomain } from "./saml-config.ts";
 import { SingleRequestCache, samlClient } from "./saml-client.ts";

@@ -7,7 +7,7 @@ import type { AppContext } from "../../../context.ts";
 import type { DbOrTx } from "../../../db/index.ts";
 import { samlLogins } from "../../../db/schema.ts";
 import { inTransaction } from "../../../db/tx.ts";
-import { InvalidData, NotFound } from "../../../http/errors.ts";
+import { InvalidData, NotFound } from "../../../domain/errors.ts";
 import { sessionByUuid, revokeSessions } from "../../sessions.ts";
 import { findValidToken } from "../../tokens.ts";
 import { samlConfigForDomain } from "./saml-config.ts";
