@@ -9,7 +9,7 @@ import { openDatabase } from "../src/db/index.ts";
 import { silentLogger } from "../src/log.ts";
 import { buildContext, closeContext } from "../src/services/app-context.ts";
 import { startServices } from "../src/startup.ts";
-import { hashPassword } from "../src/services/passwords.ts";
+import { hashPassword } from "../src/services/auth/passwords.ts";
 import { sql } from "drizzle-orm";
 import { loginThrottle, users } from "../src/db/schema.ts";
 

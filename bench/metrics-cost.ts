@@ -8,7 +8,7 @@ import { silentLogger } from "../src/log.ts";
 import { createHandler } from "../src/app.ts";
 import { buildContext, closeContext } from "../src/services/app-context.ts";
 import { startServices } from "../src/startup.ts";
-import { insertToken } from "../src/services/tokens.ts";
+import { insertToken } from "../src/services/auth/tokens.ts";
 
 const rounds = Number(process.argv[2] ?? 7);
 const perRound = Number(process.argv[3] ?? 50_000);

@@ -9,7 +9,7 @@ import { openDatabase } from "../src/db/index.ts";
 import { accesses, policies, policyAccesses, userPolicies } from "../src/db/schema.ts";
 import { silentLogger } from "../src/log.ts";
 import { buildContext, closeContext } from "../src/services/app-context.ts";
-import { bootstrapUser } from "../src/services/bootstrap.ts";
+import { bootstrapUser } from "../src/services/identity/bootstrap.ts";
 
 const acl = JSON.parse(process.argv[2] ?? "[]") as string[];
 const extraUsers = Number(process.argv[3] ?? 0);

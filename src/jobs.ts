@@ -2,7 +2,7 @@
 // forgotten login-throttling counters, every `token_cleanup_interval` seconds (0 disables).
 import { Cron } from "croner";
 import type { AppContext } from "./context.ts";
-import { purgeExpiredTokens, notifyExpiringSoon } from "./services/token-cleanup.ts";
+import { purgeExpiredTokens, notifyExpiringSoon } from "./services/auth/token-cleanup.ts";
 import { purgeThrottleCounters } from "./services/auth/login-throttle.ts";
 import { purgeSamlSessions } from "./services/integrations/saml/saml-sessions.ts";
 

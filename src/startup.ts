@@ -5,11 +5,11 @@ import { loadBackends } from "./plugins/loader.ts";
 import { loadIdentityProviders } from "./plugins/idp-loader.ts";
 import { loadExternalAuthPlugins } from "./plugins/external-auth-loader.ts";
 import { loadEmailPlugin } from "./plugins/email-loader.ts";
-import { syncPoliciesOnStartup } from "./services/policy-sync.ts";
-import { bootstrapOnStartup } from "./services/bootstrap.ts";
+import { syncPoliciesOnStartup } from "./services/identity/policy-sync.ts";
+import { bootstrapOnStartup } from "./services/identity/bootstrap.ts";
 import { startBus } from "./bus/publisher.ts";
 import { startJobs } from "./jobs.ts";
-import { hashingWarnings } from "./services/passwords.ts";
+import { hashingWarnings } from "./services/auth/passwords.ts";
 
 export async function startServices(app: AppContext): Promise<void> {
   for (const warning of hashingWarnings(app.config)) app.log.warn(warning);

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fastTokenCheck } from "../src/http/fast-token-check.ts";
 import { createLogger, LogWriter, type Logger } from "../src/log.ts";
-import { revokeToken } from "../src/services/sessions.ts";
+import { revokeToken } from "../src/services/auth/sessions.ts";
 import { describeEachDb, peerAt } from "./helpers/app.ts";
 import { createTenantRow, tokenFor } from "./helpers/fixtures.ts";
 

@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { eq, inArray } from "drizzle-orm";
 import { sessions, tokens, userPolicies, users } from "../src/db/schema.ts";
 import { runCleanup } from "../src/jobs.ts";
-import { bootstrapUser } from "../src/services/bootstrap.ts";
+import { bootstrapUser } from "../src/services/identity/bootstrap.ts";
 import { listRecordedEvents } from "../src/services/events.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { tokenFor } from "./helpers/fixtures.ts";

@@ -7,7 +7,7 @@ import { adminToken } from "./helpers/fixtures.ts";
 import { ACME_LDIF, PEOPLE_DN, SERVICE_DN, SERVICE_PASSWORD } from "./helpers/ldap-directory.ts";
 import { BASE_DN, startSlapd } from "./helpers/slapd.ts";
 import { startSmtp } from "./helpers/smtp-server.ts";
-import { requestPasswordReset } from "../src/services/password-reset.ts";
+import { requestPasswordReset } from "../src/services/auth/password-reset.ts";
 
 const slapd = await startSlapd(ACME_LDIF);
 const smtp = await startSmtp();

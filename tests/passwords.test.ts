@@ -6,7 +6,7 @@ import { pbkdf2Sync } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { parseConfig } from "../src/config.ts";
 import { users } from "../src/db/schema.ts";
-import { hashingWarnings, hashPassword, needsRehash, verifyPassword } from "../src/services/passwords.ts";
+import { hashingWarnings, hashPassword, needsRehash, verifyPassword } from "../src/services/auth/passwords.ts";
 import { describeEachDb, TEST_ARGON2 } from "./helpers/app.ts";
 import { adminToken } from "./helpers/fixtures.ts";
 

@@ -3,7 +3,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { emails } from "../src/db/schema.ts";
 import { parseConfig } from "../src/config.ts";
-import { publicConnection } from "../src/services/notifications.ts";
+import { publicConnection } from "../src/services/integrations/notifications.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { startSmtp } from "./helpers/smtp-server.ts";

@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
 import { sessions, tokens } from "../src/db/schema.ts";
-import { INTERNAL_AUTH_ID, insertToken } from "../src/services/tokens.ts";
+import { INTERNAL_AUTH_ID, insertToken } from "../src/services/auth/tokens.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { createTenantRow, tokenFor } from "./helpers/fixtures.ts";
 

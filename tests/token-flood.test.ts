@@ -10,9 +10,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../src/db/index.ts";
-import { revokeToken } from "../src/services/sessions.ts";
+import { revokeToken } from "../src/services/auth/sessions.ts";
 import { LookupGate } from "../src/services/auth/lookup-gate.ts";
-import { insertToken, tokenReader, type TokenRow } from "../src/services/tokens.ts";
+import { insertToken, tokenReader, type TokenRow } from "../src/services/auth/tokens.ts";
 import { createTestApp, describeEachDb, type TestApp } from "./helpers/app.ts";
 import { createUserRow, tokenFor } from "./helpers/fixtures.ts";
 

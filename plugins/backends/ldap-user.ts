@@ -8,7 +8,7 @@ import type { BackendPlugin, LoginArgs, PluginDependencies } from "../../src/plu
 import type { AppContext } from "../../src/context.ts";
 import { findLoginTenant } from "../../src/services/auth/login-tenant.ts";
 import { findLdapConfig } from "../../src/services/integrations/ldap-config.ts";
-import { findUserByLogin, userAcl, userMetadata } from "../../src/services/user-auth.ts";
+import { findUserByLogin, userAcl, userMetadata } from "../../src/services/auth/user-auth.ts";
 import { authenticateInDirectory, directoryUrl, type DirectoryOptions } from "./ldap-directory.ts";
 
 export default class LdapUserBackend implements BackendPlugin {

@@ -4,8 +4,8 @@
 import type { BackendPlugin, IdpPlugin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";
 import { AuthenticationFailed } from "../../src/domain/errors.ts";
 import type { AppContext } from "../../src/context.ts";
-import { findRefreshTokenLogin } from "../../src/services/refresh-tokens.ts";
-import { backendForMethod } from "../../src/services/identity-providers.ts";
+import { findRefreshTokenLogin } from "../../src/services/auth/refresh-tokens.ts";
+import { backendForMethod } from "../../src/services/auth/identity-providers.ts";
 
 export default class RefreshTokenIdp implements IdpPlugin {
   authenticationMethod = "refresh_token";

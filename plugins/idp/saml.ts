@@ -10,8 +10,8 @@ import type { BackendPlugin, IdpPlugin, IssuedLogin, LoginArgs, PluginDependenci
 import { samlConfigForDomain } from "../../src/services/integrations/saml/saml-config.ts";
 import { rememberSamlLogin, type SamlLoginRecord } from "../../src/services/integrations/saml/saml-logout.ts";
 import { consumeCompletedLogin, parseNameId } from "../../src/services/integrations/saml/saml-sessions.ts";
-import { isSubtenant } from "../../src/services/tenant-tree.ts";
-import { findUserByLogin } from "../../src/services/user-auth.ts";
+import { isSubtenant } from "../../src/services/identity/tenant-tree.ts";
+import { findUserByLogin } from "../../src/services/auth/user-auth.ts";
 
 export default class SamlIdp implements IdpPlugin {
   authenticationMethod = "saml";

@@ -1,6 +1,6 @@
 // Stock metadata plugin `default_user` (COMPATIBILITY.md §12.2): users of purpose `user` are PBX users.
 import type { LoginArgs, MetadataPlugin } from "../../src/plugins/types.ts";
-import { loginUser } from "../../src/services/user-auth.ts";
+import { loginUser } from "../../src/services/auth/user-auth.ts";
 
 export default {
   async getTokenMetadata(_login: string, args: LoginArgs) {

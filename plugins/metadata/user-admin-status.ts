@@ -3,7 +3,7 @@
 // `wazo_default_admin_policy` or belongs to the group `wazo_default_admin_group`.
 import type { AppContext } from "../../src/context.ts";
 import type { LoginArgs, MetadataPlugin, PluginDependencies } from "../../src/plugins/types.ts";
-import { hasPolicyOrGroupSlug, loginUser } from "../../src/services/user-auth.ts";
+import { hasPolicyOrGroupSlug, loginUser } from "../../src/services/auth/user-auth.ts";
 
 export default class UserAdminStatus implements MetadataPlugin {
   private app!: AppContext;

@@ -7,7 +7,7 @@ import { adoptedWazoRevision } from "../db/adopt.ts";
 import { createLogger } from "../log.ts";
 import type { AppContext } from "../context.ts";
 import { buildContext, closeContext } from "../services/app-context.ts";
-import { bootstrapUser } from "../services/bootstrap.ts";
+import { bootstrapUser } from "../services/identity/bootstrap.ts";
 import { runTransfer } from "../transfer-cli.ts";
 import { CliFailure, EXIT, printJson } from "./output.ts";
 

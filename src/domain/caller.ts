@@ -1,6 +1,6 @@
 // Who a request acts for, as the services see it: resolved once by the route pipeline (http/auth.ts)
 // from the token and `Wazo-Tenant`, then handed to every service function.
-import type { CachedToken } from "../services/token-cache.ts";
+import type { CachedToken } from "../services/auth/token-cache.ts";
 
 export interface Caller {
   token: CachedToken;

@@ -3,9 +3,9 @@
 import type { Context } from "hono";
 import type { AppContext } from "../context.ts";
 import { fillAcl } from "../acl.ts";
-import { findValidToken } from "../services/tokens.ts";
-import { isSubtenant, tenantExists, userTenantUuid } from "../services/tenant-tree.ts";
-import type { CachedToken } from "../services/token-cache.ts";
+import { findValidToken } from "../services/auth/tokens.ts";
+import { isSubtenant, tenantExists, userTenantUuid } from "../services/identity/tenant-tree.ts";
+import type { CachedToken } from "../services/auth/token-cache.ts";
 import { ApiError, NotFound, Unauthorized, UnauthorizedTenant } from "../domain/errors.ts";
 import type { Caller } from "../domain/caller.ts";
 

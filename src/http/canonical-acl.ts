@@ -6,7 +6,7 @@
 // stops `DELETE /policies/protected`.
 import type { AppContext } from "../context.ts";
 import { fillAcl } from "../acl.ts";
-import { findVisiblePolicy } from "../services/policy-visibility.ts";
+import { findVisiblePolicy } from "../services/identity/policy-visibility.ts";
 import type { Caller } from "../domain/caller.ts";
 import { ApiError, orAbsent } from "../domain/errors.ts";
 import { isUuid } from "../domain/validate.ts";

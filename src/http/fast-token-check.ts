@@ -2,12 +2,12 @@
 // router when the answer is a plain 204 that needs nothing but memory: the token is in the cache
 // and unexpired, its ACL grants the scope, and its user's tenant and the tenant tree are already
 // known. A token that is not in the cache is answered here too when it does not exist — told by
-// memory (services/tokens.ts knownAbsent) or by one lookup — so that a flood of made-up tokens costs
+// memory (services/auth/tokens.ts knownAbsent) or by one lookup — so that a flood of made-up tokens costs
 // no routing: a bare 404, as the route answers HEAD. Every other case (refusal, unusual query, CORS,
 // anything to validate) goes through the full route in routes/tokens.ts, which stays the one
 // definition of the behaviour: this shortcut only ever answers what that route would answer.
 import type { AppContext } from "../context.ts";
-import { findValidToken, INTERNAL_AUTH_ID, isTokenShaped, knownAbsent } from "../services/tokens.ts";
+import { findValidToken, INTERNAL_AUTH_ID, isTokenShaped, knownAbsent } from "../services/auth/tokens.ts";
 import { CAPS } from "../domain/strings.ts";
 import { maskToken } from "../log.ts";
 import { accessLogged, clientAddress, writeAccessLine } from "./request-log.ts";

@@ -1,8 +1,8 @@
 // Loads the external-auth plugins (default: the stock google, microsoft and mobile), gives each
 // the services bound to its auth type, and registers the types in the database.
 import type { AppContext } from "../context.ts";
-import { deleteUserData, getTenantConfig, getUserData, registerTypes, writeUserData } from "../services/external-auth.ts";
-import { buildOAuth2RedirectUrl, registerOAuth2Callback } from "../services/oauth2.ts";
+import { deleteUserData, getTenantConfig, getUserData, registerTypes, writeUserData } from "../services/integrations/external-auth.ts";
+import { buildOAuth2RedirectUrl, registerOAuth2Callback } from "../services/integrations/oauth2.ts";
 import type { ExternalAuthPlugin, ExternalAuthServices } from "./external-auth-types.ts";
 import { loadKind } from "./loader.ts";
 

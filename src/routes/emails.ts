@@ -6,9 +6,9 @@ import { emailText } from "../domain/strings.ts";
 import { boolField, uuidParam } from "../domain/validate.ts";
 import type { AppContext } from "../context.ts";
 import type { Caller } from "../domain/caller.ts";
-import { confirmEmail, requestConfirmation, updateEmails } from "../services/emails.ts";
-import { getUser } from "../services/users.ts";
-import { connectionParams, publicConnection, templateFormatter } from "../services/notifications.ts";
+import { confirmEmail, requestConfirmation, updateEmails } from "../services/identity/emails.ts";
+import { getUser } from "../services/identity/users.ts";
+import { connectionParams, publicConnection, templateFormatter } from "../services/integrations/notifications.ts";
 
 const address = emailText();
 const userBody = z.object({ emails: z.array(z.object({ address, main: boolField().optional() })) });

@@ -8,9 +8,9 @@ import { segment } from "../domain/strings.ts";
 import { RouteGroup, type RouteInput } from "../http/route.ts";
 import { uuidParam } from "../domain/validate.ts";
 import type { ExternalAuthPlugin, ExternalHandler } from "../plugins/external-auth-types.ts";
-import { deleteTenantConfig, listExternalUsers, listUserExternal, readTenantConfig, writeTenantConfig } from "../services/external-auth.ts";
-import { completeOAuth2 } from "../services/oauth2.ts";
-import { requireVisibleUser } from "../services/visibility.ts";
+import { deleteTenantConfig, listExternalUsers, listUserExternal, readTenantConfig, writeTenantConfig } from "../services/integrations/external-auth.ts";
+import { completeOAuth2 } from "../services/integrations/oauth2.ts";
+import { requireVisibleUser } from "../services/identity/visibility.ts";
 
 const userParam = z.object({ user_uuid: uuidParam });
 const typeParam = z.object({ auth_type: segment() });

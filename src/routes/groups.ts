@@ -4,8 +4,8 @@ import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";
 import { CAPS, segment, text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
-import { addGroupUser, createGroup, deleteGroup, listGroups, listGroupUsers, removeGroupUser, requireVisibleGroup, updateGroup, groupJson, type GroupFilter } from "../services/groups.ts";
-import { listGroupPolicies, setGroupPolicy } from "../services/policy-links.ts";
+import { addGroupUser, createGroup, deleteGroup, listGroups, listGroupUsers, removeGroupUser, requireVisibleGroup, updateGroup, groupJson, type GroupFilter } from "../services/identity/groups.ts";
+import { listGroupPolicies, setGroupPolicy } from "../services/identity/policy-links.ts";
 import { policyList } from "./policies.ts";
 import { USER_FILTERS } from "./users.ts";
 

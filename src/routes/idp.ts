@@ -3,7 +3,7 @@ import { z } from "zod";
 import { segment } from "../domain/strings.ts";
 import { RouteGroup } from "../http/route.ts";
 import { uuidField, uuidParam } from "../domain/validate.ts";
-import { assignIdp, authenticationMethods, unassignIdp } from "../services/identity-providers.ts";
+import { assignIdp, authenticationMethods, unassignIdp } from "../services/auth/identity-providers.ts";
 
 const typeAndUser = z.object({ idp_type: segment(), user_uuid: uuidParam });
 

@@ -5,7 +5,7 @@ import { RouteGroup } from "../http/route.ts";
 import { remoteAddress } from "../http/request-log.ts";
 import { CAPS, isStorableString, text } from "../domain/strings.ts";
 import { intField } from "../domain/validate.ts";
-import { login } from "../services/authentication.ts";
+import { login } from "../services/auth/authentication.ts";
 
 const tokenBody = z
   .object({

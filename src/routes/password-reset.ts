@@ -5,7 +5,7 @@ import { remoteAddress } from "../http/request-log.ts";
 import { RouteGroup } from "../http/route.ts";
 import { CAPS, emailText, text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
-import { requestPasswordReset, resetPassword, type ResetQuery } from "../services/password-reset.ts";
+import { requestPasswordReset, resetPassword, type ResetQuery } from "../services/auth/password-reset.ts";
 import { requestConnection } from "./emails.ts";
 
 const askQuery = z.object({ username: text(CAPS.username, { min: 1 }).optional(), email: emailText().optional(), login: text(CAPS.username, { min: 1 }).optional() });

@@ -4,7 +4,7 @@ import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";
 import { CAPS, segment, text } from "../domain/strings.ts";
 import { boolField } from "../domain/validate.ts";
-import { addAccess, createPolicy, deletePolicy, getPolicy, listPolicies, removeAccess, updatePolicy, type PolicyFilter } from "../services/policies.ts";
+import { addAccess, createPolicy, deletePolicy, getPolicy, listPolicies, removeAccess, updatePolicy, type PolicyFilter } from "../services/identity/policies.ts";
 
 const SLUG_RE = /^[a-zA-Z0-9_-]+$/;
 const fields = { name: text(CAPS.policyName, { min: 1 }), description: text(CAPS.description).nullable().optional(), acl: z.array(text(CAPS.aclEntry)).optional() };

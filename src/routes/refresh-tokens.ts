@@ -4,7 +4,7 @@ import { listQuery } from "../domain/collection.ts";
 import { segment } from "../domain/strings.ts";
 import { RouteGroup } from "../http/route.ts";
 import { uuidParam } from "../domain/validate.ts";
-import { deleteUserRefreshToken, listRefreshTokens, listUserRefreshTokens, type RefreshTokenFilter } from "../services/refresh-token-list.ts";
+import { deleteUserRefreshToken, listRefreshTokens, listUserRefreshTokens, type RefreshTokenFilter } from "../services/auth/refresh-token-list.ts";
 
 const rtList = listQuery<RefreshTokenFilter>({ order: ["created_at", "client_id", "mobile"], defaultOrder: "created_at", filters: ["client_id", "created_at", "mobile"] });
 const listResponses = { 200: "`{items, filtered, total}`", 400: "Invalid list parameter", 404: "No such user" };

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { NotFound } from "../domain/errors.ts";
 import { RouteGroup } from "../http/route.ts";
 import { CAPS, emailText, text, usernameText } from "../domain/strings.ts";
-import { registerUser } from "../services/registration.ts";
+import { registerUser } from "../services/identity/registration.ts";
 import { requestConnection } from "./emails.ts";
 
 const body = z.object({

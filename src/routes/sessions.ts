@@ -3,7 +3,7 @@ import { z } from "zod";
 import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";
 import { uuidParam } from "../domain/validate.ts";
-import { deleteSession, listSessions, listUserSessions } from "../services/session-list.ts";
+import { deleteSession, listSessions, listUserSessions } from "../services/auth/session-list.ts";
 
 const sessionList = listQuery({ order: ["mobile"] });
 

@@ -5,7 +5,7 @@ import { invalidField } from "../domain/errors.ts";
 import { RouteGroup } from "../http/route.ts";
 import { CAPS, text as storable } from "../domain/strings.ts";
 import { uuidField, uuidParam } from "../domain/validate.ts";
-import { createTenantAsCaller, deleteTenant, listTenants, requireVisibleTenant, setTenantParent, tenantDomainsOf, updateTenant, type TenantFilter } from "../services/tenants.ts";
+import { createTenantAsCaller, deleteTenant, listTenants, requireVisibleTenant, setTenantParent, tenantDomainsOf, updateTenant, type TenantFilter } from "../services/identity/tenants.ts";
 
 // COMPATIBILITY.md §9.4: at least two labels, letters/digits/hyphens, no underscore, no edge hyphen.
 const DOMAIN_RE = /^(?=.{1,253}\.?$)(?:(?!(-|_)|[^.]+_)[A-Za-z0-9-_]{1,}(?<!-)(?:\.|$)){2,63}$/;

@@ -4,8 +4,8 @@ import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
 import { CAPS, text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
-import { checkToken, checkTokenTenant, findValidToken, tokenJson } from "../services/tokens.ts";
-import { revokeToken } from "../services/sessions.ts";
+import { checkToken, checkTokenTenant, findValidToken, tokenJson } from "../services/auth/tokens.ts";
+import { revokeToken } from "../services/auth/sessions.ts";
 import { NotFound } from "../domain/errors.ts";
 
 const tokenParams = z.object({ token: uuidParam });

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { segment } from "../domain/strings.ts";
 import { RouteGroup } from "../http/route.ts";
 import { uuidParam } from "../domain/validate.ts";
-import { listUserGroups, listUserPolicies, setUserPolicy } from "../services/policy-links.ts";
+import { listUserGroups, listUserPolicies, setUserPolicy } from "../services/identity/policy-links.ts";
 import { groupList } from "./groups.ts";
 import { policyList } from "./policies.ts";
 

@@ -4,7 +4,7 @@ import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";
 import { CAPS, emailText, text, usernameText } from "../domain/strings.ts";
 import { boolField, uuidField, uuidParam } from "../domain/validate.ts";
-import { changePassword, createUserAsCaller, deleteUser, getUser, listUsersJson, updateUser, type UserFilter } from "../services/users.ts";
+import { changePassword, createUserAsCaller, deleteUser, getUser, listUsersJson, updateUser, type UserFilter } from "../services/identity/users.ts";
 
 const name = text(CAPS.personName, { maxBytes: CAPS.personNameBytes }).nullable().optional();
 const password = text(CAPS.password, { min: 1 });

@@ -4,12 +4,12 @@ import type { AppContext } from "../context.ts";
 import type { Database } from "../db/index.ts";
 import type { Logger } from "../log.ts";
 import { emptyRegistry } from "../plugins/types.ts";
-import { TokenCache } from "./token-cache.ts";
+import { TokenCache } from "./auth/token-cache.ts";
 import { LookupGate } from "./auth/lookup-gate.ts";
 import { EmbeddedTokenIds } from "./auth/token-ids.ts";
-import { tokenReader } from "./tokens.ts";
-import { TenantTreeCache } from "./tenant-cache.ts";
-import { readTopTenantUuid } from "./tenant-tree.ts";
+import { tokenReader } from "./auth/tokens.ts";
+import { TenantTreeCache } from "./identity/tenant-cache.ts";
+import { readTopTenantUuid } from "./identity/tenant-tree.ts";
 import { errorFields } from "../log.ts";
 
 export async function buildContext(config: Config, database: Database, log: Logger): Promise<AppContext> {

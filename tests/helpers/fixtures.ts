@@ -3,8 +3,8 @@
 import { randomUUID } from "node:crypto";
 import type { AppContext } from "../../src/context.ts";
 import { tenants, users, groups } from "../../src/db/schema.ts";
-import { insertToken } from "../../src/services/tokens.ts";
-import { hashPassword } from "../../src/services/passwords.ts";
+import { insertToken } from "../../src/services/auth/tokens.ts";
+import { hashPassword } from "../../src/services/auth/passwords.ts";
 
 export async function createTenantRow(app: AppContext, opts: { parentUuid?: string; name?: string } = {}): Promise<string> {
   const uuid = randomUUID();

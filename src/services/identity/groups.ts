@@ -1,15 +1,15 @@
 // Groups (COMPATIBILITY.md §6.11, §11.1): per tenant; the system-managed all-users group of each
 // tenant cannot be renamed, deleted, or have its members changed through the API.
 import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
-import { groups, userGroups, users } from "../db/schema.ts";
-import { listPage } from "../db/paging.ts";
-import { inTransaction } from "../db/tx.ts";
-import type { Caller } from "../domain/caller.ts";
-import { collection, searchPattern, type Collection, type ListParams } from "../domain/collection.ts";
-import { ApiError, Conflict, Forbidden, NotFound, orAbsent } from "../domain/errors.ts";
-import { publishEvent, routingKey } from "./events.ts";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { groups, userGroups, users } from "../../db/schema.ts";
+import { listPage } from "../../db/paging.ts";
+import { inTransaction } from "../../db/tx.ts";
+import type { Caller } from "../../domain/caller.ts";
+import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
+import { ApiError, Conflict, Forbidden, NotFound, orAbsent } from "../../domain/errors.ts";
+import { publishEvent, routingKey } from "../events.ts";
 import { generateSlug } from "./slugs.ts";
 import { listUsersWhere, type UserFilter, type UserJson } from "./users.ts";
 import { requireVisibleUser, scopedTenantUuids, tenantVisible } from "./visibility.ts";

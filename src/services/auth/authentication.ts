@@ -1,22 +1,22 @@
 // The login pipeline of POST /0.1/token (INTERFACE.md §5.3, COMPATIBILITY.md §5.3): pick the
 // identity provider, authenticate, check the user's authentication method, then issue the token.
 import { eq, sql } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
-import { accesses, policies, policyAccesses } from "../db/schema.ts";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { accesses, policies, policyAccesses } from "../../db/schema.ts";
 import { resolveMethod } from "./identity-providers.ts";
-import { inTransaction } from "../db/tx.ts";
-import { describeCause } from "../db/failures.ts";
-import { isDatabaseUnavailable } from "../db/errors.ts";
-import { ApiError, AuthenticationFailed, ServiceUnavailable, TooManySessions } from "../domain/errors.ts";
-import { isUuid } from "../domain/validate.ts";
-import type { BackendPlugin, IdpPlugin, LoginArgs } from "../plugins/types.ts";
-import { publishEvent, sessionCreatedEvent } from "./events.ts";
+import { inTransaction } from "../../db/tx.ts";
+import { describeCause } from "../../db/failures.ts";
+import { isDatabaseUnavailable } from "../../db/errors.ts";
+import { ApiError, AuthenticationFailed, ServiceUnavailable, TooManySessions } from "../../domain/errors.ts";
+import { isUuid } from "../../domain/validate.ts";
+import type { BackendPlugin, IdpPlugin, LoginArgs } from "../../plugins/types.ts";
+import { publishEvent, sessionCreatedEvent } from "../events.ts";
 import { issueRefreshToken, type RefreshTokenOutcome } from "./refresh-tokens.ts";
 import { insertToken, tokenJson, type TokenJson } from "./tokens.ts";
 import { findLoginUser } from "./user-auth.ts";
-import { assertNotThrottled, clearLoginFailures, countFailure, type ThrottleSubject } from "./auth/login-throttle.ts";
-import { recordLogin } from "../metrics.ts";
+import { assertNotThrottled, clearLoginFailures, countFailure, type ThrottleSubject } from "./login-throttle.ts";
+import { recordLogin } from "../../metrics.ts";
 
 export interface TokenRequestBody {
   backend?: string;

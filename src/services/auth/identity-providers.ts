@@ -1,14 +1,14 @@
 // Identity providers seen from the rest of the service: which authentication methods exist, which
 // backend serves a method, and a user's effective method (COMPATIBILITY.md §5.3, §9.6, §10.1).
 import { and, eq, inArray } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
-import { tenants, users } from "../db/schema.ts";
-import { inTransaction } from "../db/tx.ts";
-import type { Caller } from "../domain/caller.ts";
-import { AuthenticationFailed, NotFound, orAbsent } from "../domain/errors.ts";
-import { requireVisibleUser } from "./visibility.ts";
-import type { BackendPlugin, LoginArgs } from "../plugins/types.ts";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { tenants, users } from "../../db/schema.ts";
+import { inTransaction } from "../../db/tx.ts";
+import type { Caller } from "../../domain/caller.ts";
+import { AuthenticationFailed, NotFound, orAbsent } from "../../domain/errors.ts";
+import { requireVisibleUser } from "../identity/visibility.ts";
+import type { BackendPlugin, LoginArgs } from "../../plugins/types.ts";
 
 /** Valid values of `authentication_method`: native, default and every loaded IdP's method. */
 export function authenticationMethods(app: AppContext): string[] {

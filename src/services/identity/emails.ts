@@ -1,16 +1,16 @@
 // Email addresses and their confirmation (COMPATIBILITY.md §6.7, §10.4). Confirmation tokens are
 // single use (D10): the confirmation consumes the token.
 import { and, eq, notInArray, sql } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
-import { emails } from "../db/schema.ts";
-import { inTransaction } from "../db/tx.ts";
-import type { Caller } from "../domain/caller.ts";
-import { Conflict, InvalidData, NotFound } from "../domain/errors.ts";
-import type { ConnectionParams } from "../plugins/email-types.ts";
-import { sendConfirmation } from "./notifications.ts";
-import { revokeToken } from "./sessions.ts";
-import { INTERNAL_AUTH_ID, insertToken, isEmailedToken } from "./tokens.ts";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { emails } from "../../db/schema.ts";
+import { inTransaction } from "../../db/tx.ts";
+import type { Caller } from "../../domain/caller.ts";
+import { Conflict, InvalidData, NotFound } from "../../domain/errors.ts";
+import type { ConnectionParams } from "../../plugins/email-types.ts";
+import { sendConfirmation } from "../integrations/notifications.ts";
+import { revokeToken } from "../auth/sessions.ts";
+import { INTERNAL_AUTH_ID, insertToken, isEmailedToken } from "../auth/tokens.ts";
 import { checkLoginFree, type EmailJson } from "./users.ts";
 import { requireVisibleUser } from "./visibility.ts";
 

@@ -2,10 +2,10 @@
 // `default_policies`, the system-managed all-users group of each tenant with the
 // `all_users_policies`, and the `tenant_default_groups` — at tenant creation and at start-up.
 import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
-import { groupPolicies, groups, policies, tenants, userPolicies } from "../db/schema.ts";
-import { inTransaction } from "../db/tx.ts";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { groupPolicies, groups, policies, tenants, userPolicies } from "../../db/schema.ts";
+import { inTransaction } from "../../db/tx.ts";
 import { writeAcl } from "./policies.ts";
 
 export const allUsersGroupName = (tenantUuid: string) => `wazo-all-users-tenant-${tenantUuid}`;

@@ -1,15 +1,15 @@
 // Access tokens: lookup (cached), JSON representation (COMPATIBILITY.md §5.2), scope and tenant
 // checks (§5.4), issuance of the token + session pair, and revocation.
 import { inArray, sql } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import type { Db, DbOrTx } from "../db/index.ts";
-import { afterCommit } from "../db/tx.ts";
-import { sessions, tokens } from "../db/schema.ts";
-import { Forbidden, NotFound } from "../domain/errors.ts";
-import { userTenantUuid } from "./tenant-tree.ts";
-import { recordTokenCacheLookup, recordTokenCheck } from "../metrics.ts";
+import type { AppContext } from "../../context.ts";
+import type { Db, DbOrTx } from "../../db/index.ts";
+import { afterCommit } from "../../db/tx.ts";
+import { sessions, tokens } from "../../db/schema.ts";
+import { Forbidden, NotFound } from "../../domain/errors.ts";
+import { userTenantUuid } from "../identity/tenant-tree.ts";
+import { recordTokenCacheLookup, recordTokenCheck } from "../../metrics.ts";
 import type { CachedToken, TokenRecord } from "./token-cache.ts";
-import { outboxInsert, type BusEvent } from "./events.ts";
+import { outboxInsert, type BusEvent } from "../events.ts";
 
 export const INTERNAL_AUTH_ID = "wazo-auth";
 

@@ -2,21 +2,21 @@
 // once: the lookup and the mail happen after the answer, so neither the answer nor its timing tells
 // whether the user exists. The emailed token is single use (D10).
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import { emails, sessions, users } from "../db/schema.ts";
-import { inTransaction } from "../db/tx.ts";
-import type { Caller } from "../domain/caller.ts";
-import { NotFound } from "../domain/errors.ts";
-import { normalizeLogin } from "../domain/strings.ts";
-import type { ConnectionParams } from "../plugins/email-types.ts";
-import { assertNotThrottled, countFailure, type ThrottleSubject } from "./auth/login-throttle.ts";
+import type { AppContext } from "../../context.ts";
+import { emails, sessions, users } from "../../db/schema.ts";
+import { inTransaction } from "../../db/tx.ts";
+import type { Caller } from "../../domain/caller.ts";
+import { NotFound } from "../../domain/errors.ts";
+import { normalizeLogin } from "../../domain/strings.ts";
+import type { ConnectionParams } from "../../plugins/email-types.ts";
+import { assertNotThrottled, countFailure, type ThrottleSubject } from "./login-throttle.ts";
 import { effectiveMethod } from "./identity-providers.ts";
-import { sendPasswordReset } from "./notifications.ts";
+import { sendPasswordReset } from "../integrations/notifications.ts";
 import { revokeToken } from "./sessions.ts";
 import { INTERNAL_AUTH_ID, insertToken, isEmailedToken } from "./tokens.ts";
-import { setPassword } from "./users.ts";
-import { requireVisibleUser, type UserRow } from "./visibility.ts";
-import { errorFields } from "../log.ts";
+import { setPassword } from "../identity/users.ts";
+import { requireVisibleUser, type UserRow } from "../identity/visibility.ts";
+import { errorFields } from "../../log.ts";
 
 export type ResetQuery = { username: string } | { email: string } | { login: string };
 

@@ -1,16 +1,16 @@
 // Policies (COMPATIBILITY.md §6.12, §11.2): named ACLs owned by a tenant. A caller never grants an
 // access it does not hold (§4.5), and read-only policies (§11.3) cannot be changed or deleted.
 import { and, asc, desc, eq, ilike, inArray, ne, notInArray, or, sql, type SQL } from "drizzle-orm";
-import { grantCheck } from "../acl-grant.ts";
-import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
-import { accesses, policies, policyAccesses } from "../db/schema.ts";
-import { listPage } from "../db/paging.ts";
-import { inTransaction } from "../db/tx.ts";
-import type { Caller } from "../domain/caller.ts";
-import { collection, searchPattern, type Collection, type ListParams } from "../domain/collection.ts";
-import { ApiError, Conflict, Forbidden, NotFound, orAbsent } from "../domain/errors.ts";
-import { publishEvent, routingKey } from "./events.ts";
+import { grantCheck } from "../../acl-grant.ts";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { accesses, policies, policyAccesses } from "../../db/schema.ts";
+import { listPage } from "../../db/paging.ts";
+import { inTransaction } from "../../db/tx.ts";
+import type { Caller } from "../../domain/caller.ts";
+import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
+import { ApiError, Conflict, Forbidden, NotFound, orAbsent } from "../../domain/errors.ts";
+import { publishEvent, routingKey } from "../events.ts";
 import { aclOf, findVisiblePolicy, isReadOnly, policiesJson, policyScope, visibleCondition, type PolicyJson, type PolicyRow, type PolicyScope } from "./policy-visibility.ts";
 import { generateSlug } from "./slugs.ts";
 import { ancestorUuids, subtreeUuids } from "./tenant-tree.ts";

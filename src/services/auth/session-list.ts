@@ -1,14 +1,14 @@
 // Listing and deleting sessions through the API (COMPATIBILITY.md §6.3), within the caller's tenants.
 import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import { sessions, tokens } from "../db/schema.ts";
-import { inTransaction } from "../db/tx.ts";
-import type { Caller } from "../domain/caller.ts";
-import { collection, type Collection, type ListParams } from "../domain/collection.ts";
-import { isUuid } from "../domain/validate.ts";
-import { orAbsent } from "../domain/errors.ts";
+import type { AppContext } from "../../context.ts";
+import { sessions, tokens } from "../../db/schema.ts";
+import { inTransaction } from "../../db/tx.ts";
+import type { Caller } from "../../domain/caller.ts";
+import { collection, type Collection, type ListParams } from "../../domain/collection.ts";
+import { isUuid } from "../../domain/validate.ts";
+import { orAbsent } from "../../domain/errors.ts";
 import { revokeSessions } from "./sessions.ts";
-import { requireVisibleUser, scopedTenantUuids, tenantVisible } from "./visibility.ts";
+import { requireVisibleUser, scopedTenantUuids, tenantVisible } from "../identity/visibility.ts";
 
 export interface SessionJson {
   uuid: string;

@@ -1,15 +1,15 @@
 // Storage of external-auth links (COMPATIBILITY.md §6.9, §12.4): per user and type, the record of
 // the external service's credentials; per tenant and type, the configuration; events on change.
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
-import { externalAuthConfigs, externalAuthTypes, userExternalAuths, users } from "../db/schema.ts";
-import { inTransaction } from "../db/tx.ts";
-import type { Caller } from "../domain/caller.ts";
-import { collection, type Collection, type ListParams } from "../domain/collection.ts";
-import { Conflict, NotFound } from "../domain/errors.ts";
-import { publishEvent, routingKey } from "./events.ts";
-import { requireVisibleUser, scopedTenantUuids } from "./visibility.ts";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { externalAuthConfigs, externalAuthTypes, userExternalAuths, users } from "../../db/schema.ts";
+import { inTransaction } from "../../db/tx.ts";
+import type { Caller } from "../../domain/caller.ts";
+import { collection, type Collection, type ListParams } from "../../domain/collection.ts";
+import { Conflict, NotFound } from "../../domain/errors.ts";
+import { publishEvent, routingKey } from "../events.ts";
+import { requireVisibleUser, scopedTenantUuids } from "../identity/visibility.ts";
 
 const parse = (text: string | null): Record<string, unknown> => {
   try {

@@ -2,11 +2,11 @@
 // transaction, pass it as `db`: PGlite has one connection, so a query outside the transaction waits
 // for it to end.
 import { eq } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
-import { users } from "../db/schema.ts";
-import type { Caller } from "../domain/caller.ts";
-import { NotFound } from "../domain/errors.ts";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { users } from "../../db/schema.ts";
+import type { Caller } from "../../domain/caller.ts";
+import { NotFound } from "../../domain/errors.ts";
 import { isSubtenant, subtreeUuids } from "./tenant-tree.ts";
 
 /** The tenants a list shows: the scoping tenant, plus its descendants when `recurse`. */

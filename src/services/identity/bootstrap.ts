@@ -1,10 +1,10 @@
 // The bootstrap administrator (COMPATIBILITY.md §11.4 step 5): an `internal` user of the master
 // tenant holding `wazo_default_master_user_policy` (ACL `#`). Idempotent.
 import { and, eq, sql } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import { groups, policies, userGroups, userPolicies, users } from "../db/schema.ts";
-import { inTransaction } from "../db/tx.ts";
-import { hashPassword } from "./passwords.ts";
+import type { AppContext } from "../../context.ts";
+import { groups, policies, userGroups, userPolicies, users } from "../../db/schema.ts";
+import { inTransaction } from "../../db/tx.ts";
+import { hashPassword } from "../auth/passwords.ts";
 
 export interface BootstrapResult {
   userUuid: string;

@@ -2,11 +2,11 @@
 // check (§10.2), the token ACL from policies (§4.4) and the token metadata (§12.2).
 import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/pg-core";
-import type { AppContext } from "../context.ts";
-import { execRows, type DbOrTx } from "../db/index.ts";
-import { accesses, emails, groupPolicies, groups, policies, policyAccesses, tenants, userGroups, userPolicies, users } from "../db/schema.ts";
-import type { LoginArgs } from "../plugins/types.ts";
-import { isStorableString, normalizeLogin } from "../domain/strings.ts";
+import type { AppContext } from "../../context.ts";
+import { execRows, type DbOrTx } from "../../db/index.ts";
+import { accesses, emails, groupPolicies, groups, policies, policyAccesses, tenants, userGroups, userPolicies, users } from "../../db/schema.ts";
+import type { LoginArgs } from "../../plugins/types.ts";
+import { isStorableString, normalizeLogin } from "../../domain/strings.ts";
 import { hashPassword, needsRehash, verifyPassword } from "./passwords.ts";
 
 export type UserRow = typeof users.$inferSelect;

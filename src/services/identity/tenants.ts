@@ -1,18 +1,18 @@
 // Tenants (COMPATIBILITY.md §6.10, §9): a tree under the master tenant; a caller sees its scoping
 // tenant and every descendant.
 import { and, asc, desc, eq, ilike, inArray, or, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
-import { addresses, sessions, tenantDomains, tenants, users } from "../db/schema.ts";
-import { listPage } from "../db/paging.ts";
-import { afterCommit, inTransaction } from "../db/tx.ts";
-import type { Caller } from "../domain/caller.ts";
-import { collection, searchPattern, type Collection, type ListParams } from "../domain/collection.ts";
-import { Conflict, Forbidden, invalidField, NotFound } from "../domain/errors.ts";
-import { publishEvent, routingKey, type BusEvent } from "./events.ts";
-import { authenticationMethods } from "./identity-providers.ts";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { addresses, sessions, tenantDomains, tenants, users } from "../../db/schema.ts";
+import { listPage } from "../../db/paging.ts";
+import { afterCommit, inTransaction } from "../../db/tx.ts";
+import type { Caller } from "../../domain/caller.ts";
+import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
+import { Conflict, Forbidden, invalidField, NotFound } from "../../domain/errors.ts";
+import { publishEvent, routingKey, type BusEvent } from "../events.ts";
+import { authenticationMethods } from "../auth/identity-providers.ts";
 import { setupTenantGroups } from "./policy-sync.ts";
-import { revokeSessions } from "./sessions.ts";
+import { revokeSessions } from "../auth/sessions.ts";
 import { generateSlug } from "./slugs.ts";
 import { subtreeUuids } from "./tenant-tree.ts";
 import { tenantVisible } from "./visibility.ts";

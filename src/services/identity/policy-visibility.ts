@@ -2,12 +2,12 @@
 // config-managed ones, and the shared policies of its scoping tenant and its ancestors. Policies
 // that are not its own look like its own but read-only.
 import { and, asc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
-import { accesses, policies, policyAccesses } from "../db/schema.ts";
-import type { Caller } from "../domain/caller.ts";
-import { NotFound } from "../domain/errors.ts";
-import { isUuid } from "../domain/validate.ts";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { accesses, policies, policyAccesses } from "../../db/schema.ts";
+import type { Caller } from "../../domain/caller.ts";
+import { NotFound } from "../../domain/errors.ts";
+import { isUuid } from "../../domain/validate.ts";
 import { ancestorUuids, subtreeUuids } from "./tenant-tree.ts";
 
 export type PolicyRow = typeof policies.$inferSelect;

@@ -1,20 +1,20 @@
 // Users (COMPATIBILITY.md §6.4, §10): one login namespace shared by usernames and email addresses,
 // case-insensitive; passwords hashed as wazo-auth does; disabling or deleting ends the sessions.
 import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
-import { emails, groups, tenantUserCounts, userGroups, users } from "../db/schema.ts";
-import { listPage } from "../db/paging.ts";
-import { inTransaction } from "../db/tx.ts";
-import type { Caller } from "../domain/caller.ts";
-import { collection, searchPattern, type Collection, type ListParams } from "../domain/collection.ts";
-import { ApiError, AuthenticationFailed, Conflict, invalidField, NotFound, orAbsent } from "../domain/errors.ts";
-import { normalizeLogin } from "../domain/strings.ts";
-import { publishEvent, routingKey } from "./events.ts";
-import { listCache } from "./list-cache.ts";
-import { authenticationMethods, effectiveMethod } from "./identity-providers.ts";
-import { hashPassword, verifyPassword } from "./passwords.ts";
-import { revokeUserSessions } from "./sessions.ts";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { emails, groups, tenantUserCounts, userGroups, users } from "../../db/schema.ts";
+import { listPage } from "../../db/paging.ts";
+import { inTransaction } from "../../db/tx.ts";
+import type { Caller } from "../../domain/caller.ts";
+import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
+import { ApiError, AuthenticationFailed, Conflict, invalidField, NotFound, orAbsent } from "../../domain/errors.ts";
+import { normalizeLogin } from "../../domain/strings.ts";
+import { publishEvent, routingKey } from "../events.ts";
+import { listCache } from "../list-cache.ts";
+import { authenticationMethods, effectiveMethod } from "../auth/identity-providers.ts";
+import { hashPassword, verifyPassword } from "../auth/passwords.ts";
+import { revokeUserSessions } from "../auth/sessions.ts";
 import { requireVisibleUser, scopedTenantUuids, type UserRow } from "./visibility.ts";
 
 export interface UserInput {

@@ -1,8 +1,8 @@
 // The tenant hierarchy (COMPATIBILITY.md §9.1): the master tenant is the row with
 // uuid == parent_uuid; a caller sees its scoping tenant and every descendant.
 import { eq, sql } from "drizzle-orm";
-import { execRows, type DbOrTx } from "../db/index.ts";
-import { tenants, users } from "../db/schema.ts";
+import { execRows, type DbOrTx } from "../../db/index.ts";
+import { tenants, users } from "../../db/schema.ts";
 
 export async function readTopTenantUuid(db: DbOrTx): Promise<string> {
   const rows = await db.select({ uuid: tenants.uuid }).from(tenants).where(eq(tenants.uuid, tenants.parentUuid)).limit(1);

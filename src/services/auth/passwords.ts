@@ -6,9 +6,9 @@
 // Both formats always verify; the algorithm is read from the stored value. Every derivation runs
 // off the event loop, on the password-hashing threads (auth/hash-pool.ts).
 import { timingSafeEqual } from "node:crypto";
-import type { Config } from "../config.ts";
-import { argon2Hash, argon2ParamsOf, argon2Verify, type Argon2Params } from "./auth/argon2.ts";
-import { hashPool } from "./auth/hash-pool.ts";
+import type { Config } from "../../config.ts";
+import { argon2Hash, argon2ParamsOf, argon2Verify, type Argon2Params } from "./argon2.ts";
+import { hashPool } from "./hash-pool.ts";
 
 export const WAZO_ITERATIONS = 250_000;
 /** OWASP's minimum for argon2id (Password Storage Cheat Sheet): 19 MiB, t=2, p=1. */

@@ -1,9 +1,9 @@
 // Self-registration (COMPATIBILITY.md §6.6): a new tenant under the master tenant, an enabled user
 // with an unconfirmed main address, and the confirmation mail — all or nothing (a failed mail
 // leaves neither tenant nor user behind).
-import type { AppContext } from "../context.ts";
-import { inTransaction } from "../db/tx.ts";
-import type { ConnectionParams } from "../plugins/email-types.ts";
+import type { AppContext } from "../../context.ts";
+import { inTransaction } from "../../db/tx.ts";
+import type { ConnectionParams } from "../../plugins/email-types.ts";
 import { mailConfirmation } from "./emails.ts";
 import { createTenant } from "./tenants.ts";
 import { createUser, type UserJson } from "./users.ts";

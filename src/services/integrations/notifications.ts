@@ -2,10 +2,10 @@
 // they are) and the calls to the active email notification plugin.
 import { readFileSync } from "node:fs";
 import nunjucks from "nunjucks";
-import type { AppContext } from "../context.ts";
-import { ServiceUnavailable } from "../domain/errors.ts";
-import type { ConfirmationContext, ConnectionParams, EmailNotificationPlugin, PasswordResetContext, TemplateFormatter } from "../plugins/email-types.ts";
-import { embeddedFile } from "../embedded.ts";
+import type { AppContext } from "../../context.ts";
+import { ServiceUnavailable } from "../../domain/errors.ts";
+import type { ConfirmationContext, ConnectionParams, EmailNotificationPlugin, PasswordResetContext, TemplateFormatter } from "../../plugins/email-types.ts";
+import { embeddedFile } from "../../embedded.ts";
 
 const env = new nunjucks.Environment(null, { autoescape: false, throwOnUndefined: false });
 

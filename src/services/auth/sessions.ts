@@ -2,13 +2,13 @@
 // change, user disabled or deleted, mobile refresh-token purge, expiry): one delete, one event per
 // session, cached tokens evicted once committed.
 import { and, eq, inArray, ne, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
-import { sessions, tokens } from "../db/schema.ts";
-import { afterCommit, inTransaction } from "../db/tx.ts";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { sessions, tokens } from "../../db/schema.ts";
+import { afterCommit, inTransaction } from "../../db/tx.ts";
 import { deleteTokens } from "./tokens.ts";
-import { publishEvent, sessionDeletedEvent } from "./events.ts";
-import { isUuid } from "../domain/validate.ts";
+import { publishEvent, sessionDeletedEvent } from "../events.ts";
+import { isUuid } from "../../domain/validate.ts";
 
 export interface RevokedSession {
   uuid: string;

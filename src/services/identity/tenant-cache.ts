@@ -4,8 +4,8 @@
 // the copy is reloaded on next use. A load that raced with an invalidation is not kept. While
 // notifications may be missed (LISTEN connection lost), the copy is not used: checks read the
 // database, and the copy is reloaded once hearing resumes.
-import { tenants } from "../db/schema.ts";
-import type { DbOrTx } from "../db/index.ts";
+import { tenants } from "../../db/schema.ts";
+import type { DbOrTx } from "../../db/index.ts";
 import { ancestorUuids, tenantExists } from "./tenant-tree.ts";
 
 export class TenantTreeCache {

@@ -1,11 +1,11 @@
 // COMPATIBILITY.md §5.7: expired tokens are purged with their sessions in batches, and tokens
 // expiring within one cleanup interval get one `auth_session_expire_soon` notice each.
 import { and, asc, eq, lt } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import { tokens } from "../db/schema.ts";
-import { inTransaction } from "../db/tx.ts";
-import { isUuid } from "../domain/validate.ts";
-import { publishEvent, routingKey } from "./events.ts";
+import type { AppContext } from "../../context.ts";
+import { tokens } from "../../db/schema.ts";
+import { inTransaction } from "../../db/tx.ts";
+import { isUuid } from "../../domain/validate.ts";
+import { publishEvent, routingKey } from "../events.ts";
 import { revokeSessions, sessionsByUuids } from "./sessions.ts";
 
 const now = () => Math.floor(Date.now() / 1000);

@@ -1,16 +1,16 @@
 // Refresh tokens through the API (COMPATIBILITY.md §6.2): list per tenant or per user, delete by
 // client id. The refresh token itself (its uuid) is never listed.
 import { and, asc, desc, eq, ilike, inArray, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import { refreshTokens, users } from "../db/schema.ts";
-import { inTransaction } from "../db/tx.ts";
-import type { Caller } from "../domain/caller.ts";
-import { collection, searchPattern, type Collection, type ListParams } from "../domain/collection.ts";
-import { NotFound, orAbsent } from "../domain/errors.ts";
-import { publishEvent } from "./events.ts";
+import type { AppContext } from "../../context.ts";
+import { refreshTokens, users } from "../../db/schema.ts";
+import { inTransaction } from "../../db/tx.ts";
+import type { Caller } from "../../domain/caller.ts";
+import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
+import { NotFound, orAbsent } from "../../domain/errors.ts";
+import { publishEvent } from "../events.ts";
 import { refreshTokenEvent } from "./refresh-tokens.ts";
 import { isoTime } from "./tokens.ts";
-import { requireVisibleUser, scopedTenantUuids } from "./visibility.ts";
+import { requireVisibleUser, scopedTenantUuids } from "../identity/visibility.ts";
 
 export interface RefreshTokenJson {
   client_id: string;

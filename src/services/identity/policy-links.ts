@@ -1,14 +1,14 @@
 // Policies attached to groups and users, and a user's groups (COMPATIBILITY.md §6.8, §6.11).
 // Attaching a policy grants its whole ACL, so the grant rules of §4.5 apply to every entry.
 import { and, eq, sql } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
-import { groupPolicies, groups, policies, userPolicies } from "../db/schema.ts";
-import { inTransaction } from "../db/tx.ts";
-import { orAbsent } from "../domain/errors.ts";
-import type { Caller } from "../domain/caller.ts";
-import type { Collection, ListParams } from "../domain/collection.ts";
-import { publishEvent, routingKey } from "./events.ts";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { groupPolicies, groups, policies, userPolicies } from "../../db/schema.ts";
+import { inTransaction } from "../../db/tx.ts";
+import { orAbsent } from "../../domain/errors.ts";
+import type { Caller } from "../../domain/caller.ts";
+import type { Collection, ListParams } from "../../domain/collection.ts";
+import { publishEvent, routingKey } from "../events.ts";
 import { groupEvent, listGroupsWhere, requireVisibleGroup, type GroupFilter, type GroupJson } from "./groups.ts";
 import { listPoliciesWhere, requireGrant, type PolicyFilter } from "./policies.ts";
 import { aclOf, findVisiblePolicy, policyScope, visibleCondition, type PolicyJson, type PolicyRow } from "./policy-visibility.ts";
