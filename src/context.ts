@@ -5,7 +5,7 @@ import type { Database, Db } from "./db/index.ts";
 import type { Logger } from "./log.ts";
 import type { TokenCache } from "./services/auth/token-cache.ts";
 import type { LookupGate } from "./services/auth/lookup-gate.ts";
-import type { TokenRow } from "./services/auth/tokens.ts";
+import type { TokenRow } from "./db/tables/tokens.ts";
 import type { EmbeddedTokenIds } from "./services/auth/token-ids.ts";
 import type { TenantTreeCache } from "./services/identity/tenant-cache.ts";
 import type { PluginRegistry } from "./plugins/types.ts";

@@ -13,6 +13,7 @@ import { startServices } from "./startup.ts";
 import { PluginLoadError } from "./plugins/loader.ts";
 import { announceReady, isPrimary, runPrimary } from "./cluster.ts";
 import { startMetricsServer } from "./metrics.ts";
+import { outboxBacklog } from "./bus/outbox.ts";
 
 export async function serve(argv: string[] = process.argv): Promise<void> {
   // A stop asked during start-up (migrations, plugins) is honoured once started, cleanly: the
@@ -85,7 +86,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   });
   log.info("listening", { address: `http://${config.rest_api.listen}:${server.port}` });
   announceReady();
-  const metricsServer = startMetricsServer(app);
+  const metricsServer = startMetricsServer(app, { outboxBacklog: () => outboxBacklog(app) });
 
   let stopping = false;
   const stop = async (signal: string) => {

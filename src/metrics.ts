@@ -9,7 +9,6 @@ import type { MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { AppContext } from "./context.ts";
-import { outboxBacklog } from "./bus/outbox.ts";
 import { HotPathHistogram } from "./metrics-histogram.ts";
 
 export const registry = new Registry();
@@ -80,15 +79,24 @@ const busPublishFailures = new Counter({
 });
 export const recordBusPublishFailure = () => busPublishFailures.inc();
 
+/**
+ * What the scrape-time gauges read that belongs to another layer, handed in by the composition root
+ * (main.ts), so that metrics reach into no other module (the bus, the database).
+ */
+export interface MetricsSources {
+  outboxBacklog(): Promise<number>;
+}
+
 /** The application the scrape-time gauges read (the process serves one). */
 let current: AppContext | null = null;
+let sources: MetricsSources | null = null;
 
 new Gauge({
   name: "tessera_outbox_backlog",
   help: "Events waiting in the outbox for the message bus",
   registers: [registry],
   async collect() {
-    if (current) this.set(await outboxBacklog(current).catch(() => Number.NaN));
+    if (sources) this.set(await sources.outboxBacklog().catch(() => Number.NaN));
   },
 });
 
@@ -155,8 +163,9 @@ export function requestMetrics(): MiddlewareHandler {
 }
 
 /** Binds the scrape-time gauges to `app`. */
-export function bindMetrics(app: AppContext): void {
+export function bindMetrics(app: AppContext, from: MetricsSources): void {
   current = app;
+  sources = from;
 }
 
 export async function renderMetrics(): Promise<{ body: string; contentType: string }> {
@@ -164,10 +173,10 @@ export async function renderMetrics(): Promise<{ body: string; contentType: stri
 }
 
 /** The metrics listener (`GET /metrics`), when `metrics.port` is configured; else null. */
-export function startMetricsServer(app: AppContext): ReturnType<typeof Bun.serve> | null {
+export function startMetricsServer(app: AppContext, from: MetricsSources): ReturnType<typeof Bun.serve> | null {
   const { listen, port } = app.config.metrics;
   if (port === null) return null;
-  bindMetrics(app);
+  bindMetrics(app, from);
   const server = Bun.serve({
     hostname: listen,
     port,

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { describeEachDb, createTestApp, peerAt } from "./helpers/app.ts";
 import { adminToken, createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { startMetricsServer } from "../src/metrics.ts";
+import { outboxBacklog } from "../src/bus/outbox.ts";
 import { createHandler } from "../src/app.ts";
 
 /** Sum of the samples `name{labels…}` in an exposition text (other labels free); 0 when absent. */
@@ -28,7 +29,7 @@ describeEachDb(
       return r.text();
     };
     beforeAll(() => {
-      server = startMetricsServer(get().app);
+      server = startMetricsServer(get().app, { outboxBacklog: () => outboxBacklog(get().app) });
     });
     afterAll(() => server?.stop(true));
 
@@ -108,7 +109,7 @@ describeEachDb(
 test("metrics are off unless metrics.port is configured: no listener, no request histogram", async () => {
   const t = await createTestApp("pglite");
   try {
-    expect(startMetricsServer(t.app)).toBeNull();
+    expect(startMetricsServer(t.app, { outboxBacklog: () => outboxBacklog(t.app) })).toBeNull();
     const admin = await adminToken(t.app);
     expect((await t.request("GET", "/0.1/users", { token: admin })).status).toBe(200);
     const { registry } = await import("../src/metrics.ts");

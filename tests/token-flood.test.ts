@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { openDatabase } from "../src/db/index.ts";
 import { revokeToken } from "../src/services/auth/sessions.ts";
 import { LookupGate } from "../src/services/auth/lookup-gate.ts";
-import { insertToken, tokenReader, type TokenRow } from "../src/services/auth/tokens.ts";
+import { insertToken, tokenReader } from "../src/services/auth/tokens.ts";
+import type { TokenRow } from "../src/db/tables/tokens.ts";
 import { createTestApp, describeEachDb, type TestApp } from "./helpers/app.ts";
 import { createUserRow, tokenFor } from "./helpers/fixtures.ts";
 

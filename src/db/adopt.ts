@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { readMigrationFiles } from "drizzle-orm/migrator";
-import type { Db, Tx } from "./index.ts";
+import type { Db, Tx } from "./types.ts";
 
 /** wazo-auth schema revisions whose tables Tessera's baseline matches, and what adoption covers. */
 export const KNOWN_WAZO_REVISIONS: Record<string, { coversMigrations: string[] }> = {

@@ -5,8 +5,6 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
-import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg-core";
-import type { ExtractTablesWithRelations } from "drizzle-orm";
 import * as schema from "./schema.ts";
 import { prepareSchema } from "./adopt.ts";
 import { databaseFailure, describeCause } from "./failures.ts";
@@ -16,35 +14,8 @@ import { embedded } from "../embedded.ts";
 import { PgliteThreadClient } from "./pglite-client.ts";
 import { PGLITE_EXTENSIONS, type CarriedModules } from "./pglite-protocol.ts";
 
-export type Schema = typeof schema;
-export type Db = PgDatabase<PgQueryResultHKT, Schema>;
-export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
-/** Either the database or a transaction: services accept both so callers choose the boundary. */
-export type DbOrTx = Db | Tx;
-
-export interface Database {
-  db: Db;
-  kind: "pglite" | "postgres";
-  /** Subscribe to a NOTIFY channel; returns an unsubscribe function. */
-  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
-  /**
-   * False while notifications may be missed (the LISTEN connection is lost or silent): caches fed
-   * by NOTIFY must not be trusted then. Always true on PGlite (its own thread of this process, never deaf).
-   */
-  listening(): boolean;
-  /** Called with false when notifications may be missed, with true once every channel is heard again. */
-  onListenChange(fn: (listening: boolean) => void): void;
-  /** Backend pid of the LISTEN connection (PostgreSQL; null on PGlite or before the first heartbeat). */
-  listenerPid(): number | null;
-  /**
-   * Called if the database is lost for good: PGlite's thread stopped (an abort of the engine, out of
-   * memory). Never on PostgreSQL, whose connections come back by themselves.
-   */
-  onLost(fn: (reason: string) => void): void;
-  /** Cheap liveness probe used by /status; false when it fails or takes longer than `timeoutMs`. */
-  ping(timeoutMs?: number): Promise<boolean>;
-  close(): Promise<void>;
-}
+export type { Database, Db, DbOrTx, Schema, Tx } from "./types.ts";
+import type { Database, Db, DbOrTx } from "./types.ts";
 
 const migrationsFolder = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "drizzle");
 

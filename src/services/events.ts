@@ -6,7 +6,7 @@ import { asc } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import { eventOutbox } from "../db/schema.ts";
-import { isoTime } from "./auth/tokens.ts";
+import { isoTime } from "../domain/time.ts";
 
 export interface BusEvent {
   name: string;

@@ -65,3 +65,6 @@ export const tokens = pgTable(
     index("auth_token_refresh_token_idx").on(t.refreshTokenUuid),
   ],
 );
+
+/** A row of `auth_token` as read (the token lookups and the cache read it whole). */
+export type TokenRow = typeof tokens.$inferSelect;

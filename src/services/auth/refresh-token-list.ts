@@ -9,7 +9,7 @@ import { collection, searchPattern, type Collection, type ListParams } from "../
 import { NotFound, orAbsent } from "../../domain/errors.ts";
 import { publishEvent } from "../events.ts";
 import { refreshTokenEvent } from "./refresh-tokens.ts";
-import { isoTime } from "./tokens.ts";
+import { isoTime } from "../../domain/time.ts";
 import { requireVisibleUser, scopedTenantUuids } from "../identity/visibility.ts";
 
 export interface RefreshTokenJson {

@@ -5,6 +5,8 @@ import type { AppContext } from "../../context.ts";
 import type { Db, DbOrTx } from "../../db/index.ts";
 import { afterCommit } from "../../db/tx.ts";
 import { sessions, tokens } from "../../db/schema.ts";
+import type { TokenRow } from "../../db/tables/tokens.ts";
+import { isoTime } from "../../domain/time.ts";
 import { Forbidden, NotFound } from "../../domain/errors.ts";
 import { userTenantUuid } from "../identity/tenant-tree.ts";
 import { recordTokenCacheLookup, recordTokenCheck } from "../../metrics.ts";
@@ -48,7 +50,6 @@ function recordOf(row: TokenRow): TokenRecord {
   };
 }
 
-export type TokenRow = typeof tokens.$inferSelect;
 
 /**
  * Reads the tokens with these ids (those missing from the cache, gathered by the lookup gate). The
@@ -88,22 +89,6 @@ export function knownAbsent(app: AppContext, uuid: string): boolean {
 
 const TOKEN_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const isTokenShaped = (s: string) => TOKEN_RE.test(s);
-
-function pad(n: number, width = 2): string {
-  return String(n).padStart(width, "0");
-}
-
-/** Python `datetime.isoformat()` of a local (naive) or UTC time; fraction only when non-zero. */
-export function isoTime(epochSeconds: number, utc: boolean, alwaysFraction: boolean): string {
-  const ms = Math.floor(epochSeconds * 1000);
-  const d = new Date(ms);
-  const [y, mo, da, h, mi, s] = utc
-    ? [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()]
-    : [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds()];
-  const micros = Math.round((epochSeconds - Math.floor(epochSeconds)) * 1e6) % 1e6;
-  const base = `${pad(y, 4)}-${pad(mo)}-${pad(da)}T${pad(h)}:${pad(mi)}:${pad(s)}`;
-  return micros !== 0 || alwaysFraction ? `${base}.${pad(micros, 6)}` : base;
-}
 
 export interface TokenJson {
   token: string;
