@@ -152,8 +152,11 @@ export const configSchema = z.object({
     .url({ protocol: /^https?$/ })
     .nullable()
     .default(null),
-  /** Public base URL of this service, for the OAuth2 redirect URLs of external-auth plugins. */
-  oauth2_redirect_base_url: z.string().url().default("http://127.0.0.1:9497"),
+  /**
+   * Public base URL of this service, for the OAuth2 redirect URLs of external-auth plugins; unset,
+   * `public_url`, else the listener's own address and port.
+   */
+  oauth2_redirect_base_url: z.string().url().nullable().default(null),
   smtp: z
     .object({
       hostname: z.string().min(1).default("localhost"),

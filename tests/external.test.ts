@@ -4,6 +4,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { userExternalAuths } from "../src/db/schema.ts";
 import { listRecordedEvents } from "../src/services/events.ts";
+import { buildOAuth2RedirectUrl } from "../src/services/integrations/oauth2.ts";
+import { parseConfig } from "../src/config.ts";
+import type { AppContext } from "../src/context.ts";
 import { createTestApp, describeEachDb } from "./helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { startOAuth2Server } from "./helpers/oauth2-server.ts";
@@ -174,5 +177,17 @@ describe("a required plugin that fails stops the start", () => {
     await expect(
       createTestApp("pglite", { config: { plugins: { external_auth: { broken: { module: "./tests/fixtures/external-auth/broken-load.ts", required: true } } } } }),
     ).rejects.toThrow(/broken/);
+  });
+});
+
+describe("OAuth2 redirect URL", () => {
+  // Only the configuration is read: the three sources, most specific first.
+  const url = (config: Record<string, unknown>) => buildOAuth2RedirectUrl({ config: parseConfig(config) } as AppContext, "google");
+  test("follows oauth2_redirect_base_url, else public_url, else the listener's own port", () => {
+    expect(url({ rest_api: { port: 45040 } })).toBe("http://127.0.0.1:45040/0.1/external/google/oauth2/callback");
+    expect(url({ rest_api: { listen: "0.0.0.0", port: 8080 } })).toBe("http://127.0.0.1:8080/0.1/external/google/oauth2/callback");
+    expect(url({ rest_api: { listen: "::1", port: 8080 } })).toBe("http://[::1]:8080/0.1/external/google/oauth2/callback");
+    expect(url({ public_url: "https://auth.example.com/api/auth" })).toBe("https://auth.example.com/api/auth/0.1/external/google/oauth2/callback");
+    expect(url({ public_url: "https://auth.example.com/", oauth2_redirect_base_url: "https://cb.example.com" })).toBe("https://cb.example.com/0.1/external/google/oauth2/callback");
   });
 });

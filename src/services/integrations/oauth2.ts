@@ -19,8 +19,16 @@ export async function registerOAuth2Callback(app: AppContext, authType: string, 
   callbacks.set(state, { callback, extra });
 }
 
+/**
+ * The URL the OAuth2 provider sends the browser back to: under `oauth2_redirect_base_url` when set,
+ * else under `public_url`, else under the listener itself (its port, and 127.0.0.1 for a wildcard
+ * address), so a service on another port than 9497 still gets its own callbacks.
+ */
 export function buildOAuth2RedirectUrl(app: AppContext, authType: string): string {
-  return `${app.config.oauth2_redirect_base_url.replace(/\/$/, "")}/0.1/external/${encodeURIComponent(authType)}/oauth2/callback`;
+  const { oauth2_redirect_base_url: configured, public_url: publicUrl, rest_api: api } = app.config;
+  const host = api.listen === "0.0.0.0" || api.listen === "::" ? "127.0.0.1" : api.listen.includes(":") ? `[${api.listen}]` : api.listen;
+  const base = configured ?? publicUrl ?? `http://${host}:${api.port}`;
+  return `${base.replace(/\/$/, "")}/0.1/external/${encodeURIComponent(authType)}/oauth2/callback`;
 }
 
 /** The provider redirected back: run the callback once (the state is consumed), then announce it. */
