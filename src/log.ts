@@ -6,6 +6,11 @@
 // once the current turn of the event loop is over (or when the batch is large), so a busy instance
 // makes one write per turn instead of one per line. Each write is at most PIPE_BUF bytes cut at
 // line ends, so lines of several workers sharing one pipe or file never interleave.
+//
+// Kept by hand rather than pino, measured (Bun 1.4, 300,000 lines to /dev/null, 2 loaded cores, two
+// rounds): a line with six fields 3.9–4.4 µs here against 5.3–8.7 µs for pino with an asynchronous
+// destination and redaction; the access log's pre-built line 0.7–1.4 µs, which pino has no way to
+// write. pino also lacks the PIPE_BUF-bounded writes that keep the workers' lines whole.
 import { closeSync, openSync, writeSync } from "node:fs";
 import { maskUris } from "./secrets.ts";
 

@@ -45,7 +45,13 @@ async function loadKeyPair(app: AppContext): Promise<SpKeyPair> {
   return { privateKey: row!.privateKey, certificate: row!.certificate };
 }
 
-/** An RSA-2048 key (node:crypto, off the event loop) and a 10-year self-signed certificate for it. */
+/**
+ * An RSA-2048 key (node:crypto, off the event loop) and a 10-year self-signed certificate for it.
+ * node:crypto parses certificates but cannot make one, so a library builds it: node-forge, loaded
+ * only here, once per deployment (the pair is stored), and never when `saml.cert_file` is set. Kept
+ * over @peculiar/x509 (WebCrypto-based, but it brings nine @peculiar/asn1 packages, tsyringe and
+ * tslib) and over hand-written DER, which the project does not write.
+ */
 export async function generateSelfSigned(commonName: string): Promise<SpKeyPair> {
   const { privateKey, publicKey } = await promisify(generateKeyPair)("rsa", {
     modulusLength: 2048,
