@@ -53,6 +53,11 @@ describe("the API reference page", () => {
     });
     const res = await page.goto(`http://127.0.0.1:${server.port}/0.1/api/docs`);
     expect(res?.status()).toBe(200);
+    // Tags start folded (docExpansion: none, no model section): the page shows its tags and their
+    // descriptions without rendering every operation; opening one tag lists its operations.
+    await page.waitForSelector("#operations-tag-tokens", { timeout: 30_000 });
+    expect(await page.textContent("body")).toContain("what every other service asks on each request");
+    await page.click("#operations-tag-tokens");
     await page.waitForSelector(".opblock-summary-path", { timeout: 30_000 });
     const paths = await page.$$eval(".opblock-summary-path", (els) => els.map((e) => e.getAttribute("data-path") ?? e.textContent ?? ""));
     expect(paths).toEqual(expect.arrayContaining(["/token", "/token/{token}", "/token/{token}/scopes/check"]));

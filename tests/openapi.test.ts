@@ -98,6 +98,13 @@ describe("the OpenAPI document", () => {
     expect(doc.info.license).toEqual({ name: "Apache-2.0", identifier: "Apache-2.0" });
   });
 
+  test("every tag says what its operations are for (src/http/openapi-tags.ts)", () => {
+    const tags = (doc as unknown as { tags: Array<{ name: string; description: string }> }).tags;
+    const used = new Set(operations().flatMap(({ op }) => (op as unknown as { tags: string[] }).tags));
+    expect(tags.map((t) => t.name).sort()).toEqual([...used].sort());
+    for (const t of tags) expect([t.name, t.description.length > 40]).toEqual([t.name, true]);
+  });
+
   test("documents exactly the routes the app answers", () => {
     // Hono registers a declared HEAD route as a GET handler: compare as GET, duplicates included.
     const documented = operations().map(({ path, method }) => `${method === "head" ? "GET" : method.toUpperCase()} /0.1${path.replace(/\{(\w+)\}/g, ":$1")}`).sort();

@@ -20,6 +20,8 @@ const INIT = `window.ui = SwaggerUIBundle({
   validatorUrl: null,
   presets: [SwaggerUIBundle.presets.apis],
   layout: "BaseLayout",
+  docExpansion: "none",
+  defaultModelsExpandDepth: -1,
 });
 `;
 

@@ -3,6 +3,7 @@
 // route shares is added here by construction, so no route repeats it: the operationId, the
 // security requirement (from the route's ACL), the `Wazo-Tenant` header, the 400/401/403/404
 // answers its pipeline can give, and a typed success body when the route declares none.
+import { TAG_DESCRIPTIONS } from "./openapi-tags.ts";
 import { z } from "zod";
 import type { RouteSpec } from "./route.ts";
 import { deriveOperationId } from "./operation-id.ts";
@@ -127,7 +128,7 @@ export function buildOpenApi(specs: RouteSpec[], basePath = "/0.1"): Json {
     }
     (paths[spec.path] ??= {})[spec.method] = operation;
   }
-  const tags = [...new Set(specs.map((s) => s.tag))].sort().map((name) => ({ name, description: `Operations on ${name.replaceAll("_", " ")}` }));
+  const tags = [...new Set(specs.map((s) => s.tag))].sort().map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? "" }));
   return {
     openapi: "3.1.0",
     info: {

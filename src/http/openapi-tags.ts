@@ -1,0 +1,24 @@
+// What each group of operations of the OpenAPI document is for: the text the reference page shows
+// above each tag. A tag without a description fails tests/openapi.test.ts.
+export const TAG_DESCRIPTIONS: Record<string, string> = {
+  tokens:
+    "Logins and the token check. `POST /token` exchanges credentials (Basic, a refresh token, or an identity provider's proof) for a token carrying an ACL; `HEAD|GET /token/{token}?scope=&tenant=` is what every other service asks on each request (204/200 valid, 403 scope refused, 404 unknown).",
+  sessions: "Sessions: one per login, holding its tokens. Listing them shows who is signed in where; deleting one revokes its tokens on every instance.",
+  users:
+    "Users of a tenant: create, read, update, delete, passwords, policies attached to a user, refresh tokens per client, and the user's own view through `me`.",
+  tenants: "The tenant tree: every resource belongs to one tenant, and an administrator sees their tenant and its sub-tenants only. Domains, parent moves, deletion.",
+  groups: "Groups of users of one tenant; the policies of a group apply to each member. Joining a group is granted like attaching its policies.",
+  policies: "Policies: named lists of ACL entries (with `*`, `#`, `me`, `my_session` and deny entries `!…`), attached to users and groups. No caller can grant an entry its own ACL does not cover.",
+  emails: "Email addresses of users, their confirmation links, and the administrators' direct edit.",
+  reset: "Password reset by mail: the request (answered the same whether the user exists or not) and the reset itself with the mailed token.",
+  external:
+    "External accounts linked to users (mobile push tokens, Google, Microsoft…) and their per-tenant configuration; OAuth2 callbacks are served by Tessera itself.",
+  idp: "Identity providers: which login method (native, LDAP, SAML…) each user uses.",
+  ldap_config: "The LDAP directory of a tenant: its users log in with their directory password.",
+  saml_config: "The SAML identity provider of a tenant: its metadata, and this service provider's metadata and ACS URL.",
+  saml: "SAML single sign-on and logout, as the browser goes through them.",
+  backends: "The authentication backends loaded by this service.",
+  config: "The effective configuration (secrets masked) and the few settings changeable at run time.",
+  status: "Liveness and the health of each component (database, bus, plugins).",
+  api: "This API's own description: the OpenAPI document and its reference page.",
+};
