@@ -12,6 +12,7 @@ import { ListenHealth } from "./listen-health.ts";
 import { lockDataDir } from "./pid-lock.ts";
 import { embedded } from "../embedded.ts";
 import { PgliteThreadClient } from "./pglite-client.ts";
+import { isEmptyDataDir, seedDataDir } from "./pglite-template.ts";
 import { PGLITE_EXTENSIONS, type CarriedModules } from "./pglite-protocol.ts";
 
 export type { Database, Db, DbOrTx, Schema, Tx } from "./types.ts";
@@ -156,7 +157,9 @@ async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
   const lock = dataDir.startsWith("memory://") ? null : lockDataDir(dataDir);
   let client: PgliteThreadClient;
   try {
-    client = await PgliteThreadClient.open(dataDir, { template, modules: await carriedModules() });
+    const modules = await carriedModules();
+    if (!template && lock && isEmptyDataDir(dataDir)) await seedDataDir(dataDir, modules);
+    client = await PgliteThreadClient.open(dataDir, { template, modules });
   } catch (e) {
     lock?.release();
     throw e;

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { PGLITE_EXTENSIONS, serializeError, type ThreadReply, type ThreadRequest } from "./pglite-protocol.ts";
+import { PGLITE_EXTENSIONS, PGLITE_SETTINGS, serializeError, type ThreadReply, type ThreadRequest } from "./pglite-protocol.ts";
 
 let db: PGlite | null = null;
 
@@ -47,6 +47,7 @@ async function open(request: Extract<ThreadRequest, { op: "open" }>): Promise<vo
   try {
     db = await PGlite.create(request.dataDir, {
       extensions,
+      startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS],
       ...(carried ? { pgliteWasmModule: carried.wasm, initdbWasmModule: carried.initdbWasm, fsBundle: new Blob([carried.fsBundle]) } : {}),
       ...(request.template ? { loadDataDir: request.template } : {}),
     });

@@ -6,6 +6,10 @@ import type { Hono } from "hono";
 import { parseConfig, type Config } from "../../src/config.ts";
 import type { AppContext } from "../../src/context.ts";
 import { openDatabase, pgliteOptions, type Database } from "../../src/db/index.ts";
+import { seedDataDir, templateDir } from "../../src/db/pglite-template.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { silentLogger, createLogger, type Logger } from "../../src/log.ts";
 import { createApp, createHandler } from "../../src/app.ts";
 import type { PeerSource } from "../../src/http/fast-token-check.ts";
@@ -47,16 +51,25 @@ export interface TestResponse {
 
 let pgliteTemplate: Promise<Blob> | null = null;
 
-/** A migrated PGlite data directory, made once per test process and copied for each suite. */
+/**
+ * A migrated PGlite data directory, made once per test process and copied for each suite. It starts
+ * from the machine's initdb'd template (src/db/pglite-template.ts), so no test process runs initdb.
+ */
 async function pgliteDump(): Promise<Blob> {
   pgliteTemplate ??= (async () => {
-    const raw = await PGlite.create("memory://", pgliteOptions());
-    const { drizzle } = await import("drizzle-orm/pglite");
-    const { migrate } = await import("drizzle-orm/pglite/migrator");
-    await migrate(drizzle(raw) as never, { migrationsFolder: new URL("../../drizzle", import.meta.url).pathname });
-    const dump = await raw.dumpDataDir("none");
-    await raw.close();
-    return dump;
+    const dir = join(mkdtempSync(join(tmpdir(), "tessera-test-template-")), "data");
+    try {
+      if (!(await seedDataDir(dir))) throw new Error(`cannot make the embedded database template at ${templateDir()}`);
+      const raw = await PGlite.create(dir, pgliteOptions());
+      const { drizzle } = await import("drizzle-orm/pglite");
+      const { migrate } = await import("drizzle-orm/pglite/migrator");
+      await migrate(drizzle(raw) as never, { migrationsFolder: new URL("../../drizzle", import.meta.url).pathname });
+      const dump = await raw.dumpDataDir("none");
+      await raw.close();
+      return dump;
+    } finally {
+      rmSync(join(dir, ".."), { recursive: true, force: true });
+    }
   })();
   return pgliteTemplate;
 }
