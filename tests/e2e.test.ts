@@ -1,20 +1,12 @@
 // The real process over real HTTP: configuration errors, start, bootstrap, login, check, shutdown.
-import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { waitForService } from "./helpers/service-process.ts";
+import { tempDirs } from "./helpers/temp-dirs.ts";
 
 const root = join(import.meta.dir, "..");
-const dirs: string[] = [];
-const tempDir = () => {
-  const d = mkdtempSync(join(tmpdir(), "tessera-e2e-"));
-  dirs.push(d);
-  return d;
-};
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs("tessera-e2e-");
 
 function freePort(): number {
   const server = Bun.serve({ port: 0, fetch: () => new Response() });

@@ -1,23 +1,15 @@
 // A first start of the embedded database copies an initdb'd template instead of running initdb
 // (src/db/pglite-template.ts): the copy is a working database, each copy gets its own rows (the
 // template holds no tenant of its own), and a template that cannot be written is not an error.
-import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { openDatabase } from "../src/db/index.ts";
 import { ensureTemplate, isEmptyDataDir, templateDir } from "../src/db/pglite-template.ts";
+import { tempDirs } from "./helpers/temp-dirs.ts";
 
-const dirs: string[] = [];
-const tempDir = () => {
-  const d = mkdtempSync(join(tmpdir(), "tessera-template-"));
-  dirs.push(d);
-  return d;
-};
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs("tessera-template-");
 
 async function masterTenant(dataDir: string): Promise<string> {
   const database = await openDatabase({ dataDir });

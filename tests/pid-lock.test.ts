@@ -1,20 +1,12 @@
 // The embedded database's lock: held only while the very process that took it runs. After a crash,
 // a pid reused by another process (the rule in containers) does not keep the data directory locked.
-import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lockDataDir, processStartTime } from "../src/db/pid-lock.ts";
+import { tempDirs } from "./helpers/temp-dirs.ts";
 
-const dirs: string[] = [];
-const tempDir = () => {
-  const d = mkdtempSync(join(tmpdir(), "tessera-lock-"));
-  dirs.push(d);
-  return d;
-};
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs("tessera-lock-");
 
 const bootId = () => readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
 const hasProc = processStartTime(process.pid) !== null;
