@@ -5,7 +5,7 @@
 // costs a login at most `timeout` seconds and never holds a request.
 import { isIP } from "node:net";
 import { rootCertificates, type ConnectionOptions } from "node:tls";
-import { Client } from "ldapts";
+import type { Client } from "ldapts";
 import type { LdapConfigRow } from "../../src/services/integrations/ldap-config.ts";
 import { DEFAULT_SEARCH_FILTER, escapeDnValue, fillSearchFilter } from "../../src/services/integrations/ldap-filter.ts";
 
@@ -90,6 +90,7 @@ export async function authenticateInDirectory(config: LdapConfigRow, login: stri
   // An empty password would be an unauthenticated bind, which directories accept (RFC 4513 §5.1.2).
   if (!login || !password) throw new DirectoryRefusal("empty login or password");
   const ms = Math.round(opts.timeout * 1000);
+  const { Client } = await import("ldapts"); // loaded on the first LDAP login, not at every start
   const client = new Client({
     url: directoryUrl(config),
     timeout: ms,

@@ -1,6 +1,6 @@
 // The stock `smtp` email notification plugin: plain-text messages through nodemailer, with the
 // `smtp` section of the configuration (hostname, port, tls, starttls, username, password, timeout).
-import nodemailer, { type Transporter } from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { ConfirmationContext, EmailNotificationPlugin, EmailPluginConfig, PasswordResetContext } from "../../src/plugins/email-types.ts";
 
 interface SmtpConfig {
@@ -14,16 +14,29 @@ interface SmtpConfig {
 }
 
 export default class SmtpEmailPlugin implements EmailNotificationPlugin {
-  private readonly transport: Transporter;
+  /** Made on the first mail: nodemailer is loaded then, not at every start (~170 ms, issue 28). */
+  private transporter: Promise<Transporter> | null = null;
   private readonly config: Record<string, unknown>;
   private readonly formatter: EmailPluginConfig["formatter"];
 
   constructor({ config, formatter }: EmailPluginConfig) {
     this.config = config;
     this.formatter = formatter;
-    const smtp = config.smtp as SmtpConfig;
+  }
+
+  private transport(): Promise<Transporter> {
+    this.transporter ??= this.createTransport().catch((e) => {
+      this.transporter = null; // tried again with the next mail
+      throw e;
+    });
+    return this.transporter;
+  }
+
+  private async createTransport(): Promise<Transporter> {
+    const { default: nodemailer } = await import("nodemailer");
+    const smtp = this.config.smtp as SmtpConfig;
     const ms = smtp.timeout * 1000;
-    this.transport = nodemailer.createTransport({
+    return nodemailer.createTransport({
       host: smtp.hostname,
       port: smtp.port,
       secure: smtp.tls,
@@ -41,7 +54,7 @@ export default class SmtpEmailPlugin implements EmailNotificationPlugin {
   }
 
   async sendConfirmation(ctx: ConfirmationContext): Promise<void> {
-    await this.transport.sendMail({
+    await (await this.transport()).sendMail({
       from: this.from("email_confirmation"),
       to: ctx.username ? `${ctx.username} <${ctx.email_address}>` : ctx.email_address,
       subject: this.formatter.render("email_confirmation_subject", ctx).trim(),
@@ -50,7 +63,7 @@ export default class SmtpEmailPlugin implements EmailNotificationPlugin {
   }
 
   async sendPasswordReset(ctx: PasswordResetContext): Promise<void> {
-    await this.transport.sendMail({
+    await (await this.transport()).sendMail({
       from: this.from("password_reset"),
       to: ctx.username ? `${ctx.username} <${ctx.email_address}>` : ctx.email_address,
       subject: this.formatter.render("password_reset_email_subject", ctx).trim(),

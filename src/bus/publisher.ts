@@ -2,7 +2,7 @@
 // of type `amqp.exchange_type`, publisher confirms, reconnection with exponential backoff. A row
 // is marked published only once the broker confirmed it (at least once). The broker being down
 // never fails a request: events wait in the outbox.
-import amqp from "amqplib";
+import type amqp from "amqplib";
 import type { AppContext } from "../context.ts";
 import { claimBatch, markPublished, outboxBacklog, prunePublished, releaseClaims, type OutboxRow } from "./outbox.ts";
 import { recordBusPublishFailure } from "../metrics.ts";
@@ -97,7 +97,8 @@ export class BusPublisher {
 
   private async connect(): Promise<void> {
     if (this.link) return;
-    const connection = await amqp.connect(this.amqpConfig.uri);
+    const { default: amqplib } = await import("amqplib"); // loaded only where a broker is configured
+    const connection = await amqplib.connect(this.amqpConfig.uri);
     connection.on("error", () => {});
     let onClose: (e: Error) => void = () => {};
     const closed = new Promise<never>((_, reject) => (onClose = reject));
