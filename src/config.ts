@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { isProxyEntry } from "./http/request-origin.ts";
 
 const pluginEntry = z.union([
   z.string().min(1),
@@ -32,7 +33,13 @@ export const configSchema = z.object({
     .object({
       listen: z.string().min(1).default("127.0.0.1"),
       port: z.coerce.number().int().min(0).max(65535).default(9497),
-      num_proxies: z.number().int().min(0).default(1),
+      /**
+       * Accepted for wazo-auth's configuration files, but trusts nothing by itself: X-Forwarded-For
+       * is believed only from `trusted_proxies` (a start-up warning when this is set without them).
+       */
+      num_proxies: z.number().int().min(0).default(0),
+      /** Socket peers (addresses or CIDRs) whose X-Forwarded-For is believed (src/http/request-origin.ts). */
+      trusted_proxies: z.array(z.string().refine(isProxyEntry, "an IP address or CIDR")).default([]),
       cors: z
         .object({
           enabled: z.boolean().default(true),
@@ -75,8 +82,15 @@ export const configSchema = z.object({
   login_throttling: z
     .object({
       enabled: z.boolean().default(true),
-      /** Failed logins of one login name before it is throttled (Keycloak's default: 30). */
+      /** Failed logins of one login name from one client address before that pair is locked (Keycloak's default: 30). */
       max_failures: z.number().int().min(1).default(30),
+      /**
+       * Failed logins of one login name from all addresses together before it is slowed (never
+       * locked: a clean address still logs in): each attempt waits `slowdown_seconds`, and a pair
+       * locks at its first failure.
+       */
+      max_failures_per_login: z.number().int().min(1).default(1000),
+      slowdown_seconds: z.number().min(0).max(10).default(1),
       /** Failed logins from one client address (an IPv6 /64) before it is throttled. */
       max_failures_per_address: z.number().int().min(1).default(100),
       /** First wait once a threshold is reached; doubles with each further failure. */

@@ -10,9 +10,10 @@ import { bootstrapOnStartup } from "./services/identity/bootstrap.ts";
 import { startBus } from "./bus/publisher.ts";
 import { startJobs } from "./jobs.ts";
 import { hashingWarnings } from "./services/auth/passwords.ts";
+import { configWarnings } from "./config-warnings.ts";
 
 export async function startServices(app: AppContext): Promise<void> {
-  for (const warning of hashingWarnings(app.config)) app.log.warn(warning);
+  for (const warning of [...hashingWarnings(app.config), ...configWarnings(app.config)]) app.log.warn(warning);
   await loadBackends(app, app.plugins);
   await loadIdentityProviders(app);
   await loadExternalAuthPlugins(app);

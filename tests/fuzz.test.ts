@@ -48,5 +48,5 @@ describeEachDb(
       expect((await t.request("POST", "/0.1/token", { body: {}, remoteAddr: "192.0.2.77", headers: { Authorization: `Basic ${btoa(`${name}:pw`)}` } })).status).toBe(200);
     }, 240_000);
   },
-  { config: { smtp: { hostname: "127.0.0.1", port: smtp.port }, enabled_http_plugins: { user_registration: true } } },
+  { config: { smtp: { hostname: "127.0.0.1", port: smtp.port }, public_url: "https://auth.example.com", enabled_http_plugins: { user_registration: true } } },
 );

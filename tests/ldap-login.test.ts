@@ -212,8 +212,8 @@ describeEachDb("LDAP login", (get) => {
     // asking for a reset mails nobody for an LDAP user (a native one does get the mail)
     const conn = { hostname: "auth.example.com", port: "443", prefix: "" };
     const before = smtp.mails.length;
-    await (await requestPasswordReset(t.app, { login: "alice@acme.example.com" }, conn, "127.0.0.1")).done;
-    await (await requestPasswordReset(t.app, { login: "bob" }, conn, "127.0.0.1")).done;
+    await (await requestPasswordReset(t.app, { login: "alice@acme.example.com" }, conn, { address: "127.0.0.1", forwarded: false })).done;
+    await (await requestPasswordReset(t.app, { login: "bob" }, conn, { address: "127.0.0.1", forwarded: false })).done;
     await smtp.waitForMail((m) => m.to.includes("bob@acme.example.com"));
     expect(smtp.mails.slice(before).flatMap((m) => m.to)).toEqual(["bob@acme.example.com"]);
   });
@@ -254,4 +254,4 @@ describeEachDb("LDAP login", (get) => {
     }
     expect((await ldapLogin("alice", "alice-ldap")).status).toBe(200);
   });
-}, { config: { ldap: { tls_ca_file: slapd.caFile }, smtp: { hostname: "127.0.0.1", port: smtp.port } } });
+}, { config: { ldap: { tls_ca_file: slapd.caFile }, smtp: { hostname: "127.0.0.1", port: smtp.port }, public_url: "https://auth.example.com" } });

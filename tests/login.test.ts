@@ -46,16 +46,16 @@ describeEachDb("POST /0.1/token", (get) => {
     expect(created.at(-1)?.payload.data).toEqual({ uuid: d.session_uuid, tenant_uuid: t.app.topTenantUuid, user_uuid: uuid, mobile: false });
   });
 
-  test("the client address comes from X-Forwarded-For only as far as num_proxies trusts it", async () => {
+  test("the client address comes from X-Forwarded-For only when the peer is a trusted proxy", async () => {
     const t = get();
     await createUserRow(t.app, { username: "proxied", password: "pw" });
     const r = await post(basic("proxied", "pw"), {}, { "X-Forwarded-For": "203.0.113.9, 10.0.0.7" });
-    expect(r.json.data.remote_addr).toBe("10.0.0.7"); // one trusted hop: the nearest forwarded address
-    t.app.config.rest_api.num_proxies = 0;
+    expect(r.json.data.remote_addr).toBe("127.0.0.1"); // no proxy trusted by default: the peer
+    t.app.config.rest_api.trusted_proxies = ["127.0.0.1", "10.0.0.0/8"];
     try {
-      expect((await post(basic("proxied", "pw"), {}, { "X-Forwarded-For": "10.0.0.7" })).json.data.remote_addr).toBe("127.0.0.1");
+      expect((await post(basic("proxied", "pw"), {}, { "X-Forwarded-For": "203.0.113.9, 10.0.0.7" })).json.data.remote_addr).toBe("203.0.113.9");
     } finally {
-      t.app.config.rest_api.num_proxies = 1;
+      t.app.config.rest_api.trusted_proxies = [];
     }
   });
 

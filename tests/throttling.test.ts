@@ -1,5 +1,6 @@
-// Login throttling (brute-force protection): per login and per address, 429 + Retry-After before
-// any password derivation, shared by instances through the database.
+// Login throttling (brute-force protection): per login and address, per address, and a per-login
+// ceiling that slows without refusing; 429 + Retry-After before any password derivation, shared by
+// instances through the database; the administrator's unlock.
 import { describe, expect, test } from "bun:test";
 import { and, eq, sql } from "drizzle-orm";
 import { createApp } from "../src/app.ts";
@@ -9,6 +10,7 @@ import { loginThrottle } from "../src/db/schema.ts";
 import { runCleanup } from "../src/jobs.ts";
 import { silentLogger } from "../src/log.ts";
 import { addressKey, normaliseLogin } from "../src/services/auth/throttle-keys.ts";
+import { pairKey } from "../src/services/auth/login-throttle.ts";
 import { buildContext, closeContext } from "../src/services/app-context.ts";
 import { listRecordedEvents } from "../src/services/events.ts";
 import { startServices } from "../src/startup.ts";
@@ -24,7 +26,8 @@ const freshAddress = () => `198.51.100.${++addressSeq}`;
 const uniq = () => crypto.randomUUID().slice(0, 8);
 
 const config = {
-  login_throttling: { max_failures: 3, max_failures_per_address: 5, wait_increment_seconds: 30, max_wait_seconds: 120, password_reset_max_requests: 2, password_reset_max_requests_per_address: 4 },
+  public_url: "https://auth.example.com",
+  login_throttling: { max_failures: 3, max_failures_per_address: 5, max_failures_per_login: 50, wait_increment_seconds: 30, max_wait_seconds: 120, password_reset_max_requests: 2, password_reset_max_requests_per_address: 4 },
   plugins: {
     backends: { wazo_user: "./tests/fixtures/plugins/counting-backend.ts" },
     idp: { testidp: { module: "./tests/fixtures/plugins/test-idp.ts", priority: 5, config: { secret: "s3" } } },
@@ -34,6 +37,9 @@ const config = {
 function login(t: TestApp, auth: string | null, addr: string, body: unknown = {}, headers: Record<string, string> = {}) {
   return t.request("POST", "/0.1/token", { body, remoteAddr: addr, headers: { ...(auth ? { Authorization: auth } : {}), ...headers } });
 }
+
+/** The counter of a login name from one address. */
+const pair = (t: TestApp, login: string, addr: string) => counter(t, "login_address", pairKey(login, addressKey(addr)));
 
 async function counter(t: TestApp, kind: string, key: string) {
   const [row] = await t.app.db.select().from(loginThrottle).where(and(eq(loginThrottle.kind, kind), eq(loginThrottle.key, key)));
@@ -82,7 +88,7 @@ test("keys: logins are trimmed, lower-cased and NFC; IPv6 counts per /64; IPv4-m
 });
 
 describeEachDb("login throttling", (get) => {
-  test("after max_failures the right password is refused with 429 + Retry-After, then accepted after the wait", async () => {
+  test("after max_failures from one address the right password is refused there with 429 + Retry-After, accepted from a clean address, and there after the wait", async () => {
     const t = get();
     await withSettings(t, { wait_increment_seconds: 2 }, async () => {
       const addr = freshAddress();
@@ -90,11 +96,13 @@ describeEachDb("login throttling", (get) => {
       for (let i = 0; i < 3; i++) expect((await login(t, basic("victim", `wrong${i}`), addr)).status).toBe(401);
       const refused = await login(t, basic("victim", "right"), addr);
       expectThrottled(refused, "tokens", 2);
-      // Another spelling of the same login is the same counter.
-      expect((await login(t, basic(" VICTIM ", "right"), freshAddress())).status).toBe(429);
+      // Another spelling of the same login is the same counter; another address is not.
+      expect((await login(t, basic(" VICTIM ", "right"), addr)).status).toBe(429);
+      expect((await login(t, basic("victim", "right"), freshAddress())).status).toBe(200);
       await Bun.sleep(Number(refused.headers.get("Retry-After")) * 1000);
       expect((await login(t, basic("victim", "right"), addr)).status).toBe(200);
       expect(await counter(t, "login", "victim")).toBeUndefined(); // success forgets the login's failures
+      expect(await pair(t, "victim", addr)).toBeUndefined(); // and those of the pair it came from
     });
   });
 
@@ -105,9 +113,9 @@ describeEachDb("login throttling", (get) => {
       const name = `doubling-${uniq()}`;
       // The lock's length as the database set it (one statement: immune to the test's own delays).
       const lockSeconds = async () =>
-        (await t.app.db.select({ s: sql<number>`extract(epoch from ${loginThrottle.lockedUntil} - ${loginThrottle.lastFailureAt})::float8` }).from(loginThrottle).where(and(eq(loginThrottle.kind, "login"), eq(loginThrottle.key, name))))[0]!.s;
+        (await t.app.db.select({ s: sql<number>`extract(epoch from ${loginThrottle.lockedUntil} - ${loginThrottle.lastFailureAt})::float8` }).from(loginThrottle).where(and(eq(loginThrottle.kind, "login_address"), eq(loginThrottle.key, pairKey(name, addr)))))[0]!.s;
       for (let i = 0; i < 2; i++) await login(t, basic(name, "wrong"), addr);
-      expect((await counter(t, "login", name))?.lockedUntil).toBeNull();
+      expect((await pair(t, name, addr))?.lockedUntil).toBeNull();
       const waits: number[] = [];
       for (let round = 0; round < 3; round++) {
         if (round) await Bun.sleep(waits.at(-1)! * 1000 + 50); // the lock is over: one more guess is allowed
@@ -115,7 +123,8 @@ describeEachDb("login throttling", (get) => {
         waits.push(await lockSeconds());
       }
       expect(waits).toEqual([1, 2, 3]); // 1 × 2^0, 1 × 2^1, min(3, 1 × 2^2)
-      expect((await counter(t, "login", name))?.failures).toBe(5);
+      expect((await pair(t, name, addr))?.failures).toBe(5);
+      expect((await counter(t, "login", name))?.lockedUntil).toBeNull(); // a login name alone never locks
     });
   }, 15_000);
 
@@ -208,7 +217,7 @@ describeEachDb("login throttling", (get) => {
     const throttled = events.filter((e) => e.name === "auth_user_login_throttled");
     expect(throttled).toHaveLength(1);
     expect(throttled[0]!.routingKey).toBe("auth.logins.throttled");
-    expect(throttled[0]!.payload.data).toEqual({ login: name, remote_addr: addr, retry_after: 30, throttled_by: "login", action: "login" });
+    expect(throttled[0]!.payload.data).toEqual({ login: name, remote_addr: addr, retry_after: 30, throttled_by: "login_address", action: "login" });
     expect(throttled[0]!.headers).toMatchObject({ name: "auth_user_login_throttled", required_acl: "events.auth.logins.throttled" });
     expect(events.filter((e) => e.name === "auth_user_login_failed")).toHaveLength(3);
     expect(JSON.stringify(events)).not.toContain("secret-guess");
@@ -324,13 +333,15 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("login throttling on two instanc
       expectThrottled({ status: r.status, headers: r.headers, json: await r.json() }, "tokens", 30);
 
       const storm = `storm-${uniq()}`;
+      const stormAddr = freshAddress();
       const results = await Promise.all(
-        Array.from({ length: 12 }, (_, i) => (i % 2 ? onSecond(basic(storm, "guess"), freshAddress()).then((x) => x.status) : login(first, basic(storm, "guess"), freshAddress()).then((x) => x.status))),
+        Array.from({ length: 12 }, (_, i) => (i % 2 ? onSecond(basic(storm, "guess"), stormAddr).then((x) => x.status) : login(first, basic(storm, "guess"), stormAddr).then((x) => x.status))),
       );
       const failed = results.filter((s) => s === 401).length;
       expect(failed + results.filter((s) => s === 429).length).toBe(12);
       expect((await counter(first, "login", storm))?.failures).toBe(failed); // every 401 was counted
-      const events = (await listRecordedEvents(first.app.db)).filter((e) => e.name === "auth_user_login_throttled" && e.payload.data.login === storm);
+      expect((await pair(first, storm, stormAddr))?.failures).toBe(failed);
+      const events = (await listRecordedEvents(first.app.db)).filter((e) => e.name === "auth_user_login_throttled" && e.payload.data.login === storm && e.payload.data.throttled_by === "login_address");
       expect(events).toHaveLength(1);
     } finally {
       await closeContext(secondCtx);

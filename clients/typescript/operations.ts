@@ -73,6 +73,7 @@ export const operations = {
   getUser: { method: "get", path: "/users/{user_uuid}" },
   updateUser: { method: "put", path: "/users/{user_uuid}" },
   deleteUser: { method: "delete", path: "/users/{user_uuid}" },
+  unlockUserLogins: { method: "delete", path: "/users/{user_uuid}/login-failures" },
   updateUserPassword: { method: "put", path: "/users/{user_uuid}/password" },
   listTenants: { method: "get", path: "/tenants" },
   createTenant: { method: "post", path: "/tenants" },

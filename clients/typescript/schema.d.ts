@@ -994,6 +994,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/users/{user_uuid}/login-failures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Forget a user's failed logins (per login name, and per login name and address), lifting their locks; address locks stay
+         * @description **Required ACL:** `auth.users.{user_uuid}.login-failures.delete`
+         */
+        delete: operations["unlockUserLogins"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/users/{user_uuid}/password": {
         parameters: {
             query?: never;
@@ -3527,7 +3547,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request cannot be checked now */
+            /** @description The request cannot be checked now, or `public_url` is not configured (for every login alike) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3671,7 +3691,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The mail could not be sent (nothing was created) */
+            /** @description The mail could not be sent, or `public_url` is not configured (nothing was created) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3897,7 +3917,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The mail could not be sent */
+            /** @description The mail could not be sent, or `public_url` is not configured */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5660,6 +5680,65 @@ export interface operations {
             };
             /** @description No such resource (also for a malformed path parameter) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    unlockUserLogins: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                user_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Forgotten, or no such user (D4) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource (also for a malformed path parameter) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,4 +1,5 @@
-// `tessera users|tenants|groups|policies list|show|create|delete`, and `policies add-acl|remove-acl`:
+// `tessera users|tenants|groups|policies list|show|create|delete`, `policies add-acl|remove-acl` and
+// `users unlock`:
 // one table describes each resource; the commands are built from it over the typed client.
 import { defineCommand, type ArgsDef, type CommandDef } from "citty";
 import type { OperationId, TesseraClient } from "../../clients/typescript/index.ts";
@@ -168,6 +169,18 @@ function aclCommand(action: "add" | "remove"): AnyCommand {
   });
 }
 
+/** `tessera users unlock UUID`: forgets the user's failed logins (README "Login throttling"). */
+const unlockCommand: AnyCommand = defineCommand({
+  meta: { name: "unlock", description: "Forget a user's failed logins, lifting the locks on its login names (address locks stay)" },
+  args: { id: { type: "positional", description: "User UUID", required: true }, ...remoteArgs },
+  async run({ args }) {
+    await withClient(args, async (client) => {
+      await call(client, "unlockUserLogins", { params: { path: { user_uuid: args.id } } });
+      output(args, args.json ? { unlocked: args.id } : `unlocked user ${args.id}`);
+    });
+  },
+});
+
 export const resourceCommands: Record<string, AnyCommand> = Object.fromEntries(
   Object.entries(RESOURCES).map(([name, spec]) => {
     const subCommands: Record<string, AnyCommand> = {
@@ -177,6 +190,7 @@ export const resourceCommands: Record<string, AnyCommand> = Object.fromEntries(
       delete: oneCommand("delete", name, spec),
     };
     if (name === "policies") Object.assign(subCommands, { "add-acl": aclCommand("add"), "remove-acl": aclCommand("remove") });
+    if (name === "users") subCommands.unlock = unlockCommand;
     return [name, defineCommand({ meta: { name, description: `Administer ${name}` }, subCommands })];
   }),
 );

@@ -106,8 +106,15 @@ export class UnauthorizedTenant extends ApiError {
 }
 
 export class ServiceUnavailable extends ApiError {
-  constructor(resource: string, message: string, errorId = "service-unavailable") {
-    super(503, errorId, message, resource);
+  constructor(resource: string, message: string, errorId = "service-unavailable", details: Details = {}) {
+    super(503, errorId, message, resource, details);
+  }
+}
+
+/** 503 for a feature that a missing setting turns off; `details.missing_config` names the key. */
+export class MissingConfiguration extends ServiceUnavailable {
+  constructor(resource: string, key: string, message: string) {
+    super(resource, message, "missing-configuration", { missing_config: key });
   }
 }
 

@@ -10,7 +10,8 @@ import type { AppContext } from "../context.ts";
 import { findValidToken, INTERNAL_AUTH_ID, isTokenShaped, knownAbsent } from "../services/auth/tokens.ts";
 import { CAPS } from "../domain/strings.ts";
 import { maskToken } from "../log.ts";
-import { accessLogged, clientAddress, writeAccessLine } from "./request-log.ts";
+import { accessLogged, writeAccessLine } from "./request-log.ts";
+import { clientAddress } from "./request-origin.ts";
 import { recordFastTokenCheck, recordTokenCacheLookup } from "../metrics.ts";
 
 const PREFIX = "/0.1/token/";
@@ -82,8 +83,8 @@ function notFound(app: AppContext, req: Request, peers: PeerSource, started: num
 /** The line the request log would write for `HEAD /0.1/token/{uuid}`, its path masked as maskPath masks it. */
 function logAccess(app: AppContext, req: Request, peers: PeerSource, status: number, duration: number, uuid: string): void {
   if (!accessLogged(app, status, duration)) return;
-  const forwarded = app.config.rest_api.num_proxies > 0 ? req.headers.get("x-forwarded-for") : null;
-  writeAccessLine(app, "HEAD", `"${PREFIX}${maskToken(uuid)}"`, status, duration, clientAddress(peers.requestIP(req)?.address ?? "", forwarded, app.config.rest_api.num_proxies));
+  const forwarded = app.config.rest_api.trusted_proxies.length ? req.headers.get("x-forwarded-for") : null;
+  writeAccessLine(app, "HEAD", `"${PREFIX}${maskToken(uuid)}"`, status, duration, clientAddress(app, peers.requestIP(req)?.address ?? "", forwarded));
 }
 
 interface CheckQuery {

@@ -2,26 +2,12 @@
 // address). With `access_log: false` (the default) only the requests worth a look are written:
 // answers of 400 and above and requests slower than SLOW_REQUEST_MS. A request that is not
 // written costs two clock reads: nothing is formatted and the peer address is not looked up.
-import { isIP } from "node:net";
-import type { Context, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
+import { requestOrigin } from "./request-origin.ts";
 import type { AppContext } from "../context.ts";
 import { maskPath } from "../log.ts";
 
 export const SLOW_REQUEST_MS = 1000;
-
-/** The client address: the socket peer, or the `X-Forwarded-For` entry `numProxies` hops back when it is an IP address. */
-export function clientAddress(peer: string, forwarded: string | null | undefined, numProxies: number): string {
-  if (numProxies <= 0 || !forwarded) return peer;
-  const hops = forwarded.split(",").map((s) => s.trim()).filter(Boolean);
-  const hop = hops.length >= numProxies ? hops[hops.length - numProxies]! : "";
-  // Only an IP address is an address: anything else (`<script>`, a host name) is not stored.
-  return isIP(hop) ? hop : peer;
-}
-
-export function remoteAddress(c: Context, numProxies: number): string {
-  const peer = (c.env as { remoteAddr?: string } | undefined)?.remoteAddr ?? "";
-  return clientAddress(peer, numProxies > 0 ? c.req.header("X-Forwarded-For") : null, numProxies);
-}
 
 /** True when a request with this outcome gets an access-log line. */
 export function accessLogged(app: AppContext, status: number, durationMs: number): boolean {
@@ -43,6 +29,6 @@ export function requestLog(app: AppContext): MiddlewareHandler {
     await next();
     const duration = performance.now() - started;
     if (!accessLogged(app, c.res.status, duration)) return;
-    writeAccessLine(app, c.req.method, JSON.stringify(maskPath(c.req.path)), c.res.status, duration, remoteAddress(c, app.config.rest_api.num_proxies));
+    writeAccessLine(app, c.req.method, JSON.stringify(maskPath(c.req.path)), c.res.status, duration, requestOrigin(c, app).address);
   };
 }

@@ -8,7 +8,8 @@ import type { AppContext } from "../context.ts";
 import type { Caller } from "../domain/caller.ts";
 import { confirmEmail, requestConfirmation, updateEmails } from "../services/identity/emails.ts";
 import { getUser } from "../services/identity/users.ts";
-import { connectionParams, publicConnection, templateFormatter } from "../services/integrations/notifications.ts";
+import { publicConnection, templateFormatter } from "../services/integrations/notifications.ts";
+import { MissingConfiguration } from "../domain/errors.ts";
 
 const address = emailText();
 const userBody = z.object({ emails: z.array(z.object({ address, main: boolField().optional() })) });
@@ -19,9 +20,16 @@ const listResponses = { 204: "Replaced", 400: "Invalid list", 404: "No such user
 /** wazo-auth answers both email PUTs with the user's addresses `[{uuid, address, main, confirmed}]`. */
 const emailsAnswer = { description: "The addresses `[{uuid, address, main, confirmed}]`", read: async ({ app, caller, params }: { app: AppContext; caller: Caller; params: { user_uuid: string } }) => (await getUser(app, caller, params.user_uuid)).emails };
 
-/** The link parts of mails: the configured `public_url`, else (never in production) the request's headers. */
-export const requestConnection = (c: Context<Env>) =>
-  publicConnection(c.get("app").config.public_url) ?? connectionParams(c.req.header("Host"), c.req.header("X-Script-Name"));
+/**
+ * The link parts of mails: the configured `public_url`. Without it the link would come from the
+ * request's Host header, which anyone can forge (reset-link poisoning), so no mail is sent: 503
+ * naming the setting, the same answer whoever the mail was for (it reveals no user).
+ */
+export const requestConnection = (c: Context<Env>, resource: string) => {
+  const conn = publicConnection(c.get("app").config.public_url);
+  if (!conn) throw new MissingConfiguration(resource, "public_url", "Mails linking back to the service need public_url (its public base URL) in the configuration");
+  return conn;
+};
 
 export function emailRoutes(): RouteGroup {
   return new RouteGroup("emails")
@@ -42,10 +50,10 @@ export function emailRoutes(): RouteGroup {
         summary: "Mail a new confirmation link for an unconfirmed address",
         acl: "auth.users.{user_uuid}.emails.{email_uuid}.confirm.read",
         params: z.object({ user_uuid: uuidParam, email_uuid: uuidParam }),
-        responses: { 204: "Sent", 404: "No such user or address", 409: "Already confirmed", 503: "The mail could not be sent" },
+        responses: { 204: "Sent", 404: "No such user or address", 409: "Already confirmed", 503: "The mail could not be sent, or `public_url` is not configured" },
       },
       async ({ c, app, caller, params }) => {
-        await requestConfirmation(app, caller, params.user_uuid, params.email_uuid, requestConnection(c));
+        await requestConfirmation(app, caller, params.user_uuid, params.email_uuid, requestConnection(c, "emails"));
         return c.body(null, 204);
       },
     )

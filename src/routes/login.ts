@@ -2,7 +2,7 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
-import { remoteAddress } from "../http/request-log.ts";
+import { requestOrigin } from "../http/request-origin.ts";
 import { CAPS, isStorableString, text } from "../domain/strings.ts";
 import { intField } from "../domain/validate.ts";
 import { login } from "../services/auth/authentication.ts";
@@ -82,13 +82,15 @@ export function loginRoutes(): RouteGroup {
     },
     async ({ c, app, body }) => {
       const { login: loginName, password } = basicCredentials(c.req.header("Authorization"));
+      const origin = requestOrigin(c, app);
       const result = await login(app, {
         login: loginName,
         password,
         body,
         mobile: (c.req.header("Wazo-Session-Type") ?? "").toLowerCase() === "mobile",
         userAgent: c.req.header("User-Agent") ?? "",
-        remoteAddr: remoteAddress(c, app.config.rest_api.num_proxies),
+        remoteAddr: origin.address,
+        forwarded: origin.forwarded,
         headers: headerRecord(c),
       });
       return c.json({ data: result.token }, 200, { "Wazo-Sessions-Revoked": String(result.sessionsRevoked) });

@@ -1,7 +1,7 @@
 // Password reset (COMPATIBILITY.md §6.5).
 import { z } from "zod";
 import { invalidField } from "../domain/errors.ts";
-import { remoteAddress } from "../http/request-log.ts";
+import { requestOrigin } from "../http/request-origin.ts";
 import { RouteGroup } from "../http/route.ts";
 import { CAPS, emailText, text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
@@ -22,14 +22,14 @@ export function passwordResetRoutes(): RouteGroup {
           204: "Accepted (whether or not the user exists)",
           400: "Not exactly one of username, email, login",
           429: "Too many requests for this login or from this address (`Retry-After`)",
-          503: "The request cannot be checked now",
+          503: "The request cannot be checked now, or `public_url` is not configured (for every login alike)",
         },
       },
       async ({ c, app, query }) => {
         const given = (["username", "email", "login"] as const).filter((k) => query[k] !== undefined);
         if (given.length !== 1) throw invalidField("reset", "_schema", "predicate", null, '"username" or "email" or "login" should be used');
         const key = given[0]!;
-        await requestPasswordReset(app, { [key]: query[key] } as ResetQuery, requestConnection(c), remoteAddress(c, app.config.rest_api.num_proxies));
+        await requestPasswordReset(app, { [key]: query[key] } as ResetQuery, requestConnection(c, "reset"), requestOrigin(c, app));
         return c.body(null, 204);
       },
     )

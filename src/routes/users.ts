@@ -4,6 +4,7 @@ import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";
 import { CAPS, emailText, text, usernameText } from "../domain/strings.ts";
 import { boolField, uuidField, uuidParam } from "../domain/validate.ts";
+import { unlockUserLogins } from "../services/auth/login-unlock.ts";
 import { changePassword, createUserAsCaller, deleteUser, getUser, listUsersJson, updateUser, type UserFilter } from "../services/identity/users.ts";
 
 const name = text(CAPS.personName, { maxBytes: CAPS.personNameBytes }).nullable().optional();
@@ -49,6 +50,20 @@ export function userRoutes(): RouteGroup {
       await deleteUser(app, caller, params.user_uuid);
       return c.body(null, 204);
     })
+    .delete(
+      "/users/{user_uuid}/login-failures",
+      {
+        operationId: "unlockUserLogins",
+        summary: "Forget a user's failed logins (per login name, and per login name and address), lifting their locks; address locks stay",
+        acl: "auth.users.{user_uuid}.login-failures.delete",
+        params: userParam,
+        responses: { 204: "Forgotten, or no such user (D4)", 503: "The database is unavailable" },
+      },
+      async ({ c, app, caller, params }) => {
+        await unlockUserLogins(app, caller, params.user_uuid);
+        return c.body(null, 204);
+      },
+    )
     .put(
       "/users/{user_uuid}/password",
       {

@@ -5,6 +5,8 @@ import type { Database } from "../db/index.ts";
 import type { Logger } from "../log.ts";
 import { emptyRegistry } from "../plugins/types.ts";
 import { TokenCache } from "./auth/token-cache.ts";
+import { forgetPairLocks } from "./auth/login-throttle.ts";
+import { UNLOCK_CHANNEL } from "./auth/login-unlock.ts";
 import { LookupGate } from "./auth/lookup-gate.ts";
 import { EmbeddedTokenIds } from "./auth/token-ids.ts";
 import { tokenReader } from "./auth/tokens.ts";
@@ -35,12 +37,14 @@ export async function buildContext(config: Config, database: Database, log: Logg
   });
   app.onClose.push(unlisten);
   app.onClose.push(await database.listen("tessera_tenants_changed", () => app.tenantTree.invalidate()));
+  app.onClose.push(await database.listen(UNLOCK_CHANNEL, () => forgetPairLocks(app)));
   // A NOTIFY sent while this instance was not listening is lost: stop trusting the caches until
   // every channel is subscribed again, then drop them (subscribed first, so nothing slips between).
   database.onListenChange((listening) => {
     if (listening) {
       app.tokenCache.resume();
       app.tenantTree.resume();
+      forgetPairLocks(app); // an unlock may have been missed
       log.warn("notifications heard again: token cache and tenant tree dropped and trusted again");
     } else {
       app.tokenCache.suspend();

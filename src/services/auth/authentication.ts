@@ -36,6 +36,8 @@ export interface LoginRequest {
   mobile: boolean;
   userAgent: string;
   remoteAddr: string;
+  /** The address came from a trusted proxy's X-Forwarded-For (never exempt from throttling). */
+  forwarded: boolean;
   headers: Record<string, string>;
 }
 
@@ -69,7 +71,7 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
     acl: [],
   };
   // Checked before any IdP runs, so a locked login or address costs no password derivation.
-  const subject = throttleSubject(app, args);
+  const subject = throttleSubject(app, args, req.forwarded);
   let known: { loginFailures: boolean };
   try {
     known = await assertNotThrottled(app, subject, "tokens");
@@ -114,9 +116,9 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
  * refresh-token logins, which ignore Basic credentials and prove a 122-bit secret instead: they
  * count per address only, so a user's devices keep working while someone guesses the password.
  */
-function throttleSubject(app: AppContext, args: LoginArgs): ThrottleSubject {
+function throttleSubject(app: AppContext, args: LoginArgs, forwarded: boolean): ThrottleSubject {
   const viaRefreshToken = app.plugins.builtinIdp.refreshToken?.canAuthenticate(args) ?? false;
-  return { action: "login", login: viaRefreshToken ? null : args.login, remoteAddr: args.remoteAddr };
+  return { action: "login", login: viaRefreshToken ? null : args.login, remoteAddr: args.remoteAddr, forwarded };
 }
 
 /** An outage (database, or a plugin's server answering 503) is not a refusal: never counted. */

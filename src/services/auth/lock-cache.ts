@@ -1,6 +1,7 @@
 // Locks this instance has seen, kept in memory until they expire, so a storm of attempts on a
-// locked key costs no query. It only ever holds locks (never "not locked"), and a lock is never
-// lifted early, so it can refuse an attempt the database would refuse too, and nothing else.
+// locked key costs no query. It only ever holds locks (never "not locked"), so it can refuse an
+// attempt the database would refuse too, and nothing else; an administrator's unlock, the one way
+// a lock ends early, drops the unlocked kind of entries on every instance (login-unlock.ts).
 const MAX_ENTRIES = 10_000;
 
 export class LockCache {
@@ -22,6 +23,11 @@ export class LockCache {
     if (ms <= 0) return;
     if (this.until.size >= MAX_ENTRIES) this.evict();
     this.until.set(key, Date.now() + ms);
+  }
+
+  /** Forgets every lock whose key starts with `prefix`. */
+  dropPrefix(prefix: string): void {
+    for (const k of this.until.keys()) if (k.startsWith(prefix)) this.until.delete(k);
   }
 
   /** Drops expired entries, then the oldest ones, so memory stays bounded under a spray. */

@@ -72,8 +72,8 @@ async function mailReset(app: AppContext, q: ResetQuery, conn: ConnectionParams)
  * query, the same for known and unknown logins — then counts the request and mails the link in
  * the background. Returns the background work for tests and graceful shutdown.
  */
-export async function requestPasswordReset(app: AppContext, q: ResetQuery, conn: ConnectionParams, remoteAddr: string): Promise<{ done: Promise<void> }> {
-  const subject: ThrottleSubject = { action: "password_reset", login: Object.values(q)[0] ?? null, remoteAddr };
+export async function requestPasswordReset(app: AppContext, q: ResetQuery, conn: ConnectionParams, origin: { address: string; forwarded: boolean }): Promise<{ done: Promise<void> }> {
+  const subject: ThrottleSubject = { action: "password_reset", login: Object.values(q)[0] ?? null, remoteAddr: origin.address, forwarded: origin.forwarded };
   await assertNotThrottled(app, subject, "reset");
   const done = inTransaction(app, (tx) => countFailure(app, tx, subject))
     .then(() => mailReset(app, q, conn))

@@ -50,13 +50,6 @@ export function publicConnection(publicUrl: string | null): ConnectionParams | n
   return { hostname: url.hostname, port, prefix: url.pathname.replace(/\/+$/, "") };
 }
 
-/** `hostname`, `port` from the Host header and `prefix` from X-Script-Name (§10.4). */
-export function connectionParams(host: string | undefined, scriptName: string | undefined): ConnectionParams {
-  const value = host ?? "localhost";
-  const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(value);
-  return { hostname: m?.[1] ?? value, port: m?.[2] ?? null, prefix: scriptName ?? "" };
-}
-
 function activePlugin(app: AppContext): EmailNotificationPlugin {
   const plugin = app.plugins.email.get(app.config.email_notification_plugin);
   if (!plugin) throw new ServiceUnavailable("emails", `The email notification plugin "${app.config.email_notification_plugin}" is not loaded`);

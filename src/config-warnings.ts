@@ -1,0 +1,18 @@
+// Start-up warnings about settings that leave a security feature off or a wazo-auth key without its
+// old effect (logged once by startup.ts; pure, so tests read them directly).
+import type { Config } from "./config.ts";
+
+export function configWarnings(config: Config): string[] {
+  const warnings: string[] = [];
+  if (config.rest_api.num_proxies > 0 && config.rest_api.trusted_proxies.length === 0) {
+    warnings.push(
+      "rest_api.num_proxies no longer makes X-Forwarded-For trusted: list the proxies' addresses in rest_api.trusted_proxies (README \"Client address\"); until then every client address is the socket peer's",
+    );
+  }
+  if (!config.public_url) {
+    warnings.push(
+      "public_url is not set: password-reset, email-confirmation and registration mails are refused (503) rather than linking to the request's Host header; set public_url to the API's public base URL",
+    );
+  }
+  return warnings;
+}
