@@ -159,8 +159,8 @@ export const configSchema = z.object({
     .prefault({}),
   /**
    * Public base URL of the API (e.g. `https://auth.example.com/api/auth`): the `hostname`, `port`
-   * and `prefix` of the links in emails. Unset, they come from the request's Host and X-Script-Name
-   * headers, which anyone can forge (reset-link poisoning): set it in production.
+   * and `prefix` of the links in emails. Unset, no such mail is sent (503): the link would come from
+   * the request's Host header, which anyone can forge (reset-link poisoning).
    */
   public_url: z
     .url({ protocol: /^https?$/ })

@@ -17,7 +17,8 @@ const port = (() => {
 })();
 const url = `http://127.0.0.1:${port}`;
 // A cheap password hash: the suite creates users and logs in many times.
-writeFileSync(join(dir, "config.yml"), "password_hash_iterations: 1000\n");
+// A login name locks after three failures from one address (`users unlock` lifts it).
+writeFileSync(join(dir, "config.yml"), "password_hash_iterations: 1000\nlogin_throttling:\n  max_failures: 3\n");
 const env = { TESSERA_CONFIG: join(dir, "config.yml"), TESSERA_DATA_DIR: join(dir, "data"), TESSERA_PORT: String(port), TESSERA_LOG_LEVEL: "warning", TESSERA_URL: url };
 let proc: ReturnType<typeof Bun.spawn>;
 
@@ -126,7 +127,7 @@ describe("the tessera CLI", () => {
     expect(bad.err).not.toContain("wrong");
   }, 60_000);
 
-  test("users, tenants, groups and policies: create, list (JSON and table), show, add-acl, delete", async () => {
+  test("users, tenants, groups and policies: create, list (JSON and table), show, add-acl, unlock, delete", async () => {
     const tenant = await tessera(["tenants", "create", "--name", "initech", "--domains", "initech.example.com", "--json"], auth);
     expect(tenant.code).toBe(0);
     const tenantUuid = JSON.parse(tenant.out).uuid as string;
@@ -149,6 +150,12 @@ describe("the tessera CLI", () => {
     expect(group.code).toBe(0);
     expect((await tessera(["groups", "list"], inTenant)).out).toContain("staff");
     const uuid = JSON.parse(user.out).uuid as string;
+    const peterLogs = async (password: string) => (await fetch(`${url}/0.1/token`, { method: "POST", headers: { Authorization: `Basic ${btoa(`peter:${password}`)}`, "Content-Type": "application/json" }, body: "{}" })).status;
+    for (let i = 0; i < 3; i++) expect(await peterLogs("typo")).toBe(401);
+    expect(await peterLogs("pw-peter")).toBe(429);
+    const unlocked = await tessera(["users", "unlock", uuid], inTenant);
+    expect([unlocked.code, unlocked.out.trim()]).toEqual([0, `unlocked user ${uuid}`]);
+    expect(await peterLogs("pw-peter")).toBe(200);
     expect((await tessera(["users", "delete", uuid], inTenant)).code).toBe(0);
     const gone = await tessera(["users", "show", uuid], inTenant);
     expect([gone.code, gone.err]).toEqual([1, expect.stringContaining("404")]);

@@ -15,7 +15,7 @@ import { buildContext, closeContext } from "../src/services/app-context.ts";
 import { listRecordedEvents } from "../src/services/events.ts";
 import { startServices } from "../src/startup.ts";
 import { createTestApp, describeEachDb, type TestApp } from "./helpers/app.ts";
-import { createUserRow } from "./helpers/fixtures.ts";
+import { createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { closedPort } from "./helpers/smtp-server.ts";
 import { passwordChecks } from "./fixtures/plugins/counting-backend.ts";
 
@@ -324,13 +324,18 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("login throttling on two instanc
     const secondHttp = createApp(secondCtx);
     const onSecond = async (auth: string, addr: string) => await secondHttp.request("/0.1/token", { method: "POST", headers: { Authorization: auth }, body: "{}" }, { remoteAddr: addr });
     try {
-      await createUserRow(first.app, { username: "shared", password: "right" });
+      const shared = await createUserRow(first.app, { username: "shared", password: "right" });
       const addr = freshAddress();
       expect((await login(first, basic("shared", "wrong"), addr)).status).toBe(401);
       expect((await onSecond(basic("shared", "wrong"), addr)).status).toBe(401);
       expect((await login(first, basic("shared", "wrong"), addr)).status).toBe(401);
       const r = await onSecond(basic("shared", "right"), addr); // locked by the first instance's failure
       expectThrottled({ status: r.status, headers: r.headers, json: await r.json() }, "tokens", 30);
+      // The second instance now remembers the lock; an unlock on the first reaches it (NOTIFY).
+      expect((await onSecond(basic("shared", "right"), addr)).status).toBe(429);
+      const admin = (await tokenFor(first.app, { acl: ["auth.#"] })).token;
+      expect((await first.request("DELETE", `/0.1/users/${shared}/login-failures`, { token: admin })).status).toBe(204);
+      expect(await eventually(async () => (await onSecond(basic("shared", "right"), addr)).status, (s) => s === 200)).toBe(200);
 
       const storm = `storm-${uniq()}`;
       const stormAddr = freshAddress();

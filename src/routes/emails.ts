@@ -53,7 +53,7 @@ export function emailRoutes(): RouteGroup {
         responses: { 204: "Sent", 404: "No such user or address", 409: "Already confirmed", 503: "The mail could not be sent, or `public_url` is not configured" },
       },
       async ({ c, app, caller, params }) => {
-        await requestConfirmation(app, caller, params.user_uuid, params.email_uuid, requestConnection(c, "emails"));
+        await requestConfirmation(app, caller, params.user_uuid, params.email_uuid, () => requestConnection(c, "emails"));
         return c.body(null, 204);
       },
     )

@@ -67,14 +67,18 @@ export async function mailConfirmation(app: AppContext, tx: DbOrTx, email: { uui
   await sendConfirmation(app, { ...conn, token: issued.record.uuid, username, email_uuid: email.uuid, email_address: email.address });
 }
 
-/** GET /users/{u}/emails/{e}/confirm: mail a new confirmation link for an unconfirmed address. */
-export async function requestConfirmation(app: AppContext, caller: Caller, userUuid: string, emailUuid: string, conn: ConnectionParams): Promise<void> {
+/**
+ * GET /users/{u}/emails/{e}/confirm: mail a new confirmation link for an unconfirmed address. The
+ * link's parts are asked for (`conn`, which may refuse: no public_url) only once the caller may see
+ * the address, so a caller of another tenant gets the 404 it gets everywhere.
+ */
+export async function requestConfirmation(app: AppContext, caller: Caller, userUuid: string, emailUuid: string, conn: () => ConnectionParams): Promise<void> {
   await inTransaction(app, async (tx) => {
     const user = await requireVisibleUser(app, caller, userUuid, tx);
     const [email] = await tx.select().from(emails).where(and(eq(emails.uuid, emailUuid), eq(emails.userUuid, user.uuid)));
     if (!email) throw new NotFound("emails", emailUuid);
     if (email.confirmed) throw new Conflict("emails", { uuid: { constraint_id: "unique", constraint: emailUuid, message: "The address is already confirmed" } }, "Email already confirmed", emailUuid);
-    await mailConfirmation(app, tx, email, user.username, conn);
+    await mailConfirmation(app, tx, email, user.username, conn());
   });
 }
 
