@@ -84,7 +84,7 @@ function notFound(app: AppContext, req: Request, peers: PeerSource, started: num
 function logAccess(app: AppContext, req: Request, peers: PeerSource, status: number, duration: number, uuid: string): void {
   if (!accessLogged(app, status, duration)) return;
   const forwarded = app.config.rest_api.trusted_proxies.length ? req.headers.get("x-forwarded-for") : null;
-  writeAccessLine(app, "HEAD", `"${PREFIX}${maskToken(uuid)}"`, status, duration, clientAddress(app, peers.requestIP(req)?.address ?? "", forwarded));
+  writeAccessLine(app, "HEAD", `"${PREFIX}${maskToken(uuid)}"`, status, duration, clientAddress(app.config.rest_api.trusted_proxies, peers.requestIP(req)?.address ?? "", forwarded));
 }
 
 interface CheckQuery {

@@ -29,6 +29,6 @@ export function requestLog(app: AppContext): MiddlewareHandler {
     await next();
     const duration = performance.now() - started;
     if (!accessLogged(app, c.res.status, duration)) return;
-    writeAccessLine(app, c.req.method, JSON.stringify(maskPath(c.req.path)), c.res.status, duration, requestOrigin(c, app).address);
+    writeAccessLine(app, c.req.method, JSON.stringify(maskPath(c.req.path)), c.res.status, duration, requestOrigin(c, app.config.rest_api.trusted_proxies).address);
   };
 }

@@ -8,7 +8,6 @@
 // left of the entry the first trusted proxy appended for it.
 import { BlockList, isIP } from "node:net";
 import type { Context } from "hono";
-import type { AppContext } from "../context.ts";
 
 export interface ClientOrigin {
   address: string;
@@ -82,14 +81,14 @@ export function clientOrigin(peer: string, forwarded: string | null | undefined,
 const stripBrackets = (s: string) => (s.startsWith("[") && s.endsWith("]") ? s.slice(1, -1) : s);
 
 /** The client address alone (what logs and tokens record). */
-export function clientAddress(app: AppContext, peer: string, forwarded: string | null | undefined): string {
-  const trusted = proxyMatcher(app.config.rest_api.trusted_proxies);
+export function clientAddress(trustedProxies: readonly string[], peer: string, forwarded: string | null | undefined): string {
+  const trusted = proxyMatcher(trustedProxies);
   return trusted ? clientOrigin(peer, forwarded, trusted).address : peer;
 }
 
-/** The origin of a request handled by the Hono app. */
-export function requestOrigin(c: Context, app: AppContext): ClientOrigin {
+/** The origin of a request handled by the Hono app (`trustedProxies`: `rest_api.trusted_proxies`). */
+export function requestOrigin(c: Context, trustedProxies: readonly string[]): ClientOrigin {
   const peer = (c.env as { remoteAddr?: string } | undefined)?.remoteAddr ?? "";
-  const trusted = proxyMatcher(app.config.rest_api.trusted_proxies);
+  const trusted = proxyMatcher(trustedProxies);
   return trusted ? clientOrigin(peer, c.req.header("X-Forwarded-For"), trusted) : { address: peer, forwarded: false };
 }

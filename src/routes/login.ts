@@ -82,7 +82,7 @@ export function loginRoutes(): RouteGroup {
     },
     async ({ c, app, body }) => {
       const { login: loginName, password } = basicCredentials(c.req.header("Authorization"));
-      const origin = requestOrigin(c, app);
+      const origin = requestOrigin(c, app.config.rest_api.trusted_proxies);
       const result = await login(app, {
         login: loginName,
         password,

@@ -29,7 +29,7 @@ export function passwordResetRoutes(): RouteGroup {
         const given = (["username", "email", "login"] as const).filter((k) => query[k] !== undefined);
         if (given.length !== 1) throw invalidField("reset", "_schema", "predicate", null, '"username" or "email" or "login" should be used');
         const key = given[0]!;
-        await requestPasswordReset(app, { [key]: query[key] } as ResetQuery, requestConnection(c, "reset"), requestOrigin(c, app));
+        await requestPasswordReset(app, { [key]: query[key] } as ResetQuery, requestConnection(c, "reset"), requestOrigin(c, app.config.rest_api.trusted_proxies));
         return c.body(null, 204);
       },
     )
