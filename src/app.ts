@@ -11,6 +11,7 @@ import { fastTokenCheck, type PeerSource, type Router } from "./http/fast-token-
 import { requestDeadline } from "./http/deadline.ts";
 import { requestMetrics } from "./metrics.ts";
 import { statusRoutes } from "./routes/status.ts";
+import { readyRoutes } from "./routes/ready.ts";
 import { configRoutes } from "./routes/config.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
 import { loginRoutes } from "./routes/login.ts";
@@ -39,6 +40,7 @@ import { apiRoutes } from "./routes/api.ts";
 export function routeGroups(app: AppContext): RouteGroup[] {
   return [
     statusRoutes(),
+    readyRoutes(),
     configRoutes(),
     loginRoutes(),
     tokenRoutes(),

@@ -14,6 +14,7 @@ import { PluginLoadError } from "./plugins/loader.ts";
 import { announceReady, isPrimary, runPrimary } from "./cluster.ts";
 import { startMetricsServer } from "./metrics.ts";
 import { outboxBacklog } from "./bus/outbox.ts";
+import { notReady } from "./routes/ready.ts";
 
 export async function serve(argv: string[] = process.argv): Promise<void> {
   // A stop asked during start-up (migrations, plugins) is honoured once started, cleanly: the
@@ -63,10 +64,10 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   const handle = createHandler(app);
   // Draining (after SIGTERM/SIGINT): every response says `Connection: close`, so keep-alive clients
   // stop sending on their connection after the answer instead of racing its closure, and the
-  // liveness probe answers 503 so load balancers stop routing here.
+  // liveness and readiness probes answer 503 so load balancers stop routing here.
   let draining = false;
   const drainingFetch = async (req: Request, peers: PeerSource): Promise<Response> => {
-    const res = isLivenessProbe(req) ? new Response(null, { status: 503 }) : await handle(req, peers);
+    const res = isLivenessProbe(req) ? new Response(null, { status: 503 }) : isReadinessProbe(req) ? drainingAnswer(req) : await handle(req, peers);
     try {
       res.headers.set("Connection", "close");
       return res;
@@ -112,6 +113,16 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
 
 function isLivenessProbe(req: Request): boolean {
   return req.method === "HEAD" && new URL(req.url).pathname.replace(/\/$/, "") === "/0.1/status";
+}
+
+function isReadinessProbe(req: Request): boolean {
+  return (req.method === "HEAD" || req.method === "GET") && new URL(req.url).pathname.replace(/\/$/, "") === "/0.1/ready";
+}
+
+/** The readiness probe's 503 while draining: the one error body, naming the reason. */
+function drainingAnswer(req: Request): Response {
+  const body = notReady({ draining: "fail" }, "Not ready: the instance is shutting down").toBody();
+  return new Response(req.method === "HEAD" ? null : JSON.stringify(body), { status: 503, headers: { "Content-Type": "application/json" } });
 }
 
 if (import.meta.main) await serve();

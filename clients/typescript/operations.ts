@@ -3,6 +3,8 @@
 export const operations = {
   checkStatus: { method: "head", path: "/status" },
   getStatus: { method: "get", path: "/status" },
+  checkReady: { method: "head", path: "/ready" },
+  getReady: { method: "get", path: "/ready" },
   getConfig: { method: "get", path: "/config" },
   patchConfig: { method: "patch", path: "/config" },
   createToken: { method: "post", path: "/token" },

@@ -25,6 +25,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness (load balancers): 200 when the database answers, its migrations are applied and cache invalidation is listening; else 503 naming what is not */
+        get: operations["getReady"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** Readiness (load balancers): 200 when the database answers, its migrations are applied and cache invalidation is listening; else 503 naming what is not */
+        head: operations["checkReady"];
+        patch?: never;
+        trace?: never;
+    };
     "/config": {
         parameters: {
             query?: never;
@@ -1601,6 +1619,78 @@ export interface operations {
                 content?: never;
             };
             /** @description Down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReady: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready: every check is ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        database: "ok";
+                        /** @constant */
+                        migrations: "ok";
+                        /** @constant */
+                        cache_invalidation: "ok";
+                    };
+                };
+            };
+            /** @description Not ready: `details` names each check (`database`, `migrations`, `cache_invalidation`, or `draining`) and its state */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    checkReady: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready: every check is ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        database: "ok";
+                        /** @constant */
+                        migrations: "ok";
+                        /** @constant */
+                        cache_invalidation: "ok";
+                    };
+                };
+            };
+            /** @description Not ready: `details` names each check (`database`, `migrations`, `cache_invalidation`, or `draining`) and its state */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -20,5 +20,6 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   backends: "The authentication backends loaded by this service.",
   config: "The effective configuration (secrets masked) and the few settings changeable at run time.",
   status: "Liveness and the health of each component (database, bus, plugins).",
+  ready: "Readiness for load balancers: whether this instance can take traffic now (database reachable, migrations applied, cache invalidation heard, not shutting down).",
   api: "This API's own description: the OpenAPI document and its reference page.",
 };
