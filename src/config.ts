@@ -54,6 +54,13 @@ export const configSchema = z.object({
   db_pool_size: z.number().int().min(1).max(500).default(20),
   /** Seconds a request may wait for the database (and the status probe) before a 503. */
   db_timeout: z.number().min(0.1).max(300).default(5),
+  /**
+   * While cache invalidation (LISTEN) is lost — a database failover, restart or partition — keep
+   * answering token checks from the token cache for at most this many seconds (a revocation made
+   * meanwhile may be missed that long); 0 = strict: the cache is bypassed at once and checks read the
+   * database (503 while it is away). README "Scaling and high availability".
+   */
+  token_check_staleness: z.number().min(0).max(300).default(0),
   /** Seconds of draining after SIGTERM before the listening socket closes (answers say Connection: close). */
   shutdown_drain_seconds: z.number().min(0).max(60).default(1),
   data_dir: z.string().min(1).default("./data"),

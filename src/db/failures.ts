@@ -17,11 +17,18 @@ const UNAVAILABLE_CODES = new Set([
  * SQLSTATEs of a server that cannot serve now: class 08 (connection exception), 53 (insufficient
  * resources: 53100 disk_full, 53200 out_of_memory, 53300 too_many_connections), 57 (operator
  * intervention: 57P01 admin_shutdown, 57P03 cannot_connect_now, 57014 query_canceled), 58 (system:
- * 58030 io_error), 40 (transaction rollback: serialization failure, deadlock; retry later).
+ * 58030 io_error), 40 (transaction rollback: serialization failure, deadlock; retry later), and
+ * 25006 below.
  */
 function unavailableSqlState(code: string): boolean {
-  return /^(08|53|57|58|40)[0-9A-Z]{3}$/.test(code);
+  return /^(08|53|57|58|40)[0-9A-Z]{3}$/.test(code) || code === READ_ONLY_SQL_TRANSACTION;
 }
+
+/**
+ * 25006: a write reached a server that is read-only — a standby during a failover (before its
+ * promotion, or a connection opened to it then). The primary is elsewhere or coming: retry later.
+ */
+const READ_ONLY_SQL_TRANSACTION = "25006";
 
 /** Text that betrays a full disk or a broken database even without a code (PGlite, file systems). */
 const UNAVAILABLE_TEXT = /no space left on device|disk full|ENOSPC|read-only file system|PGlite is closed|PGlite failed to initialize|database system is (shutting down|starting up|in recovery)/i;

@@ -76,6 +76,17 @@ export async function bounded(probe: () => Promise<unknown>, ms: number): Promis
 
 const HEARTBEAT_CHANNEL = "tessera_heartbeat";
 
+/**
+ * `target_session_attrs=read-write` in a multi-host db_uri (`postgres://h1:p1,h2:p2/db?…`) means, as
+ * in libpq, "not a hot standby and not read-only by default". postgres.js checks only
+ * default_transaction_read_only, which a hot standby of PostgreSQL 14+ reports as `off`, so it
+ * would take a standby for the primary during a failover: ask it for `primary` (not in hot
+ * standby) instead. A primary read-only by configuration still refuses writes (25006 → 503).
+ */
+function sessionAttrs(url: string): { target_session_attrs?: "primary" } {
+  return /[?&]target_session_attrs=read-write(&|$)/.test(url) ? { target_session_attrs: "primary" } : {};
+}
+
 async function openPostgres(url: string, poolSize: number, timeoutSeconds: number): Promise<Database> {
   const { default: postgres } = await import("postgres");
   const { drizzle } = await import("drizzle-orm/postgres-js");
@@ -83,6 +94,7 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
   const timeoutMs = Math.round(timeoutSeconds * 1000);
   const client = postgres(url, {
     max: poolSize,
+    ...sessionAttrs(url),
     onnotice: () => {},
     connect_timeout: Math.max(1, Math.ceil(timeoutSeconds)),
     // A transaction left open by a request that gave up (db_timeout) is ended by the server. No

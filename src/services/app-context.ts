@@ -38,21 +38,46 @@ export async function buildContext(config: Config, database: Database, log: Logg
   app.onClose.push(unlisten);
   app.onClose.push(await database.listen("tessera_tenants_changed", () => app.tenantTree.invalidate()));
   app.onClose.push(await database.listen(UNLOCK_CHANNEL, () => forgetPairLocks(app)));
-  // A NOTIFY sent while this instance was not listening is lost: stop trusting the caches until
-  // every channel is subscribed again, then drop them (subscribed first, so nothing slips between).
-  database.onListenChange((listening) => {
+  watchCacheInvalidation(app);
+  return app;
+}
+
+/**
+ * A NOTIFY sent while this instance was not listening is lost: stop trusting the caches until every
+ * channel is subscribed again, then drop them (subscribed first, so nothing slips between). With
+ * `token_check_staleness: N` the caches stay in use for at most N seconds of deafness first (a
+ * revocation committed meanwhile may be missed that long), so that token checks ride out a database
+ * failover from memory; they are dropped all the same when hearing resumes.
+ */
+function watchCacheInvalidation(app: AppContext): void {
+  const { log } = app;
+  const graceMs = app.config.token_check_staleness * 1000;
+  let grace: ReturnType<typeof setTimeout> | null = null;
+  const suspend = () => {
+    grace = null;
+    app.tokenCache.suspend();
+    app.tenantTree.suspend();
+    log.error("notifications may be missed (LISTEN connection lost or silent): token cache and tenant tree bypassed");
+  };
+  app.database.onListenChange((listening) => {
     if (listening) {
+      if (grace) clearTimeout(grace);
+      grace = null;
       app.tokenCache.resume();
       app.tenantTree.resume();
       forgetPairLocks(app); // an unlock may have been missed
       log.warn("notifications heard again: token cache and tenant tree dropped and trusted again");
+    } else if (graceMs > 0) {
+      log.error("notifications may be missed (LISTEN connection lost or silent): token cache still used for token_check_staleness", { seconds: app.config.token_check_staleness });
+      grace = setTimeout(suspend, graceMs);
+      grace.unref?.();
     } else {
-      app.tokenCache.suspend();
-      app.tenantTree.suspend();
-      log.error("notifications may be missed (LISTEN connection lost or silent): token cache and tenant tree bypassed");
+      suspend();
     }
   });
-  return app;
+  app.onClose.push(() => {
+    if (grace) clearTimeout(grace);
+  });
 }
 
 /** Runs the close hooks (newest first), then closes the database. */

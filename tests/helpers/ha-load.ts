@@ -6,14 +6,16 @@ export interface Outcome {
   ok: number;
   /** Status of each failed request; -1 when no HTTP answer came at all. */
   failed: number[];
+  /** Longest time between two successes of one loop of this kind (ms): the gap its clients saw. */
+  gapMs: number;
 }
 
 export interface LoadResult {
   checks: Outcome;
   reads: Outcome;
   logins: Outcome;
-  /** Longest time between two successes of the same loop kind (ms): the gap clients saw. */
-  longestGapMs: number;
+  /** User creations; `acknowledged` holds the uuid of each one answered 201/200. */
+  writes: Outcome & { acknowledged: string[] };
 }
 
 export interface LoadOptions {
@@ -21,29 +23,35 @@ export interface LoadOptions {
   checkers: number;
   readers: number;
   loginers: number;
+  writers?: number;
   /** Something to do once, `seconds` after the start (kill an instance, promote a standby). */
   at?: { seconds: number; action: () => unknown };
   /** Statuses accepted as an answer besides success (e.g. 503 while the database is away). */
   tolerated?: number[];
 }
 
+/** The longest gap any kind of request saw: the time without service. */
+export const longestGap = (r: LoadResult) => Math.max(r.checks.gapMs, r.reads.gapMs, r.logins.gapMs, r.writes.gapMs);
+
 export async function runLoad(url: string, token: string, opts: LoadOptions): Promise<LoadResult> {
   const end = Date.now() + opts.seconds * 1000;
-  const result: LoadResult = { checks: { ok: 0, failed: [] }, reads: { ok: 0, failed: [] }, logins: { ok: 0, failed: [] }, longestGapMs: 0 };
-  const loop = async (outcome: Outcome, request: () => Promise<Response>, want: number) => {
+  const outcome = (): Outcome => ({ ok: 0, failed: [], gapMs: 0 });
+  const result: LoadResult = { checks: outcome(), reads: outcome(), logins: outcome(), writes: { ...outcome(), acknowledged: [] } };
+  const loop = async (outcome: Outcome, request: () => Promise<Response>, want: number, answered?: (body: string) => void) => {
     let lastOk = performance.now();
     while (Date.now() < end) {
       let status = -1;
       try {
         const res = await request();
         status = res.status;
-        await res.arrayBuffer();
+        const body = await res.text();
+        if (status === want) answered?.(body);
       } catch {
         status = -1;
       }
       if (status === want) {
         outcome.ok++;
-        result.longestGapMs = Math.max(result.longestGapMs, performance.now() - lastOk);
+        outcome.gapMs = Math.max(outcome.gapMs, performance.now() - lastOk);
         lastOk = performance.now();
       } else {
         outcome.failed.push(status);
@@ -57,6 +65,10 @@ export async function runLoad(url: string, token: string, opts: LoadOptions): Pr
   for (let i = 0; i < opts.checkers; i++) loops.push(loop(result.checks, () => fetch(`${url}/token/${token}?scope=auth.users.read`, { method: "HEAD" }), 204));
   for (let i = 0; i < opts.readers; i++) loops.push(loop(result.reads, () => fetch(`${url}/users?limit=5`, { headers: { "X-Auth-Token": token } }), 200));
   for (let i = 0; i < opts.loginers; i++) loops.push(loop(result.logins, () => fetch(`${url}/token`, { method: "POST", headers: basic, body: '{"expiration":600}' }), 200));
+  for (let i = 0; i < (opts.writers ?? 0); i++) {
+    const create = () => fetch(`${url}/users`, { method: "POST", headers: { "X-Auth-Token": token, "Content-Type": "application/json" }, body: JSON.stringify({ username: `w-${crypto.randomUUID()}` }) });
+    loops.push(loop(result.writes, create, 200, (body) => result.writes.acknowledged.push((JSON.parse(body) as { uuid: string }).uuid)));
+  }
   if (opts.at) {
     const { seconds, action } = opts.at;
     loops.push(Bun.sleep(seconds * 1000).then(async () => void (await action())));
@@ -66,8 +78,8 @@ export async function runLoad(url: string, token: string, opts: LoadOptions): Pr
 }
 
 export function summary(r: LoadResult): string {
-  const one = (name: string, o: Outcome) => `${name} ${o.ok} ok / ${o.failed.length} failed${o.failed.length ? ` (${[...new Set(o.failed)].join(",")})` : ""}`;
-  return `${one("token checks", r.checks)}, ${one("reads", r.reads)}, ${one("logins", r.logins)}; longest gap between successes ${r.longestGapMs.toFixed(0)} ms`;
+  const one = (name: string, o: Outcome) => `${name} ${o.ok} ok / ${o.failed.length} failed${o.failed.length ? ` (${[...new Set(o.failed)].join(",")})` : ""}, longest gap ${o.gapMs.toFixed(0)} ms`;
+  return [one("token checks", r.checks), one("reads", r.reads), one("logins", r.logins), ...(r.writes.ok + r.writes.failed.length ? [one("user creations", r.writes)] : [])].join("; ");
 }
 
 /**

@@ -24,6 +24,7 @@ export interface Haproxy {
  * instance that died before answering (`empty-response`) is replayed only when it is GET or HEAD —
  * token checks and reads, which change nothing — never a login, a creation or a revocation, whose
  * first attempt may have committed.
+ * Backup servers: the same instances, unchecked, used only while no instance is ready.
  */
 export function haproxyConfig(port: number, servers: { name: string; port: number }[]): string {
   return [
@@ -47,8 +48,12 @@ export function haproxyConfig(port: number, servers: { name: string; port: numbe
     "  option httpchk",
     "  http-check send meth GET uri /0.1/ready ver HTTP/1.1 hdr Host tessera",
     "  http-check expect status 200",
-    "  default-server inter 500ms fastinter 200ms downinter 500ms fall 2 rise 2 on-marked-down shutdown-sessions",
+    "  default-server inter 500ms fastinter 200ms downinter 500ms fall 2 rise 2",
     ...servers.map((s) => `  server ${s.name} 127.0.0.1:${s.port} check`),
+    // When no instance is ready (the database is away: a failover), send requests to them all the
+    // same rather than answer HAProxy's own 503 page: each answers by its own policy — the JSON 503,
+    // or token checks from its cache under token_check_staleness.
+    ...servers.map((s) => `  server ${s.name}-unready 127.0.0.1:${s.port} backup`),
     "",
   ].join("\n");
 }
