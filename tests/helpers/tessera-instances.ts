@@ -35,6 +35,8 @@ export interface InstanceOptions {
   extra?: Record<string, unknown>;
   /** Listen on this port (a restarted instance takes its old place behind the load balancer). */
   port?: number;
+  /** Wait for `GET /0.1/ready` (default), or `HEAD /0.1/status` for versions older than readiness. */
+  probe?: "ready" | "status";
 }
 
 /** Cheap hashing and no background purge: the tests measure availability, not argon2. */
@@ -81,7 +83,7 @@ export class InstanceFleet {
     })();
     const instance: Instance = { name, port, url: `http://127.0.0.1:${port}/0.1`, proc, log, kill: (signal = "SIGKILL") => proc.kill(signal) };
     this.instances.push(instance);
-    if (!(await waitReady(instance.url, 60, proc))) throw new Error(`instance ${name} did not become ready:\n${log.slice(-20).join("\n")}`);
+    if (!(await waitReady(instance.url, 60, proc, opts.probe))) throw new Error(`instance ${name} did not become ready:\n${log.slice(-20).join("\n")}`);
     return instance;
   }
 
@@ -92,12 +94,13 @@ export class InstanceFleet {
   }
 }
 
-/** Polls GET {base}/ready until 200; false after `seconds` or when the process exits. */
-export async function waitReady(base: string, seconds: number, proc?: Subprocess): Promise<boolean> {
+/** Polls GET {base}/ready (or HEAD {base}/status) until 200; false after `seconds` or when the process exits. */
+export async function waitReady(base: string, seconds: number, proc?: Subprocess, probe: "ready" | "status" = "ready"): Promise<boolean> {
   for (const until = Date.now() + seconds * 1000; Date.now() < until; ) {
     if (proc?.exitCode !== null && proc?.exitCode !== undefined) return false;
     try {
-      if ((await fetch(`${base}/ready`)).status === 200) return true;
+      const res = probe === "ready" ? await fetch(`${base}/ready`) : await fetch(`${base}/status`, { method: "HEAD" });
+      if (res.status === 200) return true;
     } catch {
       // not listening yet
     }
