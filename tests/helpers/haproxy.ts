@@ -45,6 +45,7 @@ export function haproxyConfig(port: number, servers: { name: string; port: numbe
     "backend tessera_instances",
     "  balance roundrobin",
     "  http-request disable-l7-retry unless METH_GET",
+    "  http-response set-header X-Served-By %s",
     "  option httpchk",
     "  http-check send meth GET uri /0.1/ready ver HTTP/1.1 hdr Host tessera",
     "  http-check expect status 200",
