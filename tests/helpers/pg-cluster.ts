@@ -67,7 +67,7 @@ export async function startPgCluster(opts: PgClusterOptions = {}): Promise<PgClu
   const data = join(dir, "data");
   // initdb's pg_hba.conf trusts replication connections from 127.0.0.1 as it trusts the others.
   await run([join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
-  const cluster = clusterAt(bin, dir, freePort(), opts.synchronous ? "-c synchronous_standby_names=* -c synchronous_commit=on" : "");
+  const cluster = clusterAt(bin, dir, freePort(), opts.synchronous ? "-c synchronous_standby_names='*' -c synchronous_commit=on" : "");
   await cluster.start();
   return cluster;
 }
