@@ -82,9 +82,10 @@ describe.skipIf(!base || !haproxyBinary)("three instances behind HAProxy", () =>
           victim.kill("SIGTERM");
           await Bun.sleep(50);
           // Draining: readiness says so (the load balancer stops routing here), liveness too.
-          const ready = await fetch(`${victim.url}/ready`).catch(() => null);
-          if (ready) expect(ready.status).toBe(503);
-          if (ready) expect(((await ready.json()) as { details: Record<string, string> }).details.draining).toBe("fail");
+          const ready = await fetch(`${victim.url}/ready`);
+          expect(ready.status).toBe(503);
+          expect(((await ready.json()) as { details: Record<string, string> }).details.draining).toBe("fail");
+          expect((await fetch(`${victim.url}/status`, { method: "HEAD" })).status).toBe(503);
         },
       },
     });
