@@ -22,6 +22,9 @@ export function isPrimary(config: Config, log: Logger): boolean {
   return true;
 }
 
+/** Whether this process is a worker started by a primary (which checked the port). */
+export const isWorker = (): boolean => Boolean(process.env[WORKER_ENV]);
+
 /** Tells the primary this worker is listening (no-op when not started by one). */
 export function announceReady(): void {
   if (process.env[WORKER_ENV]) process.send?.("ready");

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { isProxyEntry } from "./http/request-origin.ts";
+import { unknownKeyProblems } from "./config-keys.ts";
 
 const pluginEntry = z.union([
   z.string().min(1),
@@ -312,20 +313,28 @@ export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): 
   return out;
 }
 
-/** Validates a raw config; the error names each bad key and its problem. */
-export function parseConfig(raw: unknown): Config {
+/**
+ * Validates a raw config; the error names each bad key and its problem. `strict` (the file read at
+ * start) also refuses unknown keys, each named with the closest known one (config-keys.ts).
+ */
+export function parseConfig(raw: unknown, opts: { strict?: boolean } = {}): Config {
   const result = configSchema.safeParse(raw);
-  if (!result.success) {
-    const problems = result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
-  }
+  const unknown = opts.strict && typeof raw === "object" && raw !== null ? unknownKeyProblems(raw as Record<string, unknown>, configSchema) : [];
+  const invalid = result.success ? [] : result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+  const problems = [...unknown, ...invalid];
+  if (problems.length > 0 || !result.success) throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
   return result.data;
 }
 
-export function loadConfig(argv: string[] = process.argv, env: NodeJS.ProcessEnv = process.env): Config {
+/** The configuration of this process, and the file it came from (null: defaults and environment). */
+export function loadConfigWithSource(argv: string[] = process.argv, env: NodeJS.ProcessEnv = process.env): { config: Config; path: string | null } {
   const path = resolveConfigPath(argv, env);
   const raw = path ? readConfigFile(path) : {};
-  return parseConfig(applyEnv(raw, env));
+  return { config: parseConfig(applyEnv(raw, env), { strict: true }), path };
+}
+
+export function loadConfig(argv: string[] = process.argv, env: NodeJS.ProcessEnv = process.env): Config {
+  return loadConfigWithSource(argv, env).config;
 }
 
 /** A copy of the config safe to show (D12): see secrets.ts. */

@@ -11,7 +11,8 @@ import { RUNTIME_BODY_BYTES } from "./http/limits.ts";
 import { buildContext, closeContext } from "./services/app-context.ts";
 import { startServices } from "./startup.ts";
 import { PluginLoadError } from "./plugins/loader.ts";
-import { announceReady, isPrimary, runPrimary } from "./cluster.ts";
+import { announceReady, isPrimary, isWorker, runPrimary } from "./cluster.ts";
+import { messageOf, portProblem, START_EXIT } from "./start-checks.ts";
 import { startMetricsServer } from "./metrics.ts";
 import { outboxBacklog } from "./bus/outbox.ts";
 import { notReady } from "./routes/ready.ts";
@@ -30,11 +31,18 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(`tessera: ${e.message}`);
-      process.exit(2);
+      process.exit(START_EXIT.config);
     }
     throw e;
   }
   const log = createProcessLogger(config.debug ? "debug" : config.log_level, config.log_filename);
+  // Before the database: a taken port must not cost a first start's migrations. (Workers share the
+  // port their siblings hold; their primary checked it.)
+  const unbindable = isWorker() ? null : portProblem(config);
+  if (unbindable) {
+    log.error(unbindable);
+    process.exit(START_EXIT.port);
+  }
   if (isPrimary(config, log)) return runPrimary(config, log);
   let database;
   try {
@@ -51,15 +59,14 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     process.exit(1);
   });
   log.info("database ready", { kind: database.kind, ...(database.kind === "pglite" ? { data_dir: config.data_dir } : {}), ...adoptionNote(database.db) });
-  const app = await buildContext(config, database, log);
+  let app;
   try {
+    app = await buildContext(config, database, log);
     await startServices(app);
   } catch (e) {
-    if (e instanceof PluginLoadError || e instanceof Error) {
-      log.error("start-up failed", { error: e.message });
-      await closeContext(app);
-      process.exit(1);
-    }
+    log.error("start-up failed", { error: messageOf(e), ...(e instanceof PluginLoadError ? { kind: "plugin" } : {}) });
+    await (app ? closeContext(app) : database.close()).catch(() => {});
+    process.exit(START_EXIT.failed);
   }
   const handle = createHandler(app);
   // Draining (after SIGTERM/SIGINT): every response says `Connection: close`, so keep-alive clients
@@ -77,14 +84,22 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
       return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
     }
   };
-  const server = Bun.serve({
-    hostname: config.rest_api.listen,
-    port: config.rest_api.port,
-    reusePort: config.workers > 1, // the workers of src/cluster.ts share the port
-    maxRequestBodySize: RUNTIME_BODY_BYTES,
-    // The server is where the peer address is looked up, only when something reads it (logging, login).
-    fetch: (req, srv) => (draining ? drainingFetch(req, srv) : handle(req, srv)),
-  });
+  let server;
+  try {
+    server = Bun.serve({
+      hostname: config.rest_api.listen,
+      port: config.rest_api.port,
+      reusePort: config.workers > 1, // the workers of src/cluster.ts share the port
+      maxRequestBodySize: RUNTIME_BODY_BYTES,
+      // The server is where the peer address is looked up, only when something reads it (logging, login).
+      fetch: (req, srv) => (draining ? drainingFetch(req, srv) : handle(req, srv)),
+    });
+  } catch (e) {
+    // Taken since the check above (a race): the same line and code.
+    log.error(portProblem(config) ?? `cannot listen: ${messageOf(e)}`);
+    await closeContext(app).catch(() => {});
+    process.exit(START_EXIT.port);
+  }
   log.info("listening", { address: `http://${config.rest_api.listen}:${server.port}` });
   announceReady();
   const metricsServer = startMetricsServer(app, { outboxBacklog: () => outboxBacklog(app) });
@@ -125,4 +140,9 @@ function drainingAnswer(req: Request): Response {
   return new Response(req.method === "HEAD" ? null : JSON.stringify(body), { status: 503, headers: { "Content-Type": "application/json" } });
 }
 
-if (import.meta.main) await serve();
+if (import.meta.main) {
+  await serve().catch((e) => {
+    console.error(`tessera: start-up failed: ${messageOf(e)}`);
+    process.exit(START_EXIT.failed);
+  });
+}

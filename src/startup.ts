@@ -6,7 +6,7 @@ import { loadIdentityProviders } from "./plugins/idp-loader.ts";
 import { loadExternalAuthPlugins } from "./plugins/external-auth-loader.ts";
 import { loadEmailPlugin } from "./plugins/email-loader.ts";
 import { syncPoliciesOnStartup } from "./services/identity/policy-sync.ts";
-import { bootstrapOnStartup } from "./services/identity/bootstrap.ts";
+import { adviseFirstAdministrator, bootstrapOnStartup } from "./services/identity/bootstrap.ts";
 import { startBus } from "./bus/publisher.ts";
 import { startJobs } from "./jobs.ts";
 import { hashingWarnings } from "./services/auth/passwords.ts";
@@ -20,6 +20,7 @@ export async function startServices(app: AppContext): Promise<void> {
   await loadEmailPlugin(app);
   await syncPoliciesOnStartup(app);
   await bootstrapOnStartup(app);
+  await adviseFirstAdministrator(app);
   await startBus(app);
   startJobs(app);
 }

@@ -37,6 +37,13 @@ test("the single executable starts from an empty directory, creates its database
     const status = (await (await fetch(`${base}/status`, { headers: { "X-Auth-Token": token } })).json()) as { plugins: { status: string } };
     expect(status.plugins.status).toBe("ok"); // the stock plugins are inside the executable
     expect((await fetch(`${base}/api/docs/swagger-ui-bundle.js`)).status).toBe(200);
+    // A second one on the same port: one line and exit 4, before it creates anything.
+    const elsewhere = join(dir, "elsewhere");
+    mkdirSync(elsewhere);
+    const second = Bun.spawnSync([exe, "serve"], { cwd: elsewhere, env, stdout: "pipe", stderr: "pipe" });
+    expect([second.exitCode, second.stderr.toString().trim().split("\n").length]).toEqual([4, 1]);
+    expect(second.stderr.toString()).toContain("the port is in use");
+    expect(readdirSync(elsewhere)).toEqual([]);
   } finally {
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(0);

@@ -1,6 +1,7 @@
 // The `tessera` command (citty): local commands on the configured database, remote ones through
 // the typed client. Every command answers `--help`; exit codes are in output.ts (EXIT).
 import { defineCommand, runCommand, showUsage, type CommandDef } from "citty";
+import { configCommand } from "./config.ts";
 import { bootstrapCommand, exportCommand, importCommand, migrateCommand, serveCommand } from "./local.ts";
 import { CliFailure, EXIT } from "./output.ts";
 import { resourceCommands } from "./resources.ts";
@@ -14,6 +15,7 @@ export const tesseraCommand = defineCommand({
     bootstrap: bootstrapCommand,
     import: importCommand,
     export: exportCommand,
+    config: configCommand,
     token: tokenCommand,
     ...resourceCommands,
   },
@@ -59,7 +61,8 @@ export async function runCli(rawArgs: string[]): Promise<number> {
       console.error(`\n${(e as Error).message}`);
       return EXIT.usage;
     }
-    console.error(`tessera: ${(e as Error).stack ?? e}`);
+    // An unexpected failure: one line; the stack only on request (never shown to a user by default).
+    console.error(`tessera: ${process.env.TESSERA_DEBUG ? ((e as Error).stack ?? e) : e instanceof Error ? e.message : String(e)}`);
     return EXIT.unavailable;
   }
 }

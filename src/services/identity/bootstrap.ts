@@ -56,3 +56,13 @@ export async function bootstrapOnStartup(app: AppContext): Promise<void> {
   const result = await bootstrapUser(app, c.bootstrap_user_username, c.bootstrap_user_password);
   app.log.info(result.created ? "bootstrap user created" : "bootstrap user already present", { username: c.bootstrap_user_username, uuid: result.userUuid });
 }
+
+/** A first start (no user at all) says, in one line, how to create the first administrator. */
+export async function adviseFirstAdministrator(app: AppContext): Promise<void> {
+  const [anyUser] = await app.db.select({ uuid: users.uuid }).from(users).limit(1);
+  if (anyUser) return;
+  app.log.warn(
+    "no user yet: create the first administrator with `npm run bootstrap -- NAME PASSWORD` (single executable: `tessera bootstrap NAME PASSWORD`), " +
+      "or set bootstrap_user_on_startup: true with bootstrap_user_username and bootstrap_user_password",
+  );
+}

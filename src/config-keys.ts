@@ -1,0 +1,138 @@
+// Unknown configuration keys. A typo (`rest_api: {prot: 45040}`, `log_levl: debug`) would otherwise be
+// dropped silently and the default used: every key of the file is checked against the schema, and
+// each unknown one is named with the closest known key.
+import type { z } from "zod";
+
+/**
+ * Keys wazo-auth accepts that Tessera has no use for (COMPATIBILITY.md §14): accepted and ignored,
+ * whatever lies below them, so that a wazo-auth config.yml loads unchanged.
+ */
+const WAZO_AUTH_ONLY = new Set([
+  "user",
+  "config_file",
+  "extra_config_files",
+  "enabled_backend_plugins",
+  "enabled_external_auth_plugins",
+  "idp_plugins",
+  "oauth2_synchronization_ws_url_template",
+  "oauth2_synchronization_redirect_url_template",
+  "db_upgrade_on_startup",
+  "db_connect_retry_timeout_seconds",
+  "consul",
+  "service_discovery",
+  "rest_api.max_threads",
+  "rest_api.certificate",
+  "rest_api.private_key",
+  "saml.domains",
+  "saml.xmlsec_binary",
+  "saml.xml_files_dir",
+]);
+
+/** The stock external-auth plugins read a top-level section named after them (`google:`…). */
+const STOCK_EXTERNAL_AUTH = ["google", "microsoft", "mobile"];
+
+// Zod's internal definition, as far as this walk needs it.
+interface Def {
+  type: string;
+  innerType?: z.ZodType;
+  valueType?: z.ZodType;
+  options?: z.ZodType[];
+  shape?: Record<string, z.ZodType>;
+  in?: z.ZodType;
+}
+const defOf = (s: z.ZodType) => (s as unknown as { def: Def }).def;
+
+/** The object or record a schema describes once defaults, nullability and pipes are stripped. */
+function unwrap(schema: z.ZodType): z.ZodType {
+  let s = schema;
+  for (;;) {
+    const def = defOf(s);
+    if (def.innerType && ["default", "prefault", "nullable", "optional", "readonly", "catch"].includes(def.type)) s = def.innerType;
+    else if (def.type === "pipe" && def.in) s = def.in;
+    else return s;
+  }
+}
+
+const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Every key path the schema knows (record entries as `*`), for suggestions. */
+function knownPaths(schema: z.ZodType, prefix = ""): string[] {
+  const s = unwrap(schema);
+  const def = defOf(s);
+  if (def.type === "object") {
+    const shape = (s as unknown as { shape: Record<string, z.ZodType> }).shape;
+    return Object.entries(shape).flatMap(([k, v]) => [prefix + k, ...knownPaths(v, `${prefix}${k}.`)]);
+  }
+  if (def.type === "record" && def.valueType) return knownPaths(def.valueType, `${prefix}*.`);
+  if (def.type === "union") return (def.options ?? []).flatMap((o) => knownPaths(o, prefix));
+  return [];
+}
+
+/** Levenshtein distance (small strings: a row at a time). */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/** The known key closest to an unknown one: by its full path, or by its last segment anywhere. */
+function closest(path: string[], known: string[]): string | null {
+  const full = path.join(".");
+  const last = path[path.length - 1]!;
+  let best: { key: string; score: number } | null = null;
+  for (const candidate of known) {
+    // A record entry's path takes the unknown key's own segments where the schema has `*`.
+    const segments = candidate.split(".").map((seg, i) => (seg === "*" ? (path[i] ?? seg) : seg));
+    const concrete = segments.join(".");
+    const byPath = distance(full, concrete);
+    const name = segments[segments.length - 1]!;
+    const byName = distance(last, name) + 1; // moved to another section
+    // An abbreviation (`prio` for `priority`) at the same place.
+    const byPrefix = last.length >= 3 && name.startsWith(last) && concrete.slice(0, -name.length) === full.slice(0, -last.length) ? 1 : Infinity;
+    const score = Math.min(byPath, byName, byPrefix);
+    const allowed = Math.max(2, Math.floor(last.length / 3));
+    if (score <= allowed && (!best || score < best.score)) best = { key: concrete, score };
+  }
+  return best?.key ?? null;
+}
+
+/**
+ * The unknown keys of a raw configuration, each as a message naming the closest known key
+ * (`rest_api.prot: unknown key; did you mean \`rest_api.port\`?`).
+ */
+export function unknownKeyProblems(raw: Record<string, unknown>, schema: z.ZodType): string[] {
+  const known = knownPaths(schema);
+  const plugins = isMapping(raw.plugins) && isMapping(raw.plugins.external_auth) ? Object.keys(raw.plugins.external_auth) : [];
+  const pluginSections = new Set([...STOCK_EXTERNAL_AUTH, ...plugins]);
+  const problems: string[] = [];
+
+  const walk = (value: unknown, schemaAt: z.ZodType, path: string[]) => {
+    const s = unwrap(schemaAt);
+    const def = defOf(s);
+    if (!isMapping(value)) return; // a wrong type is the schema's to report
+    if (def.type === "record" && def.valueType) {
+      for (const [k, v] of Object.entries(value)) walk(v, def.valueType, [...path, k]);
+    } else if (def.type === "union") {
+      // A plugin entry: a module path, or an object whose keys are checked.
+      const object = (def.options ?? []).find((o) => defOf(unwrap(o)).type === "object");
+      if (object) walk(value, object, path);
+    } else if (def.type === "object") {
+      const shape = (s as unknown as { shape: Record<string, z.ZodType> }).shape;
+      for (const [k, v] of Object.entries(value)) {
+        const at = [...path, k];
+        const dotted = at.join(".");
+        if (shape[k]) walk(v, shape[k], at);
+        else if (!WAZO_AUTH_ONLY.has(dotted) && !(path.length === 0 && pluginSections.has(k))) {
+          const hint = closest(at, known);
+          problems.push(`${dotted}: unknown key${hint ? `; did you mean \`${hint}\`?` : ""}`);
+        }
+      }
+    }
+  };
+  walk(raw, schema, []);
+  return problems;
+}
