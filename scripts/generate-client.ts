@@ -2,7 +2,7 @@
 // openapi.yml (the document), schema.d.ts (openapi-typescript) and operations.ts (operationId →
 // method and path, the client's method names). `generateClient(dir)` writes them elsewhere (the
 // staleness test compares a fresh generation with the committed files).
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { openApiDocument } from "./openapi-document.ts";
@@ -41,7 +41,26 @@ export async function generateClient(dir = clientDir): Promise<void> {
   await Bun.write(join(dir, "operations.ts"), operationsModule(yaml));
 }
 
+/**
+ * The client package's version follows the API it speaks: `0.1.x` for `/0.1` (the OpenAPI
+ * document's `info.version`); x counts the package's own releases within one API version.
+ */
+export function clientVersionFor(apiVersion: string, current: string): string {
+  return current.startsWith(`${apiVersion}.`) ? current : `${apiVersion}.0`;
+}
+
+/** Sets clients/typescript/package.json's version from the committed OpenAPI document. */
+export async function versionClientPackage(): Promise<string> {
+  const doc = parse(readFileSync(join(clientDir, "openapi.yml"), "utf8")) as { info: { version: string } };
+  const pkgPath = join(clientDir, "package.json");
+  const pkg = JSON.parse(readFileSync(pkgPath, "utf8")) as { version: string };
+  const version = clientVersionFor(doc.info.version, pkg.version);
+  if (version !== pkg.version) writeFileSync(pkgPath, `${JSON.stringify({ ...pkg, version }, null, 2)}\n`);
+  return version;
+}
+
 if (import.meta.main) {
   await generateClient();
+  await versionClientPackage();
   console.log(`generated ${GENERATED_FILES.join(", ")} in ${clientDir}`);
 }
