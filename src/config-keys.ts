@@ -2,6 +2,7 @@
 // dropped silently and the default used: every key of the file is checked against the schema, and
 // each unknown one is named with the closest known key.
 import type { z } from "zod";
+import { editDistance as distance, typoAllowance } from "./text-distance.ts";
 
 /**
  * Keys wazo-auth accepts that Tessera has no use for (COMPATIBILITY.md §14): accepted and ignored,
@@ -68,17 +69,6 @@ function knownPaths(schema: z.ZodType, prefix = ""): string[] {
   return [];
 }
 
-/** Levenshtein distance (small strings: a row at a time). */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length]!;
-}
-
 /** The known key closest to an unknown one: by its full path, or by its last segment anywhere. */
 function closest(path: string[], known: string[]): string | null {
   const full = path.join(".");
@@ -94,8 +84,7 @@ function closest(path: string[], known: string[]): string | null {
     // An abbreviation (`prio` for `priority`) at the same place.
     const byPrefix = last.length >= 3 && name.startsWith(last) && concrete.slice(0, -name.length) === full.slice(0, -last.length) ? 1 : Infinity;
     const score = Math.min(byPath, byName, byPrefix);
-    const allowed = Math.max(2, Math.floor(last.length / 3));
-    if (score <= allowed && (!best || score < best.score)) best = { key: concrete, score };
+    if (score <= typoAllowance(last) && (!best || score < best.score)) best = { key: concrete, score };
   }
   return best?.key ?? null;
 }

@@ -5,16 +5,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTesseraClient, TesseraError, type TesseraClient } from "../clients/typescript/index.ts";
-import { waitForService } from "./helpers/service-process.ts";
+import { freePort, waitForService } from "./helpers/service-process.ts";
 
 const root = join(import.meta.dir, "..");
 const dir = mkdtempSync(join(tmpdir(), "tessera-cli-"));
-const port = (() => {
-  const s = Bun.serve({ port: 0, fetch: () => new Response() });
-  const p = s.port!;
-  s.stop(true);
-  return p;
-})();
+const port = freePort();
 const url = `http://127.0.0.1:${port}`;
 // A cheap password hash: the suite creates users and logs in many times.
 // A login name locks after three failures from one address (`users unlock` lifts it).

@@ -9,18 +9,12 @@ import { join } from "node:path";
 import { parseConfig } from "../src/config.ts";
 import { START_EXIT } from "../src/start-checks.ts";
 import { scratchDatabase } from "./helpers/scratch-db.ts";
-import { waitForService } from "./helpers/service-process.ts";
+import { freePort, waitForService } from "./helpers/service-process.ts";
 
 const root = join(import.meta.dir, "..");
 const dir = mkdtempSync(join(tmpdir(), "tessera-first-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const freePort = () => {
-  const s = Bun.serve({ port: 0, fetch: () => new Response() });
-  const p = s.port!;
-  s.stop(true);
-  return p;
-};
 
 let n = 0;
 /** A fresh working directory with `config.yml` holding `yaml`. */

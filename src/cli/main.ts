@@ -1,9 +1,11 @@
 // The `tessera` command (citty): local commands on the configured database, remote ones through
 // the typed client. Every command answers `--help`; exit codes are in output.ts (EXIT).
-import { defineCommand, runCommand, showUsage, type CommandDef } from "citty";
+import { defineCommand, renderUsage, runCommand, type CommandDef } from "citty";
 import { configCommand } from "./config.ts";
+import { sessionsCommand } from "./relations.ts";
 import { bootstrapCommand, exportCommand, importCommand, migrateCommand, serveCommand } from "./local.ts";
-import { CliFailure, EXIT } from "./output.ts";
+import { closestName } from "../text-distance.ts";
+import { CliFailure, EXIT, failureText, plainUnlessTerminal } from "./output.ts";
 import { resourceCommands } from "./resources.ts";
 import { tokenCommand } from "./token.ts";
 
@@ -17,6 +19,7 @@ export const tesseraCommand = defineCommand({
     export: exportCommand,
     config: configCommand,
     token: tokenCommand,
+    sessions: sessionsCommand,
     ...resourceCommands,
   },
 });
@@ -36,28 +39,61 @@ async function resolve(cmd: CommandDef, rawArgs: string[]): Promise<[CommandDef,
   return [current, parent];
 }
 
+/** The help of the command `rawArgs` names (citty colours it: only a terminal keeps the colours). */
+async function showUsage(rawArgs: string[]): Promise<void> {
+  console.log(`${plainUnlessTerminal(await renderUsage(...(await resolve(tesseraCommand, rawArgs))))}\n`);
+}
+
+/**
+ * The `--options` of `rawArgs` that `cmd` does not declare, each with the declared one it probably
+ * meant: citty would ignore them, and `users create --usernme bob` would create an empty user.
+ */
+function unknownOptions(cmd: CommandDef, rawArgs: string[]): string[] {
+  const declared = new Set(["help", "version"]);
+  for (const [name, def] of Object.entries((cmd.args ?? {}) as Record<string, { type?: string; alias?: string | string[] }>)) {
+    if (def.type === "positional") continue;
+    for (const n of [name, ...[def.alias ?? []].flat()]) declared.add(n);
+    if (def.type === "boolean") declared.add(`no-${name}`);
+  }
+  const end = rawArgs.indexOf("--");
+  return (end >= 0 ? rawArgs.slice(0, end) : rawArgs)
+    .filter((a) => a.startsWith("--") && a.length > 2)
+    .map((a) => a.slice(2).split("=")[0]!)
+    .filter((name) => !declared.has(name))
+    .map((name) => {
+      const hint = closestName(name, declared);
+      return `unknown option --${name}${hint ? ` (did you mean --${hint}?)` : ""}`;
+    });
+}
+
 /** Runs the CLI; resolves to the exit code (serve never resolves). */
 export async function runCli(rawArgs: string[]): Promise<number> {
   // No command (or only options): serve, as `npm start` and older scripts expect.
   if (rawArgs.length === 0 || (rawArgs[0]!.startsWith("-") && !["-h", "--help", "-v", "--version"].includes(rawArgs[0]!))) rawArgs = ["serve", ...rawArgs];
   if (rawArgs.includes("--help") || rawArgs.includes("-h")) {
-    await showUsage(...(await resolve(tesseraCommand, rawArgs)));
+    await showUsage(rawArgs);
     return EXIT.ok;
   }
   if (rawArgs.length === 1 && (rawArgs[0] === "--version" || rawArgs[0] === "-v")) {
     console.log("0.1.0");
     return EXIT.ok;
   }
+  const [command] = await resolve(tesseraCommand, rawArgs);
+  const unknown = command.run ? unknownOptions(command, rawArgs) : [];
+  if (unknown.length > 0) {
+    console.error(failureText(`tessera: ${unknown.join("; ")} (see --help)`));
+    return EXIT.usage;
+  }
   try {
     await runCommand(tesseraCommand, { rawArgs });
     return EXIT.ok;
   } catch (e) {
     if (e instanceof CliFailure) {
-      if (e.message) console.error(e.message);
+      if (e.message) console.error(failureText(e.message));
       return e.code;
     }
     if ((e as { name?: string }).name === "CLIError") {
-      await showUsage(...(await resolve(tesseraCommand, rawArgs)));
+      await showUsage(rawArgs);
       console.error(`\n${(e as Error).message}`);
       return EXIT.usage;
     }

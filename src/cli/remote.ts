@@ -1,8 +1,8 @@
 // What every remote command shares: where the service is (`--url`), who calls (a token, or
 // credentials the CLI logs in with and revokes afterwards), which tenant (`Wazo-Tenant`), and
 // `--json`. Flags win over the environment.
-import type { ArgsDef } from "citty";
-import { createTesseraClient, TesseraError, type TesseraClient } from "../../clients/typescript/index.ts";
+import type { ArgsDef, CommandDef } from "citty";
+import { createTesseraClient, TesseraError, type OperationId, type TesseraClient } from "../../clients/typescript/index.ts";
 import { CliFailure, EXIT } from "./output.ts";
 
 export const remoteArgs = {
@@ -22,6 +22,14 @@ export interface RemoteArgs {
   tenant?: string;
   json: boolean;
 }
+
+// Commands with different argument sets live in one table.
+// biome-ignore lint/suspicious/noExplicitAny: citty's CommandDef is invariant in its args
+export type AnyCommand = CommandDef<any>;
+
+/** One operation by its id, the request built at run time (the commands are table-driven). */
+export const call = (client: TesseraClient, id: OperationId, init?: unknown): Promise<unknown> =>
+  (client.call as (id: OperationId, init?: unknown) => Promise<unknown>)(id, init ?? {});
 
 /** Runs `work` with a client holding a token; a token the CLI logged in for is revoked after. */
 export async function withClient<T>(args: RemoteArgs, work: (client: TesseraClient) => Promise<T>, opts: { needsToken?: boolean } = {}): Promise<T> {

@@ -1,10 +1,11 @@
 // `tessera users|tenants|groups|policies list|show|create|delete`, `policies add-acl|remove-acl` and
-// `users unlock`:
-// one table describes each resource; the commands are built from it over the typed client.
-import { defineCommand, type ArgsDef, type CommandDef } from "citty";
-import type { OperationId, TesseraClient } from "../../clients/typescript/index.ts";
-import { CliFailure, EXIT, printJson, printRecord, printTable, progress } from "./output.ts";
-import { remoteArgs, withClient, type RemoteArgs } from "./remote.ts";
+// `users unlock`: one table describes each resource; the commands are built from it over the typed client. The
+// commands between resources (memberships, passwords, updates) are in relations.ts.
+import { defineCommand, type ArgsDef } from "citty";
+import type { OperationId } from "../../clients/typescript/index.ts";
+import { relationCommands } from "./relations.ts";
+import { CliFailure, EXIT, output, printJson, printTable, progress } from "./output.ts";
+import { call, remoteArgs, withClient, type AnyCommand } from "./remote.ts";
 
 interface ResourceSpec {
   singular: string;
@@ -13,6 +14,8 @@ interface ResourceSpec {
   param: string;
   columns: string[];
   createArgs: ArgsDef;
+  /** Creation needs at least one of these body fields (an empty record is never what was meant). */
+  needsOneOf: { field: string; flag: string }[];
   /** The creation body from the flags. */
   body(args: Record<string, unknown>): Record<string, unknown>;
 }
@@ -35,6 +38,10 @@ const RESOURCES: Record<string, ResourceSpec> = {
       purpose: { ...str, description: "user, internal or external_api" },
     },
     body: (a) => ({ username: a.username, password: a.password, email_address: a.email, firstname: a.firstname, lastname: a.lastname, purpose: a.purpose }),
+    needsOneOf: [
+      { field: "username", flag: "--username" },
+      { field: "email_address", flag: "--email" },
+    ],
   },
   tenants: {
     singular: "tenant",
@@ -47,6 +54,10 @@ const RESOURCES: Record<string, ResourceSpec> = {
       domains: { ...str, description: "Domain names, comma-separated", valueHint: "A,B" },
     },
     body: (a) => ({ name: a.name, slug: a.slug, domain_names: list(a.domains) }),
+    needsOneOf: [
+      { field: "name", flag: "--name" },
+      { field: "slug", flag: "--slug" },
+    ],
   },
   groups: {
     singular: "group",
@@ -55,6 +66,7 @@ const RESOURCES: Record<string, ResourceSpec> = {
     columns: ["uuid", "name", "slug", "tenant_uuid", "system_managed"],
     createArgs: { name: { ...str, description: "Name", valueHint: "NAME" }, slug: { ...str, description: "Slug" } },
     body: (a) => ({ name: a.name, slug: a.slug }),
+    needsOneOf: [{ field: "name", flag: "--name" }],
   },
   policies: {
     singular: "policy",
@@ -69,22 +81,10 @@ const RESOURCES: Record<string, ResourceSpec> = {
       shared: { type: "boolean", description: "Visible (read-only) from sub-tenants", default: false },
     },
     body: (a) => ({ name: a.name, slug: a.slug, acl: list(a.acl), description: a.description, shared: a.shared || undefined }),
+    needsOneOf: [{ field: "name", flag: "--name" }],
   },
 };
 
-// Commands with different argument sets live in one table.
-// biome-ignore lint/suspicious/noExplicitAny: citty's CommandDef is invariant in its args
-type AnyCommand = CommandDef<any>;
-
-type Dynamic = (client: TesseraClient, id: OperationId, init?: unknown) => Promise<unknown>;
-const call: Dynamic = (client, id, init) => (client.call as (id: OperationId, init?: unknown) => Promise<unknown>)(id, init ?? {});
-
-function output(args: RemoteArgs, value: unknown, columns?: string[]): void {
-  if (args.json) printJson(value);
-  else if (Array.isArray(value)) printTable(value as Record<string, unknown>[], columns ?? Object.keys(value[0] ?? {}));
-  else if (value && typeof value === "object") printRecord(value as Record<string, unknown>);
-  else console.log(String(value ?? ""));
-}
 
 function listCommand(name: string, spec: ResourceSpec): AnyCommand {
   return defineCommand({
@@ -151,7 +151,12 @@ function createCommand(name: string, spec: ResourceSpec): AnyCommand {
         }
       }
       const fromFlags = Object.fromEntries(Object.entries(spec.body(args)).filter(([, v]) => v !== undefined));
-      await withClient(args, async (client) => output(args, await call(client, spec.ops.create, { body: { ...extra, ...fromFlags } })));
+      const body = { ...extra, ...fromFlags };
+      if (!spec.needsOneOf.some(({ field }) => body[field] != null)) {
+        const flags = spec.needsOneOf.map((n) => n.flag).join(" or ");
+        throw new CliFailure(`tessera ${name} create: nothing says which ${spec.singular} to create: give ${flags} (see --help)`, EXIT.usage);
+      }
+      await withClient(args, async (client) => output(args, await call(client, spec.ops.create, { body })));
     },
   });
 }
@@ -191,6 +196,7 @@ export const resourceCommands: Record<string, AnyCommand> = Object.fromEntries(
     };
     if (name === "policies") Object.assign(subCommands, { "add-acl": aclCommand("add"), "remove-acl": aclCommand("remove") });
     if (name === "users") subCommands.unlock = unlockCommand;
+    Object.assign(subCommands, relationCommands[name] ?? {});
     return [name, defineCommand({ meta: { name, description: `Administer ${name}` }, subCommands })];
   }),
 );
