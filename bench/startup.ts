@@ -1,0 +1,95 @@
+// `npm run bench -- startup` (or `bun bench/startup.ts`): how fast and how lean the service starts,
+// as `npm start` runs it (bun --max-http-header-size=65536 src/main.ts): the time from spawning to
+// the first 200 of HEAD /0.1/status on an empty data directory (first start: database created and
+// migrated) and on the same one again (restart), the process's peak resident memory (VmHWM, every
+// thread included: PGlite's, the hashing pool's) over the first start, and its resident memory after
+// 10 s idle — on PGlite and on a scratch PostgreSQL database. Each figure is the median of 3 runs.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { root, scratchDatabase } from "./lib.ts";
+
+const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 3);
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
+
+/** kB figures of /proc/PID/status (VmHWM: peak resident; VmRSS: resident now), in MiB. */
+function memory(pid: number): { peak: number; rss: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? Number.NaN);
+  return { peak: kb("VmHWM") / 1024, rss: kb("VmRSS") / 1024 };
+}
+
+interface StartFigures {
+  ms: number;
+  peak: number;
+  idle: number;
+}
+
+/** Starts the service with `config`, times its first answer, samples its memory, stops it. */
+async function startOnce(dir: string, config: string, port: number, idle: boolean): Promise<StartFigures> {
+  writeFileSync(join(dir, "config.yml"), `rest_api: {port: ${port}}\ndata_dir: ${join(dir, "data")}\n${config}`);
+  const started = performance.now();
+  const proc = Bun.spawn([process.execPath, "--max-http-header-size=65536", "src/main.ts"], { cwd: root, env: { ...process.env, TESSERA_CONFIG: join(dir, "config.yml") }, stdout: "ignore", stderr: "ignore" });
+  let ms = Number.NaN;
+  for (const until = started + 60_000; performance.now() < until; await Bun.sleep(10)) {
+    const status = await fetch(`http://127.0.0.1:${port}/0.1/status`, { method: "HEAD" }).then((r) => r.status, () => 0);
+    if (status === 200) {
+      ms = performance.now() - started;
+      break;
+    }
+  }
+  let figures = { ms, ...memory(proc.pid) };
+  if (idle) {
+    await Bun.sleep(IDLE_SECONDS * 1000);
+    figures = { ...figures, ...memory(proc.pid) };
+  }
+  proc.kill("SIGTERM");
+  await proc.exited;
+  return { ms: figures.ms, peak: figures.peak, idle: figures.rss };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** First start and restart figures on PGlite (`url` null) or PostgreSQL. */
+async function measureKind(url: string | null, port: number): Promise<{ first: StartFigures; restart: StartFigures }> {
+  const firsts: StartFigures[] = [];
+  const restarts: StartFigures[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const dir = mkdtempSync(join(tmpdir(), "tessera-startup-"));
+    const db = url ? await scratchDatabase() : null;
+    const config = db ? `db_uri: "${db.url}"\n` : "";
+    try {
+      firsts.push(await startOnce(dir, config, port, true));
+      restarts.push(await startOnce(dir, config, port, false));
+    } finally {
+      await db?.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const pick = (xs: StartFigures[]): StartFigures => ({ ms: median(xs.map((x) => x.ms)), peak: median(xs.map((x) => x.peak)), idle: median(xs.map((x) => x.idle)) });
+  return { first: pick(firsts), restart: pick(restarts) };
+}
+
+/** The README's rows: first start, restart, peak and idle memory per database. */
+export async function startupRows(): Promise<string[]> {
+  const rows: string[] = [];
+  const pgAvailable = await scratchDatabase();
+  await pgAvailable?.drop();
+  for (const [name, url] of [["PGlite", null], ["PostgreSQL", pgAvailable ? "yes" : null]] as const) {
+    if (name === "PostgreSQL" && !url) {
+      rows.push("| PostgreSQL | (unreachable: skipped) | | | |");
+      continue;
+    }
+    const { first, restart } = await measureKind(url, 9570);
+    const ms = (n: number) => `${Math.round(n).toLocaleString("en")} ms`;
+    const mib = (n: number) => `${Math.round(n)} MiB`;
+    rows.push(`| ${name} | ${ms(first.ms)} | ${ms(restart.ms)} | ${mib(first.peak)} | ${mib(first.idle)} |`);
+    console.error(rows.at(-1));
+  }
+  return rows;
+}
+
+if (import.meta.main) {
+  console.log("| database | first start (empty) → first answer | restart → first answer | peak RSS (first start) | idle RSS (after 10 s) |\n|---|---:|---:|---:|---:|");
+  for (const row of await startupRows()) console.log(row);
+}
