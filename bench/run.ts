@@ -9,15 +9,17 @@
 //           users (the same page again: the list cache); on those 100,000 users, a different page
 //           per request (never cached) and substring searches (p50, one connection, never cached)
 //   workers the token check on PostgreSQL with workers: 1 and workers: 2
+//   startup first start and restart to the first answer, peak and idle memory (bench/startup.ts)
 // BENCH_SECONDS (default 10) is the length of each measurement, BENCH_ROUNDS (default 3) the number
 // of interleaved rounds of the token section; BENCH_DATABASE_URL the PostgreSQL
 // server (a scratch database is created and dropped; sections needing it are skipped without one).
+import { STARTUP_HEADER, startupRows } from "./startup.ts";
 import { login, measure, root, scratchDatabase, startTessera, waitFor, wrk, type Tessera, type WrkResult } from "./lib.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 /** Interleaved rounds of the token section (median reported). */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-const sections = process.argv.slice(2).length ? process.argv.slice(2) : ["token", "login", "lists", "workers"];
+const sections = process.argv.slice(2).length ? process.argv.slice(2) : ["token", "login", "lists", "workers", "startup"];
 const ACL = [
   "confd.users.me.read", "confd.users.me.update", "confd.users.me.funckeys.*.read", "confd.users.me.lines.read",
   "calld.users.me.calls.read", "calld.users.me.calls.create", "calld.users.me.calls.*.delete", "chatd.users.me.#",
@@ -154,13 +156,15 @@ async function workersSection() {
 }
 
 const started = Date.now();
+const startup: string[] = [];
 try {
   for (const s of sections) {
     if (s === "token") await tokenSection();
     else if (s === "login") await loginSection();
     else if (s === "lists") await listsSection();
     else if (s === "workers") await workersSection();
-    else throw new Error(`unknown section ${s} (token, login, lists, workers)`);
+    else if (s === "startup") startup.push(...(await startupRows()));
+    else throw new Error(`unknown section ${s} (token, login, lists, workers, startup)`);
   }
 } finally {
   await pgDb?.drop();
@@ -171,3 +175,4 @@ console.log("| target | requests/s | p50 | p99 | ratio / goal |");
 console.log("|---|---:|---:|---:|---|");
 for (const r of rows) console.log(r);
 for (const n of notes) console.log(`\n${n}`);
+if (startup.length) console.log(`\n${STARTUP_HEADER}\n${startup.join("\n")}`);

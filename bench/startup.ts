@@ -9,6 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { root, scratchDatabase } from "./lib.ts";
 
+function freePort(): number {
+  const server = Bun.serve({ port: 0, fetch: () => new Response() });
+  const port = server.port!;
+  server.stop(true);
+  return port;
+}
+
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 3);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
 
@@ -29,7 +36,7 @@ interface StartFigures {
 async function startOnce(dir: string, config: string, port: number, idle: boolean): Promise<StartFigures> {
   writeFileSync(join(dir, "config.yml"), `rest_api: {port: ${port}}\ndata_dir: ${join(dir, "data")}\n${config}`);
   const started = performance.now();
-  const proc = Bun.spawn([process.execPath, "--max-http-header-size=65536", "src/main.ts"], { cwd: root, env: { ...process.env, TESSERA_CONFIG: join(dir, "config.yml") }, stdout: "ignore", stderr: "ignore" });
+  const proc = Bun.spawn([process.execPath, "--max-http-header-size=65536", "src/main.ts"], { cwd: root, env: { ...process.env, TESSERA_CONFIG: join(dir, "config.yml") }, stdout: "ignore", stderr: "pipe" });
   let ms = Number.NaN;
   for (const until = started + 60_000; performance.now() < until; await Bun.sleep(10)) {
     const status = await fetch(`http://127.0.0.1:${port}/0.1/status`, { method: "HEAD" }).then((r) => r.status, () => 0);
@@ -38,6 +45,10 @@ async function startOnce(dir: string, config: string, port: number, idle: boolea
       break;
     }
   }
+  if (Number.isNaN(ms) || proc.exitCode !== null) {
+    proc.kill("SIGTERM");
+    throw new Error(`the service did not answer: ${await new Response(proc.stderr).text()}`);
+  }
   let figures = { ms, ...memory(proc.pid) };
   if (idle) {
     await Bun.sleep(IDLE_SECONDS * 1000);
@@ -45,6 +56,7 @@ async function startOnce(dir: string, config: string, port: number, idle: boolea
   }
   proc.kill("SIGTERM");
   await proc.exited;
+  void proc.stderr.cancel();
   return { ms: figures.ms, peak: figures.peak, idle: figures.rss };
 }
 
@@ -80,7 +92,7 @@ export async function startupRows(): Promise<string[]> {
       rows.push("| PostgreSQL | (unreachable: skipped) | | | |");
       continue;
     }
-    const { first, restart } = await measureKind(url, 9570);
+    const { first, restart } = await measureKind(url, freePort());
     const ms = (n: number) => `${Math.round(n).toLocaleString("en")} ms`;
     const mib = (n: number) => `${Math.round(n)} MiB`;
     rows.push(`| ${name} | ${ms(first.ms)} | ${ms(restart.ms)} | ${mib(first.peak)} | ${mib(first.idle)} |`);
@@ -89,7 +101,9 @@ export async function startupRows(): Promise<string[]> {
   return rows;
 }
 
+export const STARTUP_HEADER = "| database | first start (empty) → first answer | restart → first answer | peak RSS (first start) | idle RSS (after 10 s) |\n|---|---:|---:|---:|---:|";
+
 if (import.meta.main) {
-  console.log("| database | first start (empty) → first answer | restart → first answer | peak RSS (first start) | idle RSS (after 10 s) |\n|---|---:|---:|---:|---:|");
+  console.log(STARTUP_HEADER);
   for (const row of await startupRows()) console.log(row);
 }
