@@ -121,6 +121,59 @@ describeEachDb(
       expect(r.status).toBe(403);
       expect((await t.request("GET", `/0.1/users/${victim}/policies`, { token: owner })).json.total).toBe(0);
     });
+
+    test("22.1 a tenant administrator cannot join (or leave) a group whose policies it could not grant", async () => {
+      const t = get();
+      const tenant = await createTenantRow(t.app);
+      const master = (await tokenFor(t.app, { acl: ["#"] })).token;
+      const admin = await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant });
+      // a group of its tenant that holds `#` (prepared by the master administrator), and one with a deny entry
+      const all = (await t.request("POST", "/0.1/policies", { token: master, tenant, body: { name: `all${uniq()}`, acl: ["#"] } })).json;
+      const admins = (await t.request("POST", "/0.1/groups", { token: master, tenant, body: { name: `admins${uniq()}` } })).json.uuid;
+      expect((await t.request("PUT", `/0.1/groups/${admins}/policies/${all.uuid}`, { token: master, tenant })).status).toBe(204);
+      expect((await t.request("PUT", `/0.1/users/${admin.userUuid}/policies/${all.uuid}`, { token: admin.token })).status).toBe(403);
+      let r = await t.request("PUT", `/0.1/groups/${admins}/users/${admin.userUuid}`, { token: admin.token });
+      expect([r.status, r.json.error_id, r.json.resource, r.json.details.required_access]).toEqual([403, "forbidden", "groups", "#"]);
+      expect((await t.request("GET", `/0.1/groups/${admins}/users`, { token: master, tenant })).json.total).toBe(0);
+      // leaving a group that denies lifts its deny: the same rule
+      const muzzle = (await t.request("POST", "/0.1/policies", { token: master, tenant, body: { name: `muzzle${uniq()}`, acl: ["!confd.#"] } })).json;
+      const muzzled = (await t.request("POST", "/0.1/groups", { token: master, tenant, body: { name: `muzzled${uniq()}` } })).json.uuid;
+      await t.request("PUT", `/0.1/groups/${muzzled}/policies/${muzzle.uuid}`, { token: master, tenant });
+      await t.request("PUT", `/0.1/groups/${muzzled}/users/${admin.userUuid}`, { token: master, tenant });
+      for (const [method, path] of [["DELETE", `/0.1/groups/${muzzled}/users/${admin.userUuid}`], ["DELETE", `/0.1/groups/${muzzled}`]] as const) {
+        r = await t.request(method, path, { token: admin.token });
+        expect([path, r.status, r.json.details.required_access]).toEqual([path, 403, "!confd.#"]);
+      }
+      expect((await t.request("GET", `/0.1/groups/${muzzled}/users`, { token: master, tenant })).json.total).toBe(1);
+      // what it may grant, it may still give: a group of `auth.users.read`
+      const reader = (await t.request("POST", "/0.1/policies", { token: admin.token, body: { name: `reader${uniq()}`, acl: ["auth.users.read"] } })).json;
+      const readers = (await t.request("POST", "/0.1/groups", { token: admin.token, body: { name: `readers${uniq()}` } })).json.uuid;
+      await t.request("PUT", `/0.1/groups/${readers}/policies/${reader.uuid}`, { token: admin.token });
+      expect((await t.request("PUT", `/0.1/groups/${readers}/users/${admin.userUuid}`, { token: admin.token })).status).toBe(204);
+      expect((await t.request("DELETE", `/0.1/groups/${readers}/users/${admin.userUuid}`, { token: admin.token })).status).toBe(204);
+    });
+
+    test("22.1 a policy named like the default user policy, or given a configured slug, reaches no other tenant", async () => {
+      const t = get();
+      const tenant = await createTenantRow(t.app);
+      const admin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant })).token;
+      const name = `victim${uniq()}`;
+      await createUserRow(t.app, { username: name, password: "pw-secret" });
+      const before = (await t.request("POST", "/0.1/token", { body: {}, headers: basicAuth(name, "pw-secret") })).json.data.acl;
+      expect(before).toEqual(["confd.default.read"]);
+      // deny everything to everyone: a deny entry anyone may grant, but only to its own tenant's users
+      let r = await t.request("POST", "/0.1/policies", { token: admin, body: { name: "tessera_default_user", acl: ["!#", "auth.users.read"] } });
+      expect(r.status).toBe(200);
+      r = await t.request("POST", "/0.1/policies", { token: admin, body: { name: `x${uniq()}`, slug: "tessera_all_users", acl: ["!#"] } });
+      expect(r.status).toBe(200);
+      expect((await t.request("POST", "/0.1/token", { body: {}, headers: basicAuth(name, "pw-secret") })).json.data.acl).toEqual(before);
+      // a tenant made afterwards does not get the sub-tenant's look-alike in its all-users group
+      const master = (await tokenFor(t.app, { acl: ["#"] })).token;
+      const fresh = (await t.request("POST", "/0.1/tenants", { token: master, body: { name: `fresh${uniq()}` } })).json.uuid;
+      const allUsers = (await t.request("GET", "/0.1/groups?read_only=true", { token: master, tenant: fresh })).json.items[0].uuid;
+      const attached = (await t.request("GET", `/0.1/groups/${allUsers}/policies`, { token: master, tenant: fresh })).json.items;
+      expect(attached.map((p: { tenant_uuid: string }) => p.tenant_uuid)).not.toContain(tenant);
+    });
   },
-  { config: { default_policies: { tessera_managed: { acl: ["confd.managed.read"] } } } },
+  { config: { default_user_policy: "tessera_default_user", default_policies: { tessera_managed: { acl: ["confd.managed.read"] }, tessera_default_user: { acl: ["confd.default.read"] } }, all_users_policies: { tessera_all_users: true } } },
 );

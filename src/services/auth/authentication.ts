@@ -1,6 +1,6 @@
 // The login pipeline of POST /0.1/token (INTERFACE.md §5.3, COMPATIBILITY.md §5.3): pick the
 // identity provider, authenticate, check the user's authentication method, then issue the token.
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { accesses, policies, policyAccesses } from "../../db/schema.ts";
@@ -168,8 +168,12 @@ async function requireMethod(app: AppContext, login: string, method: string, arg
   if (resolveMethod(user.authenticationMethod, user.tenantAuthenticationMethod) !== method) throw new LoginRefused();
 }
 
-/** ACL of the default policy (§4.4): `backend_policies[backend]`, else `default_user_policy`, by name. */
-async function defaultPolicyAcl(app: AppContext, backendField: string): Promise<string[]> {
+/**
+ * ACL of the default policy (§4.4): `backend_policies[backend]`, else `default_user_policy`, by name
+ * — in the master tenant only (where config-managed policies live): a policy of the same name that
+ * a tenant administrator creates in its own tenant must not reach every token of every tenant.
+ */
+export async function defaultPolicyAcl(app: AppContext, backendField: string): Promise<string[]> {
   const name = app.config.backend_policies[backendField] ?? app.config.default_user_policy;
   if (!name) return [];
   const rows = await app.db
@@ -177,7 +181,7 @@ async function defaultPolicyAcl(app: AppContext, backendField: string): Promise<
     .from(policies)
     .innerJoin(policyAccesses, eq(policyAccesses.policyUuid, policies.uuid))
     .innerJoin(accesses, eq(accesses.id, policyAccesses.accessId))
-    .where(eq(policies.name, name));
+    .where(and(eq(policies.name, name), eq(policies.tenantUuid, app.topTenantUuid)));
   return rows.map((r) => r.access);
 }
 

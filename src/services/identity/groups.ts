@@ -1,15 +1,19 @@
 // Groups (COMPATIBILITY.md §6.11, §11.1): per tenant; the system-managed all-users group of each
-// tenant cannot be renamed, deleted, or have its members changed through the API.
+// tenant cannot be renamed, deleted, or have its members changed through the API. A member holds
+// every entry of every policy of its groups, so joining, leaving or deleting a group follows the
+// grant rule (§4.5) as attaching or detaching each of those policies would.
 import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
-import { groups, userGroups, users } from "../../db/schema.ts";
+import { groupPolicies, groups, userGroups, users } from "../../db/schema.ts";
 import { listPage } from "../../db/paging.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
 import { ApiError, Conflict, Forbidden, NotFound, orAbsent } from "../../domain/errors.ts";
 import { publishEvent, routingKey } from "../events.ts";
+import { requireGrant } from "./policies.ts";
+import { aclOf } from "./policy-visibility.ts";
 import { generateSlug } from "./slugs.ts";
 import { listUsersWhere, type UserFilter, type UserJson } from "./users.ts";
 import { requireVisibleUser, scopedTenantUuids, tenantVisible } from "./visibility.ts";
@@ -74,6 +78,18 @@ function forbidSystemGroup(g: GroupRow): void {
   if (g.systemManaged) throw new Forbidden("groups", `Forbidden group modification: "${g.uuid}"`, { uuid: g.uuid }, "forbidden-group");
 }
 
+/**
+ * 403 naming the first entry of the group's policies the caller may not grant (`joining`: a new
+ * member gains them all) or take away (leaving, or the group deleted: a member loses them, and
+ * losing `!x` grants `x`).
+ */
+async function requireGroupGrant(tx: DbOrTx, caller: Caller, g: GroupRow, joining: boolean): Promise<void> {
+  const attached = await tx.select({ uuid: groupPolicies.policyUuid }).from(groupPolicies).where(eq(groupPolicies.groupUuid, g.uuid));
+  const acl = [...(await aclOf(tx, attached.map((p) => p.uuid))).values()].flat();
+  if (joining) requireGrant(caller, acl, [], "groups");
+  else requireGrant(caller, [], acl, "groups");
+}
+
 async function checkUnique(tx: DbOrTx, tenantUuid: string, name: string, slug: string | null, except?: string): Promise<void> {
   const same = slug === null ? eq(groups.name, name) : or(eq(groups.name, name), sql`lower(${groups.slug}) = lower(${slug})`)!;
   const clash = await tx.select({ uuid: groups.uuid }).from(groups).where(and(eq(groups.tenantUuid, tenantUuid), same, except ? ne(groups.uuid, except) : undefined)).limit(1);
@@ -121,6 +137,7 @@ export async function deleteGroup(app: AppContext, caller: Caller, uuid: string)
     const g = await orAbsent(requireVisibleGroup(app, caller, uuid, tx));
     if (!g) return; // absent or not visible: the desired state (D4)
     forbidSystemGroup(g);
+    await requireGroupGrant(tx, caller, g, false);
     await tx.delete(groups).where(eq(groups.uuid, uuid));
     await groupEvent(app, tx, "auth_group_deleted", keyOf(g, "deleted"), g);
   });
@@ -140,6 +157,7 @@ export async function addGroupUser(app: AppContext, caller: Caller, groupUuid: s
       throw new ApiError(400, "missmatching-tenant", "Resources are not in the same tenant", "groups", { user_tenant_uuid: user.tenantUuid, group_tenant_uuid: g.tenantUuid });
     }
     forbidSystemGroup(g);
+    await requireGroupGrant(tx, caller, g, true);
     const added = await tx.insert(userGroups).values({ groupUuid, userUuid }).onConflictDoNothing().returning();
     if (added.length) await groupEvent(app, tx, "auth_group_user_added", routingKey("auth.groups.{group_uuid}.users.{user_uuid}.created", { group_uuid: g.uuid, user_uuid: userUuid }), g, { user_uuid: userUuid });
   });
@@ -152,6 +170,7 @@ export async function removeGroupUser(app: AppContext, caller: Caller, groupUuid
     if (!g) return;
     forbidSystemGroup(g);
     if (!(await orAbsent(requireVisibleUser(app, caller, userUuid, tx)))) return;
+    await requireGroupGrant(tx, caller, g, false);
     const removed = await tx.delete(userGroups).where(and(eq(userGroups.groupUuid, groupUuid), eq(userGroups.userUuid, userUuid))).returning();
     if (removed.length) await groupEvent(app, tx, "auth_group_user_removed", routingKey("auth.groups.{group_uuid}.users.{user_uuid}.deleted", { group_uuid: g.uuid, user_uuid: userUuid }), g, { user_uuid: userUuid });
   });

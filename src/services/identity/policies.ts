@@ -24,11 +24,11 @@ export interface PolicyInput {
 }
 
 /** 403 naming the first access the caller may not grant (or take away). */
-export function requireGrant(caller: Caller, toAdd: string[], toRemove: string[] = []): void {
+export function requireGrant(caller: Caller, toAdd: string[], toRemove: string[] = [], resource = "policies"): void {
   if (toAdd.length === 0 && toRemove.length === 0) return;
   const rule = grantCheck(caller.token.acl, { authId: caller.token.authId, sessionUuid: caller.token.sessionUuid });
   const denied = toAdd.find((a) => !rule.mayGrant(a)) ?? toRemove.find((a) => !rule.mayRevoke(a));
-  if (denied !== undefined) throw new ApiError(403, "forbidden", "Forbidden", "policies", { required_access: denied });
+  if (denied !== undefined) throw new ApiError(403, "forbidden", "Forbidden", resource, { required_access: denied });
 }
 
 /** Replaces a policy's ACL; access strings live once in the global auth_access dictionary. */

@@ -10,10 +10,16 @@ import { writeAcl } from "./policies.ts";
 
 export const allUsersGroupName = (tenantUuid: string) => `wazo-all-users-tenant-${tenantUuid}`;
 
-/** Policy uuids by slug (any tenant: config-managed policies live in the master tenant). */
-async function policiesBySlug(tx: DbOrTx, slugs: string[]): Promise<Map<string, string>> {
+/**
+ * Policy uuids by slug, in the master tenant only (where config-managed policies live): a policy a
+ * tenant administrator gives a configured slug in its own tenant must not join every tenant's groups.
+ */
+async function policiesBySlug(app: AppContext, tx: DbOrTx, slugs: string[]): Promise<Map<string, string>> {
   if (slugs.length === 0) return new Map();
-  const rows = await tx.select({ uuid: policies.uuid, slug: policies.slug, configManaged: policies.configManaged }).from(policies).where(inArray(policies.slug, slugs));
+  const rows = await tx
+    .select({ uuid: policies.uuid, slug: policies.slug, configManaged: policies.configManaged })
+    .from(policies)
+    .where(and(inArray(policies.slug, slugs), eq(policies.tenantUuid, app.topTenantUuid)));
   // Prefer config-managed policies when a slug exists in several tenants.
   rows.sort((a, b) => Number(b.configManaged) - Number(a.configManaged));
   const out = new Map<string, string>();
@@ -21,8 +27,8 @@ async function policiesBySlug(tx: DbOrTx, slugs: string[]): Promise<Map<string, 
   return out;
 }
 
-async function setGroupPolicies(tx: DbOrTx, groupUuid: string, wanted: Record<string, boolean>): Promise<void> {
-  const bySlug = await policiesBySlug(tx, Object.keys(wanted));
+async function setGroupPolicies(app: AppContext, tx: DbOrTx, groupUuid: string, wanted: Record<string, boolean>): Promise<void> {
+  const bySlug = await policiesBySlug(app, tx, Object.keys(wanted));
   for (const [slug, on] of Object.entries(wanted)) {
     const policyUuid = bySlug.get(slug);
     if (!policyUuid) continue;
@@ -36,11 +42,11 @@ async function ensureTenantGroups(app: AppContext, tx: DbOrTx, tenantUuid: strin
   const name = allUsersGroupName(tenantUuid);
   await tx.insert(groups).values({ name, slug: name, tenantUuid, systemManaged: true }).onConflictDoNothing();
   const [allUsers] = await tx.select({ uuid: groups.uuid }).from(groups).where(and(eq(groups.tenantUuid, tenantUuid), eq(groups.name, name)));
-  await setGroupPolicies(tx, allUsers!.uuid, app.config.all_users_policies);
+  await setGroupPolicies(app, tx, allUsers!.uuid, app.config.all_users_policies);
   for (const [slug, spec] of Object.entries(app.config.tenant_default_groups)) {
     await tx.insert(groups).values({ name: slug, slug, tenantUuid }).onConflictDoNothing();
     const [g] = await tx.select({ uuid: groups.uuid }).from(groups).where(and(eq(groups.tenantUuid, tenantUuid), eq(groups.name, slug)));
-    if (g) await setGroupPolicies(tx, g.uuid, spec.policies);
+    if (g) await setGroupPolicies(app, tx, g.uuid, spec.policies);
   }
 }
 
