@@ -2,12 +2,22 @@
 // credentials inside URIs (userinfo, and secret-looking query parameters), recursively.
 const MASK = "********";
 
-/** Key names that hold secrets: passwords, secrets, credentials, tokens, keys, private material. */
-const SECRET_KEY = /pass|secret|credential|token|key|private|cookie/i;
-/** …unless the name says what else it is (a URL, a template path, a lifetime, a size…). */
-const NOT_SECRET_KEY = /(_url|_uri|_template|_name|_address|_expiration|_lifetime|_interval|_size|_iterations|_headers)$/i;
+/**
+ * The names that hold secrets, listed rather than guessed: a key is secret when its name (in
+ * snake_case, `clientSecret` → `client_secret`) is one of them or ends with `_` and one of them
+ * (`bootstrap_user_password`, `smtp.password`, a plugin's `webhook_secret`). A name that merely
+ * contains one (`password_hash_algorithm`, `password_reset_max_requests`, `token_cleanup_interval`,
+ * `saml.key_file`) says what it is, and is shown.
+ */
+export const SECRET_KEY_NAMES = [
+  "password", "passwd", "passphrase", "pwd", "secret", "secrets", "client_secret", "credential", "credentials",
+  "token", "tokens", "access_token", "refresh_token", "api_key", "apikey", "private_key", "key", "cookie", "salt", "pin",
+] as const;
+const SECRET_NAME = new RegExp(`(^|_)(${SECRET_KEY_NAMES.join("|")})$`);
 
-export const isSecretKey = (key: string) => SECRET_KEY.test(key) && !NOT_SECRET_KEY.test(key);
+const snakeCase = (key: string) => key.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/[-\s.]+/g, "_").toLowerCase();
+
+export const isSecretKey = (key: string) => SECRET_NAME.test(snakeCase(key));
 
 /**
  * One URI with its credentials masked. Not left to a URL parser: `postgres://u:p@ss@h/db` and

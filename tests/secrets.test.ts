@@ -91,4 +91,26 @@ describeEachDb("GET /0.1/config masks what the audit found", (get) => {
     for (const secret of ["p@ss", "qs-token", "hook-secret", "nested-key"]) expect(r.text).not.toContain(secret);
     config.db_uri = null;
   });
+
+  test("exactly the listed secret keys are masked; harmless keys that merely contain pass, token or key are shown", async () => {
+    const t = get();
+    const config = t.app.config as Record<string, any>;
+    delete config.custom_section; // left by the test above
+    config.bootstrap_user_password = "boot-pw";
+    config.smtp.password = "smtp-pw";
+    const { token } = await tokenFor(t.app, { acl: ["auth.config.read"] });
+    const r = await t.request("GET", "/0.1/config", { token });
+    const leaves = (v: unknown, path: string[] = []): Array<[string[], unknown]> =>
+      v !== null && typeof v === "object" && !Array.isArray(v) ? Object.entries(v).flatMap(([k, x]) => leaves(x, [...path, k])) : [[path, v]];
+    const masked = leaves(r.json).filter(([, v]) => v === "********").map(([p]) => p.join("."));
+    expect(masked.sort()).toEqual(["bootstrap_user_password", "smtp.password"]);
+    const lookalikes = leaves(r.json).filter(([p]) => /pass|secret|token|key|credential|private|cookie/i.test(p.at(-1)!) && !masked.includes(p.join(".")));
+    for (const [p, v] of lookalikes) expect([p.join("."), v]).toEqual([p.join("."), p.reduce((o, k) => o?.[k], config as any)]);
+    const shown = lookalikes.map(([p]) => p.join("."));
+    for (const k of ["password_hash_algorithm", "password_hash_iterations", "login_throttling.password_reset_max_requests", "password_reset_expiration", "default_token_lifetime", "token_cleanup_interval", "saml.key_file"]) expect(shown).toContain(k);
+    expect(r.json.password_hash_algorithm).toBe("argon2id");
+    for (const secret of ["boot-pw", "smtp-pw"]) expect(r.text).not.toContain(secret);
+    config.bootstrap_user_password = null;
+    config.smtp.password = null;
+  });
 });
