@@ -218,6 +218,12 @@ export const configSchema = z.object({
        * 200 and the resource answer that way, for wazo-auth-client code that parses their body.
        */
       put_responses: z.enum(["empty", "wazo"]).default("empty"),
+      /**
+       * `revoke`: a password change, reset or removal, or disabling a user, ends its refresh tokens
+       * with its sessions. `keep`: wazo-auth's older behaviour — only the sessions end, and a
+       * disabled user's refresh tokens work again once it is re-enabled.
+       */
+      refresh_tokens: z.enum(["revoke", "keep"]).default("revoke"),
     })
     .prefault({}),
   /** SAML single sign-on (COMPATIBILITY.md §6.15, §6.16, §12.5, §14). */

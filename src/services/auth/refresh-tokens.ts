@@ -6,7 +6,7 @@ import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { refreshTokens, sessions, tokens } from "../../db/schema.ts";
 import { publishEvent, routingKey, type BusEvent } from "../events.ts";
-import { revokeSessions } from "./sessions.ts";
+import { revokeSessions, revokeUserSessions } from "./sessions.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { effectiveMethod } from "./identity-providers.ts";
 import { findUserByLogin } from "./user-auth.ts";
@@ -83,6 +83,20 @@ export async function purgeRefreshToken(app: AppContext, tx: DbOrTx, rt: Refresh
   await tx.delete(refreshTokens).where(eq(refreshTokens.uuid, rt.uuid));
   await publishEvent(app, tx, refreshTokenEvent("deleted", rt, tenantUuid));
   return revoked.length;
+}
+
+/**
+ * Ends what a user holds when its password changes, is reset or removed, or the user is disabled:
+ * every session (with its tokens), and every refresh token — so an attacker's offline login does
+ * not outlive the reset meant to end it, nor a disabled user's outlive its re-enabling — each with
+ * its event, as the revocation routes publish them. `compatibility.refresh_tokens: keep` keeps
+ * the refresh tokens, as wazo-auth did before its 2025 releases (§5.6).
+ */
+export async function revokeUserAccess(app: AppContext, tx: DbOrTx, user: { uuid: string; tenantUuid: string }): Promise<void> {
+  await revokeUserSessions(app, tx, user.uuid);
+  if (app.config.compatibility.refresh_tokens === "keep") return;
+  const deleted = await tx.delete(refreshTokens).where(eq(refreshTokens.userUuid, user.uuid)).returning();
+  for (const rt of deleted) await publishEvent(app, tx, refreshTokenEvent("deleted", rt, user.tenantUuid));
 }
 
 /** What a refresh-token login needs: the login, persistent metadata and the user's method (enabled users only). */

@@ -14,6 +14,7 @@ import { publishEvent, routingKey } from "../events.ts";
 import { listCache } from "../list-cache.ts";
 import { authenticationMethods, effectiveMethod } from "../auth/identity-providers.ts";
 import { hashPassword, verifyPassword } from "../auth/passwords.ts";
+import { revokeUserAccess } from "../auth/refresh-tokens.ts";
 import { revokeUserSessions } from "../auth/sessions.ts";
 import { requireVisibleUser, scopedTenantUuids, type UserRow } from "./visibility.ts";
 
@@ -220,7 +221,7 @@ export async function publishUserEvent(app: AppContext, tx: DbOrTx, kind: "creat
   });
 }
 
-/** Full replacement of the editable fields; disabling ends the user's sessions. */
+/** Full replacement of the editable fields; disabling ends the user's sessions and refresh tokens. */
 export async function updateUser(app: AppContext, caller: Caller, uuid: string, input: UserInput): Promise<void> {
   const purpose = input.purpose ?? "user";
   const method = checkMethod(app, input.authentication_method ?? defaultMethod(purpose));
@@ -233,7 +234,7 @@ export async function updateUser(app: AppContext, caller: Caller, uuid: string, 
       .set({ username: input.username ?? null, firstname: input.firstname ?? null, lastname: input.lastname ?? null, purpose, authenticationMethod: method, enabled })
       .where(eq(users.uuid, uuid))
       .returning();
-    if (!enabled) await revokeUserSessions(app, tx, uuid);
+    if (!enabled) await revokeUserAccess(app, tx, row!);
     await publishUserEvent(app, tx, "updated", row!);
   });
 }
@@ -272,13 +273,17 @@ async function ownUser(app: AppContext, uuid: string): Promise<UserRow> {
   return user;
 }
 
-/** Sets (or, with null, removes) a native password and ends the user's sessions; refresh tokens stay. */
+/**
+ * Sets (or, with null, removes) a native password and ends the user's sessions and refresh tokens
+ * (`revokeUserAccess`) — the caller's own session too when users change their own password, as in
+ * wazo-auth: the client logs in again with the new password.
+ */
 export async function setPassword(app: AppContext, user: UserRow, password: string | null): Promise<void> {
   await requireNativePassword(app, user);
   const hash = password === null ? null : await hashPassword(password, app.config);
   await inTransaction(app, async (tx) => {
     await tx.update(users).set({ passwordHash: hash?.hash ?? null, passwordSalt: hash?.salt ?? null, passwordIterations: hash?.iterations ?? null }).where(eq(users.uuid, user.uuid));
-    await revokeUserSessions(app, tx, user.uuid);
+    await revokeUserAccess(app, tx, user);
     await publishEvent(app, tx, {
       name: "auth_user_password_changed",
       routingKey: routingKey("auth.users.{user_uuid}.password.updated", { user_uuid: user.uuid }),
