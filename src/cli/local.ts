@@ -8,8 +8,9 @@ import { createLogger } from "../log.ts";
 import type { AppContext } from "../context.ts";
 import { buildContext, closeContext } from "../services/app-context.ts";
 import { bootstrapUser } from "../services/identity/bootstrap.ts";
+import { findLoginCollisions } from "../services/identity/login-names.ts";
 import { runTransfer } from "../transfer-cli.ts";
-import { CliFailure, EXIT, printJson } from "./output.ts";
+import { CliFailure, EXIT, printJson, printTable } from "./output.ts";
 
 export const configArg = { config: { type: "string", description: "Configuration file (else TESSERA_CONFIG, else ./config.yml)", valueHint: "PATH" } } as const satisfies ArgsDef;
 
@@ -79,6 +80,22 @@ export const bootstrapCommand = defineCommand({
       if (args.json) printJson({ created: result.created, user_uuid: result.userUuid, username, policy });
       else console.log(result.created ? `created user ${username} (${result.userUuid}) with policy ${policy}` : `user ${username} (${result.userUuid}) already exists; policy ${policy} ensured`);
     });
+  },
+});
+
+/**
+ * `tessera users collisions`: logins of different users that compare as one (PRECIS, RFC 8265
+ * §3.3), written before the comparison was this strict. Reported, never changed; exit 1 when any.
+ */
+export const usersCollisionsCommand = defineCommand({
+  meta: { name: "collisions", description: "List logins of different users that look the same (full-width, case, compatibility forms); exit 1 when any (local database)" },
+  args: { ...configArg, json: { type: "boolean", description: "JSON output", default: false } },
+  async run({ args }) {
+    const found = await withLocalApp(args.config, (app) => findLoginCollisions(app.db));
+    if (args.json) printJson({ collisions: found });
+    else if (found.length === 0) console.log("no colliding logins");
+    else printTable(found.flatMap((c) => c.logins.map((l) => ({ key: c.key, ...l }))), ["key", "login", "kind", "user_uuid", "tenant_uuid"]);
+    if (found.length) throw new CliFailure(args.json ? "" : `${found.length} colliding login${found.length > 1 ? "s" : ""}: rename or delete all but one user of each`, EXIT.refused);
   },
 });
 

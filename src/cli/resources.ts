@@ -3,6 +3,7 @@
 // commands between resources (memberships, passwords, updates) are in relations.ts.
 import { defineCommand, type ArgsDef } from "citty";
 import type { OperationId } from "../../clients/typescript/index.ts";
+import { usersCollisionsCommand } from "./local.ts";
 import { relationCommands } from "./relations.ts";
 import { CliFailure, EXIT, output, printJson, printTable, progress } from "./output.ts";
 import { call, remoteArgs, withClient, type AnyCommand } from "./remote.ts";
@@ -195,7 +196,7 @@ export const resourceCommands: Record<string, AnyCommand> = Object.fromEntries(
       delete: oneCommand("delete", name, spec),
     };
     if (name === "policies") Object.assign(subCommands, { "add-acl": aclCommand("add"), "remove-acl": aclCommand("remove") });
-    if (name === "users") subCommands.unlock = unlockCommand;
+    if (name === "users") Object.assign(subCommands, { unlock: unlockCommand, collisions: usersCollisionsCommand });
     Object.assign(subCommands, relationCommands[name] ?? {});
     return [name, defineCommand({ meta: { name, description: `Administer ${name}` }, subCommands })];
   }),

@@ -71,6 +71,9 @@ export const users = pgTable(
   },
   (t) => [
     uniqueIndex("auth_user_username_lower_idx").on(sql`lower(${t.username})`),
+    // Tessera addition: the PRECIS comparison key of usernames (services/login-names.ts). Not
+    // unique: databases whose rows already collide must still migrate (`tessera users collisions`).
+    index("auth_user_username_key_idx").on(sql`lower(normalize(${t.username}, NFKC))`),
     index("auth_user_tenant_uuid_idx").on(t.tenantUuid),
     index("auth_user_firstname_idx").on(t.firstname),
     index("auth_user_lastname_idx").on(t.lastname),

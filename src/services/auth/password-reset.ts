@@ -11,6 +11,7 @@ import { normalizeLogin } from "../../domain/strings.ts";
 import type { ConnectionParams } from "../../plugins/email-types.ts";
 import { assertNotThrottled, countFailure, type ThrottleSubject } from "./login-throttle.ts";
 import { effectiveMethod } from "./identity-providers.ts";
+import { storedLoginKey, typedLoginKey } from "../identity/login-names.ts";
 import { sendPasswordReset } from "../integrations/notifications.ts";
 import { revokeToken } from "./sessions.ts";
 import { INTERNAL_AUTH_ID, insertToken, isEmailedToken } from "./tokens.ts";
@@ -28,7 +29,7 @@ async function findUser(app: AppContext, given: ResetQuery): Promise<{ user: Use
   let user: UserRow | undefined;
   if ("username" in q) user = await byName(eq(users.username, q.username));
   else if ("email" in q) user = await byEmail(eq(emails.address, q.email));
-  else user = (await byName(sql`lower(${users.username}) = lower(${q.login})`)) ?? (await byEmail(sql`lower(${emails.address}) = lower(${q.login})`));
+  else user = (await byName(sql`${storedLoginKey(users.username)} = ${typedLoginKey(q.login)}`)) ?? (await byEmail(sql`lower(${emails.address}) = lower(${q.login})`));
   if (!user) return null;
   if ("email" in q) return { user, destination: q.email };
   const confirmed = await app.db.select().from(emails).where(and(eq(emails.userUuid, user.uuid), eq(emails.confirmed, true)));

@@ -7,6 +7,7 @@ import { execRows, type DbOrTx } from "../../db/index.ts";
 import { accesses, emails, groupPolicies, groups, policies, policyAccesses, tenants, userGroups, userPolicies, users } from "../../db/schema.ts";
 import type { LoginArgs } from "../../plugins/types.ts";
 import { isStorableString, normalizeLogin } from "../../domain/strings.ts";
+import { storedLoginKey, typedLoginKey } from "../identity/login-names.ts";
 import { hashPassword, needsRehash, verifyPassword } from "./passwords.ts";
 
 export type UserRow = typeof users.$inferSelect;
@@ -18,7 +19,7 @@ const loginColumns = { ...getTableColumns(users), tenantAuthenticationMethod: te
 
 /**
  * Enabled user by confirmed email, else by username; case-insensitive, after NFC normalisation
- * (usernames are stored NFC). A login the database could not even compare (NUL, unpaired
+ * (usernames are stored NFC), else by the username's PRECIS key. A login the database could not even compare (NUL, unpaired
  * surrogate, absurd length) matches nobody. One round trip, which also reads the tenant's default
  * authentication method (the login's method check needs no query of its own).
  */
@@ -37,7 +38,14 @@ export async function findUserByLogin(db: DbOrTx, rawLogin: string): Promise<Log
     .from(users)
     .innerJoin(tenants, eq(tenants.uuid, users.tenantUuid))
     .where(and(sql`lower(${users.username}) = lower(${login})`, eq(users.enabled, true)));
-  const [user] = await unionAll(byEmail, byName).limit(1);
+  // Then as PRECIS compares (login-names.ts): `ＡＤＭＩＮ` logs in as `admin`. The exact spelling
+  // comes first, for rows that collided before the comparison was this strict.
+  const byKey = db
+    .select(loginColumns)
+    .from(users)
+    .innerJoin(tenants, eq(tenants.uuid, users.tenantUuid))
+    .where(and(sql`${storedLoginKey(users.username)} = ${typedLoginKey(login)}`, eq(users.enabled, true)));
+  const [user] = await unionAll(byEmail, byName, byKey).limit(1);
   return user ?? null;
 }
 

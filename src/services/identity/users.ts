@@ -12,6 +12,7 @@ import { ApiError, AuthenticationFailed, Conflict, invalidField, NotFound, orAbs
 import { normalizeLogin } from "../../domain/strings.ts";
 import { publishEvent, routingKey } from "../events.ts";
 import { listCache } from "../list-cache.ts";
+import { lockLoginNamespace, storedLoginKey, typedLoginKey } from "./login-names.ts";
 import { authenticationMethods, effectiveMethod } from "../auth/identity-providers.ts";
 import { hashPassword, verifyPassword } from "../auth/passwords.ts";
 import { revokeUserAccess } from "../auth/refresh-tokens.ts";
@@ -155,15 +156,20 @@ function checkMethod(app: AppContext, method: string): string {
   return method;
 }
 
-/** 409 when `login` is already a username or an email address of another user (case-insensitive). */
+/**
+ * 409 when `login` is already a username or an email address of another user, compared as PRECIS
+ * UsernameCaseMapped does (login-names.ts: `ＡＤＭＩＮ` is `admin`). Call it in the writing transaction.
+ */
 export async function checkLoginFree(db: DbOrTx, rawLogin: string, field: string, exceptUser?: string): Promise<void> {
   const login = normalizeLogin(rawLogin);
+  await lockLoginNamespace(db);
   const other = exceptUser ? ne(users.uuid, exceptUser) : undefined;
-  const byName = await db.select({ uuid: users.uuid }).from(users).where(and(sql`lower(${users.username}) = lower(${login})`, other)).limit(1);
+  const byName = await db.select({ uuid: users.uuid }).from(users).where(and(sql`${storedLoginKey(users.username)} = ${typedLoginKey(login)}`, other)).limit(1);
+  // Addresses are ASCII in practice: the lower(address) index serves them, with the typed login's key.
   const byEmail = await db
     .select({ uuid: emails.userUuid })
     .from(emails)
-    .where(and(sql`lower(${emails.address}) = lower(${login})`, exceptUser ? ne(emails.userUuid, exceptUser) : undefined))
+    .where(and(sql`lower(${emails.address}) = ${typedLoginKey(login)}`, exceptUser ? ne(emails.userUuid, exceptUser) : undefined))
     .limit(1);
   if (byName.length || byEmail.length) {
     throw new Conflict("users", { [field]: { constraint_id: "unique", constraint: field, message: `The login "${login}" is already used` } });
@@ -178,9 +184,10 @@ export async function createUser(app: AppContext, tx: DbOrTx, tenantUuid: string
     const [dup] = await tx.select({ uuid: users.uuid }).from(users).where(eq(users.uuid, input.uuid));
     if (dup) throw new Conflict("users", { uuid: { constraint_id: "unique", constraint: "uuid", message: `The uuid "${input.uuid}" is already used` } });
   }
+  // Derived before the login checks: they lock the login namespace until the commit.
+  const hash = input.password ? await hashPassword(input.password, app.config) : null;
   if (input.username) await checkLoginFree(tx, input.username, "username");
   if (input.email_address) await checkLoginFree(tx, input.email_address, "email_address");
-  const hash = input.password ? await hashPassword(input.password, app.config) : null;
   const [row] = await tx
     .insert(users)
     .values({

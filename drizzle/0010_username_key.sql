@@ -1,0 +1,1 @@
+CREATE INDEX "auth_user_username_key_idx" ON "auth_user" USING btree (lower(normalize("username", NFKC)));
