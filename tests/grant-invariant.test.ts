@@ -5,11 +5,10 @@
 // `x` it could not grant), and no user outside the caller's tenants has changed at all.
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import { grantCheck, type GrantCheck } from "../src/acl-grant.ts";
-import { defaultPolicyAcl } from "../src/services/auth/authentication.ts";
-import { userAcl } from "../src/services/auth/user-auth.ts";
+import { grantCheck } from "../src/acl-grant.ts";
 import { describeEachDb, type TestApp, type TestResponse } from "./helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";
+import { aclSnapshot, effectiveAcl, ungranted } from "./helpers/grant.ts";
 import { basicAuth } from "./helpers/service-process.ts";
 
 const DEFAULT_POLICY = "tessera_default_user";
@@ -40,21 +39,6 @@ interface Run {
 }
 
 const uniq = () => crypto.randomUUID().slice(0, 8);
-
-async function effectiveAcl(t: TestApp, user: string): Promise<string[]> {
-  return [...(await defaultPolicyAcl(t.app, "wazo_user")), ...(await userAcl(t.app.db, user))];
-}
-
-async function snapshot(t: TestApp, users: string[]): Promise<Map<string, string[]>> {
-  return new Map(await Promise.all(users.map(async (u) => [u, await effectiveAcl(t, u)] as const)));
-}
-
-/** What `before → after` gave the user that `rule` would not have let the caller give. */
-function ungranted(rule: GrantCheck, before: string[], after: string[]): string[] {
-  const gained = after.filter((e) => !before.includes(e) && !rule.mayGrant(e));
-  const liftedDenies = before.filter((e) => e.startsWith("!") && !after.includes(e) && !rule.mayRevoke(e));
-  return [...gained, ...liftedDenies];
-}
 
 const pick = <T>(xs: T[], i: number): T | undefined => (xs.length ? xs[i % xs.length] : undefined);
 
@@ -158,12 +142,12 @@ describeEachDb(
           };
           const rule = grantCheck(callerEntries, { authId: me.userUuid, sessionUuid: me.sessionUuid });
           const inside = [me.userUuid, u1, u2];
-          let before = await snapshot(t, [...inside, ...run.outsiders]);
+          let before = await aclSnapshot(t, [...inside, ...run.outsiders]);
           for (const a of actions) {
             const r = await perform(run, a);
             if (r && r.status >= 500) throw new Error(`${a.kind}: ${r.status} ${r.text}`);
             if (r) r.status < 300 ? stats.allowed++ : r.status === 403 && r.json.details?.required_access ? stats.refused++ : undefined;
-            const after = await snapshot(t, [...inside, ...run.outsiders]);
+            const after = await aclSnapshot(t, [...inside, ...run.outsiders]);
             for (const u of inside) {
               const bad = ungranted(rule, before.get(u)!, after.get(u)!);
               if (bad.length) throw new Error(`${a.kind} gave ${u === me.userUuid ? "the caller" : "a user"} ${JSON.stringify(bad)} (caller ACL ${JSON.stringify(callerEntries)}, answer ${r?.status})`);

@@ -5,10 +5,14 @@
 //    every identifier a route takes; every answer is a denial and the database is unchanged
 //  - canonical ACL: upper-case uuids and re-cased slugs against a matching deny entry stay denied
 //  - contract: every PUT answers 204 with no body (D3); every DELETE of something absent 204 (D4)
+//  - grant rule: every writing route, aimed by an `auth.#` administrator at its own tenant's users,
+//    groups and policies, leaves no user with an entry the administrator could not have granted
 import { expect, test } from "bun:test";
+import { grantCheck } from "../src/acl-grant.ts";
 import type { RouteSpec } from "../src/http/route.ts";
 import { describeEachDb, type TestApp, type TestResponse } from "./helpers/app.ts";
 import { createTenantRow, tokenFor } from "./helpers/fixtures.ts";
+import { aclSnapshot, ungranted } from "./helpers/grant.ts";
 import { allSpecs, fillPath, placeholders, queryNames, routeName, sampleBody, snapshotDatabase } from "./helpers/route-table.ts";
 import { basicAuth } from "./helpers/service-process.ts";
 
@@ -198,6 +202,41 @@ describeEachDb("route matrices", (get) => {
     }
     expect(failures).toEqual([]);
   });
+});
+
+describeEachDb("route matrices: the grant rule", (get) => {
+  test("no writing route lets an auth.# administrator give itself or a user of its tenant what it could not grant", async () => {
+    const t = get();
+    const master = (await tokenFor(t.app, { acl: ["#"] })).token;
+    const failures: string[] = [];
+    let refusals = 0;
+    for (const spec of allSpecs(t.app).filter((s) => authenticated(s) && s.method !== "get")) {
+      // A fresh tenant for each route: a privileged group (and user) the administrator is not in,
+      // whose policy also holds a deny entry that leaving it would lift.
+      const tenant = await createTenantRow(t.app);
+      const h = { token: master, tenant };
+      const admin = await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant });
+      const w = await makeWorld(t, master, tenant);
+      const policy = (await t.request("POST", "/0.1/policies", { ...h, body: { name: `root${uniq()}`, acl: ["#", "!calld.#"] } })).json;
+      await t.request("PUT", `/0.1/groups/${w.group}/policies/${policy.uuid}`, h);
+      await t.request("PUT", `/0.1/users/${w.user}/policies/${policy.uuid}`, h);
+      const rule = grantCheck(["auth.#"], { authId: admin.userUuid, sessionUuid: admin.sessionUuid });
+      // aimed at itself (joining, attaching) and at the privileged user (leaving, detaching)
+      for (const target of [admin.userUuid, w.user]) {
+        const values = { ...identifierValues(w), ...KIND_VALUES, user_uuid: target, policy: policy.uuid, access: "#", parent_tenant_uuid: tenant };
+        const before = await aclSnapshot(t, [admin.userUuid, w.user]);
+        const r = await request(t, spec, values, { token: admin.token, world: w });
+        if (r.status === 403 && r.json?.details?.required_access) refusals++;
+        const after = await aclSnapshot(t, [admin.userUuid, w.user]);
+        for (const u of [admin.userUuid, w.user]) {
+          const bad = ungranted(rule, before.get(u)!, after.get(u)!);
+          if (bad.length) failures.push(`${routeName(spec)} (${r.status}) gave ${u === admin.userUuid ? "the administrator" : "a user"} ${JSON.stringify(bad)}`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(refusals).toBeGreaterThanOrEqual(8); // the routes that change ACLs refused, naming the entry
+  }, 120_000);
 });
 
 function swapCase(s: string): string {

@@ -1,0 +1,22 @@
+// The grant invariant the tests check (README → Security): what a user's ACL gained must be what
+// the caller could have granted, and a deny entry it lost must be one the caller could lift.
+import type { GrantCheck } from "../../src/acl-grant.ts";
+import { defaultPolicyAcl } from "../../src/services/auth/authentication.ts";
+import { userAcl } from "../../src/services/auth/user-auth.ts";
+import type { TestApp } from "./app.ts";
+
+/** The ACL a native login of `user` would carry (wazo_user backend: default policy, groups, own). */
+export async function effectiveAcl(t: TestApp, user: string): Promise<string[]> {
+  return [...(await defaultPolicyAcl(t.app, "wazo_user")), ...(await userAcl(t.app.db, user))];
+}
+
+export async function aclSnapshot(t: TestApp, users: string[]): Promise<Map<string, string[]>> {
+  return new Map(await Promise.all(users.map(async (u) => [u, await effectiveAcl(t, u)] as const)));
+}
+
+/** What `before → after` gave the user that `rule` would not have let the caller give. */
+export function ungranted(rule: GrantCheck, before: string[], after: string[]): string[] {
+  const gained = after.filter((e) => !before.includes(e) && !rule.mayGrant(e));
+  const liftedDenies = before.filter((e) => e.startsWith("!") && !after.includes(e) && !rule.mayRevoke(e));
+  return [...gained, ...liftedDenies];
+}
