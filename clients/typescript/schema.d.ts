@@ -1225,13 +1225,13 @@ export interface paths {
         };
         get?: never;
         /**
-         * Add a user (of the same tenant) to a group
+         * Add a user (of the same tenant) to a group; the caller must be able to grant every entry of the group's policies
          * @description **Required ACL:** `auth.groups.{group_uuid}.users.{user_uuid}.create`
          */
         put: operations["addGroupUser"];
         post?: never;
         /**
-         * Remove a user from a group
+         * Remove a user from a group; the caller must be able to take away every entry of the group's policies
          * @description **Required ACL:** `auth.groups.{group_uuid}.users.{user_uuid}.delete`
          */
         delete: operations["removeGroupUser"];
@@ -6669,7 +6669,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description System-managed group */
+            /** @description System-managed group, or an entry of its policies the caller could not take away */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6812,7 +6812,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description System-managed group */
+            /** @description System-managed group, or an entry of its policies the caller does not hold */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6863,7 +6863,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description System-managed group */
+            /** @description System-managed group, or an entry of its policies the caller could not take away */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -36,7 +36,7 @@ export function groupRoutes(): RouteGroup {
         return c.body(null, 204);
       },
     )
-    .delete("/groups/{group_uuid}", { summary: "Delete a group", acl: "auth.groups.{group_uuid}.delete", params: groupParam, responses: { 204: "Deleted or absent", 403: "System-managed group" } }, async ({ c, app, caller, params }) => {
+    .delete("/groups/{group_uuid}", { summary: "Delete a group", acl: "auth.groups.{group_uuid}.delete", params: groupParam, responses: { 204: "Deleted or absent", 403: "System-managed group, or an entry of its policies the caller could not take away" } }, async ({ c, app, caller, params }) => {
       await deleteGroup(app, caller, params.group_uuid);
       return c.body(null, 204);
     })
@@ -45,7 +45,7 @@ export function groupRoutes(): RouteGroup {
     )
     .put(
       "/groups/{group_uuid}/users/{user_uuid}",
-      { summary: "Add a user (of the same tenant) to a group", acl: "auth.groups.{group_uuid}.users.{user_uuid}.create", params: memberParams, responses: { 204: "Member", 400: "Not the same tenant", 403: "System-managed group", 404: "No such group or user" } },
+      { summary: "Add a user (of the same tenant) to a group; the caller must be able to grant every entry of the group's policies", acl: "auth.groups.{group_uuid}.users.{user_uuid}.create", params: memberParams, responses: { 204: "Member", 400: "Not the same tenant", 403: "System-managed group, or an entry of its policies the caller does not hold", 404: "No such group or user" } },
       async ({ c, app, caller, params }) => {
         await addGroupUser(app, caller, params.group_uuid, params.user_uuid);
         return c.body(null, 204);
@@ -53,7 +53,7 @@ export function groupRoutes(): RouteGroup {
     )
     .delete(
       "/groups/{group_uuid}/users/{user_uuid}",
-      { summary: "Remove a user from a group", acl: "auth.groups.{group_uuid}.users.{user_uuid}.delete", params: memberParams, responses: { 204: "Not a member", 403: "System-managed group", 404: "No such group or user" } },
+      { summary: "Remove a user from a group; the caller must be able to take away every entry of the group's policies", acl: "auth.groups.{group_uuid}.users.{user_uuid}.delete", params: memberParams, responses: { 204: "Not a member", 403: "System-managed group, or an entry of its policies the caller could not take away", 404: "No such group or user" } },
       async ({ c, app, caller, params }) => {
         await removeGroupUser(app, caller, params.group_uuid, params.user_uuid);
         return c.body(null, 204);
