@@ -223,7 +223,7 @@ export const configSchema = z.object({
        * with its sessions. `keep`: wazo-auth's older behaviour — only the sessions end, and a
        * disabled user's refresh tokens work again once it is re-enabled.
        */
-      refresh_tokens: z.enum(["revoke", "keep"]).default("revoke"),
+      refresh_token_revocation: z.enum(["revoke", "keep"]).default("revoke"),
     })
     .prefault({}),
   /** SAML single sign-on (COMPATIBILITY.md §6.15, §6.16, §12.5, §14). */

@@ -1,7 +1,7 @@
 // Issue 22, item 4, as the attacker sees it: a stolen refresh token (an offline login made with a
 // guessed or phished password) must not outlive the password reset, the password change or the
 // disabling meant to end the attacker's access — nor come back when the user is re-enabled.
-// `compatibility.refresh_tokens: keep` restores wazo-auth's older behaviour (sessions end, refresh
+// `compatibility.refresh_token_revocation: keep` restores wazo-auth's older behaviour (sessions end, refresh
 // tokens stay).
 import { expect, test } from "bun:test";
 import { listRecordedEvents } from "../src/services/events.ts";
@@ -78,7 +78,7 @@ describeEachDb("credential changes end refresh tokens", (get) => {
 });
 
 describeEachDb(
-  "compatibility.refresh_tokens: keep",
+  "compatibility.refresh_token_revocation: keep",
   (get) => {
     test("a password reset or a disabling ends the sessions only, as wazo-auth did", async () => {
       const t = get();
@@ -94,5 +94,5 @@ describeEachDb(
       expect(await refreshTokenDeleted(t, s.user, s.clientId)).toBe(false);
     });
   },
-  { config: { compatibility: { refresh_tokens: "keep" } } },
+  { config: { compatibility: { refresh_token_revocation: "keep" } } },
 );

@@ -89,12 +89,12 @@ export async function purgeRefreshToken(app: AppContext, tx: DbOrTx, rt: Refresh
  * Ends what a user holds when its password changes, is reset or removed, or the user is disabled:
  * every session (with its tokens), and every refresh token — so an attacker's offline login does
  * not outlive the reset meant to end it, nor a disabled user's outlive its re-enabling — each with
- * its event, as the revocation routes publish them. `compatibility.refresh_tokens: keep` keeps
+ * its event, as the revocation routes publish them. `compatibility.refresh_token_revocation: keep` keeps
  * the refresh tokens, as wazo-auth did before its 2025 releases (§5.6).
  */
 export async function revokeUserAccess(app: AppContext, tx: DbOrTx, user: { uuid: string; tenantUuid: string }): Promise<void> {
   await revokeUserSessions(app, tx, user.uuid);
-  if (app.config.compatibility.refresh_tokens === "keep") return;
+  if (app.config.compatibility.refresh_token_revocation === "keep") return;
   const deleted = await tx.delete(refreshTokens).where(eq(refreshTokens.userUuid, user.uuid)).returning();
   for (const rt of deleted) await publishEvent(app, tx, refreshTokenEvent("deleted", rt, user.tenantUuid));
 }
