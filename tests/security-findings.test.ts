@@ -174,6 +174,23 @@ describeEachDb(
       const attached = (await t.request("GET", `/0.1/groups/${allUsers}/policies`, { token: master, tenant: fresh })).json.items;
       expect(attached.map((p: { tenant_uuid: string }) => p.tenant_uuid)).not.toContain(tenant);
     });
+
+    test("22.1 a master-tenant administrator cannot rename a policy it could not grant into the default policy", async () => {
+      const t = get();
+      const master = (await tokenFor(t.app, { acl: ["#"] })).token;
+      const admin = (await tokenFor(t.app, { acl: ["auth.#"] })).token;
+      const broad = (await t.request("POST", "/0.1/policies", { token: master, body: { name: `broad${uniq()}`, acl: ["#"] } })).json;
+      const r = await t.request("PUT", `/0.1/policies/${broad.uuid}`, { token: admin, body: { name: "tessera_backend_default", acl: ["#"] } });
+      expect([r.status, r.json.details.required_access]).toEqual([403, "#"]);
+      expect((await t.request("GET", `/0.1/policies/${broad.uuid}`, { token: master })).json.name).toBe(broad.name);
+      const name = `bystander${uniq()}`;
+      await createUserRow(t.app, { username: name, password: "pw-secret" });
+      const login = await t.request("POST", "/0.1/token", { body: { backend: "tessera_backend" }, headers: basicAuth(name, "pw-secret") });
+      expect(login.json.data.acl).toEqual([]);
+      // what it may grant, it may still rename
+      const mine = (await t.request("POST", "/0.1/policies", { token: admin, body: { name: `mine${uniq()}`, acl: ["auth.users.read"] } })).json;
+      expect((await t.request("PUT", `/0.1/policies/${mine.uuid}`, { token: admin, body: { name: "tessera_backend_default", acl: ["auth.users.read"] } })).status).toBe(204);
+    });
   },
-  { config: { default_user_policy: "tessera_default_user", default_policies: { tessera_managed: { acl: ["confd.managed.read"] }, tessera_default_user: { acl: ["confd.default.read"] } }, all_users_policies: { tessera_all_users: true } } },
+  { config: { default_user_policy: "tessera_default_user", backend_policies: { tessera_backend: "tessera_backend_default" }, default_policies: { tessera_managed: { acl: ["confd.managed.read"] }, tessera_default_user: { acl: ["confd.default.read"] } }, all_users_policies: { tessera_all_users: true } } },
 );

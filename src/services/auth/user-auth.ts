@@ -19,8 +19,8 @@ const loginColumns = { ...getTableColumns(users), tenantAuthenticationMethod: te
 
 /**
  * Enabled user by confirmed email, else by username; case-insensitive, after NFC normalisation
- * (usernames are stored NFC), else by the username's PRECIS key. A login the database could not even compare (NUL, unpaired
- * surrogate, absurd length) matches nobody. One round trip, which also reads the tenant's default
+ * (usernames are stored NFC), else by the username's PRECIS key. A login the database could not
+ * even compare (NUL, unpaired surrogate, absurd length) matches nobody. One round trip, which also reads the tenant's default
  * authentication method (the login's method check needs no query of its own).
  */
 export async function findUserByLogin(db: DbOrTx, rawLogin: string): Promise<LoginUserRow | null> {

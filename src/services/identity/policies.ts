@@ -31,6 +31,9 @@ export function requireGrant(caller: Caller, toAdd: string[], toRemove: string[]
   if (denied !== undefined) throw new ApiError(403, "forbidden", "Forbidden", resource, { required_access: denied });
 }
 
+/** Names of the policies whose ACL every token carries (§4.4), looked up in the master tenant. */
+export const defaultPolicyNames = (app: AppContext): string[] => [app.config.default_user_policy, ...Object.values(app.config.backend_policies)].filter((n): n is string => Boolean(n));
+
 /** Replaces a policy's ACL; access strings live once in the global auth_access dictionary. */
 export async function writeAcl(tx: DbOrTx, policyUuid: string, acl: string[]): Promise<void> {
   await tx.delete(policyAccesses).where(eq(policyAccesses.policyUuid, policyUuid));
@@ -146,6 +149,11 @@ export async function updatePolicy(app: AppContext, caller: Caller, idOrSlug: st
     const row = await writablePolicy(app, caller, idOrSlug, tx);
     const current = (await aclOf(tx, [row.uuid])).get(row.uuid) ?? [];
     requireGrant(caller, acl.filter((a) => !current.includes(a)), current.filter((a) => !acl.includes(a)));
+    // Renamed into (or out of) the default policy every token carries: every user gains the whole
+    // new ACL (or loses the whole old one), not only the entries that changed.
+    const isDefault = (name: string) => row.tenantUuid === app.topTenantUuid && defaultPolicyNames(app).includes(name);
+    if (isDefault(input.name) && !isDefault(row.name)) requireGrant(caller, acl);
+    if (isDefault(row.name) && !isDefault(input.name)) requireGrant(caller, [], current);
     const clash = await tx.select({ uuid: policies.uuid }).from(policies).where(and(eq(policies.tenantUuid, row.tenantUuid), eq(policies.name, input.name), ne(policies.uuid, row.uuid))).limit(1);
     if (clash.length) throw duplicate(input.name);
     const [updated] = await tx.update(policies).set({ name: input.name, description: input.description ?? null }).where(eq(policies.uuid, row.uuid)).returning();
