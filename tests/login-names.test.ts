@@ -3,8 +3,7 @@
 // collided before are reported (`tessera users collisions`), never changed, and do not stop the
 // migration that adds the comparison's index.
 import { expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { openDatabase } from "../src/db/index.ts";
@@ -13,6 +12,9 @@ import { findLoginCollisions } from "../src/services/identity/login-names.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { basicAuth } from "./helpers/service-process.ts";
+import { tempDirs } from "./helpers/temp-dirs.ts";
+
+const tempDir = tempDirs("tessera-collisions-");
 
 const uniq = () => crypto.randomUUID().slice(0, 6);
 /** `admin` → `ａｄｍｉｎ` (U+FF41…): the full-width forms of ASCII letters and digits. */
@@ -73,7 +75,7 @@ describeEachDb("look-alike logins", (get) => {
 });
 
 test("`tessera users collisions` reports colliding rows of the local database (exit 1), and none (exit 0)", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "tessera-collisions-"));
+  const dir = tempDir();
   const env = { ...process.env, TESSERA_CONFIG: join(dir, "config.yml"), TESSERA_DATA_DIR: join(dir, "data"), TESSERA_LOG_LEVEL: "warning" };
   writeFileSync(join(dir, "config.yml"), "password_hash_iterations: 1000\n");
   const tessera = async (args: string[]) => {
@@ -81,23 +83,19 @@ test("`tessera users collisions` reports colliding rows of the local database (e
     const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
     return { code: await p.exited, out, err };
   };
-  try {
-    expect((await tessera(["bootstrap", "admin", "s3cret-admin"])).code).toBe(0);
-    let r = await tessera(["users", "collisions"]);
-    expect([r.code, r.out.trim()]).toEqual([0, "no colliding logins"]);
-    const db = await openDatabase({ dataDir: join(dir, "data") });
-    const [top] = await db.db.select({ uuid: tenants.uuid }).from(tenants).limit(1);
-    await db.db.insert(users).values({ username: "ＡＤＭＩＮ", tenantUuid: top!.uuid });
-    await db.close();
-    r = await tessera(["users", "collisions", "--json"]);
-    expect(r.code).toBe(1);
-    const { collisions } = JSON.parse(r.out);
-    expect(collisions.map((c: { key: string; logins: Array<{ login: string }> }) => [c.key, c.logins.map((l) => l.login)])).toEqual([["admin", ["admin", "ＡＤＭＩＮ"]]]);
-    r = await tessera(["users", "collisions"]);
-    expect(r.code).toBe(1);
-    expect(r.out).toContain("ＡＤＭＩＮ");
-    expect(r.err).toContain("1 colliding login");
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  expect((await tessera(["bootstrap", "admin", "s3cret-admin"])).code).toBe(0);
+  let r = await tessera(["users", "collisions"]);
+  expect([r.code, r.out.trim()]).toEqual([0, "no colliding logins"]);
+  const db = await openDatabase({ dataDir: join(dir, "data") });
+  const [top] = await db.db.select({ uuid: tenants.uuid }).from(tenants).limit(1);
+  await db.db.insert(users).values({ username: "ＡＤＭＩＮ", tenantUuid: top!.uuid });
+  await db.close();
+  r = await tessera(["users", "collisions", "--json"]);
+  expect(r.code).toBe(1);
+  const { collisions } = JSON.parse(r.out);
+  expect(collisions.map((c: { key: string; logins: Array<{ login: string }> }) => [c.key, c.logins.map((l) => l.login)])).toEqual([["admin", ["admin", "ＡＤＭＩＮ"]]]);
+  r = await tessera(["users", "collisions"]);
+  expect(r.code).toBe(1);
+  expect(r.out).toContain("ＡＤＭＩＮ");
+  expect(r.err).toContain("1 colliding login");
 }, 60_000);
