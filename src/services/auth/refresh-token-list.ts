@@ -1,6 +1,6 @@
 // Refresh tokens through the API (COMPATIBILITY.md §6.2): list per tenant or per user, delete by
 // client id. The refresh token itself (its uuid) is never listed.
-import { and, asc, desc, eq, ilike, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, ilike, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { refreshTokens, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
@@ -10,7 +10,7 @@ import { NotFound, orAbsent } from "../../domain/errors.ts";
 import { publishEvent } from "../events.ts";
 import { refreshTokenEvent } from "./refresh-tokens.ts";
 import { isoTime } from "../../domain/time.ts";
-import { requireVisibleUser, scopedTenantUuids } from "../identity/visibility.ts";
+import { requireVisibleUser, inCallerScope } from "../identity/visibility.ts";
 
 export interface RefreshTokenJson {
   client_id: string;
@@ -59,7 +59,7 @@ async function list(app: AppContext, base: SQL, params: ListParams<RefreshTokenF
 }
 
 export async function listRefreshTokens(app: AppContext, caller: Caller, params: ListParams<RefreshTokenFilter>) {
-  return list(app, inArray(users.tenantUuid, await scopedTenantUuids(app, caller, params.recurse)), params);
+  return list(app, inCallerScope(app, caller, params.recurse, users.tenantUuid), params);
 }
 
 /** `me` is the caller's own user (404 for tokens without one). */

@@ -1,5 +1,5 @@
 // Listing and deleting sessions through the API (COMPATIBILITY.md §6.3), within the caller's tenants.
-import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { sessions, tokens } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
@@ -8,7 +8,7 @@ import { collection, type Collection, type ListParams } from "../../domain/colle
 import { isUuid } from "../../domain/validate.ts";
 import { orAbsent } from "../../domain/errors.ts";
 import { revokeSessions } from "./sessions.ts";
-import { requireVisibleUser, scopedTenantUuids, tenantVisible } from "../identity/visibility.ts";
+import { requireVisibleUser, inCallerScope, tenantVisible } from "../identity/visibility.ts";
 
 export interface SessionJson {
   uuid: string;
@@ -37,8 +37,7 @@ async function listWhere(app: AppContext, where: SQL | undefined, params: ListPa
 }
 
 export async function listSessions(app: AppContext, caller: Caller, params: ListParams): Promise<Collection<SessionJson>> {
-  const tenantUuids = await scopedTenantUuids(app, caller, params.recurse);
-  return listWhere(app, inArray(sessions.tenantUuid, tenantUuids), params);
+  return listWhere(app, inCallerScope(app, caller, params.recurse, sessions.tenantUuid), params);
 }
 
 export async function listUserSessions(app: AppContext, caller: Caller, userUuid: string, params: ListParams): Promise<Collection<SessionJson>> {

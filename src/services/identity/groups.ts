@@ -2,7 +2,7 @@
 // tenant cannot be renamed, deleted, or have its members changed through the API. A member holds
 // every entry of every policy of its groups, so joining, leaving or deleting a group follows the
 // grant rule (§4.5) as attaching or detaching each of those policies would.
-import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, ilike, ne, or, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { groupPolicies, groups, userGroups, users } from "../../db/schema.ts";
@@ -16,7 +16,7 @@ import { requireGrant } from "./policies.ts";
 import { aclOf } from "./policy-visibility.ts";
 import { generateSlug } from "./slugs.ts";
 import { listUsersWhere, type UserFilter, type UserJson } from "./users.ts";
-import { requireVisibleUser, scopedTenantUuids, tenantVisible } from "./visibility.ts";
+import { requireVisibleUser, inCallerScope, tenantVisible } from "./visibility.ts";
 
 export type GroupRow = typeof groups.$inferSelect;
 
@@ -64,7 +64,7 @@ export async function listGroupsWhere(app: AppContext, base: SQL, params: ListPa
 }
 
 export async function listGroups(app: AppContext, caller: Caller, params: ListParams<GroupFilter>) {
-  return listGroupsWhere(app, inArray(groups.tenantUuid, await scopedTenantUuids(app, caller, params.recurse)), params);
+  return listGroupsWhere(app, inCallerScope(app, caller, params.recurse, groups.tenantUuid), params);
 }
 
 /** The group when it lives in the caller's scoping tenant or below, else 404. */

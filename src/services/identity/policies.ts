@@ -1,6 +1,6 @@
 // Policies (COMPATIBILITY.md §6.12, §11.2): named ACLs owned by a tenant. A caller never grants an
 // access it does not hold (§4.5), and read-only policies (§11.3) cannot be changed or deleted.
-import { and, asc, desc, eq, ilike, inArray, ne, notInArray, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizzle-orm";
 import { grantCheck } from "../../acl-grant.ts";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
@@ -11,9 +11,9 @@ import type { Caller } from "../../domain/caller.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
 import { ApiError, Conflict, Forbidden, NotFound, orAbsent } from "../../domain/errors.ts";
 import { publishEvent, routingKey } from "../events.ts";
-import { aclOf, findVisiblePolicy, isReadOnly, policiesJson, policyScope, visibleCondition, type PolicyJson, type PolicyRow, type PolicyScope } from "./policy-visibility.ts";
+import { aclOf, findVisiblePolicy, fromAncestor, isReadOnly, policiesJson, policyScope, visibleCondition, type PolicyJson, type PolicyRow, type PolicyScope } from "./policy-visibility.ts";
 import { generateSlug } from "./slugs.ts";
-import { ancestorUuids, subtreeUuids } from "./tenant-tree.ts";
+import { ancestorUuids, inSubtree } from "./tenant-tree.ts";
 
 export interface PolicyInput {
   name: string;
@@ -85,8 +85,9 @@ export async function listPolicies(app: AppContext, caller: Caller, params: List
   const scope = await policyScope(app, caller, params.recurse);
   const extra: SQL[] = [];
   const readOnly = params.filters.read_only?.toLowerCase();
-  if (readOnly === "true") extra.push(or(eq(policies.configManaged, true), and(eq(policies.shared, true), notInArray(policies.tenantUuid, scope.tenants)))!);
-  if (readOnly === "false") extra.push(and(inArray(policies.tenantUuid, scope.tenants), eq(policies.configManaged, false))!);
+  // Among visible policies, those outside T live in an ancestor (see isReadOnly).
+  if (readOnly === "true") extra.push(or(eq(policies.configManaged, true), and(eq(policies.shared, true), fromAncestor(scope)))!);
+  if (readOnly === "false") extra.push(and(scope.tenants, eq(policies.configManaged, false))!);
   return listPoliciesWhere(app, scope, visibleCondition(scope), params, extra);
 }
 
@@ -102,7 +103,7 @@ function duplicate(name: string): Conflict {
 }
 
 /** §11.2: unique name and slug per tenant, and no clash with shared policies above or below. */
-async function checkDuplicates(tx: DbOrTx, tenantUuid: string, name: string, slug: string, shared: boolean): Promise<void> {
+async function checkDuplicates(tx: DbOrTx, topTenantUuid: string, tenantUuid: string, name: string, slug: string, shared: boolean): Promise<void> {
   const same = or(eq(policies.name, name), sql`lower(${policies.slug}) = lower(${slug})`)!;
   const inTenant = await tx.select({ uuid: policies.uuid }).from(policies).where(and(eq(policies.tenantUuid, tenantUuid), same)).limit(1);
   if (inTenant.length) throw duplicate(name);
@@ -112,8 +113,7 @@ async function checkDuplicates(tx: DbOrTx, tenantUuid: string, name: string, slu
     if (sharedAbove.length) throw duplicate(name);
   }
   if (shared) {
-    const below = await subtreeUuids(tx, tenantUuid);
-    const clash = await tx.select({ uuid: policies.uuid }).from(policies).where(and(inArray(policies.tenantUuid, below), same)).limit(1);
+    const clash = await tx.select({ uuid: policies.uuid }).from(policies).where(and(inSubtree(policies.tenantUuid, tenantUuid, topTenantUuid), same)).limit(1);
     if (clash.length) throw duplicate(name);
   }
 }
@@ -126,7 +126,7 @@ export async function createPolicy(app: AppContext, caller: Caller, input: Polic
   return inTransaction(app, async (tx) => {
     const taken = async (s: string) => (await tx.select({ uuid: policies.uuid }).from(policies).where(and(eq(policies.tenantUuid, tenantUuid), sql`lower(${policies.slug}) = lower(${s})`)).limit(1)).length > 0;
     const slug = input.slug ?? (await generateSlug(input.name, SLUG_DISALLOWED, 80, taken));
-    await checkDuplicates(tx, tenantUuid, input.name, slug, input.shared ?? false);
+    await checkDuplicates(tx, app.topTenantUuid, tenantUuid, input.name, slug, input.shared ?? false);
     const [row] = await tx.insert(policies).values({ name: input.name, slug, description: input.description ?? null, tenantUuid, shared: input.shared ?? false }).returning();
     await writeAcl(tx, row!.uuid, acl);
     await policyEvent(app, tx, "created", row!);

@@ -8,7 +8,7 @@ import { accesses, policies, policyAccesses } from "../../db/schema.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { NotFound } from "../../domain/errors.ts";
 import { isUuid } from "../../domain/validate.ts";
-import { ancestorUuids, subtreeUuids } from "./tenant-tree.ts";
+import { ancestorUuids, inSubtree } from "./tenant-tree.ts";
 
 export type PolicyRow = typeof policies.$inferSelect;
 
@@ -23,31 +23,43 @@ export interface PolicyJson {
   shared: boolean;
 }
 
-/** The caller's view: its tenants T (scoping tenant first) and where shared policies come from. */
+/**
+ * The caller's view: its tenants T (the scoping tenant, and its descendants with `recurse`, as SQL)
+ * and its ancestors, where shared policies also come from (a handful: the tree's depth).
+ */
 export interface PolicyScope {
-  tenants: string[];
+  tenants: SQL;
   requested: string;
-  sharedFrom: string[];
+  ancestors: string[];
 }
 
 export async function policyScope(app: AppContext, caller: Caller, recurse: boolean, db: DbOrTx = app.db): Promise<PolicyScope> {
   const requested = caller.tenantUuid;
   if (!requested) throw new NotFound("policies");
-  const tenants = recurse ? await subtreeUuids(db, requested) : [requested];
-  return { tenants, requested, sharedFrom: [requested, ...(await ancestorUuids(db, requested))] };
+  const tenants = recurse ? inSubtree(policies.tenantUuid, requested, app.topTenantUuid) : eq(policies.tenantUuid, requested);
+  return { tenants, requested, ancestors: await ancestorUuids(db, requested) };
+}
+
+/** The policy's tenant is one of the caller's ancestors (never one of its own tenants T). */
+export function fromAncestor(scope: PolicyScope): SQL {
+  return scope.ancestors.length ? inArray(policies.tenantUuid, scope.ancestors) : sql`false`;
 }
 
 export function visibleCondition(scope: PolicyScope): SQL {
-  return or(
-    inArray(policies.tenantUuid, scope.tenants),
-    eq(policies.configManaged, true),
-    and(eq(policies.shared, true), inArray(policies.tenantUuid, scope.sharedFrom)),
-  )!;
+  return or(scope.tenants, eq(policies.configManaged, true), and(eq(policies.shared, true), or(eq(policies.tenantUuid, scope.requested), fromAncestor(scope))))!;
+}
+
+/**
+ * Whether a visible policy (one `visibleCondition` matched) belongs to the caller's tenants T: a
+ * visible policy outside T lives in an ancestor (shared, or config-managed in the master tenant).
+ */
+function isOwn(scope: PolicyScope, p: PolicyRow): boolean {
+  return !scope.ancestors.includes(p.tenantUuid);
 }
 
 /** A policy is read-only for the caller when it is config-managed or shared from above. */
 export function isReadOnly(scope: PolicyScope, p: PolicyRow): boolean {
-  return p.configManaged || (p.shared && !scope.tenants.includes(p.tenantUuid));
+  return p.configManaged || (p.shared && !isOwn(scope, p));
 }
 
 export async function aclOf(db: DbOrTx, policyUuids: string[]): Promise<Map<string, string[]>> {
@@ -66,7 +78,7 @@ export async function aclOf(db: DbOrTx, policyUuids: string[]): Promise<Map<stri
 export async function policiesJson(db: DbOrTx, scope: PolicyScope | null, rows: PolicyRow[]): Promise<PolicyJson[]> {
   const acls = await aclOf(db, rows.map((r) => r.uuid));
   return rows.map((p) => {
-    const own = !scope || scope.tenants.includes(p.tenantUuid);
+    const own = !scope || isOwn(scope, p);
     const exposedTenant = own ? p.tenantUuid : scope!.requested;
     return {
       uuid: p.uuid,

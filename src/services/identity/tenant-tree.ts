@@ -1,6 +1,7 @@
 // The tenant hierarchy (COMPATIBILITY.md §9.1): the master tenant is the row with
 // uuid == parent_uuid; a caller sees its scoping tenant and every descendant.
-import { eq, sql } from "drizzle-orm";
+import { eq, sql, type SQL } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { execRows, type DbOrTx } from "../../db/index.ts";
 import { tenants, users } from "../../db/schema.ts";
 
@@ -11,17 +12,23 @@ export async function readTopTenantUuid(db: DbOrTx): Promise<string> {
   return top.uuid;
 }
 
-/** The tenant itself and all its descendants (empty when it does not exist). */
-export async function subtreeUuids(db: DbOrTx, rootUuid: string): Promise<string[]> {
-  const rows = await execRows<{ uuid: string }>(
-    db,
-    sql`with recursive tree(uuid) as (
+/** A query of the tenant itself and all its descendants (none when it does not exist). */
+function subtreeQuery(rootUuid: string): SQL {
+  return sql`with recursive tree(uuid) as (
           select uuid from auth_tenant where uuid = ${rootUuid}
-          union
+          union all
           select t.uuid from auth_tenant t join tree on t.parent_uuid = tree.uuid where t.uuid <> t.parent_uuid
-        ) select uuid from tree`,
-  );
-  return rows.map((r) => r.uuid);
+        ) select uuid from tree`;
+}
+
+/**
+ * The condition "`column` is the tenant `rootUuid` or one of its descendants", computed by the
+ * database: a subtree is never sent as a parameter list (100,000 tenants would pass PostgreSQL's
+ * 65,535 bind parameters). The master tenant's subtree is every tenant, so no tree walk is needed.
+ */
+export function inSubtree(column: AnyPgColumn | SQL, rootUuid: string, topTenantUuid: string): SQL {
+  if (rootUuid === topTenantUuid) return sql`${column} is not null`;
+  return sql`${column} in (${subtreeQuery(rootUuid)})`;
 }
 
 /** The tenant's ancestors, nearest first, up to and including the master tenant. */

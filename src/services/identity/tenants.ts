@@ -14,7 +14,7 @@ import { authenticationMethods } from "../auth/identity-providers.ts";
 import { setupTenantGroups } from "./policy-sync.ts";
 import { revokeSessions } from "../auth/sessions.ts";
 import { generateSlug } from "./slugs.ts";
-import { subtreeUuids } from "./tenant-tree.ts";
+import { ancestorUuids, inSubtree } from "./tenant-tree.ts";
 import { tenantVisible } from "./visibility.ts";
 
 export interface AddressInput {
@@ -64,15 +64,8 @@ function addressJson(row: AddressRow | undefined): Required<AddressInput> {
   };
 }
 
-/** Tenant JSON (A.9) for several rows, with two queries for domains and addresses. */
-async function tenantsJson(db: DbOrTx, rows: TenantRow[]): Promise<TenantJson[]> {
-  if (rows.length === 0) return [];
-  const uuids = rows.map((r) => r.uuid);
-  const [domains, addrs] = await Promise.all([
-    db.select().from(tenantDomains).where(inArray(tenantDomains.tenantUuid, uuids)).orderBy(asc(tenantDomains.name)),
-    db.select().from(addresses).where(inArray(addresses.tenantUuid, uuids)),
-  ]);
-  return rows.map((t) => ({
+function tenantJsonOf(t: TenantRow, domainNames: string[], address: AddressRow | undefined): TenantJson {
+  return {
     uuid: t.uuid,
     parent_uuid: t.parentUuid,
     name: t.name,
@@ -80,23 +73,39 @@ async function tenantsJson(db: DbOrTx, rows: TenantRow[]): Promise<TenantJson[]>
     contact: t.contactUuid,
     phone: t.phone,
     default_authentication_method: t.defaultAuthenticationMethod,
-    domain_names: domains.filter((d) => d.tenantUuid === t.uuid).map((d) => d.name),
-    address: addressJson(addrs.find((a) => a.tenantUuid === t.uuid)),
-  }));
+    domain_names: domainNames,
+    address: addressJson(address),
+  };
+}
+
+/**
+ * The domain names and address of each listed tenant as JSON text, computed in the page's own
+ * query (a page of 100,000 tenants would not fit in a parameter list of their uuids).
+ */
+const domainsField = sql<string>`(select coalesce(json_agg(d.name order by d.name), '[]')::text from auth_tenant_domain d where d.tenant_uuid = "auth_tenant"."uuid")`;
+const addressField = sql<string | null>`(select row_to_json(a)::text from auth_address a where a.tenant_uuid = "auth_tenant"."uuid" limit 1)`;
+
+function addressOf(text: string | null): AddressRow | undefined {
+  if (!text) return undefined;
+  const a = JSON.parse(text) as Record<string, string | null>;
+  return { line1: a.line_1, line2: a.line_2, city: a.city, state: a.state, country: a.country, zipCode: a.zip_code } as AddressRow;
 }
 
 async function tenantJsonByUuid(db: DbOrTx, uuid: string): Promise<TenantJson> {
-  const rows = await db.select().from(tenants).where(eq(tenants.uuid, uuid));
-  const [json] = await tenantsJson(db, rows);
-  if (!json) throw new NotFound("tenants", uuid);
-  return json;
+  const [row] = await db.select().from(tenants).where(eq(tenants.uuid, uuid));
+  if (!row) throw new NotFound("tenants", uuid);
+  const [domains, [address]] = await Promise.all([
+    db.select({ name: tenantDomains.name }).from(tenantDomains).where(eq(tenantDomains.tenantUuid, uuid)).orderBy(asc(tenantDomains.name)),
+    db.select().from(addresses).where(eq(addresses.tenantUuid, uuid)),
+  ]);
+  return tenantJsonOf(row, domains.map((d) => d.name), address);
 }
 
 export type TenantFilter = "uuid" | "uuids" | "name" | "slug" | "domain_name";
 const SORT = { name: tenants.name, slug: tenants.slug } as const;
 
 export async function listTenants(app: AppContext, caller: Caller, params: ListParams<TenantFilter>, uuids: string[] | undefined): Promise<Collection<TenantJson>> {
-  const scope = inArray(tenants.uuid, caller.tenantUuid ? await subtreeUuids(app.db, caller.tenantUuid) : []);
+  const scope = caller.tenantUuid ? inSubtree(tenants.uuid, caller.tenantUuid, app.topTenantUuid) : sql`false`;
   const conditions: SQL[] = [scope];
   const pattern = searchPattern(params.search);
   const hasDomain = (cond: SQL) => sql`exists (select 1 from ${tenantDomains} d where d.tenant_uuid = ${tenants.uuid} and ${cond})`;
@@ -109,8 +118,9 @@ export async function listTenants(app: AppContext, caller: Caller, params: ListP
   if (f.domain_name !== undefined) conditions.push(hasDomain(sql`d.name = ${f.domain_name}`));
   const where = and(...conditions);
   const column = SORT[(params.order ?? "name") as keyof typeof SORT] ?? tenants.name;
-  const page = await listPage(app.db, tenants, scope, where, [params.direction === "desc" ? desc(column) : asc(column), asc(tenants.uuid)], params);
-  return collection(await tenantsJson(app.db, page.rows), page.filtered, page.total);
+  const order = [params.direction === "desc" ? desc(column) : asc(column), asc(tenants.uuid)];
+  const page = await listPage(app.db, tenants, scope, where, order, params, { fields: { domains: domainsField, address: addressField } });
+  return collection(page.rows.map((r) => tenantJsonOf(r, JSON.parse(r.domains) as string[], addressOf(r.address))), page.filtered, page.total);
 }
 
 /** The tenant when the caller may see it (its scoping tenant or below), else 404. */
@@ -248,8 +258,7 @@ export async function setTenantParent(app: AppContext, caller: Caller, uuid: str
   await inTransaction(app, async (tx) => {
     if (!(await tenantVisible(app, caller, uuid, tx))) throw new NotFound("tenants", uuid);
     if (!(await tenantVisible(app, caller, parentUuid, tx))) throw new NotFound("tenants", parentUuid);
-    const below = await subtreeUuids(tx, uuid);
-    if (uuid === app.topTenantUuid || below.includes(parentUuid)) {
+    if (uuid === app.topTenantUuid || parentUuid === uuid || (await ancestorUuids(tx, parentUuid)).includes(uuid)) {
       throw new Conflict("tenants", { uuid, parent_uuid: parentUuid }, "A tenant cannot be moved under itself or its descendants", uuid);
     }
     await tx.update(tenants).set({ parentUuid }).where(eq(tenants.uuid, uuid));

@@ -17,7 +17,7 @@ import { authenticationMethods, effectiveMethod } from "../auth/identity-provide
 import { hashPassword, verifyPassword } from "../auth/passwords.ts";
 import { revokeUserAccess } from "../auth/refresh-tokens.ts";
 import { revokeUserSessions } from "../auth/sessions.ts";
-import { requireVisibleUser, scopedTenantUuids, type UserRow } from "./visibility.ts";
+import { requireVisibleUser, inCallerScope, type UserRow } from "./visibility.ts";
 
 export interface UserInput {
   uuid?: string;
@@ -129,9 +129,8 @@ export async function listUsersWhere(app: AppContext, base: SQL, params: ListPar
 }
 
 export async function listUsers(app: AppContext, caller: Caller, params: ListParams<UserFilter>): Promise<Collection<UserJson>> {
-  const scope = await scopedTenantUuids(app, caller, params.recurse);
-  const total = sql<number>`(select coalesce(sum(${tenantUserCounts.users}), 0)::int from ${tenantUserCounts} where ${inArray(tenantUserCounts.tenantUuid, scope.length ? scope : [""])})`;
-  return listUsersWhere(app, inArray(users.tenantUuid, scope.length ? scope : [""]), params, total);
+  const total = sql<number>`(select coalesce(sum(${tenantUserCounts.users}), 0)::int from ${tenantUserCounts} where ${inCallerScope(app, caller, params.recurse, tenantUserCounts.tenantUuid)})`;
+  return listUsersWhere(app, inCallerScope(app, caller, params.recurse, users.tenantUuid), params, total);
 }
 
 /**

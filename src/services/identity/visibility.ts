@@ -1,18 +1,22 @@
 // Tenant isolation (D9) in one place: what a caller may see from its scoping tenant. Inside a
 // transaction, pass it as `db`: PGlite has one connection, so a query outside the transaction waits
 // for it to end.
-import { eq } from "drizzle-orm";
+import { eq, sql, type SQL } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { users } from "../../db/schema.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { NotFound } from "../../domain/errors.ts";
-import { isSubtenant, subtreeUuids } from "./tenant-tree.ts";
+import { inSubtree, isSubtenant } from "./tenant-tree.ts";
 
-/** The tenants a list shows: the scoping tenant, plus its descendants when `recurse`. */
-export async function scopedTenantUuids(app: AppContext, caller: Caller, recurse: boolean): Promise<string[]> {
-  if (!caller.tenantUuid) return [];
-  return recurse ? subtreeUuids(app.db, caller.tenantUuid) : [caller.tenantUuid];
+/**
+ * The condition "`column` is a tenant the list shows": the scoping tenant, plus its descendants
+ * when `recurse`, as SQL (see inSubtree: never a parameter list).
+ */
+export function inCallerScope(app: AppContext, caller: Caller, recurse: boolean, column: AnyPgColumn | SQL): SQL {
+  if (!caller.tenantUuid) return sql`false`;
+  return recurse ? inSubtree(column, caller.tenantUuid, app.topTenantUuid) : sql`${column} = ${caller.tenantUuid}`;
 }
 
 /** True when `tenantUuid` is the caller's scoping tenant or one of its descendants. */

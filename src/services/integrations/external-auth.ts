@@ -1,6 +1,6 @@
 // Storage of external-auth links (COMPATIBILITY.md §6.9, §12.4): per user and type, the record of
 // the external service's credentials; per tenant and type, the configuration; events on change.
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { externalAuthConfigs, externalAuthTypes, userExternalAuths, users } from "../../db/schema.ts";
@@ -9,7 +9,7 @@ import type { Caller } from "../../domain/caller.ts";
 import { collection, type Collection, type ListParams } from "../../domain/collection.ts";
 import { Conflict, NotFound } from "../../domain/errors.ts";
 import { publishEvent, routingKey } from "../events.ts";
-import { requireVisibleUser, scopedTenantUuids } from "../identity/visibility.ts";
+import { requireVisibleUser, inCallerScope } from "../identity/visibility.ts";
 
 const parse = (text: string | null): Record<string, unknown> => {
   try {
@@ -142,8 +142,7 @@ export async function readTenantConfig(app: AppContext, caller: Caller, type: st
 /** GET /external/{type}/users: users of the caller's tenants having a record of that type. */
 export async function listExternalUsers(app: AppContext, caller: Caller, type: string, params: ListParams): Promise<Collection<{ uuid: string }>> {
   const tUuid = await typeUuid(app.db, type);
-  const tenantUuids = await scopedTenantUuids(app, caller, params.recurse);
-  const where = and(eq(userExternalAuths.externalAuthTypeUuid, tUuid), inArray(users.tenantUuid, tenantUuids));
+  const where = and(eq(userExternalAuths.externalAuthTypeUuid, tUuid), inCallerScope(app, caller, params.recurse, users.tenantUuid));
   let query = app.db.select({ uuid: users.uuid }).from(userExternalAuths).innerJoin(users, eq(users.uuid, userExternalAuths.userUuid)).where(where).orderBy(asc(users.uuid)).offset(params.offset).$dynamic();
   if (params.limit !== undefined) query = query.limit(params.limit);
   const [rows, [count]] = await Promise.all([query, app.db.select({ n: sql<number>`count(*)::int` }).from(userExternalAuths).innerJoin(users, eq(users.uuid, userExternalAuths.userUuid)).where(where)]);
