@@ -1,14 +1,13 @@
 // Groups and policies every tenant gets (COMPATIBILITY.md §11.1, §11.4): the config-managed
 // `default_policies`, the system-managed all-users group of each tenant with the
 // `all_users_policies`, and the `tenant_default_groups` — at tenant creation and at start-up.
-import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
+import { and, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
-import type { DbOrTx } from "../../db/index.ts";
-import { groupPolicies, groups, policies, tenants, userPolicies } from "../../db/schema.ts";
+import { execRows, type DbOrTx } from "../../db/index.ts";
+import { groupPolicies, groups, policies, userPolicies } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { writeAcl } from "./policies.ts";
 
-export const allUsersGroupName = (tenantUuid: string) => `wazo-all-users-tenant-${tenantUuid}`;
 
 /**
  * Policy uuids by slug, in the master tenant only (where config-managed policies live): a policy a
@@ -27,27 +26,29 @@ async function policiesBySlug(app: AppContext, tx: DbOrTx, slugs: string[]): Pro
   return out;
 }
 
-async function setGroupPolicies(app: AppContext, tx: DbOrTx, groupUuid: string, wanted: Record<string, boolean>): Promise<void> {
+/**
+ * The tenants' groups named `name(tenant)`, created where missing, with the configured policies
+ * switched on or off: one statement per group kind and policy, whatever the number of tenants
+ * (`tenant` limits it to one tenant, at its creation; none means all of them, at start-up).
+ */
+async function ensureGroups(app: AppContext, tx: DbOrTx, name: SQL, systemManaged: boolean, wanted: Record<string, boolean>, tenant: string | undefined): Promise<void> {
+  const only = tenant === undefined ? sql`true` : sql`t.uuid = ${tenant}`;
+  await execRows(tx, sql`insert into auth_group (name, slug, tenant_uuid, system_managed)
+    select ${name}, ${name}, t.uuid, ${systemManaged} from auth_tenant t where ${only} on conflict do nothing`);
   const bySlug = await policiesBySlug(app, tx, Object.keys(wanted));
+  const theGroups = sql`select g.uuid from auth_group g join auth_tenant t on t.uuid = g.tenant_uuid and g.name = ${name} where ${only}`;
   for (const [slug, on] of Object.entries(wanted)) {
     const policyUuid = bySlug.get(slug);
     if (!policyUuid) continue;
-    if (on) await tx.insert(groupPolicies).values({ groupUuid, policyUuid }).onConflictDoNothing();
-    else await tx.delete(groupPolicies).where(and(eq(groupPolicies.groupUuid, groupUuid), eq(groupPolicies.policyUuid, policyUuid)));
+    if (on) await execRows(tx, sql`insert into auth_group_policy (group_uuid, policy_uuid) select uuid, ${policyUuid} from (${theGroups}) g on conflict do nothing`);
+    else await execRows(tx, sql`delete from auth_group_policy where policy_uuid = ${policyUuid} and group_uuid in (${theGroups})`);
   }
 }
 
-/** The tenant's all-users group and default groups, with their configured policies. */
-async function ensureTenantGroups(app: AppContext, tx: DbOrTx, tenantUuid: string): Promise<void> {
-  const name = allUsersGroupName(tenantUuid);
-  await tx.insert(groups).values({ name, slug: name, tenantUuid, systemManaged: true }).onConflictDoNothing();
-  const [allUsers] = await tx.select({ uuid: groups.uuid }).from(groups).where(and(eq(groups.tenantUuid, tenantUuid), eq(groups.name, name)));
-  await setGroupPolicies(app, tx, allUsers!.uuid, app.config.all_users_policies);
-  for (const [slug, spec] of Object.entries(app.config.tenant_default_groups)) {
-    await tx.insert(groups).values({ name: slug, slug, tenantUuid }).onConflictDoNothing();
-    const [g] = await tx.select({ uuid: groups.uuid }).from(groups).where(and(eq(groups.tenantUuid, tenantUuid), eq(groups.name, slug)));
-    if (g) await setGroupPolicies(app, tx, g.uuid, spec.policies);
-  }
+/** The all-users group and default groups of one tenant, or of every tenant, with their configured policies. */
+async function ensureTenantGroups(app: AppContext, tx: DbOrTx, tenant: string | undefined): Promise<void> {
+  await ensureGroups(app, tx, sql`'wazo-all-users-tenant-' || t.uuid`, true, app.config.all_users_policies, tenant);
+  for (const [slug, spec] of Object.entries(app.config.tenant_default_groups)) await ensureGroups(app, tx, sql`${slug}::text`, false, spec.policies, tenant);
 }
 
 /** Called by tenant creation inside its transaction. */
@@ -84,7 +85,6 @@ export async function syncPoliciesOnStartup(app: AppContext): Promise<void> {
       const usedByGroup = await tx.select().from(groupPolicies).where(eq(groupPolicies.policyUuid, uuid)).limit(1);
       if (!usedByUser.length && !usedByGroup.length) await tx.delete(policies).where(eq(policies.uuid, uuid));
     }
-    const allTenants = await tx.select({ uuid: tenants.uuid }).from(tenants);
-    for (const t of allTenants) await ensureTenantGroups(app, tx, t.uuid);
+    await ensureTenantGroups(app, tx, undefined);
   });
 }
