@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { eq, inArray } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import { sessions, tokens, userPolicies, users } from "../src/db/schema.ts";
 import { runCleanup } from "../src/jobs.ts";
 import { bootstrapUser } from "../src/services/identity/bootstrap.ts";
@@ -27,6 +27,21 @@ describeEachDb("expired-token purge and expire-soon notices (§5.7)", (get) => {
     expect(events.map((e) => e.payload.data.uuid).sort()).toEqual(expired.map((e) => e.sessionUuid).sort());
     expect(events[0]!.routingKey).toMatch(/^auth\.sessions\.[0-9a-f-]{36}\.deleted$/);
   });
+
+  test("a batch of 12,000 expired sessions records its 12,000 events in a few multi-row inserts", async () => {
+    const t = get();
+    t.app.config.token_cleanup_batch_size = 12_000;
+    t.app.config.token_cleanup_interval = 0;
+    const user = (await tokenFor(t.app, { acl: [] })).userUuid;
+    await t.app.db.execute(sql`insert into auth_session (uuid, tenant_uuid) select md5('bulk' || i)::uuid::text, ${t.app.topTenantUuid} from generate_series(1, 12000) i`);
+    await t.app.db.execute(sql`insert into auth_token (auth_id, issued_t, expire_t, session_uuid, metadata)
+      select ${user}, ${now() - 100}, ${now() - 10}, md5('bulk' || i)::uuid::text, '{}' from generate_series(1, 12000) i`);
+    const before = (await listRecordedEvents(t.app.db)).length;
+    expect((await runCleanup(t.app)).purged).toBe(12_000);
+    const events = (await listRecordedEvents(t.app.db)).slice(before).filter((e) => e.name === "auth_session_deleted");
+    expect(new Set(events.map((e) => e.payload.data.uuid)).size).toBe(12_000);
+    expect(events.every((e) => e.payload.data.user_uuid === user && e.headers[`user_uuid:${user}`] === true)).toBe(true);
+  }, 60_000);
 
   test("tokens expiring within one interval get one expire-soon notice each", async () => {
     const t = get();

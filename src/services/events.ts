@@ -54,16 +54,24 @@ export async function publishEvent(app: AppContext, tx: DbOrTx, event: BusEvent)
   await outboxInsert(app, tx, event);
 }
 
+/** Rows of one multi-row outbox insert: 5 parameters each, well under PostgreSQL's 65,535. */
+const EVENTS_PER_INSERT = 5000;
+
+/** Records many events (in order) with one insert per few thousand, not one per event (a purge's sessions). */
+export async function publishEvents(app: AppContext, tx: DbOrTx, events: BusEvent[]): Promise<void> {
+  for (let i = 0; i < events.length; i += EVENTS_PER_INSERT) {
+    await tx.insert(eventOutbox).values(events.slice(i, i + EVENTS_PER_INSERT).map((event) => outboxRow(app, event)));
+  }
+}
+
+function outboxRow(app: AppContext, event: BusEvent) {
+  const headers = eventHeaders(app, event);
+  return { name: event.name, routingKey: event.routingKey, headers, payload: { ...headers, data: event.data }, aggregate: event.aggregate };
+}
+
 /** The outbox insert of `event`, to run or to embed in a larger statement (a login's one write). */
 export function outboxInsert(app: AppContext, tx: DbOrTx, event: BusEvent) {
-  const headers = eventHeaders(app, event);
-  return tx.insert(eventOutbox).values({
-    name: event.name,
-    routingKey: event.routingKey,
-    headers,
-    payload: { ...headers, data: event.data },
-    aggregate: event.aggregate,
-  });
+  return tx.insert(eventOutbox).values(outboxRow(app, event));
 }
 
 export interface RecordedEvent {

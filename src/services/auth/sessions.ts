@@ -7,7 +7,7 @@ import type { DbOrTx } from "../../db/index.ts";
 import { sessions, tokens } from "../../db/schema.ts";
 import { afterCommit, inTransaction } from "../../db/tx.ts";
 import { deleteTokens } from "./tokens.ts";
-import { publishEvent, sessionDeletedEvent } from "../events.ts";
+import { publishEvents, sessionDeletedEvent } from "../events.ts";
 import { isUuid } from "../../domain/validate.ts";
 
 export interface RevokedSession {
@@ -29,7 +29,7 @@ export async function revokeSessions(app: AppContext, tx: DbOrTx, where: SQL): P
     const authId = authIdBySession.get(s.uuid) ?? null;
     return { uuid: s.uuid, tenantUuid: s.tenantUuid, userUuid: authId && isUuid(authId) ? authId : null };
   });
-  for (const s of revoked) await publishEvent(app, tx, sessionDeletedEvent(s));
+  await publishEvents(app, tx, revoked.map(sessionDeletedEvent));
   afterCommit(tx, () => app.tokenCache.evictSessions(revoked.map((s) => s.uuid)));
   return revoked;
 }

@@ -5,7 +5,7 @@ import type { AppContext } from "../../context.ts";
 import { tokens } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { isUuid } from "../../domain/validate.ts";
-import { publishEvent, routingKey } from "../events.ts";
+import { publishEvents, routingKey, type BusEvent } from "../events.ts";
 import { revokeSessions, sessionsByUuids } from "./sessions.ts";
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -37,13 +37,13 @@ export async function notifyExpiringSoon(app: AppContext): Promise<number> {
       .set({ expireSoonNotified: true })
       .where(and(lt(tokens.expireT, horizon), eq(tokens.expireSoonNotified, false)))
       .returning({ sessionUuid: tokens.sessionUuid, authId: tokens.authId, metadata: tokens.metadata });
-    let sent = 0;
+    const notices: BusEvent[] = [];
     for (const t of claimed) {
       const meta = safeJson(t.metadata);
       const tenantUuid = typeof meta.tenant_uuid === "string" ? meta.tenant_uuid : null;
       if (!tenantUuid) continue; // email/reset tokens carry no tenant: no notice (as wazo-auth)
       const userUuid = isUuid(t.authId) ? t.authId : null;
-      await publishEvent(app, tx, {
+      notices.push({
         name: "auth_session_expire_soon",
         routingKey: routingKey("auth.users.{user_uuid}.sessions.{session_uuid}.expire_soon", { user_uuid: userUuid, session_uuid: t.sessionUuid }),
         data: { uuid: t.sessionUuid, user_uuid: userUuid, tenant_uuid: tenantUuid },
@@ -52,9 +52,9 @@ export async function notifyExpiringSoon(app: AppContext): Promise<number> {
         sessionUuid: t.sessionUuid,
         aggregate: `session:${t.sessionUuid}`,
       });
-      sent++;
     }
-    return sent;
+    await publishEvents(app, tx, notices);
+    return notices.length;
   });
 }
 
