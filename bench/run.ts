@@ -10,11 +10,14 @@
 //           per request (never cached) and substring searches (p50, one connection, never cached)
 //   workers the token check on PostgreSQL with workers: 1 and workers: 2
 //   startup first start and restart to the first answer, peak and idle memory (bench/startup.ts)
+//   scale   (not run by default) the goals of issue 29 on 100,000 tenants and 1,000,000 users,
+//           loaded by bench/seed-scale.ts: see bench/scale.ts
 // BENCH_SECONDS (default 10) is the length of each measurement, BENCH_ROUNDS (default 3) the number
 // of interleaved rounds of the token section; BENCH_DATABASE_URL the PostgreSQL
 // server (a scratch database is created and dropped; sections needing it are skipped without one).
 import { STARTUP_HEADER, startupRows } from "./startup.ts";
 import { login, measure, root, scratchDatabase, startTessera, waitFor, wrk, type Tessera, type WrkResult } from "./lib.ts";
+import { printScale, scaleSection, type ScaleRow } from "./scale.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 /** Interleaved rounds of the token section (median reported). */
@@ -32,6 +35,7 @@ const SCOPE = "calld.users.me.calls.read";
 const HASH = { argon2id: "password_hash_algorithm: argon2id", pbkdf2_sha512: "password_hash_algorithm: pbkdf2_sha512\npassword_hash_iterations: 250000" };
 
 const rows: string[] = [];
+const scaleRows: ScaleRow[] = [];
 const notes: string[] = [];
 const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : n < 100 ? 1 : 0) : "?");
 function row(target: string, r: WrkResult, extra = "") {
@@ -164,7 +168,8 @@ try {
     else if (s === "lists") await listsSection();
     else if (s === "workers") await workersSection();
     else if (s === "startup") startup.push(...(await startupRows()));
-    else throw new Error(`unknown section ${s} (token, login, lists, workers, startup)`);
+    else if (s === "scale") scaleRows.push(...(pgDb ? await scaleSection(seconds, pgDb.url) : []));
+    else throw new Error(`unknown section ${s} (token, login, lists, workers, startup, scale)`);
   }
 } finally {
   await pgDb?.drop();
@@ -176,3 +181,4 @@ console.log("|---|---:|---:|---:|---|");
 for (const r of rows) console.log(r);
 for (const n of notes) console.log(`\n${n}`);
 if (startup.length) console.log(`\n${STARTUP_HEADER}\n${startup.join("\n")}`);
+if (scaleRows.length) printScale(scaleRows);

@@ -36,7 +36,7 @@ export async function buildContext(config: Config, database: Database, log: Logg
     app.tokenIds?.delete(uuid);
   });
   app.onClose.push(unlisten);
-  app.onClose.push(await database.listen("tessera_tenants_changed", () => app.tenantTree.invalidate()));
+  app.onClose.push(await database.listen("tessera_tenants_changed", (payload) => app.tenantTree.applyNotice(payload)));
   app.onClose.push(await database.listen(UNLOCK_CHANNEL, () => forgetPairLocks(app)));
   watchCacheInvalidation(app);
   return app;

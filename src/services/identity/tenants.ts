@@ -196,7 +196,7 @@ export async function createTenant(app: AppContext, tx: DbOrTx, caller: Caller |
   if (domains.length) await tx.insert(tenantDomains).values(domains.map((name) => ({ tenantUuid: uuid, name })));
   await writeAddress(tx, uuid, input.address);
   await setupTenantGroups(app, tx, uuid);
-  afterCommit(tx, () => app.tenantTree.invalidate());
+  afterCommit(tx, () => app.tenantTree.created(uuid, parentUuid));
   const json = await tenantJsonByUuid(tx, uuid);
   await publishEvent(app, tx, tenantEvent("created", "auth_tenant_added", { uuid, name: json.name, slug, domain_names: json.domain_names }, uuid));
   return json;
