@@ -40,7 +40,7 @@ async function startOn(url: string, extra: string, token: string) {
   const dir = mkdtempSync(join(tmpdir(), "tessera-scale-"));
   const port = 9500 + Math.floor(Math.random() * 80);
   const config = join(dir, "config.yml");
-  writeFileSync(config, `data_dir: ${join(dir, "data")}\nrest_api: {port: ${port}}\ndb_uri: "${url}"\nlog_level: warning\n${extra}\n`);
+  writeFileSync(config, `data_dir: ${join(dir, "data")}\nrest_api: {port: ${port}}\ndb_uri: "${url}"\n${COMMON}\n${extra}\n`);
   const started = performance.now();
   const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env: { ...process.env, TESSERA_CONFIG: config }, stdout: "ignore", stderr: "inherit" });
   const base = `http://127.0.0.1:${port}/0.1`;
@@ -64,6 +64,9 @@ async function startOn(url: string, extra: string, token: string) {
   };
 }
 
+/** Both instances: quiet, and no session cap (a login measurement opens thousands for one user). */
+const COMMON = "log_level: warning\nmax_user_concurrent_sessions: 10000000";
+
 type Json = Record<string, any>;
 async function api(base: string, token: string, method: string, path: string, body?: unknown, tenant?: string): Promise<Json> {
   const headers: Record<string, string> = { "X-Auth-Token": token, "Content-Type": "application/json" };
@@ -86,7 +89,7 @@ async function userIn(base: string, admin: string, tenant: string, username: str
 
 /** Token check with `tenant=` and login p50 of a user six tenants deep: the small-data references. */
 async function smallReference(seconds: number, pgUrl: string) {
-  const t = await startTessera(`db_uri: "${pgUrl}"\nlog_level: warning`, ({ run }) => run("bench/seed.ts", "[]", "100"));
+  const t = await startTessera(`db_uri: "${pgUrl}"\n${COMMON}`, ({ run }) => run("bench/seed.ts", "[]", "100"));
   try {
     const admin = await login(t.base, "admin", "admin-password");
     let parent = "";
