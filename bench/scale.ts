@@ -194,7 +194,8 @@ export async function scaleSection(seconds: number, smallPgUrl: string): Promise
     // The purge, by a second instance sharing the database, while this one answers token checks.
     const { default: postgres } = await import("postgres");
     const sqlc = postgres(url, { max: 1, onnotice: () => {} });
-    const expired = async () => Number((await sqlc`select count(*)::int as n from auth_token where expire_t < extract(epoch from now())`)[0]!.n);
+    // Counted by the expiry index (an integer bound: a numeric one would scan the table).
+    const expired = async () => Number((await sqlc`select count(*)::int as n from auth_token where expire_t < ${Math.floor(Date.now() / 1000)}::int`)[0]!.n);
     const before = await expired();
     const purger = await startOn(url, "token_cleanup_interval: 1", live);
     const purgeStarted = performance.now();
@@ -203,14 +204,23 @@ export async function scaleSection(seconds: number, smallPgUrl: string): Promise
     const watcher = (async () => {
       while (purging) checks.push(await wrk(`${t.base}/token/${admin}?tenant=${deep}`, { connections: 16, seconds: 5, script: "head.lua" }));
     })();
-    while ((await expired()) > 0 && performance.now() - purgeStarted < 30 * 60_000) await Bun.sleep(500);
+    // At most BENCH_PURGE_SECONDS (default 180): the rate, and what is left, are the figure.
+    const limit = Number(process.env.BENCH_PURGE_SECONDS ?? 180) * 1000;
+    let left = before;
+    while (left > 0 && performance.now() - purgeStarted < limit) {
+      await Bun.sleep(2000);
+      left = await expired();
+    }
     const purgeSeconds = (performance.now() - purgeStarted) / 1000;
+    const purged = before - left;
     purging = false;
     await watcher;
     await purger.stop();
     await sqlc.end();
     const worst = checks.reduce((a, b) => (b.p99 > a.p99 ? b : a), checks[0] ?? { rps: 0, p50: 0, p99: 0 });
-    add({ figure: `purge ${before.toLocaleString("en")} expired tokens (batches of 5,000), token check (16 conns) meanwhile`, value: `${fmt(purgeSeconds)} s (${Math.round(before / purgeSeconds).toLocaleString("en")}/s); worst 5 s window ${rps(worst)}`, wazo: "ran out of memory", goal: "check p99 < 10 ms", met: worst.p99 < 10 });
+    const rate = purged / purgeSeconds;
+    const all = left > 0 ? `; all ${before.toLocaleString("en")} ≈ ${fmt(before / rate / 60)} min` : "";
+    add({ figure: `purge of ${before.toLocaleString("en")} expired tokens (batches of 5,000) by a second instance, token check (16 conns) meanwhile`, value: `${purged.toLocaleString("en")} in ${fmt(purgeSeconds)} s (${Math.round(rate).toLocaleString("en")}/s${all}); worst 5 s window ${rps(worst)}`, wazo: "ran out of memory", goal: "check p99 < 10 ms", met: worst.p99 < 10 });
     return rows;
   } finally {
     await t.stop();

@@ -70,7 +70,7 @@ describeEachDb("lists over a subtree of 66,000 tenants", (get) => {
     expect((await t.request("GET", "/0.1/tenants?recurse=true", { token: siblingAdmin })).json.total).toBe(1);
   }, 120_000);
 
-  test("a tenant moves under one of 66,000 siblings and never under its own descendant", async () => {
+  test("a tenant moves under one of 66,000 siblings, never under its own descendant, and out of the subtree", async () => {
     const t = get();
     const { token } = await tokenFor(t.app, { acl: ["auth.#"] });
     const cycle = await t.request("PUT", `/0.1/tenants/${big}/parent/${deep}`, { token });
@@ -78,6 +78,16 @@ describeEachDb("lists over a subtree of 66,000 tenants", (get) => {
     const [wide] = await execRows<{ uuid: string }>(t.app.db, sql`select uuid from auth_tenant where slug = 'w65000'`);
     expect((await t.request("PUT", `/0.1/tenants/${deep}/parent/${wide!.uuid}`, { token })).status).toBe(204);
     expect(await parentOf(deep)).toBe(wide!.uuid);
+    // Out of the big subtree, under the sibling: its users change sides at once, for both admins.
+    const bigAdmin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: big })).token;
+    const siblingAdmin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: sibling })).token;
+    const needles = async (as: string) => (await t.request("GET", "/0.1/users?recurse=true&search=needle", { token: as })).json.items.map((u: { uuid: string }) => u.uuid).sort();
+    expect(await needles(bigAdmin)).toEqual([deepUser]);
+    expect((await t.request("PUT", `/0.1/tenants/${deep}/parent/${sibling}`, { token })).status).toBe(204);
+    expect(await needles(bigAdmin)).toEqual([]);
+    expect(await needles(siblingAdmin)).toEqual([deepUser, siblingUser].sort());
+    expect((await t.request("GET", `/0.1/tenants/${deep}`, { token: bigAdmin })).status).toBe(404);
+    expect((await t.request("GET", "/0.1/tenants?recurse=true", { token: siblingAdmin })).json.total).toBe(2);
   }, 120_000);
 
   async function parentOf(uuid: string): Promise<string> {

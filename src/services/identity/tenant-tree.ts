@@ -12,23 +12,17 @@ export async function readTopTenantUuid(db: DbOrTx): Promise<string> {
   return top.uuid;
 }
 
-/** A query of the tenant itself and all its descendants (none when it does not exist). */
-function subtreeQuery(rootUuid: string): SQL {
-  return sql`with recursive tree(uuid) as (
-          select uuid from auth_tenant where uuid = ${rootUuid}
-          union all
-          select t.uuid from auth_tenant t join tree on t.parent_uuid = tree.uuid where t.uuid <> t.parent_uuid
-        ) select uuid from tree`;
-}
-
 /**
  * The condition "`column` is the tenant `rootUuid` or one of its descendants", computed by the
  * database: a subtree is never sent as a parameter list (100,000 tenants would pass PostgreSQL's
- * 65,535 bind parameters). The master tenant's subtree is every tenant, so no tree walk is needed.
+ * 65,535 bind parameters). It is one range of the materialised paths' index (drizzle/0011: the
+ * paths below '/…/root/' sort in ['/…/root/', '/…/root0')), not a recursive walk of the tree.
+ * The master tenant's subtree is every tenant: no condition.
  */
 export function inSubtree(column: AnyPgColumn | SQL, rootUuid: string, topTenantUuid: string): SQL {
   if (rootUuid === topTenantUuid) return sql`${column} is not null`;
-  return sql`${column} in (${subtreeQuery(rootUuid)})`;
+  return sql`${column} in (select p.tenant_uuid from tessera.tenant_path r join tessera.tenant_path p
+    on p.path >= r.path and p.path < left(r.path, -1) || '0' where r.tenant_uuid = ${rootUuid})`;
 }
 
 /** The tenant's ancestors, nearest first, up to and including the master tenant. */
