@@ -13,7 +13,7 @@
 // finds a tenant at a given depth, or a live token, without asking.
 //
 // The tree: tenant i's parent is tenant ⌊(i − 1) / 7⌋ (0 is the master tenant), so tenants 1–7 are
-// at depth 1 and 19,608–100,000 at depth 6; tenant 1 holds 14,285 descendants. User j lives in
+// at depth 1 and 19,608–100,000 at depth 6; tenant 1 heads a subtree of 19,608. User j lives in
 // tenant ((j − 1) mod tenants) + 1; admin / admin-password (ACL `#`) in the master tenant.
 import { sql } from "drizzle-orm";
 import { parseConfig } from "../src/config.ts";
@@ -55,6 +55,13 @@ export function depthOf(i: number): number {
   let depth = 0;
   for (let n = i; n > 0; n = Math.floor((n - 1) / BRANCHING)) depth++;
   return depth;
+}
+
+/** Tenant i with its descendants, among `tenants` (children of i are 7i + 1 … 7i + 7). */
+export function subtreeSize(i: number, tenants: number): number {
+  let size = 0;
+  for (let [a, b] = [i, i]; a <= tenants; [a, b] = [BRANCHING * a + 1, BRANCHING * b + BRANCHING]) size += Math.min(b, tenants) - a + 1;
+  return size;
 }
 
 /** A progress bar on a terminal, a line per step elsewhere. */
