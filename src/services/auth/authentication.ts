@@ -248,8 +248,17 @@ async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req:
   return capped || offline || auth.idp?.onTokenIssued ? inTransaction(app, write) : write(app.db);
 }
 
-/** `max_user_concurrent_sessions` (§5.3 step 2), counted before any mobile clean-up. */
+/** Advisory-lock namespace of the session cap (the outbox claimer uses the single-key 7407240). */
+const SESSION_CAP_LOCK = 7407241;
+
+/**
+ * `max_user_concurrent_sessions` (§5.3 step 2), counted before any mobile clean-up. The count and
+ * the insert that follows are serialised per user with a transaction-scoped advisory lock: without
+ * it, concurrent logins all count 99 and all insert (on one instance or several). The lock is
+ * taken only on this path (a capped login, already in its transaction) and held until commit.
+ */
 async function enforceSessionCap(app: AppContext, tx: DbOrTx, userUuid: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(${SESSION_CAP_LOCK}, hashtext(${userUuid}))`);
   const [row] = await tx
     .select({ n: sql<number>`count(distinct session_uuid)::int` })
     .from(sql`auth_token`)
