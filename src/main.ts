@@ -8,7 +8,7 @@ import { createProcessLogger } from "./log.ts";
 import { createHandler } from "./app.ts";
 import type { PeerSource } from "./http/fast-token-check.ts";
 import { RUNTIME_BODY_BYTES } from "./http/limits.ts";
-import { buildContext, closeContext } from "./services/app-context.ts";
+import { buildContext, closeContext, closeContextWithin } from "./services/app-context.ts";
 import { startServices } from "./startup.ts";
 import { PluginLoadError } from "./plugins/loader.ts";
 import { announceReady, isPrimary, isWorker, runPrimary } from "./cluster.ts";
@@ -118,7 +118,13 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     while (server.pendingRequests > 0 && Date.now() < deadline) await Bun.sleep(20);
     await server.stop(true);
     await metricsServer?.stop(true);
-    await closeContext(app);
+    // Bounded: with the database frozen, closing would wait for it for ever. Past the deadline the
+    // process exits anyway (exit 1: the stop was not clean) and names what it left unfinished.
+    const abandoned = await closeContextWithin(app, (config.db_timeout + 5) * 1000);
+    if (abandoned.length > 0) {
+      log.error("shutdown deadline passed; exiting with work abandoned", { signal, abandoned, pending_requests: server.pendingRequests });
+      process.exit(1);
+    }
     log.info("stopped", { signal });
     process.exit(0);
   };

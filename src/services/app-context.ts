@@ -80,15 +80,39 @@ function watchCacheInvalidation(app: AppContext): void {
   });
 }
 
-/** Runs the close hooks (newest first), then closes the database. */
-export async function closeContext(app: AppContext): Promise<void> {
-  for (const hook of [...app.onClose].reverse()) {
+/**
+ * Runs the close hooks (newest first), then closes the database. `progress.remaining` names the
+ * steps not yet done (a hook by its function's name), so a caller that stops waiting can say what
+ * it abandoned.
+ */
+export async function closeContext(app: AppContext, progress: { remaining: string[] } = { remaining: [] }): Promise<void> {
+  const hooks = [...app.onClose].reverse();
+  app.onClose.length = 0;
+  progress.remaining = [...hooks.map((hook, i) => hook.name || `close hook ${hooks.length - i}`), `database (${app.database.kind})`];
+  for (const hook of hooks) {
     try {
       await hook();
     } catch (e) {
       app.log.warn("close hook failed", errorFields(e));
     }
+    progress.remaining.shift();
   }
-  app.onClose.length = 0;
   await app.database.close();
+  progress.remaining.shift();
+}
+
+/**
+ * closeContext bounded by `ms` (a frozen database never answers the statements that closing sends):
+ * the steps abandoned when the time ran out, or an empty list when everything closed.
+ */
+export async function closeContextWithin(app: AppContext, ms: number): Promise<string[]> {
+  const progress = { remaining: [] as string[] };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), ms)));
+  try {
+    const outcome = await Promise.race([closeContext(app, progress).then(() => "closed" as const), late]);
+    return outcome === "late" ? progress.remaining : [];
+  } finally {
+    clearTimeout(timer);
+  }
 }
