@@ -3,7 +3,9 @@
 // are: revocations and tenant changes reach every process through LISTEN/NOTIFY. This primary
 // process serves nothing itself: it applies the migrations once, starts the workers one after the
 // other (start-up work such as policy synchronisation never races), restarts a worker that dies,
-// and passes SIGTERM/SIGINT (drain and stop) and SIGHUP (reopen the log file) on to them.
+// and passes SIGTERM/SIGINT (drain and stop) and SIGHUP (reopen the log file) on to them. Workers
+// stop when their primary dies; a primary starts none while the port is taken (main.ts checks it
+// first: orphans of a previous primary still serving it make the start fail, never share the port).
 import type { Subprocess } from "bun";
 import type { Config } from "./config.ts";
 import { openDatabase } from "./db/index.ts";
@@ -11,6 +13,7 @@ import type { Logger } from "./log.ts";
 
 const WORKER_ENV = "TESSERA_WORKER";
 const RESTART_DELAY_MS = 1000;
+const PARENT_POLL_MS = 500;
 
 /** Whether this process is the primary of several workers (else it serves by itself). */
 export function isPrimary(config: Config, log: Logger): boolean {
@@ -25,9 +28,29 @@ export function isPrimary(config: Config, log: Logger): boolean {
 /** Whether this process is a worker started by a primary (which checked the port). */
 export const isWorker = (): boolean => Boolean(process.env[WORKER_ENV]);
 
-/** Tells the primary this worker is listening (no-op when not started by one). */
+/**
+ * Tells the primary this worker is listening (no-op when not started by one), and from then on
+ * watches it: a worker whose primary died (kill -9, out of memory) stops as on SIGTERM — draining
+ * what it serves — instead of serving unsupervised, old code and configuration, beside the next
+ * primary's workers. Two signs, either suffices: the IPC channel closes (at once, the primary's end
+ * of the socket pair is closed by the kernel), and the parent pid changes (re-parented; polled, in
+ * case the channel is not seen closing).
+ */
 export function announceReady(): void {
-  if (process.env[WORKER_ENV]) process.send?.("ready");
+  if (!process.env[WORKER_ENV]) return;
+  process.send?.("ready");
+  const primary = process.ppid;
+  let orphaned = false;
+  const stop = () => {
+    if (orphaned) return;
+    orphaned = true;
+    clearInterval(poll);
+    console.error(JSON.stringify({ time: new Date().toISOString(), level: "error", msg: "the primary process is gone; this worker stops", worker: process.env[WORKER_ENV], primary }));
+    process.kill(process.pid, "SIGTERM");
+  };
+  process.on("disconnect", stop);
+  const poll = setInterval(() => process.ppid !== primary && stop(), PARENT_POLL_MS);
+  poll.unref?.();
 }
 
 export async function runPrimary(config: Config, log: Logger): Promise<void> {

@@ -86,6 +86,63 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
       await scratch.drop();
     }
   }, 90_000);
+
+  test("workers: 2 — kill -9 of the primary: its workers exit promptly; a primary never starts beside a process serving the port", async () => {
+    const scratch = await instancesDatabase();
+    const dir = mkdtempSync(join(tmpdir(), "tessera-orphans-"));
+    const port = freePort();
+    const file = join(dir, "config.yml");
+    writeFileSync(file, `workers: 2\ndb_uri: "${scratch.url}"\nrest_api: {listen: 127.0.0.1, port: ${port}}\npassword_hash_iterations: 1000\nshutdown_drain_seconds: 0\n`);
+    const env = { ...process.env, TESSERA_CONFIG: file };
+    const spawnPrimary = () => Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env, stdout: "ignore", stderr: "pipe" });
+    const childrenOf = (pid: number) => {
+      try {
+        return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+      } catch {
+        return [];
+      }
+    };
+    let first = spawnPrimary();
+    let second: ReturnType<typeof spawnPrimary> | null = null;
+    let squatter: ReturnType<typeof Bun.serve> | null = null;
+    let workers: number[] = [];
+    try {
+      for (let i = 0; i < 300 && workers.length < 2; i++) {
+        await Bun.sleep(100);
+        workers = childrenOf(first.pid);
+      }
+      expect(workers.length).toBe(2);
+      expect(await waitForService(`http://127.0.0.1:${port}/0.1`, 30)).toBe(true);
+      first.kill("SIGKILL");
+      const killedAt = performance.now();
+      while (workers.some(alive) && performance.now() - killedAt < 10_000) await Bun.sleep(50);
+      const orphanedMs = performance.now() - killedAt;
+      console.log(`workers of a killed primary gone after ${orphanedMs.toFixed(0)} ms`);
+      expect(workers.filter(alive)).toEqual([]);
+      expect(orphanedMs).toBeLessThan(5000);
+
+      // A process still listening on the port with SO_REUSEPORT (what an orphan would be): a new
+      // primary refuses to start (exit 4, src/start-checks.ts) rather than share the port; once the
+      // port is free, the next one serves.
+      squatter = Bun.serve({ hostname: "127.0.0.1", port, reusePort: true, fetch: () => new Response("old code", { status: 418 }) });
+      second = spawnPrimary();
+      expect(await second.exited).toBe(4);
+      squatter.stop(true);
+      squatter = null;
+      second = spawnPrimary();
+      expect(await waitForService(`http://127.0.0.1:${port}/0.1`, 30)).toBe(true);
+      expect(childrenOf(second.pid).length).toBe(2);
+      second.kill("SIGTERM");
+      expect(await second.exited).toBe(0);
+    } finally {
+      squatter?.stop(true);
+      first.kill("SIGKILL");
+      second?.kill("SIGKILL");
+      for (const pid of workers) if (alive(pid)) process.kill(pid, "SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+      await scratch.drop();
+    }
+  }, 120_000);
 });
 
 function freePort(): number {
@@ -96,10 +153,10 @@ function freePort(): number {
 }
 
 
+/** Running (a zombie, exited but not yet reaped by its new parent, counts as gone). */
 function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
   } catch {
     return false;
   }
