@@ -62,6 +62,8 @@ export const configSchema = z.object({
    * database (503 while it is away). README "Scaling and high availability".
    */
   token_check_staleness: z.number().min(0).max(300).default(0),
+  /** PGlite only: the embedded database's thread not answering a heartbeat for this long stops the service (exit 1); 0: off. */
+  db_watchdog_seconds: z.number().min(0).max(3600).default(30),
   /** Seconds of draining after SIGTERM before the listening socket closes (answers say Connection: close). */
   shutdown_drain_seconds: z.number().min(0).max(60).default(1),
   data_dir: z.string().min(1).default("./data"),

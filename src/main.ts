@@ -46,7 +46,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   if (isPrimary(config, log)) return runPrimary(config, log);
   let database;
   try {
-    database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: config.db_pool_size, timeoutSeconds: config.db_timeout });
+    database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: config.db_pool_size, timeoutSeconds: config.db_timeout, watchdogSeconds: config.db_watchdog_seconds });
   } catch (e) {
     const cause = describeCause(e);
     log.error("cannot open the database", { code: cause.code, error: cause.message, ...(config.db_uri ? {} : { data_dir: config.data_dir }) });

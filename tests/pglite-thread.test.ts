@@ -8,7 +8,8 @@ import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/pglite";
 import { PgliteThreadClient } from "../src/db/pglite-client.ts";
 import { databaseFailure } from "../src/db/failures.ts";
-import { createTestApp } from "./helpers/app.ts";
+import { openDatabase } from "../src/db/index.ts";
+import { createTestApp, pgliteDump } from "./helpers/app.ts";
 
 const opened: PgliteThreadClient[] = [];
 async function client(): Promise<PgliteThreadClient> {
@@ -129,5 +130,27 @@ test("a thread that dies fails what waits and what follows as the database being
     expect(lost).toEqual(["PGlite is closed: its thread stopped"]);
   } finally {
     await t.close();
+  }
+});
+
+test("a thread that stops answering is lost once a heartbeat goes unanswered past the watchdog's deadline", async () => {
+  const database = await openDatabase({ dataDir: "memory://", template: await pgliteDump(), watchdogSeconds: 1 });
+  const lost: string[] = [];
+  database.onLost((reason) => lost.push(reason)); // the server exits 1 on it (src/main.ts)
+  try {
+    await Bun.sleep(2000);
+    expect(lost).toEqual([]); // an idle, healthy thread answers its heartbeats
+    // A statement that holds the engine (as a hung one would) for longer than the deadline.
+    const hung = database.db.execute(sql`select pg_sleep(5)`).catch((e) => e);
+    const started = performance.now();
+    while (lost.length === 0 && performance.now() - started < 4000) await Bun.sleep(20);
+    const detectedMs = performance.now() - started;
+    console.log(`hung PGlite thread detected after ${detectedMs.toFixed(0)} ms (deadline 1 s)`);
+    expect(lost).toEqual(["PGlite is closed: its thread stopped answering (no heartbeat answer within 1 s)"]);
+    expect(detectedMs).toBeLessThan(2500);
+    expect(databaseFailure(await hung)?.message).toContain("PGlite is closed");
+    expect(databaseFailure(await database.db.execute(sql`select 1`).catch((e) => e))?.message).toContain("PGlite is closed");
+  } finally {
+    await database.close();
   }
 });

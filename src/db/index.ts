@@ -50,6 +50,8 @@ export interface OpenOptions {
   template?: Blob;
   /** `db_timeout` in seconds: connection timeout, LISTEN heartbeat deadline, default probe bound. */
   timeoutSeconds?: number;
+  /** PGlite only (`db_watchdog_seconds`): a thread not answering a heartbeat this long is lost; absent or 0: no watchdog. */
+  watchdogSeconds?: number;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
@@ -57,7 +59,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.url) return openPostgres(opts.url, opts.poolSize ?? 10, timeout);
   const dataDir = opts.dataDir ?? "./data";
   try {
-    return await openPglite(dataDir, opts.template);
+    return await openPglite(dataDir, opts.template, opts.watchdogSeconds ?? 0);
   } catch (e) {
     throw explainOpenFailure(e, dataDir);
   }
@@ -163,7 +165,7 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
   };
 }
 
-async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
+async function openPglite(dataDir: string, template: Blob | undefined, watchdogSeconds: number): Promise<Database> {
   const { drizzle } = await import("drizzle-orm/pglite");
   const { migrate } = await import("drizzle-orm/pglite/migrator");
   const lock = dataDir.startsWith("memory://") ? null : lockDataDir(dataDir);
@@ -181,6 +183,7 @@ async function openPglite(dataDir: string, template?: Blob): Promise<Database> {
     await prepareSchema(db, folder); // adopts a wazo-auth database (imported as it was)
     await migrate(db as never, { migrationsFolder: folder });
   });
+  if (watchdogSeconds > 0) client.watch(watchdogSeconds * 1000); // after the migrations, which may be long
   let closed = false;
   return {
     db,

@@ -126,6 +126,28 @@ export class PgliteThreadClient {
     };
   }
 
+  /**
+   * The watchdog: a heartbeat statement (`select 1`) every third of `deadlineMs` (at most 5 s); one
+   * left unanswered past `deadlineMs` means the thread stopped answering (a hung engine, a blocked
+   * thread: no exit event comes then). It is treated as a lost thread — everything waiting fails,
+   * onLost is told (the server exits so that it is restarted) — and the thread is terminated.
+   */
+  watch(deadlineMs: number): void {
+    let sentAt: number | null = null;
+    const timer = setInterval(() => {
+      if (this.gone) return clearInterval(timer);
+      if (sentAt === null) {
+        sentAt = performance.now();
+        this.query("select 1").then(() => (sentAt = null), () => {});
+      } else if (performance.now() - sentAt > deadlineMs) {
+        clearInterval(timer);
+        this.lost(`PGlite is closed: its thread stopped answering (no heartbeat answer within ${deadlineMs / 1000} s)`);
+        this.thread.terminate();
+      }
+    }, Math.max(50, Math.min(5000, Math.round(deadlineMs / 3))));
+    timer.unref?.();
+  }
+
   async close(): Promise<void> {
     if (this.gone) return;
     try {

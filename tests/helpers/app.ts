@@ -55,7 +55,7 @@ let pgliteTemplate: Promise<Blob> | null = null;
  * A migrated PGlite data directory, made once per test process and copied for each suite. It starts
  * from the machine's initdb'd template (src/db/pglite-template.ts), so no test process runs initdb.
  */
-async function pgliteDump(): Promise<Blob> {
+export async function pgliteDump(): Promise<Blob> {
   pgliteTemplate ??= (async () => {
     const dir = join(mkdtempSync(join(tmpdir(), "tessera-test-template-")), "data");
     try {
