@@ -209,6 +209,8 @@ export const configSchema = z.object({
       uri: z.string().min(1).default("amqp://guest:guest@localhost:5672/"),
       exchange_name: z.string().min(1).default("xivo"),
       exchange_type: z.string().min(1).default("topic"),
+      /** `/status` reports the bus publisher degraded when the oldest unpublished event is older than this. */
+      degraded_after_seconds: z.number().min(1).max(86_400).default(60),
     })
     .nullable()
     .default(null),

@@ -82,6 +82,33 @@ describeEachDb("bus outage", (get) => {
   }, 60_000);
 }, { skip: !amqpAvailable, config: { amqp: { uri: proxy.url, exchange_name: `tessera-test-${run}-b`, exchange_type: "topic" } } });
 
+const frozenProxy = brokerProxy();
+afterAll(() => frozenProxy.close());
+
+describeEachDb("a frozen broker", (get) => {
+  test("/status says degraded once the oldest unpublished event is older than amqp.degraded_after_seconds", async () => {
+    const t = get();
+    const admin = (await tokenFor(t.app, { acl: ["auth.#"] })).token;
+    const status = async () => (await t.request("GET", "/0.1/status", { token: admin })).json.bus_publisher;
+    const emit = () => publishEvent(t.app, t.app.db, { name: "test_event", routingKey: "test.frozen", data: {}, aggregate: "frozen" });
+    await emit();
+    for (let i = 0; i < 100 && (await status()).outbox_backlog > 0; i++) await Bun.sleep(50);
+    expect(await status()).toMatchObject({ status: "ok", outbox_backlog: 0 });
+    frozenProxy.freeze(); // connected, but nothing answers: no publisher confirm comes
+    try {
+      await emit();
+      await Bun.sleep(1500);
+      const during = await status();
+      expect(during).toMatchObject({ status: "degraded", outbox_backlog: 1 });
+      expect(during.oldest_pending_seconds).toBeGreaterThanOrEqual(1);
+    } finally {
+      frozenProxy.restore();
+    }
+    for (let i = 0; i < 300 && (await status()).status !== "ok"; i++) await Bun.sleep(50);
+    expect(await status()).toMatchObject({ status: "ok", outbox_backlog: 0 });
+  }, 60_000);
+}, { skip: !amqpAvailable, config: { amqp: { uri: frozenProxy.url, exchange_name: `tessera-test-${run}-f`, exchange_type: "topic", degraded_after_seconds: 1 } } });
+
 describe.skipIf(!process.env.TEST_DATABASE_URL || !amqpAvailable)("two instances on one PostgreSQL [postgres]", () => {
   test("each event is delivered once", async () => {
     const exchange = `tessera-test-${run}-c`;

@@ -62,8 +62,16 @@ export async function releaseClaims(app: AppContext, instanceId: string): Promis
 }
 
 export async function outboxBacklog(app: AppContext): Promise<number> {
-  const [row] = await app.db.select({ n: sql<number>`count(*)::int` }).from(eventOutbox).where(isNull(eventOutbox.publishedAt));
-  return row?.n ?? 0;
+  return (await outboxPending(app)).backlog;
+}
+
+/** How many events wait, and the age in seconds of the oldest (null when none waits). */
+export async function outboxPending(app: AppContext): Promise<{ backlog: number; oldestSeconds: number | null }> {
+  const [row] = await app.db
+    .select({ n: sql<number>`count(*)::int`, age: sql<number | null>`extract(epoch from now() - min(${eventOutbox.createdAt}))::float8` })
+    .from(eventOutbox)
+    .where(isNull(eventOutbox.publishedAt));
+  return { backlog: row?.n ?? 0, oldestSeconds: row?.age == null ? null : Number(row.age) };
 }
 
 /** Deletes published rows older than `retentionSeconds`. */

@@ -4,7 +4,7 @@
 // never fails a request: events wait in the outbox.
 import type amqp from "amqplib";
 import type { AppContext } from "../context.ts";
-import { claimBatch, markPublished, outboxBacklog, prunePublished, releaseClaims, type OutboxRow } from "./outbox.ts";
+import { claimBatch, markPublished, outboxBacklog, outboxPending, prunePublished, releaseClaims, type OutboxRow } from "./outbox.ts";
 import { recordBusPublishFailure } from "../metrics.ts";
 
 const POLL_MS = 1000;
@@ -58,15 +58,22 @@ export class BusPublisher {
     await this.disconnect();
   }
 
-  status(): Promise<{ status: string } & Record<string, unknown>> {
-    return outboxBacklog(this.app)
-      .catch(() => null)
-      .then((backlog) => ({
-        status: this.link ? "ok" : "fail",
-        exchange: this.amqpConfig.exchange_name,
-        outbox_backlog: backlog,
-        ...(this.lastError && !this.link ? { error: this.lastError } : {}),
-      }));
+  /**
+   * `fail` while disconnected; `degraded` while connected but the oldest unpublished event is older
+   * than `degraded_after_seconds` (a broker that accepts the connection but confirms nothing, or a
+   * publisher that cannot keep up); else `ok`.
+   */
+  async status(): Promise<{ status: string } & Record<string, unknown>> {
+    const pending = await outboxPending(this.app).catch(() => null);
+    const oldest = pending?.oldestSeconds ?? null;
+    const late = oldest !== null && oldest > this.amqpConfig.degraded_after_seconds;
+    return {
+      status: !this.link ? "fail" : late ? "degraded" : "ok",
+      exchange: this.amqpConfig.exchange_name,
+      outbox_backlog: pending?.backlog ?? null,
+      oldest_pending_seconds: oldest === null ? null : Math.floor(oldest),
+      ...(this.lastError && !this.link ? { error: this.lastError } : {}),
+    };
   }
 
   private async run(): Promise<void> {

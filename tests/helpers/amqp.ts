@@ -63,10 +63,21 @@ export async function consume(exchange: string, bindingKey = "#"): Promise<Consu
   };
 }
 
-/** A loopback TCP proxy to RabbitMQ: `cut()` drops every connection and refuses new ones; `restore()` accepts again. */
-export function brokerProxy(): { url: string; cut(): void; restore(): void; close(): void } {
+/**
+ * A loopback TCP proxy to RabbitMQ: `cut()` drops every connection and refuses new ones; `freeze()`
+ * keeps connections open but forwards nothing (a broker that stopped answering); `restore()` accepts
+ * and forwards again.
+ */
+export function brokerProxy(): { url: string; cut(): void; freeze(): void; restore(): void; close(): void } {
   const target = new URL(AMQP_URL);
   let open = true;
+  let frozen = false;
+  /** What arrived while frozen, delivered on restore (in order, per direction). */
+  const held: Array<() => void> = [];
+  const forward = (write: () => void): void => {
+    if (frozen) held.push(write);
+    else write();
+  };
   const pairs = new Set<{ client: import("bun").Socket<unknown>; upstream?: import("bun").TCPSocket }>();
   const server = Bun.listen<{ pair: { client: import("bun").Socket<unknown>; upstream?: import("bun").TCPSocket; pending: Uint8Array[] } }>({
     hostname: "127.0.0.1",
@@ -84,7 +95,10 @@ export function brokerProxy(): { url: string; cut(): void; restore(): void; clos
           hostname: target.hostname,
           port: Number(target.port || 5672),
           socket: {
-            data: (_s, chunk) => void client.write(chunk),
+            data: (_s, chunk) => {
+              const copy = new Uint8Array(chunk);
+              forward(() => void client.write(copy));
+            },
             close: () => void client.end(),
             error: () => void client.end(),
           },
@@ -93,8 +107,9 @@ export function brokerProxy(): { url: string; cut(): void; restore(): void; clos
       },
       data(client, chunk) {
         const pair = client.data.pair;
-        if (pair.upstream) pair.upstream.write(chunk);
-        else pair.pending.push(new Uint8Array(chunk));
+        const copy = new Uint8Array(chunk);
+        if (pair.upstream) forward(() => void pair.upstream!.write(copy));
+        else pair.pending.push(copy);
       },
       close(client) {
         client.data?.pair.upstream?.end();
@@ -107,14 +122,21 @@ export function brokerProxy(): { url: string; cut(): void; restore(): void; clos
     url: `amqp://${target.username}:${target.password}@127.0.0.1:${server.port}${target.pathname}`,
     cut() {
       open = false;
+      frozen = false;
+      held.length = 0;
       for (const p of pairs) {
         p.upstream?.end();
         p.client.end();
       }
       pairs.clear();
     },
+    freeze() {
+      frozen = true;
+    },
     restore() {
       open = true;
+      frozen = false;
+      for (const write of held.splice(0)) write();
     },
     close() {
       this.cut();
