@@ -8,6 +8,7 @@ import { sql } from "drizzle-orm";
 import * as schema from "./schema.ts";
 import { prepareSchema } from "./adopt.ts";
 import { databaseFailure, describeCause } from "./failures.ts";
+import { ConnectBreaker } from "./circuit-breaker.ts";
 import { ListenHealth } from "./listen-health.ts";
 import { lockDataDir } from "./pid-lock.ts";
 import { embedded } from "../embedded.ts";
@@ -94,6 +95,9 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
   const { drizzle } = await import("drizzle-orm/postgres-js");
   const { migrate } = await import("drizzle-orm/postgres-js/migrator");
   const timeoutMs = Math.round(timeoutSeconds * 1000);
+  const target = postgres(url).options as unknown as { path?: string | false; host: string[]; port: number[] };
+  // The breaker opens the TCP connections itself: not for a Unix socket or a list of hosts (postgres.js's fallback between them).
+  const breaker = !target.path && target.host.length === 1 ? new ConnectBreaker(target.host[0]!, target.port[0] ?? 5432, timeoutMs) : null;
   const client = postgres(url, {
     max: poolSize,
     ...sessionAttrs(url),
@@ -105,7 +109,7 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
     // compiling it costs ~40 ms per execution where the query itself takes under 1 ms.
     connection: { idle_in_transaction_session_timeout: Math.max(60_000, timeoutMs * 4), jit: "off" },
   });
-  const db = drizzle(client, { schema }) as unknown as Db;
+  const db = drizzle(breaker ? breaker.guard(client) : client, { schema }) as unknown as Db;
   await withMigrations(async (folder) => {
     await prepareSchema(db, folder); // adopts a wazo-auth database; migrations under a lock
     await migrate(db as never, { migrationsFolder: folder });
@@ -157,9 +161,10 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
     onListenChange: (fn) => health.onChange(fn),
     listenerPid: () => listenerPid,
     onLost: () => {},
-    ping: (ms = timeoutMs) => bounded(() => client`select 1`, ms),
+    ping: async (ms = timeoutMs) => !breaker?.isOpen && bounded(() => client`select 1`, ms),
     async close() {
       clearInterval(heartbeat);
+      breaker?.stop();
       await client.end({ timeout: 5 });
     },
   };
