@@ -41,8 +41,9 @@ describe.skipIf(!canMount)("a full disk", () => {
       });
       const [code, err] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
       expect(code).toBe(1);
-      expect(err).toContain("cannot open the database");
-      expect(err).toMatch(/no space left/i);
+      const line = JSON.parse(err.split("\n").find((l) => l.includes("cannot open the database"))!);
+      expect(line.code).toBe("ENOSPC");
+      expect(line.error).toMatch(/^no space left on the device of .* free\)(: \S.*)?$/);
     } finally {
       unmount();
     }

@@ -68,9 +68,8 @@ const codeOf = (e: unknown): string | null => {
 };
 
 const messageOf = (e: unknown): string => {
-  if (e instanceof Error) return e.message;
   const err = e as { message?: unknown; name?: unknown } | null;
-  if (typeof err?.message === "string") return err.message;
+  if (typeof err?.message === "string" && err.message) return err.message;
   const code = codeOf(e);
   if (code) return `${typeof err?.name === "string" ? err.name : "error"} ${code}`;
   return String(e);

@@ -237,7 +237,9 @@ export function explainOpenFailure(e: unknown, dataDir: string): Error {
   } catch {}
   const failure = databaseFailure(e);
   if (failure?.code === "ENOSPC" || /no space left/i.test(message) || (free !== null && free < 16 * 1024 * 1024)) {
-    return new Error(`no space left on the device of ${dataDir} (${free === null ? "unknown" : `${Math.floor(free / 1024)} KiB`} free): ${message}`);
+    // The code travels with the explanation (logged as the cause's code), the engine's text only if it has any.
+    const explained = `no space left on the device of ${dataDir} (${free === null ? "unknown" : `${Math.floor(free / 1024)} KiB`} free)`;
+    return Object.assign(new Error(message ? `${explained}: ${message}` : explained), { code: failure?.code ?? "ENOSPC" });
   }
   return e instanceof Error ? e : new Error(message);
 }
