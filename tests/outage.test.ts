@@ -143,6 +143,11 @@ describe.skipIf(!pgClusterAvailable)("outages of PostgreSQL with two instances",
       const status = await b.request("GET", "/0.1/status", { token: admin });
       expect([status.status, status.json.error_id]).toEqual([503, "service-unavailable"]);
       expect(status.json.details.database).toEqual({ status: "fail" });
+      // Without a token, or with a made-up one, the same: nobody can be authenticated now.
+      for (const token of [undefined, crypto.randomUUID()]) {
+        const anonymous = await b.request("GET", "/0.1/status", { token });
+        expect([anonymous.status, anonymous.json.error_id, anonymous.json.details.database]).toEqual([503, "service-unavailable", { status: "fail" }]);
+      }
       expect((await b.request("HEAD", "/0.1/status")).status).toBe(503);
 
       const causes = logB.filter((l) => l.includes('"database unavailable"'));

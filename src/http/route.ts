@@ -7,7 +7,7 @@ import type { AppContext } from "../context.ts";
 import { authenticate, requestToken, requiredAccess, resolveCaller } from "./auth.ts";
 import type { Caller } from "../domain/caller.ts";
 import { requireCanonicalAccess } from "./canonical-acl.ts";
-import { InvalidData, NotFound, Unauthorized } from "../domain/errors.ts";
+import { ApiError, InvalidData, NotFound, Unauthorized } from "../domain/errors.ts";
 import { MAX_BODY_BYTES, tooLarge } from "./limits.ts";
 import { setDetail, zodDetails } from "../domain/validate.ts";
 import { databaseFailure } from "../db/failures.ts";
@@ -106,7 +106,7 @@ export class RouteGroup {
         try {
           caller = await authorize(c, app, opts, aclParams);
         } catch (e) {
-          if (opts.whenDatabaseDown && databaseFailure(e)) return opts.whenDatabaseDown(c, app);
+          if (opts.whenDatabaseDown && (databaseFailure(e) || (e instanceof ApiError && e.status === 401 && !(await databaseAnswers(app))))) return opts.whenDatabaseDown(c, app);
           throw e;
         }
       }
@@ -254,4 +254,13 @@ export async function readForm(c: Context, resource: string): Promise<Record<str
 
 function malformed(resource: string, message: string): InvalidData {
   return new InvalidData(resource, { _schema: { constraint_id: "json", constraint: "application/json", message } });
+}
+
+/**
+ * For a route with `whenDatabaseDown`: a caller refused (401) without the database being asked (no
+ * token) gets the outage answer too while the database is down, as one whose token could not be
+ * checked does — the same probe, bounded by half of `db_timeout`, that `HEAD /status` makes for anyone.
+ */
+async function databaseAnswers(app: AppContext): Promise<boolean> {
+  return app.database.ping(Math.max(100, Math.round(app.config.db_timeout * 500)));
 }
