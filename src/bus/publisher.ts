@@ -183,7 +183,7 @@ export async function startBus(app: AppContext): Promise<void> {
   app.statusProviders.push({ name: "bus_publisher", status: () => publisher.status() });
   const unlisten = await app.database.listen("tessera_outbox", () => publisher.notify());
   publisher.start();
-  app.onClose.push(async () => {
+  app.onClose.push(async function stopBusPublisher() {
     await unlisten();
     await publisher.stop();
   });

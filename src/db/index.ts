@@ -155,7 +155,8 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
     kind: "postgres",
     async listen(channel, onMessage) {
       const sub = await subscribe(channel, onMessage);
-      return () => sub.unlisten();
+      // Named: a shutdown that gives up on a frozen server lists the close hooks it abandoned.
+      return Object.defineProperty(() => sub.unlisten(), "name", { value: `unlisten ${channel}` });
     },
     listening: () => health.listening,
     onListenChange: (fn) => health.onChange(fn),
