@@ -12,7 +12,7 @@ import { buildContext, closeContext } from "../src/services/app-context.ts";
 import { revokeToken } from "../src/services/auth/sessions.ts";
 import { findValidToken } from "../src/services/auth/tokens.ts";
 import { tokenFor } from "./helpers/fixtures.ts";
-import { waitForService } from "./helpers/service-process.ts";
+import { childPids, running, waitForService } from "./helpers/service-process.ts";
 import { scratchDatabase } from "./helpers/scratch-db.ts";
 
 const base = process.env.TEST_DATABASE_URL;
@@ -79,7 +79,7 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
       for (let i = 0; i < 20; i++) expect(await check()).toBe(404);
       primary.kill("SIGTERM");
       expect(await primary.exited).toBe(0);
-      for (const pid of children) expect(alive(Number(pid))).toBe(false);
+      for (const pid of children) expect(running(Number(pid))).toBe(false);
     } finally {
       primary.kill("SIGKILL");
       rmSync(dir, { recursive: true, force: true });
@@ -95,13 +95,6 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
     writeFileSync(file, `workers: 2\ndb_uri: "${scratch.url}"\nrest_api: {listen: 127.0.0.1, port: ${port}}\npassword_hash_iterations: 1000\nshutdown_drain_seconds: 0\n`);
     const env = { ...process.env, TESSERA_CONFIG: file };
     const spawnPrimary = () => Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env, stdout: "ignore", stderr: "pipe" });
-    const childrenOf = (pid: number) => {
-      try {
-        return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
-      } catch {
-        return [];
-      }
-    };
     let first = spawnPrimary();
     let second: ReturnType<typeof spawnPrimary> | null = null;
     let squatter: ReturnType<typeof Bun.serve> | null = null;
@@ -109,16 +102,16 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
     try {
       for (let i = 0; i < 300 && workers.length < 2; i++) {
         await Bun.sleep(100);
-        workers = childrenOf(first.pid);
+        workers = childPids(first.pid);
       }
       expect(workers.length).toBe(2);
       expect(await waitForService(`http://127.0.0.1:${port}/0.1`, 30)).toBe(true);
       first.kill("SIGKILL");
       const killedAt = performance.now();
-      while (workers.some(alive) && performance.now() - killedAt < 10_000) await Bun.sleep(50);
+      while (workers.some(running) && performance.now() - killedAt < 10_000) await Bun.sleep(50);
       const orphanedMs = performance.now() - killedAt;
       console.log(`workers of a killed primary gone after ${orphanedMs.toFixed(0)} ms`);
-      expect(workers.filter(alive)).toEqual([]);
+      expect(workers.filter(running)).toEqual([]);
       expect(orphanedMs).toBeLessThan(5000);
 
       // A process still listening on the port with SO_REUSEPORT (what an orphan would be): a new
@@ -131,14 +124,14 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
       squatter = null;
       second = spawnPrimary();
       expect(await waitForService(`http://127.0.0.1:${port}/0.1`, 30)).toBe(true);
-      expect(childrenOf(second.pid).length).toBe(2);
+      expect(childPids(second.pid).length).toBe(2);
       second.kill("SIGTERM");
       expect(await second.exited).toBe(0);
     } finally {
       squatter?.stop(true);
       first.kill("SIGKILL");
       second?.kill("SIGKILL");
-      for (const pid of workers) if (alive(pid)) process.kill(pid, "SIGKILL");
+      for (const pid of workers) if (running(pid)) process.kill(pid, "SIGKILL");
       rmSync(dir, { recursive: true, force: true });
       await scratch.drop();
     }
@@ -150,14 +143,4 @@ function freePort(): number {
   const port = server.port!;
   server.stop(true);
   return port;
-}
-
-
-/** Running (a zombie, exited but not yet reaped by its new parent, counts as gone). */
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return false;
-  }
 }
