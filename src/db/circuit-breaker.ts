@@ -3,11 +3,11 @@
 // every request of an outage's later seconds is held for the whole `db_timeout` before its 503,
 // and so are the callers and load balancers behind it.
 //
-// The breaker watches the pool's connection attempts (the socket factory below): a refused one
+// The breaker watches the statements' outcomes: one failing because the connection was refused
 // opens it. While open, statements fail at once as "database unavailable" (503), and one probe at
 // a time — a bare TCP connection to the server, every PROBE_MS — looks for its return; the first
-// that connects, or any connection of the pool that does, closes the breaker.
-import { connect, type Socket } from "node:net";
+// that connects closes the breaker.
+import { connect } from "node:net";
 import { DatabaseUnavailableError } from "./failures.ts";
 
 /** Socket errors that mean "nobody listens there now" (not a slow or frozen server). */
@@ -55,7 +55,7 @@ export class ConnectBreaker {
   private tryProbe(): void {
     if (this.probing) return;
     this.probing = true;
-    const socket = this.open();
+    const socket = connect({ host: this.host, port: this.port });
     const done = () => {
       this.probing = false;
       socket.destroy();
@@ -71,32 +71,24 @@ export class ConnectBreaker {
     });
   }
 
-  private open(): Socket {
-    return connect({ host: this.host, port: this.port });
-  }
-
   /**
-   * postgres.js's `socket` option: the TCP connection, being opened (what is written meanwhile is
-   * sent once connected), telling the breaker how the attempt went. A failure reaches postgres.js
-   * as the socket's error and close, so it retries with its back-off as with its own sockets.
+   * The postgres.js client as drizzle uses it (`unsafe`, `begin`): its statements refused at once
+   * while open, and watched for a refused connection while closed.
    */
-  socketFactory(): () => Socket {
-    return () => {
-      const socket = this.open();
-      socket.once("connect", () => this.connected());
-      socket.once("error", (e: NodeJS.ErrnoException) => e.code && REFUSED.has(e.code) && this.refused(e));
-      return socket;
-    };
-  }
-
-  /** The postgres.js client as drizzle uses it (`unsafe`, `begin`), its statements refused at once while open. */
   guard<T extends object>(client: T): T {
     const breaker = this;
     return new Proxy(client, {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver);
         if ((prop !== "unsafe" && prop !== "begin") || typeof value !== "function") return value;
-        return (...args: unknown[]) => (breaker.isOpen ? refusedQuery(breaker.error()) : value.apply(target, args));
+        return (...args: unknown[]) => {
+          if (breaker.isOpen) return refusedQuery(breaker.error());
+          const pending = value.apply(target, args) as PromiseLike<unknown>;
+          // Observing starts a postgres.js query a microtask later, as awaiting it does: drizzle's
+          // synchronous `.values()` still applies.
+          pending.then(undefined, (e: NodeJS.ErrnoException) => e?.code && REFUSED.has(e.code) && breaker.refused(e));
+          return pending;
+        };
       },
     });
   }

@@ -96,7 +96,7 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
   const { migrate } = await import("drizzle-orm/postgres-js/migrator");
   const timeoutMs = Math.round(timeoutSeconds * 1000);
   const target = postgres(url).options as unknown as { path?: string | false; host: string[]; port: number[] };
-  // The breaker opens the TCP connections itself: not for a Unix socket or a list of hosts (postgres.js's fallback between them).
+  // The breaker probes one TCP address: not for a Unix socket or a list of hosts (postgres.js's fallback between them).
   const breaker = !target.path && target.host.length === 1 ? new ConnectBreaker(target.host[0]!, target.port[0] ?? 5432, timeoutMs) : null;
   const client = postgres(url, {
     max: poolSize,
