@@ -32,6 +32,10 @@ import { tenantRoutes } from "./routes/tenants.ts";
 import { groupRoutes } from "./routes/groups.ts";
 import { policyRoutes } from "./routes/policies.ts";
 import { apiRoutes } from "./routes/api.ts";
+import { oidcRoutes } from "./routes/oidc.ts";
+import { oidcClientRoutes } from "./routes/oidc-clients.ts";
+import { oidcAuthorizeRoutes } from "./routes/oidc-authorize.ts";
+import { oidcTokenRoutes } from "./routes/oidc-token.ts";
 
 /**
  * Every route group, in mounting order: the first route that matches a path wins, so groups with
@@ -60,6 +64,10 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     tenantRoutes(),
     groupRoutes(),
     policyRoutes(),
+    oidcRoutes(),
+    oidcClientRoutes(),
+    oidcAuthorizeRoutes(),
+    oidcTokenRoutes(),
   ];
 }
 

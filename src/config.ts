@@ -248,6 +248,18 @@ export const configSchema = z.object({
       accepted_clock_skew_seconds: z.number().int().min(0).max(600).default(60),
     })
     .prefault({}),
+  /** OpenID Connect provider (README "OpenID Connect"); its issuer is `{public_url}/0.1/oidc`. */
+  oidc: z
+    .object({
+      /** Algorithm of ID tokens for clients that do not choose one (ES256 or RS256; never `none`). */
+      default_signing_alg: z.enum(["ES256", "RS256"]).default("ES256"),
+      /**
+       * Secret (≥ 32 characters) from which the key encrypting the stored private signing keys is
+       * derived (AES-256-GCM); unset, they are stored unencrypted (and still never returned).
+       */
+      key_encryption_key: z.string().min(32).nullable().default(null),
+    })
+    .prefault({}),
   /** Prometheus `/metrics` on its own listener; off while `port` is null. */
   metrics: z
     .object({

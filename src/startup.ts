@@ -11,6 +11,7 @@ import { startBus } from "./bus/publisher.ts";
 import { startJobs } from "./jobs.ts";
 import { hashingWarnings } from "./services/auth/passwords.ts";
 import { configWarnings } from "./config-warnings.ts";
+import { ensureSigningKeys } from "./services/oidc/keys.ts";
 
 export async function startServices(app: AppContext): Promise<void> {
   for (const warning of [...hashingWarnings(app.config), ...configWarnings(app.config)]) app.log.warn(warning);
@@ -21,6 +22,7 @@ export async function startServices(app: AppContext): Promise<void> {
   await syncPoliciesOnStartup(app);
   await bootstrapOnStartup(app);
   await adviseFirstAdministrator(app);
+  await ensureSigningKeys(app);
   await startBus(app);
   startJobs(app);
 }

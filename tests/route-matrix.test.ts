@@ -29,6 +29,7 @@ interface World {
   group: string;
   policy: string;
   policySlug: string;
+  oidcClient: string;
 }
 
 async function makeWorld(t: TestApp, master: string, tenant: string): Promise<World> {
@@ -48,12 +49,13 @@ async function makeWorld(t: TestApp, master: string, tenant: string): Promise<Wo
   ok(await t.request("PUT", `/0.1/users/${user.uuid}/policies/${policy.uuid}`, h), "user policy");
   ok(await t.request("POST", `/0.1/users/${user.uuid}/external/mobile`, { ...h, body: { token: "fcm" } }), "mobile");
   ok(await t.request("POST", "/0.1/external/mobile/config", { ...h, body: { fcm_sender_id: "1" } }), "mobile config");
-  return { tenant, user: user.uuid, email: user.emails[0].uuid, emailAddress: `${username}@example.org`, session: login.data.session_uuid, clientId, group, policy: policy.uuid, policySlug: policy.slug };
+  const oidcClient = ok(await t.request("POST", "/0.1/oidc/clients", { ...h, body: OIDC_CLIENT }), "oidc client").json.client_id;
+  return { oidcClient, tenant, user: user.uuid, email: user.emails[0].uuid, emailAddress: `${username}@example.org`, session: login.data.session_uuid, clientId, group, policy: policy.uuid, policySlug: policy.slug };
 }
 
 /** Path and query parameters that name a resource of a tenant, filled from a world. */
 function identifierValues(w: World): Record<string, string> {
-  return { user_uuid: w.user, group_uuid: w.group, policy: w.policy, tenant_uuid: w.tenant, parent_tenant_uuid: w.tenant, session_uuid: w.session, email_uuid: w.email, client_id: w.clientId };
+  return { user_uuid: w.user, group_uuid: w.group, policy: w.policy, tenant_uuid: w.tenant, parent_tenant_uuid: w.tenant, session_uuid: w.session, email_uuid: w.email, client_id: w.clientId, oidc_client_id: w.oidcClient };
 }
 const IDENTIFIERS = Object.keys(identifierValues({} as World));
 /** Parameters that name a kind of thing, not a tenant's resource. */
@@ -69,12 +71,15 @@ function request(t: TestApp, spec: RouteSpec, values: Record<string, string>, op
   return t.request(spec.method.toUpperCase(), path, { token: opts.token, tenant: opts.tenant, body: sampleBody(spec, overrides) });
 }
 
+const OIDC_CLIENT = { name: "rp", client_type: "confidential", redirect_uris: ["https://rp.example.com/cb"] };
+
 /** Bodies the schema alone cannot make valid (or that should keep the world as it is). */
 const BODIES: Record<string, (w?: World) => unknown> = {
   "PUT /users/{user_uuid}/emails": (w) => ({ emails: w ? [{ address: w.emailAddress, main: true }] : [] }),
   "PUT /admin/users/{user_uuid}/emails": (w) => ({ emails: w ? [{ address: w.emailAddress, main: true, confirmed: false }] : [] }),
   "PUT /users/{user_uuid}/password": () => ({ old_password: "pw-secret", new_password: "pw-secret" }),
   "PATCH /config": () => [{ op: "replace", path: "/debug", value: false }],
+  "PUT /oidc/clients/{oidc_client_id}": () => OIDC_CLIENT,
   "PUT /backends/ldap": () => ({ host: "ldap.example.com", port: 389, user_base_dn: "dc=example,dc=com", user_login_attribute: "uid", user_email_attribute: "mail" }),
 };
 /** PUTs whose body is a multipart form with a file (IdP metadata) the schema sampler cannot make,
@@ -188,7 +193,7 @@ describeEachDb("route matrices", (get) => {
       const r = await request(t, spec, values, { token: master, tenant: scratch, world: w });
       if (r.status !== 204 || r.text !== "") failures.push(`${routeName(spec)}: ${r.status} ${r.text.slice(0, 100)}`);
     }
-    const absent = { user_uuid: crypto.randomUUID(), group_uuid: crypto.randomUUID(), policy: crypto.randomUUID(), tenant_uuid: crypto.randomUUID(), session_uuid: crypto.randomUUID(), email_uuid: crypto.randomUUID(), client_id: `absent-${uniq()}`, token: crypto.randomUUID(), ...KIND_VALUES };
+    const absent = { user_uuid: crypto.randomUUID(), group_uuid: crypto.randomUUID(), policy: crypto.randomUUID(), tenant_uuid: crypto.randomUUID(), session_uuid: crypto.randomUUID(), email_uuid: crypto.randomUUID(), client_id: `absent-${uniq()}`, oidc_client_id: crypto.randomUUID(), token: crypto.randomUUID(), ...KIND_VALUES };
     const fresh = await createTenantRow(t.app);
     for (const spec of specs.filter((s) => s.method === "delete" && !LEGACY_DELETE.includes(routeName(s)))) {
       const r = await request(t, spec, absent, { token: master, tenant: fresh });

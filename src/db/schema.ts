@@ -6,3 +6,4 @@ export * from "./tables/integrations.ts";
 export * from "./tables/throttling.ts";
 export * from "./tables/counters.ts";
 export * from "./tables/saml.ts";
+export * from "./tables/oidc.ts";

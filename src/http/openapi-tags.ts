@@ -21,5 +21,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   config: "The effective configuration (secrets masked) and the few settings changeable at run time.",
   status: "Liveness and the health of each component (database, bus, plugins).",
   ready: "Readiness for load balancers: whether this instance can take traffic now (database reachable, migrations applied, cache invalidation heard, not shutting down).",
+  oidc:
+    "The OpenID Connect provider (issuer `{public_url}/0.1/oidc`): discovery, signing keys, the hosted login page (authorization code with PKCE), the token endpoint, userinfo, introspection and revocation. Its access tokens are ordinary Tessera tokens.",
+  oidc_clients: "OpenID Connect clients (relying parties) of a tenant: registered redirect URIs, grant types, scopes; a confidential client's secret is shown once, at creation.",
   api: "This API's own description: the OpenAPI document and its reference page.",
 };

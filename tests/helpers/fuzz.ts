@@ -213,10 +213,36 @@ export interface FuzzFinding {
 
 const ERROR_KEYS = ["details", "error_id", "message", "resource", "timestamp"];
 
+/**
+ * Endpoints whose errors follow their protocol: OAuth's `{error, error_description}` (RFC 6749
+ * §5.2, RFC 6750 §3), and the login page's HTML. Input the route pipeline refuses before the
+ * protocol handler runs (not a form, NUL in a value) still gets the Tessera body.
+ */
+const OAUTH_ERROR_PATHS = /^\/0\.1\/oidc\/(token|userinfo|introspect|revoke)(\?|$)/;
+const HTML_ERROR_PATHS = /^\/0\.1\/oidc\/authorize(\?|$)/;
+
+function protocolErrorProblem(path: string, text: string): string | null | undefined {
+  if (HTML_ERROR_PATHS.test(path)) return text.startsWith("<!doctype html>") ? null : "login page error without its HTML page";
+  if (!OAUTH_ERROR_PATHS.test(path)) return undefined;
+  try {
+    const body = JSON.parse(text) as Json;
+    return typeof body.error === "string" && typeof body.error_description === "string" ? null : "OAuth error body fields";
+  } catch {
+    return "OAuth error without a JSON body";
+  }
+}
+
 /** What is wrong with a response, or null: no 5xx, and every error has the one JSON body (D1). */
-export function responseProblem(method: string, status: number, text: string): string | null {
+export function responseProblem(method: string, status: number, text: string, path = ""): string | null {
   if (status >= 500) return "server error";
   if (status < 400 || method === "HEAD") return null;
+  const protocol = protocolErrorProblem(path, text);
+  if (protocol === null) return null;
+  const tessera = tesseraErrorProblem(text);
+  return tessera === null ? null : (protocol ?? tessera);
+}
+
+function tesseraErrorProblem(text: string): string | null {
   let body: Json;
   try {
     body = JSON.parse(text) as Json;
@@ -244,7 +270,7 @@ export async function runFuzz(requests: FuzzRequest[], send: (r: FuzzRequest) =>
   for (const request of requests) {
     const { status, text } = await send(request);
     statuses[status] = (statuses[status] ?? 0) + 1;
-    const problem = responseProblem(request.method, status, text);
+    const problem = responseProblem(request.method, status, text, request.path);
     if (problem) findings.push({ request, status, problem, body: text.slice(0, 300) });
   }
   return { findings, statuses };

@@ -1,0 +1,199 @@
+// OpenID Connect clients (relying parties), administered per tenant like every other resource.
+// A confidential client's secret is shown once, at creation, and stored as a SHA-256 digest; a
+// public client has none and must use PKCE S256 (RFC 7636 §4.2, RFC 9700 §2.1.1).
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { and, asc, desc, eq, ilike, inArray, type SQL } from "drizzle-orm";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { oidcClients } from "../../db/schema.ts";
+import { listPage } from "../../db/paging.ts";
+import { inTransaction } from "../../db/tx.ts";
+import type { Caller } from "../../domain/caller.ts";
+import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
+import { InvalidData, NotFound, orAbsent } from "../../domain/errors.ts";
+import { publishEvent, routingKey } from "../events.ts";
+import { scopedTenantUuids, tenantVisible } from "../identity/visibility.ts";
+import type { SigningAlg } from "./keys.ts";
+
+export type ClientRow = typeof oidcClients.$inferSelect;
+export type ClientType = "confidential" | "public";
+
+export const GRANT_TYPES = ["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code"] as const;
+export type GrantType = (typeof GRANT_TYPES)[number];
+export const DEFAULT_GRANT_TYPES: GrantType[] = ["authorization_code", "refresh_token"];
+export const DEFAULT_SCOPES = ["openid", "profile", "email", "offline_access"];
+
+export interface ClientInput {
+  name: string;
+  client_type: ClientType;
+  redirect_uris: string[];
+  post_logout_redirect_uris: string[];
+  grant_types?: GrantType[];
+  scopes?: string[];
+  first_party: boolean;
+  id_token_signed_response_alg?: SigningAlg;
+  access_token_lifetime?: number | null;
+  id_token_lifetime?: number | null;
+  refresh_token_lifetime?: number | null;
+}
+
+/** What PUT may change: everything but the client type (a secret cannot appear or vanish by update). */
+export type ClientUpdate = Omit<ClientInput, "client_type">;
+
+export interface ClientJson {
+  client_id: string;
+  tenant_uuid: string;
+  name: string;
+  client_type: ClientType;
+  /** RFC 7591 §2: how the client authenticates at the token endpoint. */
+  token_endpoint_auth_methods: string[];
+  pkce_required: boolean;
+  redirect_uris: string[];
+  post_logout_redirect_uris: string[];
+  grant_types: string[];
+  scopes: string[];
+  first_party: boolean;
+  id_token_signed_response_alg: string;
+  access_token_lifetime: number | null;
+  id_token_lifetime: number | null;
+  refresh_token_lifetime: number | null;
+  created_at: string;
+}
+
+export function clientJson(r: ClientRow): ClientJson {
+  const confidential = r.clientType === "confidential";
+  return {
+    client_id: r.clientId,
+    tenant_uuid: r.tenantUuid,
+    name: r.name,
+    client_type: r.clientType as ClientType,
+    token_endpoint_auth_methods: confidential ? ["client_secret_basic", "client_secret_post"] : ["none"],
+    pkce_required: !confidential,
+    redirect_uris: r.redirectUris,
+    post_logout_redirect_uris: r.postLogoutRedirectUris,
+    grant_types: r.grantTypes,
+    scopes: r.scopes,
+    first_party: r.firstParty,
+    id_token_signed_response_alg: r.idTokenSignedResponseAlg,
+    access_token_lifetime: r.accessTokenLifetime,
+    id_token_lifetime: r.idTokenLifetime,
+    refresh_token_lifetime: r.refreshTokenLifetime,
+    created_at: r.createdAt.toISOString(),
+  };
+}
+
+export const hashClientSecret = (secret: string) => createHash("sha256").update(secret).digest("hex");
+
+/** Constant-time comparison of a presented secret with the stored digest. */
+export function clientSecretMatches(row: ClientRow, presented: string): boolean {
+  if (!row.secretHash) return false;
+  return timingSafeEqual(Buffer.from(hashClientSecret(presented), "hex"), Buffer.from(row.secretHash, "hex"));
+}
+
+/** Rules across fields that a field's schema cannot say; each names its specification. */
+function checkCombination(type: ClientType, grants: GrantType[], redirectUris: string[]): void {
+  // RFC 6749 §4.4: the client credentials grant is for confidential clients only.
+  if (type === "public" && grants.includes("client_credentials")) {
+    throw new InvalidData("oidc_clients", { grant_types: { constraint_id: "confidential_only", constraint: "client_credentials", message: "A public client cannot use the client_credentials grant (RFC 6749 §4.4)." } });
+  }
+  // RFC 6749 §3.1.2.2: clients of the authorization endpoint must register their redirect URIs.
+  if (grants.includes("authorization_code") && redirectUris.length === 0) {
+    throw new InvalidData("oidc_clients", { redirect_uris: { constraint_id: "required", constraint: "authorization_code", message: "The authorization_code grant needs at least one redirect URI (RFC 6749 §3.1.2.2)." } });
+  }
+  // The refresh grant only renews what another grant issued.
+  if (grants.length === 1 && grants[0] === "refresh_token") {
+    throw new InvalidData("oidc_clients", { grant_types: { constraint_id: "refresh_alone", constraint: "refresh_token", message: "refresh_token needs another grant that issues the first token." } });
+  }
+}
+
+function rowValues(input: ClientUpdate, type: ClientType) {
+  const grants = [...new Set(input.grant_types ?? DEFAULT_GRANT_TYPES)];
+  checkCombination(type, grants, input.redirect_uris);
+  return {
+    name: input.name,
+    redirectUris: [...new Set(input.redirect_uris)],
+    postLogoutRedirectUris: [...new Set(input.post_logout_redirect_uris)],
+    grantTypes: grants,
+    scopes: [...new Set(input.scopes ?? DEFAULT_SCOPES)],
+    firstParty: input.first_party,
+    accessTokenLifetime: input.access_token_lifetime ?? null,
+    idTokenLifetime: input.id_token_lifetime ?? null,
+    refreshTokenLifetime: input.refresh_token_lifetime ?? null,
+  };
+}
+
+function clientEvent(app: AppContext, tx: DbOrTx, action: "created" | "updated" | "deleted", r: ClientRow) {
+  return publishEvent(app, tx, {
+    name: `auth_oidc_client_${action}`,
+    routingKey: routingKey(`auth.oidc.clients.{client_id}.${action}`, { client_id: r.clientId }),
+    // Never the secret's digest: events go to every daemon on the bus.
+    data: { client_id: r.clientId, tenant_uuid: r.tenantUuid, name: r.name, client_type: r.clientType },
+    tenantUuid: r.tenantUuid,
+    userUuid: "*",
+    aggregate: `oidc_client:${r.clientId}`,
+  });
+}
+
+export async function createClient(app: AppContext, caller: Caller, input: ClientInput): Promise<ClientJson & { client_secret?: string }> {
+  const tenantUuid = caller.tenantUuid;
+  if (!tenantUuid) throw new NotFound("tenants");
+  const values = rowValues(input, input.client_type);
+  // 256 random bits (RFC 6749 §10.10: credentials must not be guessable).
+  const secret = input.client_type === "confidential" ? randomBytes(32).toString("base64url") : null;
+  return inTransaction(app, async (tx) => {
+    const [row] = await tx
+      .insert(oidcClients)
+      .values({ ...values, clientId: randomUUID(), tenantUuid, clientType: input.client_type, secretHash: secret ? hashClientSecret(secret) : null, idTokenSignedResponseAlg: input.id_token_signed_response_alg ?? app.config.oidc.default_signing_alg })
+      .returning();
+    await clientEvent(app, tx, "created", row!);
+    return secret ? { ...clientJson(row!), client_secret: secret } : clientJson(row!);
+  });
+}
+
+/** The client when it belongs to the caller's scoping tenant or below; else 404. */
+export async function requireVisibleClient(app: AppContext, caller: Caller, clientId: string, db: DbOrTx = app.db): Promise<ClientRow> {
+  const [row] = await db.select().from(oidcClients).where(eq(oidcClients.clientId, clientId));
+  if (!row || !(await tenantVisible(app, caller, row.tenantUuid, db))) throw new NotFound("oidc_clients", clientId);
+  return row;
+}
+
+export async function updateClient(app: AppContext, caller: Caller, clientId: string, input: ClientUpdate): Promise<void> {
+  return inTransaction(app, async (tx) => {
+    const current = await requireVisibleClient(app, caller, clientId, tx);
+    const values = rowValues(input, current.clientType as ClientType);
+    const [row] = await tx
+      .update(oidcClients)
+      .set({ ...values, idTokenSignedResponseAlg: input.id_token_signed_response_alg ?? current.idTokenSignedResponseAlg })
+      .where(eq(oidcClients.clientId, clientId))
+      .returning();
+    await clientEvent(app, tx, "updated", row!);
+  });
+}
+
+/** Absent or invisible: nothing to delete, the desired state (D4). */
+export async function deleteClient(app: AppContext, caller: Caller, clientId: string): Promise<void> {
+  await inTransaction(app, async (tx) => {
+    const row = await orAbsent(requireVisibleClient(app, caller, clientId, tx));
+    if (!row) return;
+    await tx.delete(oidcClients).where(eq(oidcClients.clientId, clientId));
+    await clientEvent(app, tx, "deleted", row);
+  });
+}
+
+export type ClientFilter = "client_id" | "name" | "client_type";
+const SORT = { name: oidcClients.name, created_at: oidcClients.createdAt, client_id: oidcClients.clientId } as const;
+
+export async function listClients(app: AppContext, caller: Caller, params: ListParams<ClientFilter>): Promise<Collection<ClientJson>> {
+  const base = inArray(oidcClients.tenantUuid, await scopedTenantUuids(app, caller, params.recurse));
+  const conditions: SQL[] = [];
+  const pattern = searchPattern(params.search);
+  if (pattern) conditions.push(ilike(oidcClients.name, pattern));
+  const f = params.filters;
+  if (f.client_id !== undefined) conditions.push(eq(oidcClients.clientId, f.client_id));
+  if (f.name !== undefined) conditions.push(eq(oidcClients.name, f.name));
+  if (f.client_type !== undefined) conditions.push(eq(oidcClients.clientType, f.client_type));
+  const where = conditions.length ? and(base, ...conditions) : base;
+  const column = SORT[(params.order ?? "name") as keyof typeof SORT] ?? oidcClients.name;
+  const page = await listPage(app.db, oidcClients, base, where, [params.direction === "desc" ? desc(column) : asc(column), asc(oidcClients.clientId)], params);
+  return collection(page.rows.map(clientJson), page.filtered, page.total);
+}

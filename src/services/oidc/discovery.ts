@@ -1,0 +1,43 @@
+// Provider metadata (OpenID Connect Discovery 1.0 §3, RFC 8414 §2). It lists only what this
+// provider really implements: an endpoint or capability is added here in the commit that builds it.
+import type { AppContext } from "../../context.ts";
+import { SIGNING_ALGS } from "./keys.ts";
+
+/**
+ * The issuer identifier (Discovery §3 `issuer`, OIDC Core §2 `iss`): `{public_url}/0.1/oidc`, so a
+ * deployment behind a path prefix keeps working. Without `public_url` it is made from the request
+ * (`origin`, X-Script-Name), which anyone can forge: production sets `public_url`.
+ */
+export function issuerOf(app: AppContext, requestOrigin: string, scriptName: string | undefined): string {
+  const base = app.config.public_url ?? `${requestOrigin}${scriptName ?? ""}`;
+  return `${base.replace(/\/+$/, "")}/0.1/oidc`;
+}
+
+export function providerMetadata(issuer: string): Record<string, unknown> {
+  return {
+    issuer,
+    jwks_uri: `${issuer}/jwks`,
+    authorization_endpoint: `${issuer}/authorize`,
+    token_endpoint: `${issuer}/token`,
+    userinfo_endpoint: `${issuer}/userinfo`,
+    introspection_endpoint: `${issuer}/introspect`,
+    revocation_endpoint: `${issuer}/revoke`,
+    introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+    revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+    response_types_supported: ["code"],
+    response_modes_supported: ["query"],
+    grant_types_supported: ["authorization_code"],
+    code_challenge_methods_supported: ["S256"],
+    token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+    // RFC 9207: the authorization response carries `iss`.
+    authorization_response_iss_parameter_supported: true,
+    // Discovery §3: request_uri support defaults to true, so its absence must be said.
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    // Discovery §3: REQUIRED fields that describe what ID tokens will look like.
+    subject_types_supported: ["public"],
+    id_token_signing_alg_values_supported: [...SIGNING_ALGS],
+    scopes_supported: ["openid", "profile", "email"],
+    claims_supported: ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "at_hash", "amr", "tenant_uuid", "name", "given_name", "family_name", "preferred_username", "email", "email_verified"],
+  };
+}

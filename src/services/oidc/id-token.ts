@@ -1,0 +1,41 @@
+// The ID token (OIDC Core §2, §3.1.3.6), signed with the current key of the client's algorithm,
+// kept in memory (no database read, no key import per token).
+import { createHash } from "node:crypto";
+import { base64url, SignJWT } from "jose";
+import type { AppContext } from "../../context.ts";
+import type { ClientRow } from "./clients.ts";
+import { signingKey, type SigningAlg } from "./keys.ts";
+
+export const DEFAULT_ID_TOKEN_LIFETIME = 3_600;
+
+/** OIDC Core §3.1.3.6: left half of the SHA-256 of the access token (both ES256 and RS256 use SHA-256). */
+export function atHash(accessToken: string): string {
+  const digest = createHash("sha256").update(accessToken).digest();
+  return base64url.encode(digest.subarray(0, digest.length / 2));
+}
+
+export interface IdTokenInput {
+  issuer: string;
+  client: ClientRow;
+  claims: Record<string, unknown> & { sub: string };
+  authTime: number;
+  nonce: string | null;
+  amr: string[];
+  accessToken: string;
+}
+
+export async function signIdToken(app: AppContext, t: IdTokenInput): Promise<string> {
+  const alg = t.client.idTokenSignedResponseAlg as SigningAlg;
+  const key = await signingKey(app, alg);
+  const now = Math.floor(Date.now() / 1000);
+  const payload: Record<string, unknown> = { ...t.claims, auth_time: t.authTime, amr: t.amr, at_hash: atHash(t.accessToken) };
+  if (t.nonce !== null) payload.nonce = t.nonce;
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg, kid: key.kid, typ: "JWT" })
+    .setIssuer(t.issuer)
+    .setSubject(t.claims.sub)
+    .setAudience(t.client.clientId)
+    .setIssuedAt(now)
+    .setExpirationTime(now + (t.client.idTokenLifetime ?? DEFAULT_ID_TOKEN_LIFETIME))
+    .sign(key.privateKey);
+}

@@ -1,0 +1,138 @@
+// The provider's signing keys: one current key per algorithm (ES256, RS256), generated on first
+// start and stored in the database so that every instance signs with keys the others publish.
+// Private keys are kept in memory for signing (no database read, no key import per token) and
+// never leave this module except as CryptoKeys; only public JWKs are published.
+import { and, desc, gt, isNull, or } from "drizzle-orm";
+import { exportJWK, generateKeyPair, importJWK, calculateJwkThumbprint, type JWK } from "jose";
+import type { AppContext } from "../../context.ts";
+import type { DbOrTx } from "../../db/index.ts";
+import { oidcKeys } from "../../db/schema.ts";
+import { inTransaction } from "../../db/tx.ts";
+import { decryptPrivateKey, encryptPrivateKey } from "./key-crypto.ts";
+
+/** JWS algorithms offered (RFC 7518 §3.1); `none` never is (OIDC Core §2, §10.1). */
+export const SIGNING_ALGS = ["ES256", "RS256"] as const;
+export type SigningAlg = (typeof SIGNING_ALGS)[number];
+
+/**
+ * The longest an ID token may live (a client's `id_token_lifetime` is capped to it): a retired key
+ * stays in the JWKS this long, so every token it signed can still be verified until it expires.
+ */
+export const RETIRED_KEY_PUBLISHED_SECONDS = 86_400;
+
+/** How long an instance signs with the keys it loaded before it looks for a newer one (rotation by another instance). */
+const RELOAD_AFTER_MS = 60_000;
+
+export interface SigningKey {
+  kid: string;
+  alg: SigningAlg;
+  privateKey: CryptoKey;
+}
+
+interface Loaded {
+  at: number;
+  keys: Promise<Map<SigningAlg, SigningKey>>;
+}
+
+const loaded = new WeakMap<AppContext, Loaded>();
+
+/** Generates the missing keys and loads the current ones (called at start, so the first login pays nothing). */
+export async function ensureSigningKeys(app: AppContext): Promise<void> {
+  await currentKeys(app, true);
+}
+
+/** The key that signs for `alg` now. */
+export async function signingKey(app: AppContext, alg: SigningAlg): Promise<SigningKey> {
+  const key = (await currentKeys(app)).get(alg);
+  if (!key) throw new Error(`no current ${alg} signing key`);
+  return key;
+}
+
+function currentKeys(app: AppContext, fresh = false): Promise<Map<SigningAlg, SigningKey>> {
+  const cached = loaded.get(app);
+  if (cached && !fresh && Date.now() - cached.at < RELOAD_AFTER_MS) return cached.keys;
+  const keys = loadOrGenerate(app);
+  // A failed load (database outage) is retried by the next caller; until a reload succeeds, the
+  // keys already in memory keep signing.
+  const entry: Loaded = { at: Date.now(), keys };
+  loaded.set(app, entry);
+  keys.catch(() => {
+    if (loaded.get(app) === entry) {
+      if (cached) loaded.set(app, cached);
+      else loaded.delete(app);
+    }
+  });
+  return keys;
+}
+
+async function loadOrGenerate(app: AppContext): Promise<Map<SigningAlg, SigningKey>> {
+  let rows = await currentRows(app.db);
+  const missing = SIGNING_ALGS.filter((alg) => !rows.some((r) => r.alg === alg));
+  if (missing.length) {
+    // Two instances starting together may both generate: both keys are published, each instance
+    // signs with the newest one it reads back, and verification works either way.
+    for (const alg of missing) await insertNewKey(app, app.db, alg);
+    app.log.info("generated OpenID Connect signing keys", { algorithms: missing });
+    rows = await currentRows(app.db);
+  }
+  const out = new Map<SigningAlg, SigningKey>();
+  for (const row of rows) {
+    const alg = row.alg as SigningAlg;
+    if (out.has(alg)) continue; // rows are newest first
+    const jwk = JSON.parse(row.encrypted ? await decryptPrivateKey(requireSecret(app, row.kid), row.kid, row.privateKey) : row.privateKey) as JWK;
+    out.set(alg, { kid: row.kid, alg, privateKey: (await importJWK(jwk, alg)) as CryptoKey });
+  }
+  return out;
+}
+
+function requireSecret(app: AppContext, kid: string): string {
+  const secret = app.config.oidc.key_encryption_key;
+  if (!secret) throw new Error(`the OIDC signing key ${kid} is stored encrypted but oidc.key_encryption_key is not configured`);
+  return secret;
+}
+
+function currentRows(db: DbOrTx) {
+  return db.select().from(oidcKeys).where(isNull(oidcKeys.retiredAt)).orderBy(desc(oidcKeys.createdAt), desc(oidcKeys.kid));
+}
+
+async function insertNewKey(app: AppContext, db: DbOrTx, alg: SigningAlg): Promise<void> {
+  const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === "RS256" ? { modulusLength: 2048 } : {}) });
+  const publicJwk = await exportJWK(publicKey);
+  // RFC 7638 thumbprint as the key id: stable, unique, derived from the public key alone.
+  const kid = await calculateJwkThumbprint(publicJwk);
+  const privateJson = JSON.stringify(await exportJWK(privateKey));
+  const secret = app.config.oidc.key_encryption_key;
+  await db.insert(oidcKeys).values({
+    kid,
+    alg,
+    publicJwk: { ...publicJwk, kid, alg, use: "sig" },
+    privateKey: secret ? await encryptPrivateKey(secret, kid, privateJson) : privateJson,
+    encrypted: secret !== null,
+  });
+}
+
+/**
+ * Rotation: a new current key per algorithm; the previous ones are retired but stay published for
+ * `RETIRED_KEY_PUBLISHED_SECONDS`. Other instances pick the new keys up within a minute (they
+ * verify fine meanwhile: both are published).
+ */
+export async function rotateSigningKeys(app: AppContext): Promise<string[]> {
+  await inTransaction(app, async (tx) => {
+    await tx.update(oidcKeys).set({ retiredAt: new Date() }).where(isNull(oidcKeys.retiredAt));
+    for (const alg of SIGNING_ALGS) await insertNewKey(app, tx, alg);
+  });
+  const keys = await currentKeys(app, true);
+  app.log.info("rotated the OpenID Connect signing keys");
+  return [...keys.values()].map((k) => k.kid);
+}
+
+/** The JWK Set of `jwks_uri` (RFC 7517 §5): current keys, and retired ones still within their publication time. */
+export async function publicJwks(app: AppContext): Promise<{ keys: JWK[] }> {
+  const since = new Date(Date.now() - RETIRED_KEY_PUBLISHED_SECONDS * 1000);
+  const rows = await app.db
+    .select({ jwk: oidcKeys.publicJwk })
+    .from(oidcKeys)
+    .where(and(or(isNull(oidcKeys.retiredAt), gt(oidcKeys.retiredAt, since))))
+    .orderBy(desc(oidcKeys.createdAt));
+  return { keys: rows.map((r) => r.jwk as JWK) };
+}

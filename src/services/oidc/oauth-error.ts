@@ -1,0 +1,15 @@
+// The error answer of the token, introspection and revocation endpoints: RFC 6749 §5.2's
+// `{error, error_description}`, not the Tessera error body, because OAuth clients parse it.
+export class OAuthError extends Error {
+  constructor(
+    readonly status: 400 | 401 | 403 | 503,
+    readonly error: string,
+    readonly description: string,
+  ) {
+    super(description);
+  }
+}
+
+/** RFC 6749 §5.2: a failed client authentication is 401 `invalid_client`. */
+export const invalidClient = () => new OAuthError(401, "invalid_client", "client authentication failed");
+export const invalidGrant = (description: string) => new OAuthError(400, "invalid_grant", description);
