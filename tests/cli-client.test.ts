@@ -157,4 +157,22 @@ describe("the tessera CLI", () => {
     const invalid = await tessera(["users", "create", "--username", "", "--json"], inTenant);
     expect([invalid.code, invalid.err]).toEqual([1, expect.stringContaining("invalid-data")]);
   }, 120_000);
+
+  test("oidc-clients: create (the secret shown once), list, show without the secret, delete", async () => {
+    const created = await tessera(["oidc-clients", "create", "--name", "grafana", "--redirect-uris", "https://grafana.example.com/login/generic_oauth", "--first-party", "--json"], auth);
+    expect(created.code).toBe(0);
+    const client = JSON.parse(created.out) as { client_id: string; client_secret: string; first_party: boolean; client_type: string };
+    expect([client.client_type, client.first_party, typeof client.client_secret]).toEqual(["confidential", true, "string"]);
+    expect((await tessera(["oidc-clients", "list"], auth)).out).toContain("grafana");
+    const shown = await tessera(["oidc-clients", "show", client.client_id, "--json"], auth);
+    expect(JSON.parse(shown.out).redirect_uris).toEqual(["https://grafana.example.com/login/generic_oauth"]);
+    expect(shown.out).not.toContain(client.client_secret);
+    const pub = await tessera(["oidc-clients", "create", "--name", "phone", "--type", "public", "--redirect-uris", "com.example.phone:/cb", "--json"], auth);
+    expect(JSON.parse(pub.out)).not.toHaveProperty("client_secret");
+    expect((await tessera(["oidc-clients", "delete", client.client_id], auth)).code).toBe(0);
+    const gone = await tessera(["oidc-clients", "show", client.client_id], auth);
+    expect([gone.code, gone.err]).toEqual([1, expect.stringContaining("404")]);
+    const invalid = await tessera(["oidc-clients", "create", "--name", "x", "--redirect-uris", "https://a.example.com/#frag", "--json"], auth);
+    expect([invalid.code, invalid.err]).toEqual([1, expect.stringContaining("invalid-data")]);
+  }, 120_000);
 });

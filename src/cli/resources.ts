@@ -1,4 +1,4 @@
-// `tessera users|tenants|groups|policies list|show|create|delete`, `policies add-acl|remove-acl` and
+// `tessera users|tenants|groups|policies|oidc-clients list|show|create|delete`, `policies add-acl|remove-acl` and
 // `users unlock`: one table describes each resource; the commands are built from it over the typed client. The
 // commands between resources (memberships, passwords, updates) are in relations.ts.
 import { defineCommand, type ArgsDef } from "citty";
@@ -84,6 +84,29 @@ const RESOURCES: Record<string, ResourceSpec> = {
     body: (a) => ({ name: a.name, slug: a.slug, acl: list(a.acl), description: a.description, shared: a.shared || undefined }),
     needsOneOf: [{ field: "name", flag: "--name" }],
   },
+  "oidc-clients": {
+    singular: "OpenID Connect client",
+    ops: { list: "listOidcClients", show: "getOidcClient", create: "createOidcClient", delete: "deleteOidcClient" },
+    param: "oidc_client_id",
+    columns: ["client_id", "name", "client_type", "tenant_uuid", "redirect_uris"],
+    createArgs: {
+      name: { ...str, description: "Name shown on the login page", valueHint: "NAME" },
+      type: { ...str, description: "confidential (has a secret, shown once) or public (PKCE only)", default: "confidential" },
+      "redirect-uris": { ...str, description: "Redirect URIs, comma-separated (matched exactly)", valueHint: "A,B" },
+      "post-logout-redirect-uris": { ...str, description: "Post-logout redirect URIs, comma-separated", valueHint: "A,B" },
+      "grant-types": { ...str, description: "Grant types, comma-separated (default authorization_code,refresh_token)", valueHint: "A,B" },
+      "first-party": { type: "boolean", description: "A first-party client (no consent screen)", default: false },
+    },
+    body: (a) => ({
+      name: a.name,
+      client_type: a.type,
+      redirect_uris: list(a["redirect-uris"]),
+      post_logout_redirect_uris: list(a["post-logout-redirect-uris"]),
+      grant_types: list(a["grant-types"]),
+      first_party: a["first-party"] || undefined,
+    }),
+    needsOneOf: [{ field: "name", flag: "--name" }],
+  },
 };
 
 
@@ -127,7 +150,7 @@ function listCommand(name: string, spec: ResourceSpec): AnyCommand {
 function oneCommand(action: "show" | "delete", name: string, spec: ResourceSpec): AnyCommand {
   return defineCommand({
     meta: { name: action, description: action === "show" ? `Show one ${spec.singular}` : `Delete a ${spec.singular} (succeeds when already absent)` },
-    args: { id: { type: "positional", description: spec.param === "policy" ? "UUID or slug" : "UUID", required: true }, ...remoteArgs },
+    args: { id: { type: "positional", description: spec.param === "policy" ? "UUID or slug" : spec.param === "oidc_client_id" ? "client_id" : "UUID", required: true }, ...remoteArgs },
     async run({ args }) {
       await withClient(args, async (client) => {
         const result = await call(client, spec.ops[action], { params: { path: { [spec.param]: args.id } } });
