@@ -258,6 +258,8 @@ export const configSchema = z.object({
        * derived (AES-256-GCM); unset, they are stored unencrypted (and still never returned).
        */
       key_encryption_key: z.string().min(32).nullable().default(null),
+      /** Signing keys older than this are replaced (checked hourly); 0 = only by `tessera rotate-oidc-keys`. */
+      key_rotation_days: z.number().int().min(0).max(3650).default(90),
     })
     .prefault({}),
   /** Prometheus `/metrics` on its own listener; off while `port` is null. */

@@ -5,8 +5,10 @@ import type { AppContext } from "./context.ts";
 import { purgeExpiredTokens, notifyExpiringSoon } from "./services/auth/token-cleanup.ts";
 import { purgeThrottleCounters } from "./services/auth/login-throttle.ts";
 import { purgeSamlSessions } from "./services/integrations/saml/saml-sessions.ts";
+import { rotateSigningKeysIfDue } from "./services/oidc/keys.ts";
 
 export function startJobs(app: AppContext): void {
+  startKeyRotation(app);
   const interval = app.config.token_cleanup_interval;
   if (interval <= 0) return;
   const job = new Cron(`*/${Math.max(1, Math.round(interval))} * * * * *`, { protect: true, interval: Math.max(1, Math.round(interval)) }, async () => {
@@ -28,4 +30,17 @@ export async function runCleanup(app: AppContext): Promise<{ purged: number; not
     app.log.info("token cleanup", { purged_sessions: purged, expire_soon_notices: notified, forgotten_throttle_counters: throttleCounters, purged_saml_sessions: samlSessions });
   }
   return { purged, notified, throttleCounters, samlSessions };
+}
+
+/** The OpenID Connect signing keys' scheduled rotation (`oidc.key_rotation_days`), checked hourly. */
+function startKeyRotation(app: AppContext): void {
+  if (app.config.oidc.key_rotation_days <= 0) return;
+  const job = new Cron("17 * * * *", { protect: true }, async () => {
+    try {
+      await rotateSigningKeysIfDue(app);
+    } catch (e) {
+      app.log.error("OpenID Connect key rotation failed", { error: (e as Error).message });
+    }
+  });
+  app.onClose.push(() => job.stop());
 }

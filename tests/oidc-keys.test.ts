@@ -1,11 +1,14 @@
 // OpenID Connect discovery and signing keys (OIDC Discovery 1.0, RFC 7517), read by panva's
 // openid-client as a relying party would.
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eq, isNull } from "drizzle-orm";
 import { createLocalJWKSet, jwtVerify, SignJWT, type JWK } from "jose";
 import * as oidc from "openid-client";
 import { oidcKeys } from "../src/db/schema.ts";
-import { ensureSigningKeys, rotateSigningKeys, signingKey } from "../src/services/oidc/keys.ts";
+import { ensureSigningKeys, rotateSigningKeys, rotateSigningKeysIfDue, signingKey } from "../src/services/oidc/keys.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { serveApp, type ServedApp } from "./helpers/oidc.ts";
 
@@ -97,6 +100,21 @@ describeEachDb(
       expect(later.map((k) => k.kid)).not.toContain(old.kid);
       expect(later.length).toBe(3);
     });
+
+    test("scheduled rotation: only when the current keys are older than oidc.key_rotation_days, and never with 0", async () => {
+      const t = get();
+      const before = await signingKey(t.app, "RS256");
+      expect(await rotateSigningKeysIfDue(t.app)).toBe(false);
+      await t.app.db.update(oidcKeys).set({ createdAt: new Date(Date.now() - 91 * 86_400_000) }).where(isNull(oidcKeys.retiredAt));
+      t.app.config.oidc.key_rotation_days = 0;
+      expect(await rotateSigningKeysIfDue(t.app)).toBe(false);
+      t.app.config.oidc.key_rotation_days = 90;
+      expect(await rotateSigningKeysIfDue(t.app)).toBe(true);
+      expect((await signingKey(t.app, "RS256")).kid).not.toBe(before.kid);
+      expect(await rotateSigningKeysIfDue(t.app)).toBe(false); // fresh again: one rotation only
+      const current = await t.app.db.select().from(oidcKeys).where(isNull(oidcKeys.retiredAt));
+      expect(current.map((k) => k.alg).sort()).toEqual(["ES256", "RS256"]);
+    });
   },
   { config: { public_url: "https://auth.example.com/api/auth", oidc: { key_encryption_key: SECRET } } },
 );
@@ -120,4 +138,27 @@ describeEachDb("OpenID Connect discovery without public_url", (get) => {
     const rows = await get().app.db.select().from(oidcKeys);
     expect(rows.every((row) => !row.encrypted)).toBe(true);
   });
+});
+
+describe("tessera rotate-oidc-keys", () => {
+  test("replaces the keys of the configured database and prints the new key ids", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tessera-oidc-keys-"));
+    writeFileSync(join(dir, "config.yml"), "log_level: error\n");
+    try {
+      const run = async (args: string[]) => {
+        const p = Bun.spawn(["node", "bin/tessera.js", ...args], { cwd: join(import.meta.dir, ".."), env: { ...process.env, TESSERA_DATA_DIR: join(dir, "data"), TESSERA_CONFIG: join(dir, "config.yml"), TESSERA_LOG_LEVEL: "error" }, stdout: "pipe", stderr: "pipe" });
+        const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
+        return { code: await p.exited, out, err };
+      };
+      const first = await run(["rotate-oidc-keys", "--json"]);
+      expect([first.code, first.err]).toEqual([0, ""]);
+      const second = await run(["rotate-oidc-keys", "--json"]);
+      const [a, b] = [JSON.parse(first.out).current_kids as string[], JSON.parse(second.out).current_kids as string[]];
+      expect(a.length).toBe(2);
+      expect(b.length).toBe(2);
+      expect(b.some((k) => a.includes(k))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

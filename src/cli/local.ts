@@ -120,3 +120,17 @@ function transferCommand(command: "import" | "export") {
 
 export const importCommand = transferCommand("import");
 export const exportCommand = transferCommand("export");
+
+export const rotateOidcKeysCommand = defineCommand({
+  meta: { name: "rotate-oidc-keys", description: "Replace the OpenID Connect signing keys now; the old ones stay published 24 h so the ID tokens they signed still verify" },
+  args: { ...configArg, json: { type: "boolean", description: "JSON output", default: false } },
+  async run({ args }) {
+    await withLocalApp(args.config, async (app) => {
+      const { ensureSigningKeys, rotateSigningKeys } = await import("../services/oidc/keys.ts");
+      await ensureSigningKeys(app);
+      const kids = await rotateSigningKeys(app);
+      if (args.json) printJson({ rotated: true, current_kids: kids });
+      else console.log(`rotated the OpenID Connect signing keys; current key ids: ${kids.join(", ")}`);
+    });
+  },
+});

@@ -3,7 +3,7 @@
 import { defineCommand, renderUsage, runCommand, type CommandDef } from "citty";
 import { configCommand } from "./config.ts";
 import { sessionsCommand } from "./relations.ts";
-import { bootstrapCommand, exportCommand, importCommand, migrateCommand, serveCommand } from "./local.ts";
+import { bootstrapCommand, exportCommand, importCommand, migrateCommand, rotateOidcKeysCommand, serveCommand } from "./local.ts";
 import { closestName } from "../text-distance.ts";
 import { CliFailure, EXIT, failureText, plainUnlessTerminal } from "./output.ts";
 import { resourceCommands } from "./resources.ts";
@@ -18,6 +18,7 @@ export const tesseraCommand = defineCommand({
     import: importCommand,
     export: exportCommand,
     config: configCommand,
+    "rotate-oidc-keys": rotateOidcKeysCommand,
     token: tokenCommand,
     sessions: sessionsCommand,
     ...resourceCommands,

@@ -117,10 +117,35 @@ async function insertNewKey(app: AppContext, db: DbOrTx, alg: SigningAlg): Promi
  * verify fine meanwhile: both are published).
  */
 export async function rotateSigningKeys(app: AppContext): Promise<string[]> {
-  await inTransaction(app, async (tx) => {
-    await tx.update(oidcKeys).set({ retiredAt: new Date() }).where(isNull(oidcKeys.retiredAt));
-    for (const alg of SIGNING_ALGS) await insertNewKey(app, tx, alg);
+  await inTransaction(app, (tx) => retireAndReplace(app, tx));
+  return reloadAfterRotation(app);
+}
+
+/**
+ * The scheduled rotation: rotates when the current keys are older than `oidc.key_rotation_days`
+ * (0 = never). The current rows are locked first, so of several instances checking at once one
+ * rotates and the others find fresh keys.
+ */
+export async function rotateSigningKeysIfDue(app: AppContext): Promise<boolean> {
+  const days = app.config.oidc.key_rotation_days;
+  if (days <= 0) return false;
+  const cutoff = Date.now() - days * 86_400_000;
+  const rotated = await inTransaction(app, async (tx) => {
+    const current = await tx.select({ createdAt: oidcKeys.createdAt }).from(oidcKeys).where(isNull(oidcKeys.retiredAt)).for("update");
+    if (current.length === 0 || current.some((k) => k.createdAt.getTime() > cutoff)) return false;
+    await retireAndReplace(app, tx);
+    return true;
   });
+  if (rotated) await reloadAfterRotation(app);
+  return rotated;
+}
+
+async function retireAndReplace(app: AppContext, tx: DbOrTx): Promise<void> {
+  await tx.update(oidcKeys).set({ retiredAt: new Date() }).where(isNull(oidcKeys.retiredAt));
+  for (const alg of SIGNING_ALGS) await insertNewKey(app, tx, alg);
+}
+
+async function reloadAfterRotation(app: AppContext): Promise<string[]> {
   const keys = await currentKeys(app, true);
   app.log.info("rotated the OpenID Connect signing keys");
   return [...keys.values()].map((k) => k.kid);
