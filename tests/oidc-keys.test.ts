@@ -1,8 +1,7 @@
 // OpenID Connect discovery and signing keys (OIDC Discovery 1.0, RFC 7517), read by panva's
 // openid-client as a relying party would.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { eq, isNull } from "drizzle-orm";
 import { createLocalJWKSet, jwtVerify, SignJWT, type JWK } from "jose";
@@ -11,6 +10,7 @@ import { oidcKeys } from "../src/db/schema.ts";
 import { ensureSigningKeys, rotateSigningKeys, rotateSigningKeysIfDue, signingKey } from "../src/services/oidc/keys.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { serveApp, type ServedApp } from "./helpers/oidc.ts";
+import { tempDirs } from "./helpers/temp-dirs.ts";
 
 const SECRET = "a-key-encryption-secret-of-at-least-32-characters";
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "k", "oth"];
@@ -141,24 +141,21 @@ describeEachDb("OpenID Connect discovery without public_url", (get) => {
 });
 
 describe("tessera rotate-oidc-keys", () => {
+  const tempDir = tempDirs("tessera-oidc-keys-");
   test("replaces the keys of the configured database and prints the new key ids", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "tessera-oidc-keys-"));
+    const dir = tempDir();
     writeFileSync(join(dir, "config.yml"), "log_level: error\n");
-    try {
-      const run = async (args: string[]) => {
-        const p = Bun.spawn(["node", "bin/tessera.js", ...args], { cwd: join(import.meta.dir, ".."), env: { ...process.env, TESSERA_DATA_DIR: join(dir, "data"), TESSERA_CONFIG: join(dir, "config.yml"), TESSERA_LOG_LEVEL: "error" }, stdout: "pipe", stderr: "pipe" });
-        const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
-        return { code: await p.exited, out, err };
-      };
-      const first = await run(["rotate-oidc-keys", "--json"]);
-      expect([first.code, first.err]).toEqual([0, ""]);
-      const second = await run(["rotate-oidc-keys", "--json"]);
-      const [a, b] = [JSON.parse(first.out).current_kids as string[], JSON.parse(second.out).current_kids as string[]];
-      expect(a.length).toBe(2);
-      expect(b.length).toBe(2);
-      expect(b.some((k) => a.includes(k))).toBe(false);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const run = async (args: string[]) => {
+      const p = Bun.spawn(["node", "bin/tessera.js", ...args], { cwd: join(import.meta.dir, ".."), env: { ...process.env, TESSERA_DATA_DIR: join(dir, "data"), TESSERA_CONFIG: join(dir, "config.yml"), TESSERA_LOG_LEVEL: "error" }, stdout: "pipe", stderr: "pipe" });
+      const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
+      return { code: await p.exited, out, err };
+    };
+    const first = await run(["rotate-oidc-keys", "--json"]);
+    expect([first.code, first.err]).toEqual([0, ""]);
+    const second = await run(["rotate-oidc-keys", "--json"]);
+    const [a, b] = [JSON.parse(first.out).current_kids as string[], JSON.parse(second.out).current_kids as string[]];
+    expect(a.length).toBe(2);
+    expect(b.length).toBe(2);
+    expect(b.some((k) => a.includes(k))).toBe(false);
   }, 120_000);
 });
