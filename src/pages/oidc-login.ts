@@ -6,12 +6,15 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import nunjucks from "nunjucks";
 import { fileURLToPath } from "node:url";
+import { embeddedFile } from "../embedded.ts";
 
 const env = new nunjucks.Environment(null, { autoescape: true, throwOnUndefined: false });
 let template: nunjucks.Template | null = null;
 
 function pageTemplate(): nunjucks.Template {
-  template ??= nunjucks.compile(readFileSync(fileURLToPath(new URL("../../templates/oidc_page.html", import.meta.url)), "utf8"), env);
+  // From the executable in a single-file build (scripts/build.ts carries templates/), else from disk.
+  const path = fileURLToPath(new URL("../../templates/oidc_page.html", import.meta.url));
+  template ??= nunjucks.compile(embeddedFile(path) ?? readFileSync(path, "utf8"), env);
   return template;
 }
 
