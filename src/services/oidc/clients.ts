@@ -2,7 +2,7 @@
 // A confidential client's secret is shown once, at creation, and stored as a SHA-256 digest; a
 // public client has none and must use PKCE S256 (RFC 7636 §4.2, RFC 9700 §2.1.1).
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
-import { and, asc, desc, eq, ilike, inArray, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, ilike, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { oidcClients } from "../../db/schema.ts";
@@ -12,7 +12,7 @@ import type { Caller } from "../../domain/caller.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
 import { InvalidData, NotFound, orAbsent } from "../../domain/errors.ts";
 import { publishEvent, routingKey } from "../events.ts";
-import { scopedTenantUuids, tenantVisible } from "../identity/visibility.ts";
+import { inCallerScope, tenantVisible } from "../identity/visibility.ts";
 import type { SigningAlg } from "./keys.ts";
 
 export type ClientRow = typeof oidcClients.$inferSelect;
@@ -184,7 +184,7 @@ export type ClientFilter = "client_id" | "name" | "client_type";
 const SORT = { name: oidcClients.name, created_at: oidcClients.createdAt, client_id: oidcClients.clientId } as const;
 
 export async function listClients(app: AppContext, caller: Caller, params: ListParams<ClientFilter>): Promise<Collection<ClientJson>> {
-  const base = inArray(oidcClients.tenantUuid, await scopedTenantUuids(app, caller, params.recurse));
+  const base = inCallerScope(app, caller, params.recurse, oidcClients.tenantUuid);
   const conditions: SQL[] = [];
   const pattern = searchPattern(params.search);
   if (pattern) conditions.push(ilike(oidcClients.name, pattern));
