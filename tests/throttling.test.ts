@@ -77,8 +77,11 @@ async function withSettings(t: TestApp, changes: Record<string, number | boolean
   }
 }
 
-test("keys: logins are trimmed, lower-cased and NFC; IPv6 counts per /64; IPv4-mapped is IPv4", () => {
+test("keys: logins are trimmed, NFKC and lower-cased (look-alikes count as one); IPv6 counts per /64; IPv4-mapped is IPv4", () => {
   expect(normaliseLogin("  Élodie@Example.COM ")).toBe(normaliseLogin("e\u0301lodie@example.com"));
+  // look-alikes that log in as one user count as one (full-width, ligature)
+  expect(normaliseLogin("ＡＤＭＩＮ")).toBe(normaliseLogin("admin"));
+  expect(normaliseLogin("ﬁnance")).toBe(normaliseLogin("finance"));
   expect(normaliseLogin("x".repeat(300))).toMatch(/^sha256:[0-9a-f]{64}$/);
   expect(addressKey("2001:db8:1:2:aaaa::1")).toBe("2001:db8:1:2::/64");
   expect(addressKey("2001:DB8:1:2:bbbb:cccc:dddd:eeee")).toBe("2001:db8:1:2::/64");

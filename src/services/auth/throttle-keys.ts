@@ -3,10 +3,14 @@
 // so hopping through its addresses gains nothing). Pure functions, no I/O.
 import { createHash } from "node:crypto";
 
-/** Trimmed, lower-cased, NFC; a very long login is hashed so every key fits the index, and so is
- * one holding a NUL, which PostgreSQL text cannot store (it would turn a refused login into a 503). */
+/**
+ * Trimmed, NFKC, lower-cased: the comparison logins use (RFC 8265 §3.3, identity/login-names.ts), so
+ * look-alikes that log in as one user (`ＡＤＭＩＮ`, `admin`) share one count. A very long login is
+ * hashed so every key fits the index, and so is one holding a NUL, which PostgreSQL text cannot
+ * store (it would turn a refused login into a 503).
+ */
 export function normaliseLogin(login: string): string {
-  const n = login.trim().toLowerCase().normalize("NFC");
+  const n = login.trim().normalize("NFKC").toLowerCase();
   return n.length > 256 || n.includes("\0") ? `sha256:${createHash("sha256").update(n).digest("hex")}` : n;
 }
 
