@@ -79,7 +79,7 @@ async function showLoginPage(c: Context<Env>, app: AppContext): Promise<Response
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const csrf = csrfCookie(c, app);
   const page = renderLoginPage({ clientName: check.client.name, hidden: hiddenFields(params, csrf), redirectUri: check.request.redirectUri }, 200);
-  c.res.headers.forEach((v, k) => k === "set-cookie" && page.headers.append(k, v));
+  for (const [k, v] of c.res.headers) if (k === "set-cookie") page.headers.append(k, v);
   return page;
 }
 

@@ -33,7 +33,7 @@ export async function collectStatus(app: AppContext): Promise<Record<string, Com
     plugins[p.name] = { status: p.status, kind: p.kind, ...(p.error ? { error: p.error } : {}) };
   }
   status.plugins = { status: app.plugins.report.some((p) => p.status !== "ok") ? "fail" : "ok", ...plugins };
-  app.statusProviders.forEach((p, i) => (status[p.name] = provided[i]!));
+  for (const [i, p] of app.statusProviders.entries()) status[p.name] = provided[i]!;
   return status;
 }
 

@@ -15,7 +15,7 @@ export function serveApp(t: TestApp): ServedApp {
 }
 
 const ENTITIES: Record<string, string> = { "&amp;": "&", "&quot;": '"', "&#39;": "'", "&lt;": "<", "&gt;": ">" };
-const unescape = (s: string) => s.replace(/&(amp|quot|#39|lt|gt);/g, (m) => ENTITIES[m]!);
+const htmlUnescape = (s: string) => s.replace(/&(amp|quot|#39|lt|gt);/g, (m) => ENTITIES[m]!);
 
 export interface LoginPage {
   status: number;
@@ -31,7 +31,7 @@ export async function openLoginPage(url: string, cookie = ""): Promise<LoginPage
   const res = await fetch(url, { redirect: "manual", headers: cookie ? { Cookie: cookie } : {} });
   const html = await res.text();
   const hidden: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) hidden[unescape(m[1]!)] = unescape(m[2]!);
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) hidden[htmlUnescape(m[1]!)] = htmlUnescape(m[2]!);
   const set = res.headers.get("set-cookie");
   return { status: res.status, headers: res.headers, html, hidden, cookie: set ? set.split(";")[0]! : cookie };
 }

@@ -39,7 +39,10 @@ export class TenantTreeCache {
   applyNotice(payload: string): void {
     const changes = payload.split(";");
     const valid = (c: string) => /^\+[^ ;]+ [^ ;]+$/.test(c) || /^-[^ ;]+$/.test(c);
-    if (payload === "" || !changes.every(valid) || this.loading) return this.invalidate();
+    if (payload === "" || !changes.every(valid) || this.loading) {
+      this.invalidate();
+      return;
+    }
     for (const c of changes) {
       if (c.startsWith("+")) {
         const [uuid, parent] = c.slice(1).split(" ") as [string, string];
@@ -50,7 +53,10 @@ export class TenantTreeCache {
 
   /** A tenant this instance created, once committed (a move of it already heard is kept). */
   created(uuid: string, parent: string): void {
-    if (this.loading) return this.invalidate();
+    if (this.loading) {
+      this.invalidate();
+      return;
+    }
     if (this.parents && !this.parents.has(uuid)) this.parents.set(uuid, parent);
   }
 
