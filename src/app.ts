@@ -28,6 +28,7 @@ import { emailRoutes } from "./routes/emails.ts";
 import { userLinkRoutes } from "./routes/user-links.ts";
 import { externalRoutes } from "./routes/external.ts";
 import { userRoutes } from "./routes/users.ts";
+import { mfaRoutes } from "./routes/mfa.ts";
 import { tenantRoutes } from "./routes/tenants.ts";
 import { groupRoutes } from "./routes/groups.ts";
 import { policyRoutes } from "./routes/policies.ts";
@@ -60,6 +61,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     emailRoutes(),
     userLinkRoutes(),
     externalRoutes(app),
+    mfaRoutes(),
     userRoutes(),
     tenantRoutes(),
     groupRoutes(),

@@ -262,6 +262,22 @@ export const configSchema = z.object({
       key_rotation_days: z.number().int().min(0).max(3650).default(90),
     })
     .prefault({}),
+  /**
+   * Multi-factor authentication (README "Multi-factor authentication"). TOTP secrets are encrypted
+   * with AES-256-GCM under `encryption_keys` (base64 of 32 bytes, by id): the first encrypts, every
+   * one decrypts, and a secret read under an older key is re-encrypted under the first at its next
+   * accepted code. None configured: on PGlite a key is generated once in
+   * `data_dir/mfa-encryption.key`; on PostgreSQL, MFA routes and MFA logins answer 503.
+   */
+  mfa: z
+    .object({
+      encryption_keys: z.array(z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/), key: z.string().min(1) })).default([]),
+      /** `issuer` of the otpauth URI (what the authenticator app shows beside the account). */
+      issuer: z.string().min(1).default("Tessera"),
+      /** Give every login token of a `user` the self-service ACL `auth.users.me.mfa.#` through `default_user_policy`. */
+      self_service: z.boolean().default(true),
+    })
+    .prefault({}),
   /** Prometheus `/metrics` on its own listener; off while `port` is null. */
   metrics: z
     .object({

@@ -52,8 +52,18 @@ const logins = new Counter({
   registers: [registry],
 });
 /** `throttled`: refused before any password work (login throttling); `rejected`: too many sessions. */
-export type LoginResult = "success" | "failure" | "rejected" | "throttled" | "error";
+/** `mfa_required`: right password, second factor missing (the client retries with `mfa_code`). */
+export type LoginResult = "success" | "failure" | "rejected" | "throttled" | "error" | "mfa_required";
 export const recordLogin = (result: LoginResult, backend = "unknown") => logins.labels(result, backend).inc();
+
+const mfaOutcomes = new Counter({
+  name: "tessera_mfa_total",
+  help: "Multi-factor authentication outcomes: logins asked for a code, codes accepted or refused, recovery codes used, factors enrolled or removed, restricted (enrol-only) logins",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+export type MfaOutcome = "required" | "accepted" | "refused" | "recovery_code_used" | "enrolled" | "removed" | "restricted";
+export const recordMfa = (outcome: MfaOutcome) => mfaOutcomes.labels(outcome).inc();
 
 const passwordHash = new Histogram({
   name: "tessera_password_hash_duration_seconds",

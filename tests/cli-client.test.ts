@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTesseraClient, TesseraError, type TesseraClient } from "../clients/typescript/index.ts";
 import { freePort, waitForService } from "./helpers/service-process.ts";
+import { currentCode } from "../src/services/auth/totp.ts";
 
 const root = join(import.meta.dir, "..");
 const dir = mkdtempSync(join(tmpdir(), "tessera-cli-"));
@@ -175,4 +176,22 @@ describe("the tessera CLI", () => {
     const invalid = await tessera(["oidc-clients", "create", "--name", "x", "--redirect-uris", "https://a.example.com/#frag", "--json"], auth);
     expect([invalid.code, invalid.err]).toEqual([1, expect.stringContaining("invalid-data")]);
   }, 120_000);
+  test("users mfa show and reset; the typed client's login with mfaCode (the PGlite service generated its MFA key)", async () => {
+    const admin = createTesseraClient({ baseUrl: url });
+    await admin.login({ username: "admin", password: "s3cret-admin" });
+    const user = await admin.call("createUser", { body: { username: "milton", password: "pw-milton" } });
+    const enrol = (await admin.call("createUserMfaTotp", { params: { path: { user_uuid: user.uuid } } })) as { secret: string };
+    await admin.call("confirmUserMfaTotp", { params: { path: { user_uuid: user.uuid } }, body: { code: currentCode(enrol.secret, Date.now() - 30_000) } });
+    const shown = await tessera(["users", "mfa", "show", user.uuid, "--json"], auth);
+    expect([shown.code, JSON.parse(shown.out).totp.confirmed, JSON.parse(shown.out).recovery_codes_left]).toEqual([0, true, 10]);
+    expect(shown.out).not.toContain(enrol.secret);
+    const refused = await createTesseraClient({ baseUrl: url }).login({ username: "milton", password: "pw-milton" }).catch((e) => e);
+    expect([refused.status, refused.body.error_id, refused.body.details.methods]).toEqual([401, "mfa-required", ["totp", "recovery_code"]]);
+    const ok = await createTesseraClient({ baseUrl: url }).login({ username: "milton", password: "pw-milton", mfaCode: currentCode(enrol.secret) });
+    expect(ok.auth_id).toBe(user.uuid);
+    const reset = await tessera(["users", "mfa", "reset", user.uuid], auth);
+    expect([reset.code, reset.out.trim()]).toEqual([0, `removed the second factors of user ${user.uuid}`]);
+    expect((await tessera(["users", "mfa", "show", user.uuid], auth)).out).toContain("none");
+    expect((await createTesseraClient({ baseUrl: url }).login({ username: "milton", password: "pw-milton" })).auth_id).toBe(user.uuid);
+  }, 60_000);
 });

@@ -70,6 +70,8 @@ export interface LoginOptions {
   clientId?: string;
   /** `mobile` marks the session as a mobile one. */
   sessionType?: string;
+  /** The current TOTP code (or a recovery code) of a user with a second factor: else a 401 `mfa-required`. */
+  mfaCode?: string;
 }
 
 /** `Authorization: Basic` value, UTF-8 encoded (what the service decodes first). */
@@ -124,7 +126,7 @@ export class TesseraClient {
     if (opts.sessionType) headers["Wazo-Session-Type"] = opts.sessionType;
     const { data } = await this.call("createToken", {
       headers,
-      body: { expiration: opts.expiration, access_type: opts.accessType, client_id: opts.clientId },
+      body: { expiration: opts.expiration, access_type: opts.accessType, client_id: opts.clientId, mfa_code: opts.mfaCode },
     });
     this.token = data.token;
     return data;

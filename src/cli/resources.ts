@@ -1,5 +1,5 @@
-// `tessera users|tenants|groups|policies|oidc-clients list|show|create|delete`, `policies add-acl|remove-acl` and
-// `users unlock`: one table describes each resource; the commands are built from it over the typed client. The
+// `tessera users|tenants|groups|policies|oidc-clients list|show|create|delete`, `policies add-acl|remove-acl`,
+// `users unlock` and `users mfa show|reset` (mfa.ts): one table describes each resource; the commands are built from it over the typed client. The
 // commands between resources (memberships, passwords, updates) are in relations.ts.
 import { defineCommand, type ArgsDef } from "citty";
 import type { OperationId } from "../../clients/typescript/index.ts";
@@ -7,6 +7,7 @@ import { usersCollisionsCommand } from "./local.ts";
 import { relationCommands } from "./relations.ts";
 import { CliFailure, EXIT, output, printJson, printTable, progress } from "./output.ts";
 import { call, remoteArgs, withClient, type AnyCommand } from "./remote.ts";
+import { usersMfaCommand } from "./mfa.ts";
 
 interface ResourceSpec {
   singular: string;
@@ -218,6 +219,7 @@ export const resourceCommands: Record<string, AnyCommand> = Object.fromEntries(
       create: createCommand(name, spec),
       delete: oneCommand("delete", name, spec),
     };
+    if (name === "users") subCommands.mfa = usersMfaCommand;
     if (name === "policies") Object.assign(subCommands, { "add-acl": aclCommand("add"), "remove-acl": aclCommand("remove") });
     if (name === "users") Object.assign(subCommands, { unlock: unlockCommand, collisions: usersCollisionsCommand });
     Object.assign(subCommands, relationCommands[name] ?? {});

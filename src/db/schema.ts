@@ -7,3 +7,4 @@ export * from "./tables/throttling.ts";
 export * from "./tables/counters.ts";
 export * from "./tables/saml.ts";
 export * from "./tables/oidc.ts";
+export * from "./tables/mfa.ts";

@@ -99,6 +99,13 @@ export class AuthenticationFailed extends ApiError {
   }
 }
 
+/** 401 of a login whose password was right for a user with a confirmed second factor, but no code came with it. */
+export class MfaRequired extends ApiError {
+  constructor(methods: string[]) {
+    super(401, "mfa-required", "A second factor is required: retry with mfa_code", "tokens", { methods });
+  }
+}
+
 export class UnauthorizedTenant extends ApiError {
   constructor(tenantUuid: string) {
     super(401, "unauthorized-tenant", "Unauthorized tenant", "tenants", { tenant_uuid: tenantUuid });

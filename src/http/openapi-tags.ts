@@ -13,6 +13,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   reset: "Password reset by mail: the request (answered the same whether the user exists or not) and the reset itself with the mailed token.",
   external:
     "External accounts linked to users (mobile push tokens, Google, Microsoft…) and their per-tenant configuration; OAuth2 callbacks are served by Tessera itself.",
+  mfa:
+    "Multi-factor authentication: a user's TOTP factor (enrol, confirm with a code to get ten single-use recovery codes, remove), through `me` or by an administrator of the user's tenant, and each tenant's MFA policy (`optional` or `required`, inherited by sub-tenants). Logins of a user with a factor then need `mfa_code`.",
   idp: "Identity providers: which login method (native, LDAP, SAML…) each user uses.",
   ldap_config: "The LDAP directory of a tenant: its users log in with their directory password.",
   saml_config: "The SAML identity provider of a tenant: its metadata, and this service provider's metadata and ACS URL.",

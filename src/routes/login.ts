@@ -17,6 +17,7 @@ const tokenBody = z
     saml_session_id: text(1024, { min: 1 }).optional(),
     tenant_id: text(CAPS.shortName).optional(),
     domain_name: text(253).optional(),
+    mfa_code: text(64, { min: 1 }).optional(),
   })
   .superRefine((b, ctx) => {
     const rule = (path: string, message: string) =>
@@ -75,7 +76,7 @@ export function loginRoutes(): RouteGroup {
       responses: {
         200: "`{data: token}`, header `Wazo-Sessions-Revoked`",
         400: "Invalid body",
-        401: "Authentication failed (always the same answer)",
+        401: "Authentication failed (always the same answer); `mfa-required` (with `details.methods`) when the password was right but the user's second factor is missing: retry with `mfa_code`",
         429: "The user has too many sessions (`too-many-sessions`), or the login or address is throttled after too many failures (`too-many-requests`, `Retry-After`)",
         503: "The service cannot check or count the attempt now (database outage)",
       },

@@ -8,7 +8,7 @@ import { resolveMethod } from "./identity-providers.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { describeCause } from "../../db/failures.ts";
 import { isDatabaseUnavailable } from "../../db/errors.ts";
-import { ApiError, AuthenticationFailed, ServiceUnavailable, TooManySessions } from "../../domain/errors.ts";
+import { ApiError, AuthenticationFailed, MfaRequired, ServiceUnavailable, TooManySessions } from "../../domain/errors.ts";
 import { isUuid } from "../../domain/validate.ts";
 import type { BackendPlugin, IdpPlugin, LoginArgs } from "../../plugins/types.ts";
 import { publishEvent, sessionCreatedEvent } from "../events.ts";
@@ -17,6 +17,7 @@ import { insertToken, tokenJson, type TokenJson } from "./tokens.ts";
 import { findLoginUser } from "./user-auth.ts";
 import { assertNotThrottled, clearLoginFailures, countFailure, type ThrottleSubject } from "./login-throttle.ts";
 import { recordLogin } from "../../metrics.ts";
+import { secondFactorStep } from "./mfa-login.ts";
 
 export interface TokenRequestBody {
   backend?: string;
@@ -27,6 +28,8 @@ export interface TokenRequestBody {
   saml_session_id?: string;
   tenant_id?: string;
   domain_name?: string;
+  /** A TOTP or recovery code, for a user with a second factor (mfa-login.ts). */
+  mfa_code?: string;
 }
 
 export interface LoginRequest {
@@ -55,6 +58,8 @@ interface Authenticated {
   method: string;
   persistentMetadata: Record<string, unknown>;
   refreshTokenUuid: string | null;
+  /** Set by the second-factor step for a user who must enrol first: the token's whole ACL. */
+  enrolOnlyAcl?: string[] | null;
 }
 
 class LoginRefused extends Error {}
@@ -83,6 +88,8 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
   try {
     const auth = await authenticate(app, args);
     method = auth.method;
+    // Refresh-token logins (the only ones without an IdP) were issued after the second factor: not asked again.
+    if (auth.idp) auth.enrolOnlyAcl = (await secondFactorStep(app, args, auth.login, req.body.mfa_code)).enrolOnlyAcl;
     const result = await issue(app, args, auth, req);
     app.log.info("login", { outcome: "success", login: auth.login, idp: auth.method, remote_addr: req.remoteAddr });
     // Failures counted after the check (another attempt, at the same moment) stay counted.
@@ -90,6 +97,10 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
     recordLogin("success", method);
     return result;
   } catch (e) {
+    if (e instanceof MfaRequired) {
+      recordLogin("mfa_required", method);
+      throw e;
+    }
     if (e instanceof TooManySessions) {
       recordLogin("rejected", method);
       throw e;
@@ -191,10 +202,11 @@ async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req:
   const metadata = { ...auth.persistentMetadata, ...((await auth.backend.getMetadata?.(auth.login, args)) ?? {}) };
   const authId = typeof metadata.auth_id === "string" ? metadata.auth_id : null;
   if (!authId) throw new LoginRefused();
-  const acl = (await auth.backend.getAcl?.(auth.login, args)) ?? args.acl;
+  const acl = auth.enrolOnlyAcl ?? (await auth.backend.getAcl?.(auth.login, args)) ?? args.acl;
   const expiration = body.expiration ?? app.config.default_token_lifetime;
   const capped = isUuid(authId) && (metadata.purpose === "user" || metadata.purpose === "external_api");
-  const offline = body.access_type === "offline" && Boolean(body.client_id) && isUuid(authId);
+  // No refresh token for an enrol-only login: it would later log in without the second factor.
+  const offline = body.access_type === "offline" && Boolean(body.client_id) && isUuid(authId) && !auth.enrolOnlyAcl;
   const write = async (tx: DbOrTx): Promise<LoginResult> => {
     if (capped) await enforceSessionCap(app, tx, authId);
     let rt: RefreshTokenOutcome | null = null;

@@ -9,13 +9,18 @@ import type { LoginArgs } from "../../plugins/types.ts";
 import { isStorableString, normalizeLogin } from "../../domain/strings.ts";
 import { storedLoginKey, typedLoginKey } from "../identity/login-names.ts";
 import { hashPassword, needsRehash, verifyPassword } from "./passwords.ts";
+import { loginMfaColumns } from "./mfa-policy.ts";
+import { appendedCode } from "./totp.ts";
 
 export type UserRow = typeof users.$inferSelect;
 
-/** A user as read for a login, with its tenant's default authentication method (for `default`). */
-export type LoginUserRow = UserRow & { tenantAuthenticationMethod: string };
+/**
+ * A user as read for a login, with its tenant's default authentication method (for `default`) and
+ * its MFA state (a confirmed factor; its tenant requiring one), so MFA costs no statement of its own.
+ */
+export type LoginUserRow = UserRow & { tenantAuthenticationMethod: string; mfaEnabled: boolean; mfaRequired: boolean };
 
-const loginColumns = { ...getTableColumns(users), tenantAuthenticationMethod: tenants.defaultAuthenticationMethod };
+const loginColumns = { ...getTableColumns(users), tenantAuthenticationMethod: tenants.defaultAuthenticationMethod, ...loginMfaColumns };
 
 /**
  * Enabled user by confirmed email, else by username; case-insensitive, after NFC normalisation
@@ -55,6 +60,12 @@ const loginUsers = new WeakMap<LoginArgs, { login: string; user: LoginUserRow | 
  * `findUserByLogin` read once per login: the password check, the method check, the metadata and
  * the ACL of one `POST /0.1/token` all ask for the same user, so it is kept on the login's args.
  */
+/** The user this login already read for `login`, if any: no query (the MFA step's source). */
+export function knownLoginUser(args: LoginArgs, login: string): LoginUserRow | null {
+  const known = loginUsers.get(args);
+  return known && known.login === login ? known.user : null;
+}
+
 export async function findLoginUser(db: DbOrTx, login: string, args?: LoginArgs): Promise<LoginUserRow | null> {
   const known = args && loginUsers.get(args);
   if (known && known.login === login) return known.user;
@@ -66,7 +77,14 @@ export async function findLoginUser(db: DbOrTx, login: string, args?: LoginArgs)
 export async function checkUserPassword(app: AppContext, login: string, password: string, args?: LoginArgs): Promise<boolean> {
   const user = await findLoginUser(app.db, login, args);
   const stored = user ? { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations } : null;
-  const ok = await verifyPassword(password, stored, app.config);
+  let ok = await verifyPassword(password, stored, app.config);
+  // FreeIPA's way for Basic-only clients: password followed by the current code (mfa-login.ts).
+  const split = !ok && user?.mfaEnabled && args ? appendedCode(password) : null;
+  if (split && (await verifyPassword(split.password, stored, app.config))) {
+    ok = true;
+    password = split.password;
+    args!.mfaAppendedCode = split.code;
+  }
   if (ok && user && needsRehash(stored!, app.config)) await rehashPassword(app, user, password);
   return ok;
 }

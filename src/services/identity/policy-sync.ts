@@ -7,6 +7,7 @@ import { execRows, type DbOrTx } from "../../db/index.ts";
 import { groupPolicies, groups, policies, userPolicies } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { writeAcl } from "./policies.ts";
+import { withSelfService } from "../auth/mfa-policy.ts";
 
 
 /**
@@ -67,7 +68,7 @@ export async function syncPoliciesOnStartup(app: AppContext): Promise<void> {
       const uuid = existing
         ? (await tx.update(policies).set(values).where(eq(policies.uuid, existing.uuid)).returning())[0]!.uuid
         : (await tx.insert(policies).values({ ...values, slug, tenantUuid: app.topTenantUuid }).returning())[0]!.uuid;
-      await writeAcl(tx, uuid, spec.acl);
+      await writeAcl(tx, uuid, withSelfService(app, slug, spec.acl));
     }
     // Config-managed policies not enabled in `all_users_policies` leave the all-users groups (step 2).
     const enabled = Object.entries(app.config.all_users_policies).filter(([, on]) => on).map(([slug]) => slug);

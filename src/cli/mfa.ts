@@ -1,0 +1,39 @@
+// `tessera users mfa show|reset USER_UUID`: a user's second factors, and the administrator reset
+// (removes the TOTP factor and its recovery codes: the user logs in with the password alone and
+// may enrol again). Over the typed client, like the other resource commands.
+import { defineCommand, type CommandDef } from "citty";
+import { printJson, printRecord } from "./output.ts";
+import { remoteArgs, withClient } from "./remote.ts";
+
+const userArg = { user: { type: "positional", description: "User UUID", required: true } } as const;
+
+const show = defineCommand({
+  meta: { name: "show", description: "Show which second factors a user has (never the secret)" },
+  args: { ...userArg, ...remoteArgs },
+  async run({ args }) {
+    await withClient(args, async (client) => {
+      const status = (await client.call("getUserMfa", { params: { path: { user_uuid: args.user } } })) as {
+        totp: { enrolled: boolean; confirmed: boolean; confirmed_at: string | null };
+        recovery_codes_left: number;
+        methods: string[];
+      };
+      if (args.json) printJson(status);
+      else printRecord({ totp: status.totp.confirmed ? "confirmed" : status.totp.enrolled ? "pending confirmation" : "none", confirmed_at: status.totp.confirmed_at, recovery_codes_left: status.recovery_codes_left, methods: status.methods.join(",") });
+    });
+  },
+});
+
+const reset = defineCommand({
+  meta: { name: "reset", description: "Remove a user's TOTP factor and recovery codes (succeeds when there is none)" },
+  args: { ...userArg, ...remoteArgs },
+  async run({ args }) {
+    await withClient(args, async (client) => {
+      await client.call("deleteUserMfaTotp", { params: { path: { user_uuid: args.user } } });
+      if (args.json) printJson({ reset: args.user });
+      else console.log(`removed the second factors of user ${args.user}`);
+    });
+  },
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: citty's CommandDef is invariant in its args
+export const usersMfaCommand: CommandDef<any> = defineCommand({ meta: { name: "mfa", description: "A user's second factors: show, reset" }, subCommands: { show, reset } });

@@ -1,0 +1,94 @@
+// The per-tenant MFA policy (issue 25): `optional` (the default) or `required`, set on a tenant
+// and inherited by its sub-tenants unless one of them sets its own. A user of a tenant requiring
+// MFA who has no factor logs in to an enrol-only token. Relaxing a requirement set by an ancestor
+// is for a caller whose own tenant is that ancestor or above: a sub-tenant's admin cannot.
+import { eq, sql } from "drizzle-orm";
+import type { AppContext } from "../../context.ts";
+import { mfaTotp, tenantMfaPolicy, users } from "../../db/schema.ts";
+import { execRows } from "../../db/index.ts";
+import { inTransaction } from "../../db/tx.ts";
+import type { Caller } from "../../domain/caller.ts";
+import { Forbidden, NotFound } from "../../domain/errors.ts";
+import { tenantVisible } from "../identity/visibility.ts";
+import { isSubtenant } from "../identity/tenant-tree.ts";
+
+export type MfaPolicy = "optional" | "required";
+
+/** What a user may do through `me` on its own factors; granted by the stock user policy. */
+export const MFA_SELF_SERVICE_ACL = "auth.users.me.mfa.#";
+/** The whole ACL of a token issued to a user who must enrol before anything else. */
+export const MFA_ENROL_ONLY_ACL = [MFA_SELF_SERVICE_ACL];
+
+/** The policy's ACL with the self-service entry, for the `default_user_policy` when `mfa.self_service` is on. */
+export function withSelfService(app: AppContext, policyName: string, acl: string[]): string[] {
+  if (!app.config.mfa.self_service || policyName !== app.config.default_user_policy || acl.includes(MFA_SELF_SERVICE_ACL)) return acl;
+  return [...acl, MFA_SELF_SERVICE_ACL];
+}
+
+/**
+ * Columns of the login's one user read (user-auth.ts): whether the user has a confirmed factor,
+ * and whether its tenant's effective policy requires one. The tenant walk only runs when some
+ * tenant has a policy row at all; a deployment that never set one pays a check of an empty table.
+ */
+export const loginMfaColumns = {
+  mfaEnabled: sql<boolean>`exists (select 1 from ${mfaTotp} where ${mfaTotp.userUuid} = ${users.uuid} and ${mfaTotp.confirmedAt} is not null)`.as("mfa_enabled"),
+  mfaRequired: sql<boolean>`coalesce((select 'required' = (
+      with recursive up(uuid, parent_uuid, depth) as (
+        select t.uuid, t.parent_uuid, 0 from auth_tenant t where t.uuid = ${users.tenantUuid}
+        union all
+        select p.uuid, p.parent_uuid, up.depth + 1 from auth_tenant p join up on p.uuid = up.parent_uuid where up.uuid <> up.parent_uuid
+      ) select s.mfa from up join tessera_tenant_mfa_policy s on s.tenant_uuid = up.uuid order by up.depth limit 1)
+    where exists (select 1 from tessera_tenant_mfa_policy)), false)`.as("mfa_required"),
+};
+
+/** The tenant's effective policy and where it comes from (the tenant itself, an ancestor, or the default). */
+async function effectivePolicy(app: AppContext, tenantUuid: string, skipSelf = false): Promise<{ mfa: MfaPolicy; from: string | null }> {
+  const rows = await execRows<{ mfa: MfaPolicy; uuid: string }>(
+    app.db,
+    sql`with recursive up(uuid, parent_uuid, depth) as (
+          select t.uuid, t.parent_uuid, 0 from auth_tenant t where t.uuid = ${tenantUuid}
+          union all
+          select p.uuid, p.parent_uuid, up.depth + 1 from auth_tenant p join up on p.uuid = up.parent_uuid where up.uuid <> up.parent_uuid
+        ) select s.mfa, up.uuid from up join tessera_tenant_mfa_policy s on s.tenant_uuid = up.uuid
+          where up.depth >= ${skipSelf ? 1 : 0} order by up.depth limit 1`,
+  );
+  return rows[0] ? { mfa: rows[0].mfa, from: rows[0].uuid } : { mfa: "optional", from: null };
+}
+
+export interface TenantMfaJson {
+  /** The tenant's own setting; null = inherited. */
+  mfa: MfaPolicy | null;
+  effective: MfaPolicy;
+  inherited_from: string | null;
+}
+
+async function requireVisibleTenant(app: AppContext, caller: Caller, tenantUuid: string): Promise<void> {
+  if (!(await tenantVisible(app, caller, tenantUuid))) throw new NotFound("tenants", tenantUuid);
+}
+
+export async function getTenantMfaPolicy(app: AppContext, caller: Caller, tenantUuid: string): Promise<TenantMfaJson> {
+  await requireVisibleTenant(app, caller, tenantUuid);
+  const [own] = await app.db.select({ mfa: tenantMfaPolicy.mfa }).from(tenantMfaPolicy).where(eq(tenantMfaPolicy.tenantUuid, tenantUuid));
+  const eff = await effectivePolicy(app, tenantUuid);
+  return { mfa: (own?.mfa as MfaPolicy | undefined) ?? null, effective: eff.mfa, inherited_from: eff.from === tenantUuid ? null : eff.from };
+}
+
+/** Sets the tenant's own policy (null: inherit again). */
+export async function setTenantMfaPolicy(app: AppContext, caller: Caller, tenantUuid: string, mfa: MfaPolicy | null): Promise<void> {
+  await requireVisibleTenant(app, caller, tenantUuid);
+  if (mfa !== "required") {
+    const above = await effectivePolicy(app, tenantUuid, true);
+    const own = caller.ownTenantUuid;
+    if (above.mfa === "required" && above.from && !(own && (await isSubtenant(app.db, above.from, own, app.topTenantUuid)))) {
+      throw new Forbidden("tenants", "A parent tenant requires MFA; only its administrators can relax it here", { inherited_from: above.from }, "forbidden", tenantUuid);
+    }
+  }
+  await inTransaction(app, async (tx) => {
+    if (mfa === null) await tx.delete(tenantMfaPolicy).where(eq(tenantMfaPolicy.tenantUuid, tenantUuid));
+    else
+      await tx
+        .insert(tenantMfaPolicy)
+        .values({ tenantUuid, mfa })
+        .onConflictDoUpdate({ target: tenantMfaPolicy.tenantUuid, set: { mfa, updatedAt: sql`now()` } });
+  });
+}
