@@ -1,5 +1,6 @@
 // The second-factor step of a login (issue 25), run once the password (or the IdP) accepted the
-// user. A user without a factor passes untouched (its login read already said so: no statement);
+// user. A user without a factor passes untouched (its login read already said so: no statement,
+// unless some tenant has an MFA policy: then one query tells whether the user's tenant requires it);
 // a user with one must send `mfa_code` (a TOTP code or a recovery code) in the body, or append the
 // current TOTP code to its password (FreeIPA's convention, for Basic-only clients such as
 // wazo_auth_client's `token.new()`). A wrong code is a failed login, counted by the throttling.
@@ -9,7 +10,7 @@ import { AuthenticationFailed, MfaRequired, invalidField } from "../../domain/er
 import type { LoginArgs } from "../../plugins/types.ts";
 import { recordMfa } from "../../metrics.ts";
 import { MFA_METHODS, hasConfirmedFactor, publishMfaEvent, useSecondFactor, wrongCode } from "./mfa.ts";
-import { MFA_ENROL_ONLY_ACL } from "./mfa-policy.ts";
+import { MFA_ENROL_ONLY_ACL, tenantRequiresMfa } from "./mfa-policy.ts";
 import { knownLoginUser } from "./user-auth.ts";
 import { assertNotThrottled, countFailure } from "./login-throttle.ts";
 import type { UserRow } from "../identity/visibility.ts";
@@ -29,7 +30,7 @@ export async function secondFactorStep(app: AppContext, args: LoginArgs, login: 
   const user = knownLoginUser(args, login);
   if (!user) return PASS; // not a user of this database (an external backend's login)
   if (!user.mfaEnabled) {
-    if (!user.mfaRequired || user.purpose === "internal") return PASS;
+    if (!user.mfaPoliciesSet || user.purpose === "internal" || !(await tenantRequiresMfa(app, user.tenantUuid))) return PASS;
     recordMfa("restricted");
     return { enrolOnlyAcl: MFA_ENROL_ONLY_ACL };
   }

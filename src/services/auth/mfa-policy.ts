@@ -26,20 +26,20 @@ export function withSelfService(app: AppContext, policyName: string, acl: string
 }
 
 /**
- * Columns of the login's one user read (user-auth.ts): whether the user has a confirmed factor,
- * and whether its tenant's effective policy requires one. The tenant walk only runs when some
- * tenant has a policy row at all; a deployment that never set one pays a check of an empty table.
+ * Columns of the login's one user read (user-auth.ts): whether the user has a confirmed factor, and
+ * whether any tenant has an MFA policy at all (two index probes). Only when one has, a user without
+ * a factor costs the login one more statement (`tenantRequiresMfa`): a deployment that never sets a
+ * policy runs the login it ran before. (Walking the tenant tree inside the read doubled its time on
+ * PGlite: a recursive query planned twice, once per UNION branch, at every login.)
  */
 export const loginMfaColumns = {
   mfaEnabled: sql<boolean>`exists (select 1 from ${mfaTotp} where ${mfaTotp.userUuid} = ${users.uuid} and ${mfaTotp.confirmedAt} is not null)`.as("mfa_enabled"),
-  mfaRequired: sql<boolean>`coalesce((select 'required' = (
-      with recursive up(uuid, parent_uuid, depth) as (
-        select t.uuid, t.parent_uuid, 0 from auth_tenant t where t.uuid = ${users.tenantUuid}
-        union all
-        select p.uuid, p.parent_uuid, up.depth + 1 from auth_tenant p join up on p.uuid = up.parent_uuid where up.uuid <> up.parent_uuid
-      ) select s.mfa from up join tessera_tenant_mfa_policy s on s.tenant_uuid = up.uuid order by up.depth limit 1)
-    where exists (select 1 from tessera_tenant_mfa_policy)), false)`.as("mfa_required"),
+  mfaPoliciesSet: sql<boolean>`exists (select 1 from ${tenantMfaPolicy})`.as("mfa_policies_set"),
 };
+
+export async function tenantRequiresMfa(app: AppContext, tenantUuid: string): Promise<boolean> {
+  return (await effectivePolicy(app, tenantUuid)).mfa === "required";
+}
 
 /** The tenant's effective policy and where it comes from (the tenant itself, an ancestor, or the default). */
 async function effectivePolicy(app: AppContext, tenantUuid: string, skipSelf = false): Promise<{ mfa: MfaPolicy; from: string | null }> {

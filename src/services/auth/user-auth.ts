@@ -16,9 +16,9 @@ export type UserRow = typeof users.$inferSelect;
 
 /**
  * A user as read for a login, with its tenant's default authentication method (for `default`) and
- * its MFA state (a confirmed factor; its tenant requiring one), so MFA costs no statement of its own.
+ * its MFA state (a confirmed factor; any tenant MFA policy set), so MFA costs no statement of its own.
  */
-export type LoginUserRow = UserRow & { tenantAuthenticationMethod: string; mfaEnabled: boolean; mfaRequired: boolean };
+export type LoginUserRow = UserRow & { tenantAuthenticationMethod: string; mfaEnabled: boolean; mfaPoliciesSet: boolean };
 
 const loginColumns = { ...getTableColumns(users), tenantAuthenticationMethod: tenants.defaultAuthenticationMethod, ...loginMfaColumns };
 
