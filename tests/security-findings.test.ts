@@ -160,7 +160,7 @@ describeEachDb(
       const name = `victim${uniq()}`;
       await createUserRow(t.app, { username: name, password: "pw-secret" });
       const before = (await t.request("POST", "/0.1/token", { body: {}, headers: basicAuth(name, "pw-secret") })).json.data.acl;
-      expect(before).toEqual(["confd.default.read"]);
+      expect(before).toEqual(["confd.default.read", "auth.users.me.mfa.#"]); // the configured ACL, plus mfa.self_service's entry
       // deny everything to everyone: a deny entry anyone may grant, but only to its own tenant's users
       let r = await t.request("POST", "/0.1/policies", { token: admin, body: { name: "tessera_default_user", acl: ["!#", "auth.users.read"] } });
       expect(r.status).toBe(200);
