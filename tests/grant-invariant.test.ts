@@ -178,7 +178,8 @@ describeEachDb(
       const login = await t.request("POST", "/0.1/token", { body: {}, headers: basicAuth(username, "pw-secret") });
       expect(login.status).toBe(200);
       expect(login.json.data.acl).toEqual(await effectiveAcl(t, user));
-      expect([...login.json.data.acl].sort()).toEqual(["!calld.#", "confd.default.read", "confd.users.me.read"]);
+      // auth.users.me.mfa.#: mfa.self_service's entry in the configured default user policy
+      expect([...login.json.data.acl].sort()).toEqual(["!calld.#", "auth.users.me.mfa.#", "confd.default.read", "confd.users.me.read"]);
     });
   },
   {
