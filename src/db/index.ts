@@ -115,6 +115,9 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
     await migrate(db as never, { migrationsFolder: folder });
   });
   const health = new ListenHealth();
+  // The LISTEN connection heard again: the server accepts connections, so the breaker need not
+  // wait for its next probe (a request right after the outage would otherwise still get a 503).
+  health.onChange((listening) => listening && breaker?.connected());
   const me = crypto.randomUUID();
   let listenerPid: number | null = null;
   // postgres.js keeps one dedicated connection for LISTEN (`client.listen.sql`, made on the first
