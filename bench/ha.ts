@@ -1,4 +1,4 @@
-// `npx bun bench/ha.ts [section...]`: the high-availability figures of the README's "Scaling and
+// `npx bun bench/ha.ts [section...]`: the high-availability figures of docs/scaling.md's "Scaling and
 // high availability" section, with the harness of the tests (tests/helpers: real processes,
 // HAProxy, private PostgreSQL clusters), everything removed afterwards. Sections:
 //   lb        3 instances on one PostgreSQL behind HAProxy: token checks through HAProxy and on one

@@ -1,4 +1,4 @@
-// `npm run bench [-- section...]`: every figure of the README's benchmark table, measured in one run
+// `npm run bench [-- section...]`: every figure of the benchmark table of docs/benchmarks.md, measured in one run
 // on this machine, each goal printed as a ratio to a reference measured in the same run. Sections:
 //   token   HEAD /0.1/token/{t}?scope= (PGlite, 64 connections): default configuration, every check
 //           in the access log, the metrics listener on, and a bare Bun.serve answering 204 (the

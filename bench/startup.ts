@@ -82,7 +82,7 @@ async function measureKind(url: string | null, port: number): Promise<{ first: S
   return { first: pick(firsts), restart: pick(restarts) };
 }
 
-/** The README's rows: first start, restart, peak and idle memory per database. */
+/** The rows of docs/benchmarks.md: first start, restart, peak and idle memory per database. */
 export async function startupRows(): Promise<string[]> {
   const rows: string[] = [];
   const pgAvailable = await scratchDatabase();

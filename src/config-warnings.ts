@@ -6,7 +6,7 @@ export function configWarnings(config: Config): string[] {
   const warnings: string[] = [];
   if (config.rest_api.num_proxies > 0 && config.rest_api.trusted_proxies.length === 0) {
     warnings.push(
-      "rest_api.num_proxies no longer makes X-Forwarded-For trusted: list the proxies' addresses in rest_api.trusted_proxies (README \"Client address\"); until then every client address is the socket peer's",
+      "rest_api.num_proxies no longer makes X-Forwarded-For trusted: list the proxies' addresses in rest_api.trusted_proxies (docs/security.md, \"Client address\"); until then every client address is the socket peer's",
     );
   }
   if (!config.public_url) {

@@ -59,7 +59,7 @@ export const configSchema = z.object({
    * While cache invalidation (LISTEN) is lost — a database failover, restart or partition — keep
    * answering token checks from the token cache for at most this many seconds (a revocation made
    * meanwhile may be missed that long); 0 = strict: the cache is bypassed at once and checks read the
-   * database (503 while it is away). README "Scaling and high availability".
+   * database (503 while it is away). docs/scaling.md "Scaling and high availability".
    */
   token_check_staleness: z.number().min(0).max(300).default(0),
   /** PGlite only: the embedded database's thread not answering a heartbeat for this long stops the service (exit 1); 0: off. */
@@ -88,7 +88,7 @@ export const configSchema = z.object({
   password_hash_concurrency: z.number().int().min(0).max(256).default(0),
   /** Derivations waiting for a thread before new logins are answered 503 at once. */
   password_hash_queue: z.number().int().min(1).max(100_000).default(128),
-  /** Brute-force protection of POST /0.1/token and GET /0.1/users/password/reset (README "Login throttling"). */
+  /** Brute-force protection of POST /0.1/token and GET /0.1/users/password/reset (docs/security.md "Login throttling"). */
   login_throttling: z
     .object({
       enabled: z.boolean().default(true),
@@ -248,7 +248,7 @@ export const configSchema = z.object({
       accepted_clock_skew_seconds: z.number().int().min(0).max(600).default(60),
     })
     .prefault({}),
-  /** OpenID Connect provider (README "OpenID Connect"); its issuer is `{public_url}/0.1/oidc`. */
+  /** OpenID Connect provider (docs/openid-connect.md "OpenID Connect"); its issuer is `{public_url}/0.1/oidc`. */
   oidc: z
     .object({
       /** Algorithm of ID tokens for clients that do not choose one (ES256 or RS256; never `none`). */
@@ -263,7 +263,7 @@ export const configSchema = z.object({
     })
     .prefault({}),
   /**
-   * Multi-factor authentication (README "Multi-factor authentication"). TOTP secrets are encrypted
+   * Multi-factor authentication (docs/security.md "Multi-factor authentication"). TOTP secrets are encrypted
    * with AES-256-GCM under `encryption_keys` (base64 of 32 bytes, by id): the first encrypts, every
    * one decrypts, and a secret read under an older key is re-encrypted under the first at its next
    * accepted code. None configured: on PGlite a key is generated once in

@@ -48,6 +48,6 @@ describeEachDb(
       expect((await t.request("POST", "/0.1/token", { body: {}, remoteAddr: "192.0.2.77", headers: { Authorization: `Basic ${btoa(`${name}:pw`)}` } })).status).toBe(200);
     }, 240_000);
   },
-  // An MFA key: without one, PostgreSQL answers the MFA routes 503 by design (README "Multi-factor authentication").
+  // An MFA key: without one, PostgreSQL answers the MFA routes 503 by design (docs/security.md "Multi-factor authentication").
   { config: { smtp: { hostname: "127.0.0.1", port: smtp.port }, public_url: "https://auth.example.com", enabled_http_plugins: { user_registration: true }, mfa: { encryption_keys: [{ id: "fuzz", key: Buffer.alloc(32, 3).toString("base64") }] } } },
 );

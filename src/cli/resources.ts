@@ -199,7 +199,7 @@ function aclCommand(action: "add" | "remove"): AnyCommand {
   });
 }
 
-/** `tessera users unlock UUID`: forgets the user's failed logins (README "Login throttling"). */
+/** `tessera users unlock UUID`: forgets the user's failed logins (docs/security.md "Login throttling"). */
 const unlockCommand: AnyCommand = defineCommand({
   meta: { name: "unlock", description: "Forget a user's failed logins, lifting the locks on its login names (address locks stay)" },
   args: { id: { type: "positional", description: "User UUID", required: true }, ...remoteArgs },

@@ -1,11 +1,11 @@
 // Strings the database always accepts. PostgreSQL refuses NUL in text, an unpaired UTF-16
 // surrogate cannot be encoded as UTF-8 (nor stored in jsonb), and a btree index entry may not
 // exceed ~2.7 kB. Every route schema builds its strings here, and the route pipeline checks every
-// path parameter, query value and body string against the same rules (README "Security"), so bad
+// path parameter, query value and body string against the same rules (docs/security.md "Security"), so bad
 // input is a 400 (or a 404 for a path segment naming a resource), never a 500.
 import { z } from "zod";
 
-/** Caps in characters (UTF-16 code units), one place: the README's table is this object. */
+/** Caps in characters (UTF-16 code units), one place: the table of docs/security.md is this object. */
 export const CAPS = {
   /** Any string of a JSON body that its route does not cap more tightly (stored only in unindexed text). */
   bodyString: 65_536,

@@ -1,4 +1,4 @@
-// OpenID Connect clients (README "OpenID Connect"): CRUD in the scoping tenant, like groups.
+// OpenID Connect clients (docs/openid-connect.md "OpenID Connect"): CRUD in the scoping tenant, like groups.
 import { z } from "zod";
 import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";

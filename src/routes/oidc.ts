@@ -1,4 +1,4 @@
-// The OpenID Connect provider's public documents (README "OpenID Connect"): discovery and keys.
+// The OpenID Connect provider's public documents (docs/openid-connect.md "OpenID Connect"): discovery and keys.
 import type { Context } from "hono";
 import type { AppContext } from "../context.ts";
 import { RouteGroup, type Env } from "../http/route.ts";

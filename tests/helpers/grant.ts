@@ -1,4 +1,4 @@
-// The grant invariant the tests check (README → Security): what a user's ACL gained must be what
+// The grant invariant the tests check (docs/security.md): what a user's ACL gained must be what
 // the caller could have granted, and a deny entry it lost must be one the caller could lift.
 import type { GrantCheck } from "../../src/acl-grant.ts";
 import { defaultPolicyAcl } from "../../src/services/auth/authentication.ts";

@@ -1,5 +1,5 @@
 // HAProxy (Debian's package) in front of Tessera instances, on a free loopback port, run in the
-// foreground by the test and killed afterwards. The configuration is the one the README documents
+// foreground by the test and killed afterwards. The configuration is the one docs/scaling.md documents
 // ("Scaling and high availability"): readiness health check, retries and redispatch for the
 // requests that may be replayed.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// Brute-force protection (README "Login throttling"): failures are counted per login name *and*
+// Brute-force protection (docs/security.md "Login throttling"): failures are counted per login name *and*
 // client address (the pair), per client address, and per login name from all addresses, in
 // `tessera_login_throttle`, shared by every instance. A pair or an address reaching its threshold
 // is locked for `wait_increment × 2^(failures − threshold)` seconds (capped), and its attempts are
@@ -21,7 +21,7 @@ export interface ThrottleSubject {
   action: "login" | "password_reset";
   login: string | null;
   remoteAddr: string;
-  /** The address came from a trusted proxy's X-Forwarded-For: never exempt (README "Client address"). */
+  /** The address came from a trusted proxy's X-Forwarded-For: never exempt (docs/security.md, "Client address"). */
   forwarded: boolean;
 }
 
@@ -195,7 +195,7 @@ async function upsertFailure(tx: DbOrTx, k: CounterKey, c: Timing): Promise<{ lo
 
 /**
  * A successful login forgets the failures of its login name and of the pair with this address (not
- * of the address: see README).
+ * of the address: see docs/security.md).
  */
 export async function clearLoginFailures(app: AppContext, subject: ThrottleSubject): Promise<void> {
   if (!app.config.login_throttling.enabled || !subject.login) return;
