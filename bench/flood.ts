@@ -12,7 +12,13 @@ const seconds = Number(process.argv[2] ?? 10);
 const root = process.env.BENCH_ROOT ?? join(import.meta.dir, "..");
 const port = 9592;
 
-interface Run { rps: number; p50: string; p99: string; non2xx: number; errors: string }
+interface Run {
+  rps: number;
+  p50: string;
+  p99: string;
+  non2xx: number;
+  errors: string;
+}
 
 async function wrk(args: string[], url: string): Promise<Run> {
   const p = Bun.spawn(["wrk", ...args, "--latency", url], { stdout: "pipe" });
@@ -28,9 +34,17 @@ async function wrk(args: string[], url: string): Promise<Run> {
 }
 
 async function measure(kind: string, env: Record<string, string>): Promise<string[]> {
-  const seed = Bun.spawnSync([process.execPath, "bench/seed.ts", JSON.stringify(["calld.users.me.calls.read"])], { cwd: root, env: { ...process.env, ...env } });
+  const seed = Bun.spawnSync([process.execPath, "bench/seed.ts", JSON.stringify(["calld.users.me.calls.read"])], {
+    cwd: root,
+    env: { ...process.env, ...env },
+  });
   if (seed.exitCode !== 0) throw new Error(`seeding failed: ${seed.stderr}`);
-  const service = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env: { ...process.env, ...env }, stdout: "ignore", stderr: "ignore" });
+  const service = Bun.spawn([process.execPath, "src/main.ts"], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdout: "ignore",
+    stderr: "ignore",
+  });
   try {
     const base = `http://127.0.0.1:${port}/0.1`;
     for (let i = 0; i < 600; i++) {
@@ -39,17 +53,25 @@ async function measure(kind: string, env: Record<string, string>): Promise<strin
       } catch {}
       await Bun.sleep(100);
     }
-    const login = await fetch(`${base}/token`, { method: "POST", headers: { Authorization: `Basic ${btoa("bench:bench-password")}` }, body: "{}" });
+    const login = await fetch(`${base}/token`, {
+      method: "POST",
+      headers: { Authorization: `Basic ${btoa("bench:bench-password")}` },
+      body: "{}",
+    });
     const token = ((await login.json()) as { data: { token: string } }).data.token;
     const check = `${base}/token/${token}?scope=calld.users.me.calls.read`;
     const head = ["-s", join(import.meta.dir, "head.lua")];
     await wrk(["-t1", "-c4", "-d3s", ...head], check); // warm-up
     const quiet = await wrk(["-t1", "-c4", `-d${seconds}s`, ...head], check);
-    const flood = wrk(["-t1", "-c64", `-d${seconds + 2}s`, "-s", join(import.meta.dir, "random-token.lua")], `${base}/token/x`);
+    const flood = wrk(
+      ["-t1", "-c64", `-d${seconds + 2}s`, "-s", join(import.meta.dir, "random-token.lua")],
+      `${base}/token/x`,
+    );
     await Bun.sleep(1000);
     const during = await wrk(["-t1", "-c4", `-d${seconds}s`, ...head], check);
     const f = await flood;
-    if (quiet.non2xx || during.non2xx) throw new Error(`a valid check failed: ${quiet.non2xx + during.non2xx} non-2xx answers`);
+    if (quiet.non2xx || during.non2xx)
+      throw new Error(`a valid check failed: ${quiet.non2xx + during.non2xx} non-2xx answers`);
     return [
       `| ${kind} | valid checks alone (4 connections) | ${Math.round(quiet.rps)} | ${quiet.p50} | ${quiet.p99} |`,
       `| ${kind} | unknown-token flood (64 connections, all 404) | ${Math.round(f.rps)} | ${f.p50} | ${f.p99} |`,
@@ -64,7 +86,13 @@ async function measure(kind: string, env: Record<string, string>): Promise<strin
 const rows: string[] = [];
 const dir = mkdtempSync(join(tmpdir(), "tessera-flood-"));
 try {
-  rows.push(...(await measure("PGlite", { TESSERA_DATA_DIR: join(dir, "data"), TESSERA_PORT: String(port), TESSERA_LOG_LEVEL: "warning" })));
+  rows.push(
+    ...(await measure("PGlite", {
+      TESSERA_DATA_DIR: join(dir, "data"),
+      TESSERA_PORT: String(port),
+      TESSERA_LOG_LEVEL: "warning",
+    })),
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
@@ -77,7 +105,13 @@ if (pgBase) {
   const url = new URL(pgBase);
   url.pathname = `/${name}`;
   try {
-    rows.push(...(await measure("PostgreSQL", { DATABASE_URL: url.toString(), TESSERA_PORT: String(port), TESSERA_LOG_LEVEL: "warning" })));
+    rows.push(
+      ...(await measure("PostgreSQL", {
+        DATABASE_URL: url.toString(),
+        TESSERA_PORT: String(port),
+        TESSERA_LOG_LEVEL: "warning",
+      })),
+    );
   } finally {
     await admin.unsafe(`drop database if exists "${name}" with (force)`);
     await admin.end();

@@ -22,7 +22,8 @@ const say = (line: string) => {
   lines.push(line);
   console.error(line);
 };
-const pct = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+const pct = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 
 async function lbSection() {
   const { default: postgres } = await import("postgres");
@@ -35,20 +36,44 @@ async function lbSection() {
   let lb: Awaited<ReturnType<typeof startHaproxy>> | null = null;
   try {
     fleet.bootstrap({ dbUri });
-    const instances = await Promise.all(["t1", "t2", "t3"].map((n) => fleet.start(n, { dbUri, extra: { db_pool_size: 8 } })));
+    const instances = await Promise.all(
+      ["t1", "t2", "t3"].map((n) => fleet.start(n, { dbUri, extra: { db_pool_size: 8 } })),
+    );
     lb = await startHaproxy(instances.map((i) => ({ name: i.name, port: i.port })));
     const token = await adminLogin(lb.url);
     for (const i of instances) await fetch(`${i.url}/token/${token}`, { method: "HEAD" }); // cached everywhere
-    for (const [target, url] of [["one instance, direct", instances[0]!.url], ["3 instances through HAProxy", lb.url]] as const) {
+    for (const [target, url] of [
+      ["one instance, direct", instances[0]!.url],
+      ["3 instances through HAProxy", lb.url],
+    ] as const) {
       await wrk(`${url}/token/${token}?scope=auth.users.read`, { connections: 64, seconds: 3, script: "head.lua" });
-      const r = await wrk(`${url}/token/${token}?scope=auth.users.read`, { connections: 64, seconds, script: "head.lua" });
-      say(`| token check, ${target} (64 connections) | ${Math.round(r.rps).toLocaleString("en")}/s | p50 ${r.p50.toFixed(2)} ms | p99 ${r.p99.toFixed(2)} ms |`);
+      const r = await wrk(`${url}/token/${token}?scope=auth.users.read`, {
+        connections: 64,
+        seconds,
+        script: "head.lua",
+      });
+      say(
+        `| token check, ${target} (64 connections) | ${Math.round(r.rps).toLocaleString("en")}/s | p50 ${r.p50.toFixed(2)} ms | p99 ${r.p99.toFixed(2)} ms |`,
+      );
     }
-    const delays = await revocationDelays(lb.url, instances.map((i) => i.url), 1000);
+    const delays = await revocationDelays(
+      lb.url,
+      instances.map((i) => i.url),
+      1000,
+    );
     const over = delays.filter((d) => d >= 100).length;
-    say(`| 1,000 revocations, until all 3 instances refuse | p50 ${pct(delays, 0.5).toFixed(1)} ms | p99 ${pct(delays, 0.99).toFixed(1)} ms | max ${pct(delays, 1).toFixed(1)} ms, ${over} of 1,000 at 100 ms or more |`);
+    say(
+      `| 1,000 revocations, until all 3 instances refuse | p50 ${pct(delays, 0.5).toFixed(1)} ms | p99 ${pct(delays, 0.99).toFixed(1)} ms | max ${pct(delays, 1).toFixed(1)} ms, ${over} of 1,000 at 100 ms or more |`,
+    );
     const victim = instances[1]!;
-    const load = await runLoad(lb.url, token, { seconds: 6, checkers: 8, readers: 2, loginers: 2, writers: 1, at: { seconds: 2, action: () => victim.kill("SIGKILL") } });
+    const load = await runLoad(lb.url, token, {
+      seconds: 6,
+      checkers: 8,
+      readers: 2,
+      loginers: 2,
+      writers: 1,
+      at: { seconds: 2, action: () => victim.kill("SIGKILL") },
+    });
     say(`| SIGKILL of 1 of 3 instances under load | ${summary(load)} |`);
   } finally {
     await lb?.stop();
@@ -91,10 +116,13 @@ async function failoverSection(staleness: number) {
       },
     });
     const sql = (await import("postgres")).default(sb.url, { max: 1, onnotice: () => {} });
-    const [row] = await sql`select count(*)::int as n from auth_user where uuid::text = any(${load.writes.acknowledged}::text[])`;
+    const [row] =
+      await sql`select count(*)::int as n from auth_user where uuid::text = any(${load.writes.acknowledged}::text[])`;
     await sql.end();
     const lost = load.writes.acknowledged.length - row!.n;
-    say(`| failover, token_check_staleness ${staleness} | promotion ${promotion.toFixed(0)} ms; time without service ${longestGap(load).toFixed(0)} ms | ${summary(load)}; acknowledged creations lost: ${lost} of ${load.writes.acknowledged.length} |`);
+    say(
+      `| failover, token_check_staleness ${staleness} | promotion ${promotion.toFixed(0)} ms; time without service ${longestGap(load).toFixed(0)} ms | ${summary(load)}; acknowledged creations lost: ${lost} of ${load.writes.acknowledged.length} |`,
+    );
   } finally {
     await lb?.stop();
     await fleet.stopAll();

@@ -16,27 +16,59 @@ import { emails, ldapConfigs, tenantDomains, tenants, users } from "../src/db/sc
 
 const attempts = Number(process.argv[2] ?? 50);
 const slapd = await startSlapd(ACME_LDIF);
-const config = parseConfig({ token_cleanup_interval: 0, ldap: { tls_ca_file: slapd.caFile }, login_throttling: { enabled: false }, max_user_concurrent_sessions: 100_000 });
+const config = parseConfig({
+  token_cleanup_interval: 0,
+  ldap: { tls_ca_file: slapd.caFile },
+  login_throttling: { enabled: false },
+  max_user_concurrent_sessions: 100_000,
+});
 const app = await buildContext(config, await openDatabase({ dataDir: "memory://" }), silentLogger);
 await startServices(app);
 const http = createApp(app);
 
 const tenantUuid = crypto.randomUUID();
-await app.db.insert(tenants).values({ uuid: tenantUuid, name: "ACME", slug: "acme", parentUuid: app.topTenantUuid, defaultAuthenticationMethod: "ldap" });
+await app.db.insert(tenants).values({
+  uuid: tenantUuid,
+  name: "ACME",
+  slug: "acme",
+  parentUuid: app.topTenantUuid,
+  defaultAuthenticationMethod: "ldap",
+});
 await app.db.insert(tenantDomains).values({ tenantUuid, name: "acme.example.com" });
 const userUuid = crypto.randomUUID();
-await app.db.insert(users).values({ uuid: userUuid, username: "alice", tenantUuid, purpose: "user", authenticationMethod: "ldap" });
+await app.db
+  .insert(users)
+  .values({ uuid: userUuid, username: "alice", tenantUuid, purpose: "user", authenticationMethod: "ldap" });
 await app.db.insert(emails).values({ address: "alice@acme.example.com", main: true, confirmed: true, userUuid });
 
 type Mode = Partial<typeof ldapConfigs.$inferInsert>;
-const base = { tenantUuid, host: slapd.host, port: slapd.port, bindDn: SERVICE_DN, bindPassword: SERVICE_PASSWORD, userBaseDn: BASE_DN, userLoginAttribute: "uid", userEmailAttribute: "mail", protocolSecurity: null, searchFilters: null };
+const base = {
+  tenantUuid,
+  host: slapd.host,
+  port: slapd.port,
+  bindDn: SERVICE_DN,
+  bindPassword: SERVICE_PASSWORD,
+  userBaseDn: BASE_DN,
+  userLoginAttribute: "uid",
+  userEmailAttribute: "mail",
+  protocolSecurity: null,
+  searchFilters: null,
+};
 const configure = async (mode: Mode) => {
   await app.db.delete(ldapConfigs);
   await app.db.insert(ldapConfigs).values({ ...base, ...mode });
 };
 const login = async () => {
   const started = performance.now();
-  const r = await http.request("/0.1/token", { method: "POST", headers: { Authorization: `Basic ${btoa("alice:alice-ldap")}` }, body: JSON.stringify({ domain_name: "acme.example.com" }) }, { remoteAddr: "127.0.0.1" });
+  const r = await http.request(
+    "/0.1/token",
+    {
+      method: "POST",
+      headers: { Authorization: `Basic ${btoa("alice:alice-ldap")}` },
+      body: JSON.stringify({ domain_name: "acme.example.com" }),
+    },
+    { remoteAddr: "127.0.0.1" },
+  );
   await r.text();
   return { ms: performance.now() - started, status: r.status };
 };

@@ -70,7 +70,10 @@ export interface Tessera {
 let nextPort = 9590;
 
 /** Writes a config file (YAML given as text) and starts Tessera with it; `prepare` runs first. */
-export async function startTessera(configYaml: string, prepare?: (t: Omit<Tessera, "stop" | "base">) => void): Promise<Tessera> {
+export async function startTessera(
+  configYaml: string,
+  prepare?: (t: Omit<Tessera, "stop" | "base">) => void,
+): Promise<Tessera> {
   const dir = mkdtempSync(join(tmpdir(), "tessera-bench-"));
   const port = nextPort++;
   const config = join(dir, "config.yml");
@@ -97,7 +100,11 @@ export async function startTessera(configYaml: string, prepare?: (t: Omit<Tesser
 }
 
 export async function login(base: string, username: string, password: string): Promise<string> {
-  const r = await fetch(`${base}/token`, { method: "POST", headers: { Authorization: `Basic ${btoa(`${username}:${password}`)}` }, body: JSON.stringify({ expiration: 36000 }) });
+  const r = await fetch(`${base}/token`, {
+    method: "POST",
+    headers: { Authorization: `Basic ${btoa(`${username}:${password}`)}` },
+    body: JSON.stringify({ expiration: 36000 }),
+  });
   if (r.status !== 200) throw new Error(`login of ${username} failed: ${r.status} ${await r.text()}`);
   return ((await r.json()) as { data: { token: string } }).data.token;
 }

@@ -14,16 +14,31 @@ import { sql } from "drizzle-orm";
 import { loginThrottle, users } from "../src/db/schema.ts";
 
 const attempts = Number(process.argv[2] ?? 20);
-const config = parseConfig({ token_cleanup_interval: 0, login_throttling: { max_failures: 1_000_000, max_failures_per_address: 1_000_000 } });
+const config = parseConfig({
+  token_cleanup_interval: 0,
+  login_throttling: { max_failures: 1_000_000, max_failures_per_address: 1_000_000 },
+});
 const app = await buildContext(config, await openDatabase({ dataDir: "memory://" }), silentLogger);
 await startServices(app);
 const http = createApp(app);
 const pw = await hashPassword("right", config);
-await app.db.insert(users).values({ uuid: crypto.randomUUID(), username: "bench", tenantUuid: app.topTenantUuid, purpose: "user", passwordHash: pw.hash, passwordSalt: pw.salt, passwordIterations: pw.iterations });
+await app.db.insert(users).values({
+  uuid: crypto.randomUUID(),
+  username: "bench",
+  tenantUuid: app.topTenantUuid,
+  purpose: "user",
+  passwordHash: pw.hash,
+  passwordSalt: pw.salt,
+  passwordIterations: pw.iterations,
+});
 
 const attempt = async (login: string) => {
   const started = performance.now();
-  const r = await http.request("/0.1/token", { method: "POST", headers: { Authorization: `Basic ${btoa(`${login}:wrong`)}` }, body: "{}" }, { remoteAddr: "203.0.113.1" });
+  const r = await http.request(
+    "/0.1/token",
+    { method: "POST", headers: { Authorization: `Basic ${btoa(`${login}:wrong`)}` }, body: "{}" },
+    { remoteAddr: "203.0.113.1" },
+  );
   await r.text();
   return { ms: performance.now() - started, status: r.status };
 };
@@ -54,7 +69,16 @@ await attempt("locked"); // the first failure locks "locked"
 const refusedCached = await median(() => "locked", 429);
 // Locks set by "another instance" (rows only, not in this instance's memory): one indexed query each.
 let n = 0;
-await app.db.insert(loginThrottle).values(Array.from({ length: attempts }, (_, i) => ({ kind: "login", key: `remote-${i}`, failures: 30, lastFailureAt: sql`now()`, lockedUntil: sql`now() + interval '1 hour'`, lockedAtFailures: 30 })));
+await app.db.insert(loginThrottle).values(
+  Array.from({ length: attempts }, (_, i) => ({
+    kind: "login",
+    key: `remote-${i}`,
+    failures: 30,
+    lastFailureAt: sql`now()`,
+    lockedUntil: sql`now() + interval '1 hour'`,
+    lockedAtFailures: 30,
+  })),
+);
 const refusedQueried = await median(() => `remote-${n++}`, 429);
 console.log(`| attempt (${attempts} each, median) | ms |\n|---|---:|`);
 console.log(`| failed login, throttling off | ${off.toFixed(1)} |`);

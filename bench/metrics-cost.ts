@@ -12,7 +12,13 @@ import { insertToken } from "../src/services/auth/tokens.ts";
 
 const rounds = Number(process.argv[2] ?? 7);
 const perRound = Number(process.argv[3] ?? 50_000);
-const ACL = ["confd.users.me.read", "calld.users.me.calls.read", "calld.users.me.calls.*.delete", "chatd.users.me.#", "!confd.users.me.delete"];
+const ACL = [
+  "confd.users.me.read",
+  "calld.users.me.calls.read",
+  "calld.users.me.calls.*.delete",
+  "chatd.users.me.#",
+  "!confd.users.me.delete",
+];
 
 const database = await openDatabase({ dataDir: "memory://" });
 const base = { token_cleanup_interval: 0, log_level: "warning" };
@@ -21,8 +27,15 @@ await startServices(off);
 const on = { ...off, config: parseConfig({ ...base, metrics: { port: 0 } }) };
 const apps = { off: createHandler(off), on: createHandler(on) }; // as the server calls them
 const issued = await insertToken(off, off.db, {
-  authId: "bench", pbxUserUuid: null, acl: ACL, metadata: { tenant_uuid: off.topTenantUuid }, expiration: 3600,
-  userAgent: "bench", remoteAddr: "127.0.0.1", sessionTenantUuid: off.topTenantUuid, mobile: false,
+  authId: "bench",
+  pbxUserUuid: null,
+  acl: ACL,
+  metadata: { tenant_uuid: off.topTenantUuid },
+  expiration: 3600,
+  userAgent: "bench",
+  remoteAddr: "127.0.0.1",
+  sessionTenantUuid: off.topTenantUuid,
+  mobile: false,
 });
 const url = `http://localhost/0.1/token/${issued.record.uuid}?scope=calld.users.me.calls.read`;
 
@@ -46,5 +59,7 @@ for (let r = 0; r < rounds; r++) {
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const [a, b] = [median(rates.off), median(rates.on)];
-console.log(`in-process token checks/s (median of ${rounds} rounds of ${perRound}): metrics off ${Math.round(a)}, on ${Math.round(b)} → cost ${(((a - b) / a) * 100).toFixed(1)}%`);
+console.log(
+  `in-process token checks/s (median of ${rounds} rounds of ${perRound}): metrics off ${Math.round(a)}, on ${Math.round(b)} → cost ${(((a - b) / a) * 100).toFixed(1)}%`,
+);
 await closeContext(off);

@@ -16,30 +16,62 @@
 // of interleaved rounds of the token section; BENCH_DATABASE_URL the PostgreSQL
 // server (a scratch database is created and dropped; sections needing it are skipped without one).
 import { STARTUP_HEADER, startupRows } from "./startup.ts";
-import { login, measure, root, scratchDatabase, startTessera, waitFor, wrk, type Tessera, type WrkResult } from "./lib.ts";
+import {
+  login,
+  measure,
+  root,
+  scratchDatabase,
+  startTessera,
+  waitFor,
+  wrk,
+  type Tessera,
+  type WrkResult,
+} from "./lib.ts";
 import { printScale, scaleSection, type ScaleRow } from "./scale.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 /** Interleaved rounds of the token section (median reported). */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-const sections = process.argv.slice(2).length ? process.argv.slice(2) : ["token", "login", "lists", "workers", "startup"];
+const sections = process.argv.slice(2).length
+  ? process.argv.slice(2)
+  : ["token", "login", "lists", "workers", "startup"];
 const ACL = [
-  "confd.users.me.read", "confd.users.me.update", "confd.users.me.funckeys.*.read", "confd.users.me.lines.read",
-  "calld.users.me.calls.read", "calld.users.me.calls.create", "calld.users.me.calls.*.delete", "chatd.users.me.#",
-  "dird.directories.lookup.*.read", "dird.personal.#", "webhookd.users.me.subscriptions.#", "websocketd",
-  "events.users.me.#", "events.calls.me", "auth.users.me.tokens.#", "auth.users.me.external.#",
-  "!confd.users.me.delete", "!calld.users.me.calls.*.update", "!auth.users.me.tokens.mobile.delete", "!dird.personal.*.delete",
+  "confd.users.me.read",
+  "confd.users.me.update",
+  "confd.users.me.funckeys.*.read",
+  "confd.users.me.lines.read",
+  "calld.users.me.calls.read",
+  "calld.users.me.calls.create",
+  "calld.users.me.calls.*.delete",
+  "chatd.users.me.#",
+  "dird.directories.lookup.*.read",
+  "dird.personal.#",
+  "webhookd.users.me.subscriptions.#",
+  "websocketd",
+  "events.users.me.#",
+  "events.calls.me",
+  "auth.users.me.tokens.#",
+  "auth.users.me.external.#",
+  "!confd.users.me.delete",
+  "!calld.users.me.calls.*.update",
+  "!auth.users.me.tokens.mobile.delete",
+  "!dird.personal.*.delete",
 ];
 const SCOPE = "calld.users.me.calls.read";
 // Logins are measured at the production cost (OWASP's argon2id minimum, wazo-auth's 250,000 PBKDF2 rounds).
-const HASH = { argon2id: "password_hash_algorithm: argon2id", pbkdf2_sha512: "password_hash_algorithm: pbkdf2_sha512\npassword_hash_iterations: 250000" };
+const HASH = {
+  argon2id: "password_hash_algorithm: argon2id",
+  pbkdf2_sha512: "password_hash_algorithm: pbkdf2_sha512\npassword_hash_iterations: 250000",
+};
 
 const rows: string[] = [];
 const scaleRows: ScaleRow[] = [];
 const notes: string[] = [];
 const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : n < 100 ? 1 : 0) : "?");
 function row(target: string, r: WrkResult, extra = "") {
-  rows.push(`| ${target} | ${Math.round(r.rps).toLocaleString("en")} | ${fmt(r.p50)} ms | ${fmt(r.p99)} ms | ${extra} |`);
+  rows.push(
+    `| ${target} | ${Math.round(r.rps).toLocaleString("en")} | ${fmt(r.p50)} ms | ${fmt(r.p99)} ms | ${extra} |`,
+  );
   console.error(rows.at(-1)); // as it comes, so a failed section leaves the others' figures
 }
 
@@ -56,7 +88,9 @@ async function resetPg() {
   // Each PostgreSQL target starts from an empty database: drop every table Tessera made.
   const { default: postgres } = await import("postgres");
   const c = postgres(pgDb!.url, { max: 1, onnotice: () => {} });
-  await c.unsafe("drop schema public cascade; create schema public; drop schema if exists drizzle cascade; drop schema if exists tessera cascade");
+  await c.unsafe(
+    "drop schema public cascade; create schema public; drop schema if exists drizzle cascade; drop schema if exists tessera cascade",
+  );
   await c.end();
 }
 
@@ -64,10 +98,18 @@ async function tokenSection() {
   // Every target runs at once (idle ones cost nothing) and is measured in interleaved rounds, so a
   // change of the machine's load during the section shifts every figure alike; medians reported.
   const ceilingPort = 9589;
-  const ceiling = Bun.spawn([process.execPath, "bench/ceiling.ts", String(ceilingPort)], { cwd: root, stdout: "ignore", stderr: "ignore" });
+  const ceiling = Bun.spawn([process.execPath, "bench/ceiling.ts", String(ceilingPort)], {
+    cwd: root,
+    stdout: "ignore",
+    stderr: "ignore",
+  });
   await waitFor(`http://127.0.0.1:${ceilingPort}/`);
   const o = { connections: 64, seconds, script: "head.lua" };
-  const configs = { default: "log_level: info", access_log: "log_level: info\naccess_log: true", metrics: "log_level: info\nmetrics:\n  port: 9689" };
+  const configs = {
+    default: "log_level: info",
+    access_log: "log_level: info\naccess_log: true",
+    metrics: "log_level: info\nmetrics:\n  port: 9689",
+  };
   const started: Tessera[] = [];
   const urls: Record<string, string> = { bare: `http://127.0.0.1:${ceilingPort}/` };
   try {
@@ -82,11 +124,27 @@ async function tokenSection() {
       for (const [name, url] of Object.entries(urls)) (runs[name] ??= []).push(await wrk(url, o));
     }
     const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const median = (name: string): WrkResult => ({ rps: mid(runs[name]!.map((r) => r.rps)), p50: mid(runs[name]!.map((r) => r.p50)), p99: mid(runs[name]!.map((r) => r.p99)) });
+    const median = (name: string): WrkResult => ({
+      rps: mid(runs[name]!.map((r) => r.rps)),
+      p50: mid(runs[name]!.map((r) => r.p50)),
+      p99: mid(runs[name]!.map((r) => r.p99)),
+    });
     const [dflt, logged, metered, bare] = [median("default"), median("access_log"), median("metrics"), median("bare")];
-    row(`\`HEAD /0.1/token/{t}?scope=\` (64 conns), default config (\`log_level: info\`, \`access_log: false\`), PGlite`, dflt, `${(dflt.rps / bare.rps).toFixed(2)} × bare (goal ≥ 0.65); p99 goal < 5 ms`);
-    row("same with `access_log: true` (a line per check)", logged, `${(logged.rps / bare.rps).toFixed(2)} × bare (goal ≥ 0.50)`);
-    row("same with the metrics listener on (`metrics.port`)", metered, `${(metered.rps / dflt.rps).toFixed(2)} × default (goal ≥ 0.95)`);
+    row(
+      `\`HEAD /0.1/token/{t}?scope=\` (64 conns), default config (\`log_level: info\`, \`access_log: false\`), PGlite`,
+      dflt,
+      `${(dflt.rps / bare.rps).toFixed(2)} × bare (goal ≥ 0.65); p99 goal < 5 ms`,
+    );
+    row(
+      "same with `access_log: true` (a line per check)",
+      logged,
+      `${(logged.rps / bare.rps).toFixed(2)} × bare (goal ≥ 0.50)`,
+    );
+    row(
+      "same with the metrics listener on (`metrics.port`)",
+      metered,
+      `${(metered.rps / dflt.rps).toFixed(2)} × default (goal ≥ 0.95)`,
+    );
     row("bare `Bun.serve` answering 204 (ceiling)", bare, "1.00");
   } finally {
     for (const t of started) await t.stop();
@@ -96,13 +154,20 @@ async function tokenSection() {
 
 async function loginSection() {
   const o = { connections: 4, seconds, script: "login.lua", env: { BENCH_BASIC: btoa("bench:bench-password") } };
-  const kinds: Array<[string, boolean, keyof typeof HASH]> = [["PGlite", false, "argon2id"], ["PGlite", false, "pbkdf2_sha512"]];
+  const kinds: Array<[string, boolean, keyof typeof HASH]> = [
+    ["PGlite", false, "argon2id"],
+    ["PGlite", false, "pbkdf2_sha512"],
+  ];
   if (pgDb) kinds.push(["PostgreSQL", true, "argon2id"], ["PostgreSQL", true, "pbkdf2_sha512"]);
   for (const [db, pg, algo] of kinds) {
     if (pg) await resetPg();
     const t = await seeded(pg, `log_level: info\n${HASH[algo]}`);
     const r = await measure(`${t.base}/token`, o);
-    row(`login \`POST /0.1/token\` (4 conns), ${algo}, ${db}`, r, `${(r.rps / 16.0).toFixed(1)} × wazo-auth's 16.0/s (goal ≥ 3)`);
+    row(
+      `login \`POST /0.1/token\` (4 conns), ${algo}, ${db}`,
+      r,
+      `${(r.rps / 16.0).toFixed(1)} × wazo-auth's 16.0/s (goal ≥ 3)`,
+    );
     await t.stop();
   }
   // The hot path while logins keep every core busy hashing.
@@ -110,9 +175,17 @@ async function loginSection() {
   const token = await login(t.base, "bench", "bench-password");
   const storm = wrk(`${t.base}/token`, { ...o, seconds: 30 });
   await Bun.sleep(2000);
-  const during = await wrk(`${t.base}/token/${token}?scope=${SCOPE}`, { connections: 16, seconds: 26, script: "head.lua" });
+  const during = await wrk(`${t.base}/token/${token}?scope=${SCOPE}`, {
+    connections: 16,
+    seconds: 26,
+    script: "head.lua",
+  });
   const logins = await storm;
-  row("`HEAD /0.1/token/{t}` (16 conns) during a 30 s argon2id login storm (4 conns), PGlite", during, `p99 goal < 10 ms; ${fmt(logins.rps)} logins/s meanwhile`);
+  row(
+    "`HEAD /0.1/token/{t}` (16 conns) during a 30 s argon2id login storm (4 conns), PGlite",
+    during,
+    `p99 goal < 10 ms; ${fmt(logins.rps)} logins/s meanwhile`,
+  );
   await t.stop();
 }
 
@@ -132,10 +205,22 @@ async function listsSection() {
     if (users > 1000) {
       // Every request a different page (get-uncached.lua): what the database costs on a cache miss.
       const u = { ...o, script: "get-uncached.lua", env };
-      row(`same, every request a different page (never cached), ${db}`, await measure(`${t.base}/users?order=username`, u), "");
+      row(
+        `same, every request a different page (never cached), ${db}`,
+        await measure(`${t.base}/users?order=username`, u),
+        "",
+      );
       for (const term of ["nardbois", "mar"]) {
-        const s = await measure(`${t.base}/users?search=${term}`, { ...u, connections: 1, seconds: Math.min(seconds, 5) });
-        row(`\`GET /0.1/users?limit=10&search=${term}\` (1 conn), every request a different page (never cached), ${db}`, s, "p50 goal < 50 ms");
+        const s = await measure(`${t.base}/users?search=${term}`, {
+          ...u,
+          connections: 1,
+          seconds: Math.min(seconds, 5),
+        });
+        row(
+          `\`GET /0.1/users?limit=10&search=${term}\` (1 conn), every request a different page (never cached), ${db}`,
+          s,
+          "p50 goal < 50 ms",
+        );
       }
     }
     await t.stop();
@@ -151,7 +236,8 @@ async function workersSection() {
     const t = await seeded(true, `log_level: info\nworkers: ${workers}`);
     const token = await login(t.base, "bench", "bench-password");
     // Warm every worker's cache: new connections land on either process.
-    for (let i = 0; i < 50; i++) await fetch(`${t.base}/token/${token}?scope=${SCOPE}`, { method: "HEAD", headers: { Connection: "close" } });
+    for (let i = 0; i < 50; i++)
+      await fetch(`${t.base}/token/${token}?scope=${SCOPE}`, { method: "HEAD", headers: { Connection: "close" } });
     results.push(await measure(`${t.base}/token/${token}?scope=${SCOPE}`, o));
     await t.stop();
   }
@@ -174,8 +260,17 @@ try {
 } finally {
   await pgDb?.drop();
 }
-const load = (await Bun.file("/proc/loadavg").text().catch(() => "?")).split(" ").slice(0, 3).join(" ");
-console.log(`wrk -t1, ${seconds} s per figure after a 3 s warm-up, loopback, ${navigator.hardwareConcurrency} cores, load average ${load}, ${Math.round((Date.now() - started) / 1000)} s in all\n`);
+const load = (
+  await Bun.file("/proc/loadavg")
+    .text()
+    .catch(() => "?")
+)
+  .split(" ")
+  .slice(0, 3)
+  .join(" ");
+console.log(
+  `wrk -t1, ${seconds} s per figure after a 3 s warm-up, loopback, ${navigator.hardwareConcurrency} cores, load average ${load}, ${Math.round((Date.now() - started) / 1000)} s in all\n`,
+);
 console.log("| target | requests/s | p50 | p99 | ratio / goal |");
 console.log("|---|---:|---:|---:|---|");
 for (const r of rows) console.log(r);

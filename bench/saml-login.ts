@@ -26,11 +26,15 @@ for (let i = 0; i < logins + 3; i++) {
   const warm = i < 3;
   const sink = { sso: [] as number[], acs: [] as number[], token: [] as number[] };
   const into = warm ? sink : steps;
-  const sso = await timed(into.sso, () => t.request("POST", "/0.1/saml/sso", { body: { redirect_url: APP_URL, domain: tenant.domain } }));
+  const sso = await timed(into.sso, () =>
+    t.request("POST", "/0.1/saml/sso", { body: { redirect_url: APP_URL, domain: tenant.domain } }),
+  );
   const post = await idp.browserLogin(sso.json.location, "alice", "alice-idp-pw");
   const acs = await timed(into.acs, () => postAcs(t, post));
   if (acs.headers.get("Location") !== APP_URL) throw new Error("login refused");
-  const token = await timed(into.token, () => t.request("POST", "/0.1/token", { body: { saml_session_id: sso.json.saml_session_id } }));
+  const token = await timed(into.token, () =>
+    t.request("POST", "/0.1/token", { body: { saml_session_id: sso.json.saml_session_id } }),
+  );
   if (token.status !== 200) throw new Error(`token: ${token.status}`);
 }
 const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!.toFixed(1);

@@ -32,7 +32,14 @@ export interface ScaleCounts {
   expiredTokens: number;
 }
 
-export const FULL: ScaleCounts = { tenants: 100_000, users: 1_000_000, groups: 10_000, policies: 100_000, liveTokens: 1_000_000, expiredTokens: 1_000_000 };
+export const FULL: ScaleCounts = {
+  tenants: 100_000,
+  users: 1_000_000,
+  groups: 10_000,
+  policies: 100_000,
+  liveTokens: 1_000_000,
+  expiredTokens: 1_000_000,
+};
 export const BRANCHING = 7;
 
 export function countsAt(scale: number): ScaleCounts {
@@ -60,7 +67,8 @@ export function depthOf(i: number): number {
 /** Tenant i with its descendants, among `tenants` (children of i are 7i + 1 … 7i + 7). */
 export function subtreeSize(i: number, tenants: number): number {
   let size = 0;
-  for (let [a, b] = [i, i]; a <= tenants; [a, b] = [BRANCHING * a + 1, BRANCHING * b + BRANCHING]) size += Math.min(b, tenants) - a + 1;
+  for (let [a, b] = [i, i]; a <= tenants; [a, b] = [BRANCHING * a + 1, BRANCHING * b + BRANCHING])
+    size += Math.min(b, tenants) - a + 1;
   return size;
 }
 
@@ -74,7 +82,9 @@ class Progress {
     const width = 30;
     const filled = Math.round((done / total) * width);
     const s = ((performance.now() - this.started) / 1000).toFixed(0);
-    this.out.write(`\r[${"#".repeat(filled)}${" ".repeat(width - filled)}] ${step} ${done.toLocaleString("en")}/${total.toLocaleString("en")} · ${s} s   `);
+    this.out.write(
+      `\r[${"#".repeat(filled)}${" ".repeat(width - filled)}] ${step} ${done.toLocaleString("en")}/${total.toLocaleString("en")} · ${s} s   `,
+    );
   }
   done(step: string, total: number): void {
     const ms = performance.now() - this.stepStarted;
@@ -88,7 +98,13 @@ class Progress {
 }
 
 /** Runs `insert(from, to)` over 1..total in batches, with progress. */
-async function batched(progress: Progress, step: string, total: number, batch: number, insert: (from: number, to: number) => Promise<unknown>): Promise<void> {
+async function batched(
+  progress: Progress,
+  step: string,
+  total: number,
+  batch: number,
+  insert: (from: number, to: number) => Promise<unknown>,
+): Promise<void> {
   for (let from = 1; from <= total; from += batch) {
     const to = Math.min(total, from + batch - 1);
     await insert(from, to);
@@ -102,9 +118,16 @@ const SYL = `array['mar','tin','ber','nard','du','bois','lau','rent','si','mon',
 const END = `array['eau','and','ier','ot','in','et','on','y','ez','ard']`;
 
 /** Loads the data set into a migrated, empty Tessera database. */
-export async function loadScale(db: DbOrTx, top: string, c: ScaleCounts, xivoUuid: string, progress = new Progress()): Promise<void> {
+export async function loadScale(
+  db: DbOrTx,
+  top: string,
+  c: ScaleCounts,
+  xivoUuid: string,
+  progress = new Progress(),
+): Promise<void> {
   const run = (text: string) => execRows(db, sql.raw(text));
-  const parent = (i: string) => `case when (${i} - 1) / ${BRANCHING} = 0 then '${top}' else ${tenantId(`(${i} - 1) / ${BRANCHING}`)} end`;
+  const parent = (i: string) =>
+    `case when (${i} - 1) / ${BRANCHING} = 0 then '${top}' else ${tenantId(`(${i} - 1) / ${BRANCHING}`)} end`;
   const tenantOfUser = (j: string) => `((${j} - 1) % ${c.tenants}) + 1`;
   // Tenants with their all-users group, as tenant creation makes them.
   await batched(progress, "tenants", c.tenants, 20_000, async (a, b) => {
@@ -113,7 +136,9 @@ export async function loadScale(db: DbOrTx, top: string, c: ScaleCounts, xivoUui
     await run(`insert into auth_group (name, slug, tenant_uuid, system_managed)
       select 'wazo-all-users-tenant-' || ${tenantId("i")}, 'wazo-all-users-tenant-' || ${tenantId("i")}, ${tenantId("i")}, true from generate_series(${a}, ${b}) i`);
   });
-  await run(`insert into auth_access (access) select 'confd.users.' || k || '.read' from generate_series(1, 1000) k on conflict do nothing`);
+  await run(
+    `insert into auth_access (access) select 'confd.users.' || k || '.read' from generate_series(1, 1000) k on conflict do nothing`,
+  );
   await batched(progress, "policies (3 ACL entries each)", c.policies, 20_000, async (a, b) => {
     await run(`insert into auth_policy (uuid, name, slug, tenant_uuid)
       select md5('p' || i)::uuid::text, 'policy' || i, 'policy' || i, ${tenantId(`((i - 1) % ${c.tenants}) + 1`)} from generate_series(${a}, ${b}) i`);
@@ -191,7 +216,10 @@ export async function createScaleDatabase(name: string, fresh: boolean): Promise
 /** Seeds a fresh database (migrations first, as the service runs them), then the admin user. */
 export async function seedScale(target: { url: string } | { dataDir: string }, counts: ScaleCounts): Promise<number> {
   const progress = new Progress();
-  const config = parseConfig({ ...("url" in target ? { db_uri: target.url } : { data_dir: target.dataDir }), password_hash_iterations: 1000 });
+  const config = parseConfig({
+    ...("url" in target ? { db_uri: target.url } : { data_dir: target.dataDir }),
+    password_hash_iterations: 1000,
+  });
   const database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, timeoutSeconds: 600 });
   const app = await buildContext(config, database, silentLogger);
   try {
@@ -207,8 +235,12 @@ if (import.meta.main) {
   const scale = Number(arg("scale") ?? (arg("pglite") ? 0.05 : 1));
   const counts = countsAt(scale);
   const dir = arg("pglite");
-  const target = dir ? { dataDir: dir } : { url: await createScaleDatabase(arg("database") ?? "tessera_scale", process.argv.includes("--fresh")) };
-  process.stderr.write(`loading ${JSON.stringify(counts)} into ${dir ? `PGlite at ${dir}` : (target as { url: string }).url}\n`);
+  const target = dir
+    ? { dataDir: dir }
+    : { url: await createScaleDatabase(arg("database") ?? "tessera_scale", process.argv.includes("--fresh")) };
+  process.stderr.write(
+    `loading ${JSON.stringify(counts)} into ${dir ? `PGlite at ${dir}` : (target as { url: string }).url}\n`,
+  );
   const seconds = await seedScale(target, counts);
   process.stderr.write(`loaded in ${seconds.toFixed(0)} s\n`);
 }

@@ -14,14 +14,25 @@ import { bootstrapUser } from "../src/services/identity/bootstrap.ts";
 const acl = JSON.parse(process.argv[2] ?? "[]") as string[];
 const extraUsers = Number(process.argv[3] ?? 0);
 const config = loadConfig([]);
-const app = await buildContext(config, await openDatabase({ url: config.db_uri, dataDir: config.data_dir }), silentLogger);
+const app = await buildContext(
+  config,
+  await openDatabase({ url: config.db_uri, dataDir: config.data_dir }),
+  silentLogger,
+);
 try {
   await bootstrapUser(app, "admin", "admin-password");
   const { userUuid } = await bootstrapUser(app, "bench", "bench-password");
   await app.db.delete(userPolicies).where(eq(userPolicies.userUuid, userUuid));
-  const [policy] = await app.db.insert(policies).values({ name: "bench", slug: "bench", tenantUuid: app.topTenantUuid }).returning();
+  const [policy] = await app.db
+    .insert(policies)
+    .values({ name: "bench", slug: "bench", tenantUuid: app.topTenantUuid })
+    .returning();
   for (const access of acl) {
-    const [row] = await app.db.insert(accesses).values({ access }).onConflictDoUpdate({ target: accesses.access, set: { access } }).returning();
+    const [row] = await app.db
+      .insert(accesses)
+      .values({ access })
+      .onConflictDoUpdate({ target: accesses.access, set: { access } })
+      .returning();
     await app.db.insert(policyAccesses).values({ policyUuid: policy!.uuid, accessId: row!.id });
   }
   await app.db.insert(userPolicies).values({ userUuid, policyUuid: policy!.uuid });
@@ -32,8 +43,12 @@ try {
 
 /** Users `user<i>` with first names from a list and last names made of syllables (~2,500 distinct). */
 async function seedUsers(n: number) {
-  const first = sql.raw(`array['Alice','Bruno','Chloé','David','Emma','Farid','Gabriel','Hugo','Inès','Jules','Karim','Léa','Manon','Nathan','Olivia','Paul','Quentin','Rose','Samuel','Théo','Ulysse','Victor','Wassim','Xavier','Yasmine','Zoé']`);
-  const syl = sql.raw(`array['mar','tin','ber','nard','du','bois','lau','rent','si','mon','mi','chel','le','fe','vre','ro','bert','ri','chard','pe','tit','ga','ran','mo','rel']`);
+  const first = sql.raw(
+    `array['Alice','Bruno','Chloé','David','Emma','Farid','Gabriel','Hugo','Inès','Jules','Karim','Léa','Manon','Nathan','Olivia','Paul','Quentin','Rose','Samuel','Théo','Ulysse','Victor','Wassim','Xavier','Yasmine','Zoé']`,
+  );
+  const syl = sql.raw(
+    `array['mar','tin','ber','nard','du','bois','lau','rent','si','mon','mi','chel','le','fe','vre','ro','bert','ri','chard','pe','tit','ga','ran','mo','rel']`,
+  );
   const end = sql.raw(`array['eau','and','ier','ot','in','et','on','y','ez','ard']`);
   for (let from = 1; from <= n; from += 20_000) {
     const to = Math.min(n, from + 19_999);

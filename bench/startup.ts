@@ -36,10 +36,18 @@ interface StartFigures {
 async function startOnce(dir: string, config: string, port: number, idle: boolean): Promise<StartFigures> {
   writeFileSync(join(dir, "config.yml"), `rest_api: {port: ${port}}\ndata_dir: ${join(dir, "data")}\n${config}`);
   const started = performance.now();
-  const proc = Bun.spawn([process.execPath, "--max-http-header-size=65536", "src/main.ts"], { cwd: root, env: { ...process.env, TESSERA_CONFIG: join(dir, "config.yml") }, stdout: "ignore", stderr: "pipe" });
+  const proc = Bun.spawn([process.execPath, "--max-http-header-size=65536", "src/main.ts"], {
+    cwd: root,
+    env: { ...process.env, TESSERA_CONFIG: join(dir, "config.yml") },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
   let ms = Number.NaN;
   for (const until = started + 60_000; performance.now() < until; await Bun.sleep(10)) {
-    const status = await fetch(`http://127.0.0.1:${port}/0.1/status`, { method: "HEAD" }).then((r) => r.status, () => 0);
+    const status = await fetch(`http://127.0.0.1:${port}/0.1/status`, { method: "HEAD" }).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (status === 200) {
       ms = performance.now() - started;
       break;
@@ -78,7 +86,11 @@ async function measureKind(url: string | null, port: number): Promise<{ first: S
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  const pick = (xs: StartFigures[]): StartFigures => ({ ms: median(xs.map((x) => x.ms)), peak: median(xs.map((x) => x.peak)), idle: median(xs.map((x) => x.idle)) });
+  const pick = (xs: StartFigures[]): StartFigures => ({
+    ms: median(xs.map((x) => x.ms)),
+    peak: median(xs.map((x) => x.peak)),
+    idle: median(xs.map((x) => x.idle)),
+  });
   return { first: pick(firsts), restart: pick(restarts) };
 }
 
@@ -87,7 +99,10 @@ export async function startupRows(): Promise<string[]> {
   const rows: string[] = [];
   const pgAvailable = await scratchDatabase();
   await pgAvailable?.drop();
-  for (const [name, url] of [["PGlite", null], ["PostgreSQL", pgAvailable ? "yes" : null]] as const) {
+  for (const [name, url] of [
+    ["PGlite", null],
+    ["PostgreSQL", pgAvailable ? "yes" : null],
+  ] as const) {
     if (name === "PostgreSQL" && !url) {
       rows.push("| PostgreSQL | (unreachable: skipped) | | | |");
       continue;
@@ -101,7 +116,8 @@ export async function startupRows(): Promise<string[]> {
   return rows;
 }
 
-export const STARTUP_HEADER = "| database | first start (empty) → first answer | restart → first answer | peak RSS (first start) | idle RSS (after 10 s) |\n|---|---:|---:|---:|---:|";
+export const STARTUP_HEADER =
+  "| database | first start (empty) → first answer | restart → first answer | peak RSS (first start) | idle RSS (after 10 s) |\n|---|---:|---:|---:|---:|";
 
 if (import.meta.main) {
   console.log(STARTUP_HEADER);

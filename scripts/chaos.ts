@@ -28,23 +28,47 @@ const SCENARIO_SECONDS = 120;
 async function bounded(run: () => Promise<Outcome>): Promise<Outcome & { seconds: number }> {
   const t = performance.now();
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<Outcome>((resolve) => (timer = setTimeout(() => resolve({ observed: `no outcome within ${SCENARIO_SECONDS} s`, ok: false }), SCENARIO_SECONDS * 1000)));
-  const outcome = await Promise.race([run().catch((e) => ({ observed: `error: ${(e as Error).message}`.slice(0, 300), ok: false })), late]);
+  const late = new Promise<Outcome>(
+    (resolve) =>
+      (timer = setTimeout(
+        () => resolve({ observed: `no outcome within ${SCENARIO_SECONDS} s`, ok: false }),
+        SCENARIO_SECONDS * 1000,
+      )),
+  );
+  const outcome = await Promise.race([
+    run().catch((e) => ({ observed: `error: ${(e as Error).message}`.slice(0, 300), ok: false })),
+    late,
+  ]);
   clearTimeout(timer);
   return { ...outcome, seconds: (performance.now() - t) / 1000 };
 }
 
 const only = process.argv.slice(2).join(" ").toLowerCase();
-const table = new Table({ head: ["scenario", "expected", "observed", "result", "s"], colWidths: [24, 30, 60, 9, 6], wordWrap: true, style: { head: [], border: [] } });
+const table = new Table({
+  head: ["scenario", "expected", "observed", "result", "s"],
+  colWidths: [24, 30, 60, 9, 6],
+  wordWrap: true,
+  style: { head: [], border: [] },
+});
 let failed = 0;
 try {
   for (const { name, expected, needsCluster, run } of scenarios) {
     if (only && !name.toLowerCase().includes(only)) continue;
     const outcome: Outcome & { seconds: number } =
-      needsCluster && !pgClusterAvailable ? { observed: "PostgreSQL binaries or the postgres user missing", ok: "skipped", seconds: 0 } : await bounded(run);
+      needsCluster && !pgClusterAvailable
+        ? { observed: "PostgreSQL binaries or the postgres user missing", ok: "skipped", seconds: 0 }
+        : await bounded(run);
     if (outcome.ok === false) failed++;
-    console.error(`${name}: ${outcome.ok === "skipped" ? "skipped" : outcome.ok ? "ok" : "FAILED"} — ${outcome.observed}`);
-    table.push([name, expected, outcome.observed, outcome.ok === "skipped" ? "skipped" : outcome.ok ? "ok" : "FAILED", outcome.seconds.toFixed(0)]);
+    console.error(
+      `${name}: ${outcome.ok === "skipped" ? "skipped" : outcome.ok ? "ok" : "FAILED"} — ${outcome.observed}`,
+    );
+    table.push([
+      name,
+      expected,
+      outcome.observed,
+      outcome.ok === "skipped" ? "skipped" : outcome.ok ? "ok" : "FAILED",
+      outcome.seconds.toFixed(0),
+    ]);
   }
 } finally {
   for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => {});

@@ -11,7 +11,11 @@ import { generateRequests, operationsOf, runFuzz, seedResources } from "../tests
 import { startSmtp } from "../tests/helpers/smtp-server.ts";
 
 const { values } = parseArgs({
-  options: { requests: { type: "string", default: "20000" }, seed: { type: "string", default: String(Date.now() % 2 ** 31) }, db: { type: "string", default: "pglite" } },
+  options: {
+    requests: { type: "string", default: "20000" },
+    seed: { type: "string", default: String(Date.now() % 2 ** 31) },
+    db: { type: "string", default: "pglite" },
+  },
 });
 const requests = Number(values.requests);
 const seed = Number(values.seed);
@@ -33,12 +37,23 @@ try {
   console.log(`fuzz: ${requests} requests over ${ops.length} operations, seed ${seed}, ${t.kind}`);
   const started = performance.now();
   const { findings, statuses } = await runFuzz(generateRequests(ops, ctx, requests, seed), async (r) => {
-    const res = await t.http.request(r.path, { method: r.method, headers: r.headers, body: r.body }, { remoteAddr: "127.0.0.1" });
+    const res = await t.http.request(
+      r.path,
+      { method: r.method, headers: r.headers, body: r.body },
+      { remoteAddr: "127.0.0.1" },
+    );
     return { status: res.status, text: await res.text() };
   });
-  console.log(`tried ${requests} requests in ${((performance.now() - started) / 1000).toFixed(1)} s; statuses ${JSON.stringify(statuses)}`);
-  for (const f of findings) console.log(`${f.problem}: ${f.request.method} ${f.request.path.slice(0, 300)} → ${f.status} ${f.body.slice(0, 200)}`);
-  const alive = (await t.request("HEAD", `/0.1/token/${token}`)).status === 204 && (await t.request("GET", "/0.1/users", { token })).status === 200;
+  console.log(
+    `tried ${requests} requests in ${((performance.now() - started) / 1000).toFixed(1)} s; statuses ${JSON.stringify(statuses)}`,
+  );
+  for (const f of findings)
+    console.log(
+      `${f.problem}: ${f.request.method} ${f.request.path.slice(0, 300)} → ${f.status} ${f.body.slice(0, 200)}`,
+    );
+  const alive =
+    (await t.request("HEAD", `/0.1/token/${token}`)).status === 204 &&
+    (await t.request("GET", "/0.1/users", { token })).status === 200;
   if (!alive) console.log("the service no longer serves the admin's token check or user list");
   console.log(`${findings.length} problem(s) found`);
   failed = findings.length > 0 || !alive;

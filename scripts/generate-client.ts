@@ -15,8 +15,13 @@ const METHODS = ["get", "put", "post", "delete", "patch", "head"];
 export function ensureClientTools(): string {
   const bin = join(clientDir, "node_modules", ".bin", "openapi-typescript");
   if (!existsSync(bin)) {
-    const install = Bun.spawnSync(["npm", "ci", "--no-audit", "--no-fund"], { cwd: clientDir, stdout: "inherit", stderr: "inherit" });
-    if (install.exitCode !== 0 || !existsSync(bin)) throw new Error(`cannot install the client's tools in ${clientDir} (npm ci failed)`);
+    const install = Bun.spawnSync(["npm", "ci", "--no-audit", "--no-fund"], {
+      cwd: clientDir,
+      stdout: "inherit",
+      stderr: "inherit",
+    });
+    if (install.exitCode !== 0 || !existsSync(bin))
+      throw new Error(`cannot install the client's tools in ${clientDir} (npm ci failed)`);
   }
   return bin;
 }
@@ -36,7 +41,11 @@ export async function generateClient(dir = clientDir): Promise<void> {
   const bin = ensureClientTools();
   const yaml = await openApiDocument();
   await Bun.write(join(dir, "openapi.yml"), yaml);
-  const run = Bun.spawnSync([bin, join(dir, "openapi.yml"), "--output", join(dir, "schema.d.ts")], { cwd: clientDir, stdout: "pipe", stderr: "pipe" });
+  const run = Bun.spawnSync([bin, join(dir, "openapi.yml"), "--output", join(dir, "schema.d.ts")], {
+    cwd: clientDir,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (run.exitCode !== 0) throw new Error(`openapi-typescript failed: ${run.stderr.toString()}`);
   await Bun.write(join(dir, "operations.ts"), operationsModule(yaml));
 }

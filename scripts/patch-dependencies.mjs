@@ -61,7 +61,10 @@ function patch(file, patches) {
   let text = readFileSync(file, "utf8");
   if (text.includes(MARK)) return;
   for (const { from, to } of patches) {
-    if (!text.includes(from)) throw new Error(`patch-dependencies: ${file} does not hold the code to patch (postgres.js changed?): check porsager/postgres#1208`);
+    if (!text.includes(from))
+      throw new Error(
+        `patch-dependencies: ${file} does not hold the code to patch (postgres.js changed?): check porsager/postgres#1208`,
+      );
     text = text.replace(from, to);
   }
   writeFileSync(file, text);

@@ -4,5 +4,9 @@ import { ensureTemplate, templateDir } from "../src/db/pglite-template.ts";
 
 const started = performance.now();
 const dir = await ensureTemplate();
-if (dir) console.log(`tessera: embedded database template ready in ${dir} (${Math.round(performance.now() - started)} ms)`);
-else console.log(`tessera: could not write the embedded database template at ${templateDir()}; the first start will run initdb itself`);
+if (dir)
+  console.log(`tessera: embedded database template ready in ${dir} (${Math.round(performance.now() - started)} ms)`);
+else
+  console.log(
+    `tessera: could not write the embedded database template at ${templateDir()}; the first start will run initdb itself`,
+  );

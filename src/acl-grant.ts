@@ -91,7 +91,8 @@ function compilePattern(entry: string, id: AclIdentity): Nfa {
   return { edges: b.edges, eps: b.eps, start, accept: cur };
 }
 
-const accepts = (e: Edge, sym: string) => (e.kind === "sym" ? e.sym === sym : e.kind === "any" || (sym !== "." && sym !== "#"));
+const accepts = (e: Edge, sym: string) =>
+  e.kind === "sym" ? e.sym === sym : e.kind === "any" || (sym !== "." && sym !== "#");
 
 function closure(nfa: Nfa, states: Iterable<number>): Set<number> {
   const out = new Set<number>(states);
@@ -157,14 +158,27 @@ const readable = (sym: string) => (sym === ME ? "me" : sym === MY_SESSION ? "my_
 /** A string matched by both patterns, or null when their languages are disjoint. */
 export function overlapWitness(a: string, b: string, idA: AclIdentity = {}, idB: AclIdentity = {}): string | null {
   const nfas = [compilePattern(a, idA), compilePattern(b, idB)];
-  const found = search(nfas, (m) => m[0]!.has(nfas[0]!.accept) && m[1]!.has(nfas[1]!.accept), (m) => m[0]!.size > 0 && m[1]!.size > 0);
+  const found = search(
+    nfas,
+    (m) => m[0]!.has(nfas[0]!.accept) && m[1]!.has(nfas[1]!.accept),
+    (m) => m[0]!.size > 0 && m[1]!.size > 0,
+  );
   return found === "limit" ? a : found; // undecided → treat as overlapping
 }
 
 /** A string matched by `pattern` and by none of `allows`, or null when they cover it. */
-export function uncoveredWitness(allows: readonly string[], pattern: string, idAllows: AclIdentity = {}, idPattern: AclIdentity = {}): string | null {
+export function uncoveredWitness(
+  allows: readonly string[],
+  pattern: string,
+  idAllows: AclIdentity = {},
+  idPattern: AclIdentity = {},
+): string | null {
   const nfas = [compilePattern(pattern, idPattern), ...allows.map((a) => compilePattern(a, idAllows))];
-  const found = search(nfas, (m) => m[0]!.has(nfas[0]!.accept) && !anyAccepts(nfas, m, 1), (m) => m[0]!.size > 0);
+  const found = search(
+    nfas,
+    (m) => m[0]!.has(nfas[0]!.accept) && !anyAccepts(nfas, m, 1),
+    (m) => m[0]!.size > 0,
+  );
   return found === "limit" ? pattern : found; // undecided → treat as not covered
 }
 
@@ -181,7 +195,8 @@ export function grantCheck(acl: readonly string[], id: AclIdentity): GrantCheck 
   const denies = acl.filter((e) => e.startsWith("!")).map((e) => e.slice(1));
   const allowAll = allows.includes("#") && denies.length === 0;
   const holds = (pattern: string) =>
-    allowAll || (uncoveredWitness(allows, pattern, id) === null && denies.every((d) => overlapWitness(d, pattern, id) === null));
+    allowAll ||
+    (uncoveredWitness(allows, pattern, id) === null && denies.every((d) => overlapWitness(d, pattern, id) === null));
   return {
     mayGrant: (entry) => entry.startsWith("!") || holds(entry),
     mayRevoke: (entry) => holds(entry.startsWith("!") ? entry.slice(1) : entry),

@@ -35,7 +35,10 @@ function segmentPattern(segment: string, id: AclIdentity): string {
 
 /** The anchored-less regex source of one ACL entry (without its `!`). */
 export function entryPattern(entry: string, id: AclIdentity = {}): string {
-  return entry.split(".").map((s) => segmentPattern(s, id)).join("\\.");
+  return entry
+    .split(".")
+    .map((s) => segmentPattern(s, id))
+    .join("\\.");
 }
 
 const NEVER: RegExp = /(?!)/;

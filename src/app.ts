@@ -76,7 +76,9 @@ export function routeGroups(app: AppContext): RouteGroup[] {
 export function createApp(app: AppContext): Hono<Env> {
   const hono = new Hono<Env>({ strict: false });
   const groups = routeGroups(app);
-  const specs: RouteSpec[] = groups.flatMap((g) => g.specs).map((s) => asAnswered(s, app.config.compatibility.put_responses));
+  const specs: RouteSpec[] = groups
+    .flatMap((g) => g.specs)
+    .map((s) => asAnswered(s, app.config.compatibility.put_responses));
 
   if (app.config.metrics.port !== null) hono.use("*", requestMetrics());
   hono.use("*", requestLog(app));
@@ -97,8 +99,20 @@ export function createApp(app: AppContext): Hono<Env> {
 
   hono.notFound((c) => {
     const allowed = specs.some((s) => matchesPath(s.path, c.req.path));
-    if (allowed) return jsonError(c, new ApiError(405, "method-not-allowed", "The method is not allowed for the requested URL.", resourceOfPath(c.req.path)));
-    return jsonError(c, new ApiError(404, "not-found", "The requested URL was not found on the server.", resourceOfPath(c.req.path)));
+    if (allowed)
+      return jsonError(
+        c,
+        new ApiError(
+          405,
+          "method-not-allowed",
+          "The method is not allowed for the requested URL.",
+          resourceOfPath(c.req.path),
+        ),
+      );
+    return jsonError(
+      c,
+      new ApiError(404, "not-found", "The requested URL was not found on the server.", resourceOfPath(c.req.path)),
+    );
   });
   hono.onError((err, c) => errorResponse(c, err, app.log));
   return hono;

@@ -7,7 +7,9 @@ let runCli: (args: string[]) => Promise<number>;
 try {
   ({ runCli } = await import("./cli/main.ts"));
 } catch (e) {
-  console.error(`tessera: cannot load the command line (${e instanceof Error ? e.message : String(e)}); reinstall with \`npm ci\``);
+  console.error(
+    `tessera: cannot load the command line (${e instanceof Error ? e.message : String(e)}); reinstall with \`npm ci\``,
+  );
   process.exit(1);
 }
 const code = await runCli(process.argv.slice(2));

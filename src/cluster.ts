@@ -19,7 +19,9 @@ const PARENT_POLL_MS = 500;
 export function isPrimary(config: Config, log: Logger): boolean {
   if (process.env[WORKER_ENV] || config.workers <= 1) return false;
   if (!config.db_uri) {
-    log.warn("workers ignored: the embedded database (PGlite) belongs to one process; set db_uri to use several", { workers: config.workers });
+    log.warn("workers ignored: the embedded database (PGlite) belongs to one process; set db_uri to use several", {
+      workers: config.workers,
+    });
     return false;
   }
   return true;
@@ -45,7 +47,15 @@ export function announceReady(): void {
     if (orphaned) return;
     orphaned = true;
     clearInterval(poll);
-    console.error(JSON.stringify({ time: new Date().toISOString(), level: "error", msg: "the primary process is gone; this worker stops", worker: process.env[WORKER_ENV], primary }));
+    console.error(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        level: "error",
+        msg: "the primary process is gone; this worker stops",
+        worker: process.env[WORKER_ENV],
+        primary,
+      }),
+    );
     process.kill(process.pid, "SIGTERM");
   };
   process.on("disconnect", stop);

@@ -48,13 +48,15 @@ function unwrap(schema: z.ZodType): z.ZodType {
   let s = schema;
   for (;;) {
     const def = defOf(s);
-    if (def.innerType && ["default", "prefault", "nullable", "optional", "readonly", "catch"].includes(def.type)) s = def.innerType;
+    if (def.innerType && ["default", "prefault", "nullable", "optional", "readonly", "catch"].includes(def.type))
+      s = def.innerType;
     else if (def.type === "pipe" && def.in) s = def.in;
     else return s;
   }
 }
 
-const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isMapping = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Every key path the schema knows (record entries as `*`), for suggestions. */
 function knownPaths(schema: z.ZodType, prefix = ""): string[] {
@@ -82,7 +84,10 @@ function closest(path: string[], known: string[]): string | null {
     const name = segments[segments.length - 1]!;
     const byName = distance(last, name) + 1; // moved to another section
     // An abbreviation (`prio` for `priority`) at the same place.
-    const byPrefix = last.length >= 3 && name.startsWith(last) && concrete.slice(0, -name.length) === full.slice(0, -last.length) ? 1 : Infinity;
+    const byPrefix =
+      last.length >= 3 && name.startsWith(last) && concrete.slice(0, -name.length) === full.slice(0, -last.length)
+        ? 1
+        : Infinity;
     const score = Math.min(byPath, byName, byPrefix);
     if (score <= typoAllowance(last) && (!best || score < best.score)) best = { key: concrete, score };
   }
@@ -95,7 +100,8 @@ function closest(path: string[], known: string[]): string | null {
  */
 export function unknownKeyProblems(raw: Record<string, unknown>, schema: z.ZodType): string[] {
   const known = knownPaths(schema);
-  const plugins = isMapping(raw.plugins) && isMapping(raw.plugins.external_auth) ? Object.keys(raw.plugins.external_auth) : [];
+  const plugins =
+    isMapping(raw.plugins) && isMapping(raw.plugins.external_auth) ? Object.keys(raw.plugins.external_auth) : [];
   const pluginSections = new Set([...STOCK_EXTERNAL_AUTH, ...plugins]);
   const problems: string[] = [];
 

@@ -10,7 +10,8 @@ export interface EmbeddedAssets {
   pglite?: { wasm: WebAssembly.Module; initdbWasm: WebAssembly.Module; fsBundle: Blob; pgTrgmBundle: Blob };
 }
 
-export const embedded: EmbeddedAssets | null = (globalThis as { __TESSERA_EMBEDDED__?: EmbeddedAssets }).__TESSERA_EMBEDDED__ ?? null;
+export const embedded: EmbeddedAssets | null =
+  (globalThis as { __TESSERA_EMBEDDED__?: EmbeddedAssets }).__TESSERA_EMBEDDED__ ?? null;
 
 const normalized = (path: string) => path.replaceAll("\\", "/");
 

@@ -11,23 +11,34 @@ export function startJobs(app: AppContext): void {
   startKeyRotation(app);
   const interval = app.config.token_cleanup_interval;
   if (interval <= 0) return;
-  const job = new Cron(`*/${Math.max(1, Math.round(interval))} * * * * *`, { protect: true, interval: Math.max(1, Math.round(interval)) }, async () => {
-    try {
-      await runCleanup(app);
-    } catch (e) {
-      app.log.error("token cleanup failed", { error: (e as Error).message });
-    }
-  });
+  const job = new Cron(
+    `*/${Math.max(1, Math.round(interval))} * * * * *`,
+    { protect: true, interval: Math.max(1, Math.round(interval)) },
+    async () => {
+      try {
+        await runCleanup(app);
+      } catch (e) {
+        app.log.error("token cleanup failed", { error: (e as Error).message });
+      }
+    },
+  );
   app.onClose.push(() => job.stop());
 }
 
-export async function runCleanup(app: AppContext): Promise<{ purged: number; notified: number; throttleCounters: number; samlSessions: number }> {
+export async function runCleanup(
+  app: AppContext,
+): Promise<{ purged: number; notified: number; throttleCounters: number; samlSessions: number }> {
   const purged = await purgeExpiredTokens(app);
   const samlSessions = await purgeSamlSessions(app);
   const notified = await notifyExpiringSoon(app);
   const throttleCounters = await purgeThrottleCounters(app);
   if (purged || notified || throttleCounters || samlSessions) {
-    app.log.info("token cleanup", { purged_sessions: purged, expire_soon_notices: notified, forgotten_throttle_counters: throttleCounters, purged_saml_sessions: samlSessions });
+    app.log.info("token cleanup", {
+      purged_sessions: purged,
+      expire_soon_notices: notified,
+      forgotten_throttle_counters: throttleCounters,
+      purged_saml_sessions: samlSessions,
+    });
   }
   return { purged, notified, throttleCounters, samlSessions };
 }

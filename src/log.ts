@@ -43,12 +43,18 @@ export function createLogger(level: Level, sink: Sink = stderrSink): Logger {
     error: (m, f) => write("error", m, f),
     raw(lvl, msg, jsonFields) {
       if (RANK[lvl] < RANK[logger.level]) return;
-      sink(`{"time":"${isoNow()}","level":"${lvl}","msg":${JSON.stringify(msg)},${jsonFields}}`, RANK[lvl] >= RANK.warning);
+      sink(
+        `{"time":"${isoNow()}","level":"${lvl}","msg":${JSON.stringify(msg)},${jsonFields}}`,
+        RANK[lvl] >= RANK.warning,
+      );
     },
   };
   function write(lvl: Level, msg: string, fields?: Record<string, unknown>) {
     if (RANK[lvl] < RANK[logger.level]) return;
-    sink(JSON.stringify({ time: isoNow(), level: lvl, msg, ...(fields ? redact(fields) : {}) }), RANK[lvl] >= RANK.warning);
+    sink(
+      JSON.stringify({ time: isoNow(), level: lvl, msg, ...(fields ? redact(fields) : {}) }),
+      RANK[lvl] >= RANK.warning,
+    );
   }
   return logger;
 }
@@ -161,7 +167,8 @@ function stderrSink(line: string, urgent?: boolean): void {
   defaultWriter.sink(line, urgent);
 }
 
-const SECRET_FIELDS = /^(password|old_password|new_password|refresh_token|token|authorization|x-auth-token|client_secret|bind_password)$/i;
+const SECRET_FIELDS =
+  /^(password|old_password|new_password|refresh_token|token|authorization|x-auth-token|client_secret|bind_password)$/i;
 
 export function redact(fields: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -190,13 +197,16 @@ export type ErrorFields = {
 
 // Quoted names that follow these words are schema objects, worth keeping; any other quoted text
 // may be a value (a username, a hash) and is dropped.
-const NAMED_OBJECT = /\b(constraint|relation|column|table|index|type|function|schema|database|role|operator|sequence|extension|exchange|queue|channel)\s*$/i;
+const NAMED_OBJECT =
+  /\b(constraint|relation|column|table|index|type|function|schema|database|role|operator|sequence|extension|exchange|queue|channel)\s*$/i;
 
 /** An error message safe to log: first line, no `params:`, quoted values elided, URI credentials masked. */
 export function sanitizeMessage(message: string): string {
   const firstLine = message.split("\n", 1)[0] ?? "";
   const withoutParams = firstLine.replace(/\bparams:.*$/i, "params: …");
-  const unquoted = withoutParams.replace(/(["'])(.*?)\1/g, (all, _q: string, _v: string, offset: number) => (NAMED_OBJECT.test(withoutParams.slice(0, offset)) ? all : `${_q}…${_q}`));
+  const unquoted = withoutParams.replace(/(["'])(.*?)\1/g, (all, _q: string, _v: string, offset: number) =>
+    NAMED_OBJECT.test(withoutParams.slice(0, offset)) ? all : `${_q}…${_q}`,
+  );
   const masked = maskUris(unquoted);
   return masked.length > 300 ? `${masked.slice(0, 300)}…` : masked;
 }
@@ -207,8 +217,18 @@ export function sanitizeMessage(message: string): string {
  * to its cause's class, SQLSTATE and first message line, with quoted values removed.
  */
 export function errorFields(err: unknown): ErrorFields {
-  let e = err as { name?: unknown; message?: unknown; code?: unknown; cause?: unknown; query?: unknown; params?: unknown } | null;
-  const wrapsQuery = (x: typeof e) => x !== null && typeof x === "object" && ("params" in x || (typeof x.message === "string" && x.message.startsWith("Failed query")));
+  let e = err as {
+    name?: unknown;
+    message?: unknown;
+    code?: unknown;
+    cause?: unknown;
+    query?: unknown;
+    params?: unknown;
+  } | null;
+  const wrapsQuery = (x: typeof e) =>
+    x !== null &&
+    typeof x === "object" &&
+    ("params" in x || (typeof x.message === "string" && x.message.startsWith("Failed query")));
   if (wrapsQuery(e)) e = (e!.cause as typeof e) ?? { name: "DrizzleQueryError", message: "database query failed" };
   if (e === null || typeof e !== "object") return { error: sanitizeMessage(String(err)), error_class: typeof err };
   const code = typeof e.code === "string" || typeof e.code === "number" ? String(e.code) : undefined;

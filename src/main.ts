@@ -46,10 +46,20 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   if (isPrimary(config, log)) return runPrimary(config, log);
   let database;
   try {
-    database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: config.db_pool_size, timeoutSeconds: config.db_timeout, watchdogSeconds: config.db_watchdog_seconds });
+    database = await openDatabase({
+      url: config.db_uri,
+      dataDir: config.data_dir,
+      poolSize: config.db_pool_size,
+      timeoutSeconds: config.db_timeout,
+      watchdogSeconds: config.db_watchdog_seconds,
+    });
   } catch (e) {
     const cause = describeCause(e);
-    log.error("cannot open the database", { code: cause.code, error: cause.message, ...(config.db_uri ? {} : { data_dir: config.data_dir }) });
+    log.error("cannot open the database", {
+      code: cause.code,
+      error: cause.message,
+      ...(config.db_uri ? {} : { data_dir: config.data_dir }),
+    });
     process.exit(1);
   }
   // A process whose embedded database is gone can only answer 503: it stops, so that its
@@ -58,7 +68,11 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     log.error("the embedded database stopped; exiting so the service is restarted", { reason });
     process.exit(1);
   });
-  log.info("database ready", { kind: database.kind, ...(database.kind === "pglite" ? { data_dir: config.data_dir } : {}), ...adoptionNote(database.db) });
+  log.info("database ready", {
+    kind: database.kind,
+    ...(database.kind === "pglite" ? { data_dir: config.data_dir } : {}),
+    ...adoptionNote(database.db),
+  });
   let app;
   try {
     app = await buildContext(config, database, log);
@@ -74,7 +88,11 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   // liveness and readiness probes answer 503 so load balancers stop routing here.
   let draining = false;
   const drainingFetch = async (req: Request, peers: PeerSource): Promise<Response> => {
-    const res = isLivenessProbe(req) ? new Response(null, { status: 503 }) : isReadinessProbe(req) ? drainingAnswer(req) : await handle(req, peers);
+    const res = isLivenessProbe(req)
+      ? new Response(null, { status: 503 })
+      : isReadinessProbe(req)
+        ? drainingAnswer(req)
+        : await handle(req, peers);
     try {
       res.headers.set("Connection", "close");
       return res;
@@ -122,7 +140,11 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     // process exits anyway (exit 1: the stop was not clean) and names what it left unfinished.
     const abandoned = await closeContextWithin(app, (config.db_timeout + 5) * 1000);
     if (abandoned.length > 0) {
-      log.error("shutdown deadline passed; exiting with work abandoned", { signal, abandoned, pending_requests: server.pendingRequests });
+      log.error("shutdown deadline passed; exiting with work abandoned", {
+        signal,
+        abandoned,
+        pending_requests: server.pendingRequests,
+      });
       process.exit(1);
     }
     log.info("stopped", { signal });
@@ -137,13 +159,18 @@ function isLivenessProbe(req: Request): boolean {
 }
 
 function isReadinessProbe(req: Request): boolean {
-  return (req.method === "HEAD" || req.method === "GET") && new URL(req.url).pathname.replace(/\/$/, "") === "/0.1/ready";
+  return (
+    (req.method === "HEAD" || req.method === "GET") && new URL(req.url).pathname.replace(/\/$/, "") === "/0.1/ready"
+  );
 }
 
 /** The readiness probe's 503 while draining: the one error body, naming the reason. */
 function drainingAnswer(req: Request): Response {
   const body = notReady({ draining: "fail" }, "Not ready: the instance is shutting down").toBody();
-  return new Response(req.method === "HEAD" ? null : JSON.stringify(body), { status: 503, headers: { "Content-Type": "application/json" } });
+  return new Response(req.method === "HEAD" ? null : JSON.stringify(body), {
+    status: 503,
+    headers: { "Content-Type": "application/json" },
+  });
 }
 
 if (import.meta.main) {

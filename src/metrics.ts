@@ -23,7 +23,12 @@ const httpRequests = new HotPathHistogram(
 registry.registerMetric(httpRequests as never);
 
 /** Counts kept as plain numbers by the hot path, handed to a prom-client counter when scraped. */
-function scrapedCounter<K extends string>(name: string, help: string, label: string, keys: readonly K[]): Record<K, number> {
+function scrapedCounter<K extends string>(
+  name: string,
+  help: string,
+  label: string,
+  keys: readonly K[],
+): Record<K, number> {
   const counts = Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
   new Counter({
     name,
@@ -39,10 +44,20 @@ function scrapedCounter<K extends string>(name: string, help: string, label: str
 }
 
 export type TokenCheckResult = "valid" | "invalid" | "forbidden";
-const tokenChecks = scrapedCounter<TokenCheckResult>("tessera_token_checks_total", "Token checks (HEAD/GET /token/{token}, scopes/check) by result", "result", ["valid", "invalid", "forbidden"]);
+const tokenChecks = scrapedCounter<TokenCheckResult>(
+  "tessera_token_checks_total",
+  "Token checks (HEAD/GET /token/{token}, scopes/check) by result",
+  "result",
+  ["valid", "invalid", "forbidden"],
+);
 export const recordTokenCheck = (result: TokenCheckResult) => tokenChecks[result]++;
 
-const tokenCacheLookups = scrapedCounter("tessera_token_cache_lookups_total", "In-memory token cache lookups by result (hit ratio: hit / (hit + miss))", "result", ["hit", "miss"]);
+const tokenCacheLookups = scrapedCounter(
+  "tessera_token_cache_lookups_total",
+  "In-memory token cache lookups by result (hit ratio: hit / (hit + miss))",
+  "result",
+  ["hit", "miss"],
+);
 export const recordTokenCacheLookup = (hit: boolean) => (hit ? tokenCacheLookups.hit++ : tokenCacheLookups.miss++);
 
 const logins = new Counter({
@@ -62,7 +77,14 @@ const mfaOutcomes = new Counter({
   labelNames: ["outcome"] as const,
   registers: [registry],
 });
-export type MfaOutcome = "required" | "accepted" | "refused" | "recovery_code_used" | "enrolled" | "removed" | "restricted";
+export type MfaOutcome =
+  | "required"
+  | "accepted"
+  | "refused"
+  | "recovery_code_used"
+  | "enrolled"
+  | "removed"
+  | "restricted";
 export const recordMfa = (outcome: MfaOutcome) => mfaOutcomes.labels(outcome).inc();
 
 const passwordHash = new Histogram({
@@ -73,7 +95,10 @@ const passwordHash = new Histogram({
   registers: [registry],
 });
 /** Runs one derivation, observing its time. */
-export async function timePasswordHash<T>(algorithm: "argon2id" | "pbkdf2_sha512", derive: () => Promise<T>): Promise<T> {
+export async function timePasswordHash<T>(
+  algorithm: "argon2id" | "pbkdf2_sha512",
+  derive: () => Promise<T>,
+): Promise<T> {
   const done = passwordHash.startTimer({ algorithm });
   try {
     return await derive();
@@ -148,7 +173,8 @@ const fastCheckUnknown = httpRequests.cell({ method: "HEAD", route: "/0.1/token/
 export function recordFastTokenCheck(app: AppContext, result: "valid" | "invalid", durationMs: number): void {
   tokenChecks[result]++;
   if (result === "valid") tokenCacheLookups.hit++;
-  if (app.config.metrics.port !== null) (result === "valid" ? fastCheckValid : fastCheckUnknown).observe(durationMs / 1000);
+  if (app.config.metrics.port !== null)
+    (result === "valid" ? fastCheckValid : fastCheckUnknown).observe(durationMs / 1000);
 }
 
 /** Hono middleware observing each request under its route template (bounded label values). */
@@ -167,7 +193,9 @@ export function requestMetrics(): MiddlewareHandler {
         }
       }
       const method = KNOWN_METHODS.has(c.req.method) ? c.req.method : "OTHER";
-      httpRequests.cell({ method, route, status_code: String(c.res.status) }).observe((performance.now() - started) / 1000);
+      httpRequests
+        .cell({ method, route, status_code: String(c.res.status) })
+        .observe((performance.now() - started) / 1000);
     }
   };
 }
@@ -191,7 +219,8 @@ export function startMetricsServer(app: AppContext, from: MetricsSources): Retur
     hostname: listen,
     port,
     async fetch(req) {
-      if (new URL(req.url).pathname !== "/metrics") return new Response("Not found: scrape /metrics\n", { status: 404 });
+      if (new URL(req.url).pathname !== "/metrics")
+        return new Response("Not found: scrape /metrics\n", { status: 404 });
       const { body, contentType } = await renderMetrics();
       return new Response(body, { headers: { "Content-Type": contentType } });
     },

@@ -10,12 +10,34 @@ const MASK = "********";
  * `saml.key_file`) says what it is, and is shown.
  */
 export const SECRET_KEY_NAMES = [
-  "password", "passwd", "passphrase", "pwd", "secret", "secrets", "client_secret", "credential", "credentials",
-  "token", "tokens", "access_token", "refresh_token", "api_key", "apikey", "private_key", "key", "cookie", "salt", "pin",
+  "password",
+  "passwd",
+  "passphrase",
+  "pwd",
+  "secret",
+  "secrets",
+  "client_secret",
+  "credential",
+  "credentials",
+  "token",
+  "tokens",
+  "access_token",
+  "refresh_token",
+  "api_key",
+  "apikey",
+  "private_key",
+  "key",
+  "cookie",
+  "salt",
+  "pin",
 ] as const;
 const SECRET_NAME = new RegExp(`(^|_)(${SECRET_KEY_NAMES.join("|")})$`);
 
-const snakeCase = (key: string) => key.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/[-\s.]+/g, "_").toLowerCase();
+const snakeCase = (key: string) =>
+  key
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/[-\s.]+/g, "_")
+    .toLowerCase();
 
 export const isSecretKey = (key: string) => SECRET_NAME.test(snakeCase(key));
 
@@ -44,7 +66,14 @@ function maskUri(uri: string): string {
 function maskQuery(s: string): string {
   const q = s.indexOf("?");
   if (q < 0) return s;
-  return s.slice(0, q) + s.slice(q).replace(/([?&;])([^=&;#]*)=([^&;#]*)/g, (all, sep: string, name: string) => (isSecretKey(decodeSafe(name)) ? `${sep}${name}=${MASK}` : all));
+  return (
+    s.slice(0, q) +
+    s
+      .slice(q)
+      .replace(/([?&;])([^=&;#]*)=([^&;#]*)/g, (all, sep: string, name: string) =>
+        isSecretKey(decodeSafe(name)) ? `${sep}${name}=${MASK}` : all,
+      )
+  );
 }
 
 function decodeSafe(s: string): string {
@@ -74,6 +103,7 @@ export function maskSecrets(value: unknown, key = "", underSecret = false): unkn
   if (typeof value === "string") return secret ? MASK : maskUris(value);
   if (typeof value === "number" || typeof value === "bigint") return secret ? MASK : value;
   if (Array.isArray(value)) return value.map((v) => maskSecrets(v, key, secret));
-  if (typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskSecrets(v, k, secret)]));
+  if (typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskSecrets(v, k, secret)]));
   return value;
 }

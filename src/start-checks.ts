@@ -17,16 +17,22 @@ export function listenProblem(host: string, port: number | null, what: string): 
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     const setting = what === "rest_api" ? "rest_api.port or TESSERA_PORT" : "metrics.port or TESSERA_METRICS_PORT";
-    if (code === "EADDRINUSE") return `cannot listen on ${host}:${port} (${what}): the port is in use by another process; stop it or set ${setting}`;
-    if (code === "EACCES") return `cannot listen on ${host}:${port} (${what}): permission denied (ports below 1024 need privileges); set ${setting}`;
-    if (code === "EADDRNOTAVAIL") return `cannot listen on ${host}:${port} (${what}): no such local address; set ${what}.listen`;
+    if (code === "EADDRINUSE")
+      return `cannot listen on ${host}:${port} (${what}): the port is in use by another process; stop it or set ${setting}`;
+    if (code === "EACCES")
+      return `cannot listen on ${host}:${port} (${what}): permission denied (ports below 1024 need privileges); set ${setting}`;
+    if (code === "EADDRNOTAVAIL")
+      return `cannot listen on ${host}:${port} (${what}): no such local address; set ${what}.listen`;
     return `cannot listen on ${host}:${port} (${what}): ${code ?? (e as Error).message}`;
   }
 }
 
 /** The first problem with the ports of `config` (the API, then the metrics listener). */
 export function portProblem(config: Config): string | null {
-  return listenProblem(config.rest_api.listen, config.rest_api.port, "rest_api") ?? listenProblem(config.metrics.listen, config.metrics.port, "metrics");
+  return (
+    listenProblem(config.rest_api.listen, config.rest_api.port, "rest_api") ??
+    listenProblem(config.metrics.listen, config.metrics.port, "metrics")
+  );
 }
 
 /** An error's message without its stack, for the one line a failed start prints. */

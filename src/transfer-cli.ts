@@ -23,7 +23,12 @@ export function formatCounts(result: TransferResult): string {
   return result.tables.map((t) => `${t.table.padEnd(width)}  ${t.rows}`).join("\n");
 }
 
-export async function runTransfer(command: "import" | "export", url: string | undefined, force: boolean, config: Config): Promise<number> {
+export async function runTransfer(
+  command: "import" | "export",
+  url: string | undefined,
+  force: boolean,
+  config: Config,
+): Promise<number> {
   if (!url || !/^postgres(ql)?:\/\//.test(url)) {
     console.error(`usage: tessera ${command} postgres://USER@HOST/DB [--force] [--config PATH]`);
     return 2;
@@ -34,7 +39,10 @@ export async function runTransfer(command: "import" | "export", url: string | un
       command === "import"
         ? await importDatabase({ from: url, toDataDir: config.data_dir, force, onProgress })
         : await exportDatabase({ fromDataDir: config.data_dir, to: url, force, onProgress });
-    const where = command === "import" ? `into the embedded database in ${config.data_dir}` : `from ${config.data_dir} to PostgreSQL`;
+    const where =
+      command === "import"
+        ? `into the embedded database in ${config.data_dir}`
+        : `from ${config.data_dir} to PostgreSQL`;
     console.log(`${command === "import" ? "imported" : "exported"} ${where}:\n${formatCounts(result)}`);
     return 0;
   } catch (e) {

@@ -29,7 +29,10 @@ describeEachDb(
       expect((await t.request("HEAD", `/0.1/token/${token}?scope=x.y`)).status).toBe(403);
       expect((await t.request("GET", "/0.1/users", { token })).status).toBe(403);
       const logged = requestLines();
-      expect(logged.map((l) => [l.method, l.status])).toEqual([["HEAD", 403], ["GET", 403]]);
+      expect(logged.map((l) => [l.method, l.status])).toEqual([
+        ["HEAD", 403],
+        ["GET", 403],
+      ]);
       expect(logged[0].path).toBe(`/0.1/token/${token.slice(0, 4)}…`);
       expect(lines.join("\n")).not.toContain(token);
     });
@@ -40,11 +43,20 @@ describeEachDb(
       try {
         lines.length = 0;
         const { token } = await tokenFor(t.app, { acl: ["a.b"] });
-        for (let i = 0; i < 3; i++) expect((await t.request("HEAD", `/0.1/token/${token}?scope=a.b`, { remoteAddr: "198.51.100.7" })).status).toBe(204);
+        for (let i = 0; i < 3; i++)
+          expect(
+            (await t.request("HEAD", `/0.1/token/${token}?scope=a.b`, { remoteAddr: "198.51.100.7" })).status,
+          ).toBe(204);
         const logged = requestLines();
         expect(logged.length).toBe(3);
         for (const l of logged) {
-          expect(l).toMatchObject({ level: "info", method: "HEAD", path: `/0.1/token/${token.slice(0, 4)}…`, status: 204, remote_addr: "198.51.100.7" });
+          expect(l).toMatchObject({
+            level: "info",
+            method: "HEAD",
+            path: `/0.1/token/${token.slice(0, 4)}…`,
+            status: 204,
+            remote_addr: "198.51.100.7",
+          });
           expect(typeof l.duration_ms).toBe("number");
         }
         expect(lines.join("\n")).not.toContain(token);
@@ -60,7 +72,14 @@ describeEachDb(
       const { token } = await tokenFor(t.app, { acl: ["a.b", "!a.c"], tenantUuid: tenant });
       const ROUTE = 599; // what the stand-in router answers: "left to the route"
       const fast = async (path: string, headers: Record<string, string> = {}, method = "HEAD") =>
-        (await fastTokenCheck(t.app, new Request(`http://localhost${path}`, { method, headers }), peerAt("127.0.0.1"), () => new Response(null, { status: ROUTE }))).status;
+        (
+          await fastTokenCheck(
+            t.app,
+            new Request(`http://localhost${path}`, { method, headers }),
+            peerAt("127.0.0.1"),
+            () => new Response(null, { status: ROUTE }),
+          )
+        ).status;
       t.app.tokenCache.clear();
       expect(await fast(`/0.1/token/${token}?scope=a.b`)).toBe(ROUTE); // not cached: read, then the route answers
       expect(await fast(`/0.1/token/${token}?scope=a.b`)).toBe(204); // the read cached it
@@ -82,9 +101,21 @@ describeEachDb(
       expect(await fast(`/0.1/token/${madeUp}?scope=a.b`)).toBe(404);
       expect(await fast(`/0.1/token/${madeUp}?scope=${"a".repeat(5000)}`)).toBe(ROUTE);
       expect((await t.request("HEAD", `/0.1/token/${madeUp}?scope=${"a".repeat(5000)}`)).status).toBe(400);
-      const viaRoute = await t.http.fetch(new Request(`http://localhost/0.1/token/${crypto.randomUUID()}?scope=a.b&tenant=${tenant}`, { method: "HEAD" }), { remoteAddr: "" });
-      const viaShortcut = await fastTokenCheck(t.app, new Request(`http://localhost/0.1/token/${madeUp}?scope=a.b&tenant=${tenant}`, { method: "HEAD" }), peerAt(""), () => new Response(null, { status: ROUTE }));
-      expect([viaShortcut.status, viaShortcut.headers.get("content-type"), await viaShortcut.text()]).toEqual([viaRoute.status, viaRoute.headers.get("content-type"), await viaRoute.text()]);
+      const viaRoute = await t.http.fetch(
+        new Request(`http://localhost/0.1/token/${crypto.randomUUID()}?scope=a.b&tenant=${tenant}`, { method: "HEAD" }),
+        { remoteAddr: "" },
+      );
+      const viaShortcut = await fastTokenCheck(
+        t.app,
+        new Request(`http://localhost/0.1/token/${madeUp}?scope=a.b&tenant=${tenant}`, { method: "HEAD" }),
+        peerAt(""),
+        () => new Response(null, { status: ROUTE }),
+      );
+      expect([viaShortcut.status, viaShortcut.headers.get("content-type"), await viaShortcut.text()]).toEqual([
+        viaRoute.status,
+        viaRoute.headers.get("content-type"),
+        await viaRoute.text(),
+      ]);
       // a revoked token is no longer answered from memory: 404
       await revokeToken(t.app, token);
       expect(await fast(`/0.1/token/${token}?scope=a.b`)).toBe(404);
@@ -109,8 +140,14 @@ test("the log writer batches lines and reopens its file after rotation", async (
     writer.reopen(); // …and sends SIGHUP
     logger.info("three");
     writer.close();
-    const rotated = readFileSync(`${path}.1`, "utf8").trim().split("\n").map((l) => JSON.parse(l));
-    const current = readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const rotated = readFileSync(`${path}.1`, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const current = readFileSync(path, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(rotated.map((l) => l.msg)).toEqual(["one", "two"]);
     expect(rotated[0].password).toBe("********");
     expect(current.map((l) => l.msg)).toEqual(["three"]);

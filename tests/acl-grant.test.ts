@@ -63,7 +63,10 @@ describe("grant rule (§4.5, with deny entries)", () => {
 // Properties: patterns and strings over {a, b, ., *, #, me}; the matcher of src/acl.ts is the judge.
 const segment = fc.oneof(
   { weight: 1, arbitrary: fc.constant("me") },
-  { weight: 6, arbitrary: fc.array(fc.constantFrom("a", "b", "*", "#"), { minLength: 1, maxLength: 3 }).map((cs) => cs.join("")) },
+  {
+    weight: 6,
+    arbitrary: fc.array(fc.constantFrom("a", "b", "*", "#"), { minLength: 1, maxLength: 3 }).map((cs) => cs.join("")),
+  },
 );
 const pattern = fc.array(segment, { minLength: 1, maxLength: 3 }).map((ss) => ss.join("."));
 
@@ -105,12 +108,17 @@ describe("grant rule properties (fast-check)", () => {
   });
   test("a granted pattern never lets the grantee reach what the caller is denied", () => {
     fc.assert(
-      fc.property(fc.array(pattern, { minLength: 1, maxLength: 2 }), fc.array(pattern, { maxLength: 2 }), pattern, (allows, denies, p) => {
-        const callerAcl = [...allows, ...denies.map((d) => `!${d}`)];
-        if (!grantCheck(callerAcl, {}).mayGrant(p)) return true;
-        const caller = compileAcl(callerAcl);
-        return STRINGS.every((s) => !matches(p, s) || caller.matches(s));
-      }),
+      fc.property(
+        fc.array(pattern, { minLength: 1, maxLength: 2 }),
+        fc.array(pattern, { maxLength: 2 }),
+        pattern,
+        (allows, denies, p) => {
+          const callerAcl = [...allows, ...denies.map((d) => `!${d}`)];
+          if (!grantCheck(callerAcl, {}).mayGrant(p)) return true;
+          const caller = compileAcl(callerAcl);
+          return STRINGS.every((s) => !matches(p, s) || caller.matches(s));
+        },
+      ),
       { seed: 99, numRuns: 300 },
     );
   });

@@ -3,7 +3,8 @@ import { aclMatches, compileAcl, fillAcl } from "../src/acl.ts";
 
 describe("ACL matching (COMPATIBILITY §4.2 reference cases)", () => {
   test("foo.bar.# matches below foo.bar but not foo.bar itself", () => {
-    for (const access of ["foo.bar.x", "foo.bar.x.y", "foo.bar.*", "foo.bar.#"]) expect(aclMatches(["foo.bar.#"], access)).toBe(true);
+    for (const access of ["foo.bar.x", "foo.bar.x.y", "foo.bar.*", "foo.bar.#"])
+      expect(aclMatches(["foo.bar.#"], access)).toBe(true);
     expect(aclMatches(["foo.bar.#"], "foo.bar")).toBe(false);
     expect(aclMatches(["foo.#"], "foo")).toBe(false);
   });
@@ -56,5 +57,7 @@ describe("ACL matching (COMPATIBILITY §4.2 reference cases)", () => {
 
 test("fillAcl substitutes parameters with dots replaced by _", () => {
   expect(fillAcl("auth.policies.{policy_slug}.read", { policy_slug: "a.b.c" })).toBe("auth.policies.a_b_c.read");
-  expect(fillAcl("auth.users.{user_uuid}.tokens.{client_id}.delete", { user_uuid: "u1", client_id: "my.app" })).toBe("auth.users.u1.tokens.my_app.delete");
+  expect(fillAcl("auth.users.{user_uuid}.tokens.{client_id}.delete", { user_uuid: "u1", client_id: "my.app" })).toBe(
+    "auth.users.u1.tokens.my_app.delete",
+  );
 });

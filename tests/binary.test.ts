@@ -22,7 +22,12 @@ test("the single executable starts from an empty directory, creates its database
   server.stop(true);
   // Only what a fresh machine has: no project files, no node_modules, a minimal environment.
   const env = { PATH: "/usr/bin:/bin", HOME: work, TESSERA_PORT: String(port), TESSERA_LOG_LEVEL: "warning" };
-  const boot = Bun.spawnSync([exe, "bootstrap", "admin", "s3cret-admin"], { cwd: work, env, stdout: "pipe", stderr: "pipe" });
+  const boot = Bun.spawnSync([exe, "bootstrap", "admin", "s3cret-admin"], {
+    cwd: work,
+    env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   expect([boot.exitCode, boot.stdout.toString()]).toEqual([0, expect.stringContaining("created user admin")]);
   expect(existsSync(join(work, "data"))).toBe(true);
 
@@ -30,11 +35,17 @@ test("the single executable starts from an empty directory, creates its database
   try {
     const base = `http://127.0.0.1:${port}/0.1`;
     expect(await waitForService(base, 20)).toBe(true);
-    const login = await fetch(`${base}/token`, { method: "POST", headers: { Authorization: `Basic ${btoa("admin:s3cret-admin")}` }, body: "{}" });
+    const login = await fetch(`${base}/token`, {
+      method: "POST",
+      headers: { Authorization: `Basic ${btoa("admin:s3cret-admin")}` },
+      body: "{}",
+    });
     expect(login.status).toBe(200);
     const token = ((await login.json()) as { data: { token: string } }).data.token;
     expect((await fetch(`${base}/token/${token}?scope=auth.users.read`, { method: "HEAD" })).status).toBe(204);
-    const status = (await (await fetch(`${base}/status`, { headers: { "X-Auth-Token": token } })).json()) as { plugins: { status: string } };
+    const status = (await (await fetch(`${base}/status`, { headers: { "X-Auth-Token": token } })).json()) as {
+      plugins: { status: string };
+    };
     expect(status.plugins.status).toBe("ok"); // the stock plugins are inside the executable
     expect((await fetch(`${base}/api/docs/swagger-ui-bundle.js`)).status).toBe(200);
     // A second one on the same port: one line and exit 4, before it creates anything.

@@ -31,7 +31,11 @@ describe.skipIf(!pgClusterAvailable)("PostgreSQL refusing connections", () => {
     const login = async () => {
       const started = performance.now();
       const r = await t.request("POST", "/0.1/token", { body: {}, headers: basicAuth("breaker", "pw") });
-      return { status: r.status, ms: performance.now() - started, error: (r.json as { error_id?: string } | undefined)?.error_id };
+      return {
+        status: r.status,
+        ms: performance.now() - started,
+        error: (r.json as { error_id?: string } | undefined)?.error_id,
+      };
     };
     expect((await login()).status).toBe(200);
     await cluster.stop();
@@ -41,7 +45,9 @@ describe.skipIf(!pgClusterAvailable)("PostgreSQL refusing connections", () => {
       const late = answers.slice(answers.length / 2); // past the first seconds of the outage
       const slow = late.filter((a) => a.ms > 200);
       const times = late.map((a) => a.ms).sort((x, y) => x - y);
-      console.log(`${answers.length} logins in 8 s of outage; later half: median ${times[times.length >> 1]!.toFixed(1)} ms, ${slow.length} over 200 ms`);
+      console.log(
+        `${answers.length} logins in 8 s of outage; later half: median ${times[times.length >> 1]!.toFixed(1)} ms, ${slow.length} over 200 ms`,
+      );
       expect(answers.every((a) => a.status === 503 && a.error === "service-unavailable")).toBe(true);
       expect(late.length).toBeGreaterThan(20);
       expect(times[times.length >> 1]!).toBeLessThan(50);

@@ -16,11 +16,27 @@ describeEachDb("expired-token purge and expire-soon notices (§5.7)", (get) => {
     t.app.config.token_cleanup_interval = 60;
     const expired = await Promise.all([1, 2, 3].map(() => tokenFor(t.app, { acl: ["#"] })));
     const alive = await tokenFor(t.app, { acl: ["#"], expiration: 3600 });
-    await t.app.db.update(tokens).set({ expireT: now() - 10 }).where(inArray(tokens.uuid, expired.map((e) => e.token)));
+    await t.app.db
+      .update(tokens)
+      .set({ expireT: now() - 10 })
+      .where(
+        inArray(
+          tokens.uuid,
+          expired.map((e) => e.token),
+        ),
+      );
     const before = (await listRecordedEvents(t.app.db)).length;
     const result = await runCleanup(t.app);
     expect(result.purged).toBe(3);
-    const left = await t.app.db.select().from(sessions).where(inArray(sessions.uuid, expired.map((e) => e.sessionUuid)));
+    const left = await t.app.db
+      .select()
+      .from(sessions)
+      .where(
+        inArray(
+          sessions.uuid,
+          expired.map((e) => e.sessionUuid),
+        ),
+      );
     expect(left).toEqual([]);
     expect((await t.app.db.select().from(tokens).where(eq(tokens.uuid, alive.token))).length).toBe(1);
     const events = (await listRecordedEvents(t.app.db)).slice(before).filter((e) => e.name === "auth_session_deleted");
@@ -33,14 +49,18 @@ describeEachDb("expired-token purge and expire-soon notices (§5.7)", (get) => {
     t.app.config.token_cleanup_batch_size = 12_000;
     t.app.config.token_cleanup_interval = 0;
     const user = (await tokenFor(t.app, { acl: [] })).userUuid;
-    await t.app.db.execute(sql`insert into auth_session (uuid, tenant_uuid) select md5('bulk' || i)::uuid::text, ${t.app.topTenantUuid} from generate_series(1, 12000) i`);
+    await t.app.db.execute(
+      sql`insert into auth_session (uuid, tenant_uuid) select md5('bulk' || i)::uuid::text, ${t.app.topTenantUuid} from generate_series(1, 12000) i`,
+    );
     await t.app.db.execute(sql`insert into auth_token (auth_id, issued_t, expire_t, session_uuid, metadata)
       select ${user}, ${now() - 100}, ${now() - 10}, md5('bulk' || i)::uuid::text, '{}' from generate_series(1, 12000) i`);
     const before = (await listRecordedEvents(t.app.db)).length;
     expect((await runCleanup(t.app)).purged).toBe(12_000);
     const events = (await listRecordedEvents(t.app.db)).slice(before).filter((e) => e.name === "auth_session_deleted");
     expect(new Set(events.map((e) => e.payload.data.uuid)).size).toBe(12_000);
-    expect(events.every((e) => e.payload.data.user_uuid === user && e.headers[`user_uuid:${user}`] === true)).toBe(true);
+    expect(events.every((e) => e.payload.data.user_uuid === user && e.headers[`user_uuid:${user}`] === true)).toBe(
+      true,
+    );
   }, 60_000);
 
   test("tokens expiring within one interval get one expire-soon notice each", async () => {
@@ -59,28 +79,41 @@ describeEachDb("expired-token purge and expire-soon notices (§5.7)", (get) => {
   });
 });
 
-describeEachDb("bootstrap", (get) => {
-  test("creates an internal master-tenant user holding the master policy, idempotently, who can log in", async () => {
-    const t = get();
-    const first = await bootstrapUser(t.app, "root", "pa55");
-    expect(first.created).toBe(true);
-    const again = await bootstrapUser(t.app, "ROOT", "other");
-    expect(again).toEqual({ userUuid: first.userUuid, created: false });
-    const [u] = await t.app.db.select().from(users).where(eq(users.uuid, first.userUuid));
-    expect(u).toMatchObject({ purpose: "internal", authenticationMethod: "native", tenantUuid: t.app.topTenantUuid });
-    expect(u!.passwordHash).toMatch(/^\$argon2id\$/); // the configured algorithm (argon2id by default)
-    expect((await t.app.db.select().from(userPolicies).where(eq(userPolicies.userUuid, first.userUuid))).length).toBe(1);
-    const r = await t.request("POST", "/0.1/token", { body: {}, headers: { Authorization: `Basic ${btoa("root:pa55")}` } });
-    expect(r.status).toBe(200);
-    expect(r.json.data.acl).toEqual(["#"]);
-    expect(r.json.data.metadata.purpose).toBe("internal");
-  });
-}, { config: { bootstrap_user_on_startup: false } });
+describeEachDb(
+  "bootstrap",
+  (get) => {
+    test("creates an internal master-tenant user holding the master policy, idempotently, who can log in", async () => {
+      const t = get();
+      const first = await bootstrapUser(t.app, "root", "pa55");
+      expect(first.created).toBe(true);
+      const again = await bootstrapUser(t.app, "ROOT", "other");
+      expect(again).toEqual({ userUuid: first.userUuid, created: false });
+      const [u] = await t.app.db.select().from(users).where(eq(users.uuid, first.userUuid));
+      expect(u).toMatchObject({ purpose: "internal", authenticationMethod: "native", tenantUuid: t.app.topTenantUuid });
+      expect(u!.passwordHash).toMatch(/^\$argon2id\$/); // the configured algorithm (argon2id by default)
+      expect((await t.app.db.select().from(userPolicies).where(eq(userPolicies.userUuid, first.userUuid))).length).toBe(
+        1,
+      );
+      const r = await t.request("POST", "/0.1/token", {
+        body: {},
+        headers: { Authorization: `Basic ${btoa("root:pa55")}` },
+      });
+      expect(r.status).toBe(200);
+      expect(r.json.data.acl).toEqual(["#"]);
+      expect(r.json.data.metadata.purpose).toBe("internal");
+    });
+  },
+  { config: { bootstrap_user_on_startup: false } },
+);
 
-describeEachDb("bootstrap_user_on_startup", (get) => {
-  test("the configured user exists once the app has started", async () => {
-    const t = get();
-    const [u] = await t.app.db.select().from(users).where(eq(users.username, "boot"));
-    expect(u?.purpose).toBe("internal");
-  });
-}, { config: { bootstrap_user_on_startup: true, bootstrap_user_username: "boot", bootstrap_user_password: "pw" } });
+describeEachDb(
+  "bootstrap_user_on_startup",
+  (get) => {
+    test("the configured user exists once the app has started", async () => {
+      const t = get();
+      const [u] = await t.app.db.select().from(users).where(eq(users.username, "boot"));
+      expect(u?.purpose).toBe("internal");
+    });
+  },
+  { config: { bootstrap_user_on_startup: true, bootstrap_user_username: "boot", bootstrap_user_password: "pw" } },
+);

@@ -18,7 +18,14 @@ for (const kind of kinds) {
     const dir = mkdtempSync(join(tmpdir(), "tessera-cli-op-"));
     const port = freePort();
     const url = `http://127.0.0.1:${port}`;
-    const env: Record<string, string> = { TESSERA_CONFIG: join(dir, "config.yml"), TESSERA_DATA_DIR: join(dir, "data"), TESSERA_PORT: String(port), TESSERA_LOG_LEVEL: "warning", TESSERA_URL: url, NO_COLOR: "" };
+    const env: Record<string, string> = {
+      TESSERA_CONFIG: join(dir, "config.yml"),
+      TESSERA_DATA_DIR: join(dir, "data"),
+      TESSERA_PORT: String(port),
+      TESSERA_LOG_LEVEL: "warning",
+      TESSERA_URL: url,
+      NO_COLOR: "",
+    };
     const admin = { TESSERA_AUTH_USER: "admin", TESSERA_AUTH_PASSWORD: "s3cret-admin" };
     let proc: ReturnType<typeof Bun.spawn>;
     let scratch: { url: string; drop(): Promise<void> } | undefined;
@@ -27,12 +34,21 @@ for (const kind of kinds) {
 
     /** `tessera …` (the CLI on Bun), optionally fed `stdin`. */
     async function tessera(args: string[], extraEnv: Record<string, string> = {}, stdin?: string) {
-      const p = Bun.spawn([process.execPath, "src/cli.ts", ...args], { cwd: root, env: { ...process.env, ...env, ...extraEnv }, stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin), stdout: "pipe", stderr: "pipe" });
+      const p = Bun.spawn([process.execPath, "src/cli.ts", ...args], {
+        cwd: root,
+        env: { ...process.env, ...env, ...extraEnv },
+        stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
       return { code: await p.exited, out, err };
     }
     const inTenant = () => ({ ...admin, TESSERA_TENANT: tenant });
-    const userNamed = async (username: string) => (await client.withTenant(tenant).ops.listUsers({ params: { query: { search: username } } })).items.find((u) => u.username === username)!;
+    const userNamed = async (username: string) =>
+      (await client.withTenant(tenant).ops.listUsers({ params: { query: { search: username } } })).items.find(
+        (u) => u.username === username,
+      )!;
 
     beforeAll(async () => {
       writeFileSync(join(dir, "config.yml"), "password_hash_iterations: 1000\n");
@@ -41,7 +57,12 @@ for (const kind of kinds) {
         env.DATABASE_URL = scratch.url;
       }
       expect((await tessera(["bootstrap", "admin", "s3cret-admin"])).code).toBe(0);
-      proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env: { ...process.env, ...env }, stdout: "ignore", stderr: "ignore" });
+      proc = Bun.spawn([process.execPath, "src/main.ts"], {
+        cwd: root,
+        env: { ...process.env, ...env },
+        stdout: "ignore",
+        stderr: "ignore",
+      });
       if (!(await waitForService(`${url}/0.1`, 60))) throw new Error("tessera did not start");
       client = createTesseraClient({ baseUrl: url });
       await client.login({ username: "admin", password: "s3cret-admin" });
@@ -60,24 +81,46 @@ for (const kind of kinds) {
       const empty = await tessera(["users", "create"], inTenant());
       expect([empty.code, empty.err]).toEqual([2, expect.stringContaining("give --username or --email")]);
       const typo = await tessera(["users", "create", "--usernme", "bob"], inTenant());
-      expect([typo.code, typo.err]).toEqual([2, expect.stringContaining("unknown option --usernme (did you mean --username?)")]);
-      for (const args of [["groups", "create"], ["policies", "create", "--acl", "a.b"], ["tenants", "create"]]) expect((await tessera(args, inTenant())).code).toBe(2);
+      expect([typo.code, typo.err]).toEqual([
+        2,
+        expect.stringContaining("unknown option --usernme (did you mean --username?)"),
+      ]);
+      for (const args of [
+        ["groups", "create"],
+        ["policies", "create", "--acl", "a.b"],
+        ["tenants", "create"],
+      ])
+        expect((await tessera(args, inTenant())).code).toBe(2);
       expect((await client.withTenant(tenant).ops.listUsers()).total).toBe(before);
       // A boolean's negation is an option too; an empty-string value still reaches the service's validation.
       expect((await tessera(["users", "list", "--no-recurse", "--json"], inTenant())).code).toBe(0);
     }, 60_000);
 
     test("users update changes the fields given and keeps the others; --disable ends the user's sessions", async () => {
-      expect((await tessera(["users", "create", "--username", "ann", "--firstname", "Ann", "--password", "pw-ann-1"], inTenant())).code).toBe(0);
+      expect(
+        (
+          await tessera(
+            ["users", "create", "--username", "ann", "--firstname", "Ann", "--password", "pw-ann-1"],
+            inTenant(),
+          )
+        ).code,
+      ).toBe(0);
       const ann = await userNamed("ann");
       const updated = await tessera(["users", "update", ann.uuid, "--lastname", "Smith", "--json"], inTenant());
       expect(updated.code).toBe(0);
-      expect(JSON.parse(updated.out)).toMatchObject({ username: "ann", firstname: "Ann", lastname: "Smith", enabled: true });
+      expect(JSON.parse(updated.out)).toMatchObject({
+        username: "ann",
+        firstname: "Ann",
+        lastname: "Smith",
+        enabled: true,
+      });
       const session = await createTesseraClient({ baseUrl: url }).login({ username: "ann", password: "pw-ann-1" });
       const disabled = await tessera(["users", "update", ann.uuid, "--disable", "--json"], inTenant());
       expect(JSON.parse(disabled.out)).toMatchObject({ enabled: false, firstname: "Ann", lastname: "Smith" });
       expect(await client.isTokenValid(session.token)).toBe(false);
-      expect(JSON.parse((await tessera(["users", "update", ann.uuid, "--enable", "--json"], inTenant())).out).enabled).toBe(true);
+      expect(
+        JSON.parse((await tessera(["users", "update", ann.uuid, "--enable", "--json"], inTenant())).out).enabled,
+      ).toBe(true);
       expect((await tessera(["users", "update", ann.uuid], inTenant())).code).toBe(2);
       expect((await tessera(["users", "update", ann.uuid, "--enable", "--disable"], inTenant())).code).toBe(2);
     }, 60_000);
@@ -88,9 +131,15 @@ for (const kind of kinds) {
       expect([set.code, set.out]).toEqual([0, expect.stringContaining("password set")]);
       expect(set.out + set.err).not.toContain("pw-ann-2");
       await createTesseraClient({ baseUrl: url }).login({ username: "ann", password: "pw-ann-2" });
-      const wrongOld = await tessera(["users", "set-password", ann.uuid, "--old-password", "nope", "--password", "pw-ann-3"], inTenant());
+      const wrongOld = await tessera(
+        ["users", "set-password", ann.uuid, "--old-password", "nope", "--password", "pw-ann-3"],
+        inTenant(),
+      );
       expect(wrongOld.code).toBe(1);
-      const changed = await tessera(["users", "set-password", ann.uuid, "--old-password", "pw-ann-2"], { ...inTenant(), TESSERA_NEW_PASSWORD: "pw-ann-3" });
+      const changed = await tessera(["users", "set-password", ann.uuid, "--old-password", "pw-ann-2"], {
+        ...inTenant(),
+        TESSERA_NEW_PASSWORD: "pw-ann-3",
+      });
       expect(changed.code).toBe(0);
       await createTesseraClient({ baseUrl: url }).login({ username: "ann", password: "pw-ann-3" });
       expect((await tessera(["users", "set-password", ann.uuid], inTenant())).code).toBe(2); // no password anywhere
@@ -98,15 +147,22 @@ for (const kind of kinds) {
 
     test("a user's policies and a group's members: add and remove (idempotent)", async () => {
       const ann = await userNamed("ann");
-      expect((await tessera(["policies", "create", "--name", "readers", "--acl", "confd.users.read"], inTenant())).code).toBe(0);
-      const group = JSON.parse((await tessera(["groups", "create", "--name", "staff", "--json"], inTenant())).out).uuid as string;
+      expect(
+        (await tessera(["policies", "create", "--name", "readers", "--acl", "confd.users.read"], inTenant())).code,
+      ).toBe(0);
+      const group = JSON.parse((await tessera(["groups", "create", "--name", "staff", "--json"], inTenant())).out)
+        .uuid as string;
       for (let i = 0; i < 2; i++) {
         expect((await tessera(["users", "add-policy", ann.uuid, "readers"], inTenant())).code).toBe(0);
         expect((await tessera(["groups", "add-user", group, ann.uuid], inTenant())).code).toBe(0);
       }
       const inT = client.withTenant(tenant);
-      expect((await inT.ops.listUserPolicies({ params: { path: { user_uuid: ann.uuid } } })).items.map((p) => p.slug)).toEqual(["readers"]);
-      expect((await inT.ops.listGroupUsers({ params: { path: { group_uuid: group } } })).items.map((u) => u.uuid)).toEqual([ann.uuid]);
+      expect(
+        (await inT.ops.listUserPolicies({ params: { path: { user_uuid: ann.uuid } } })).items.map((p) => p.slug),
+      ).toEqual(["readers"]);
+      expect(
+        (await inT.ops.listGroupUsers({ params: { path: { group_uuid: group } } })).items.map((u) => u.uuid),
+      ).toEqual([ann.uuid]);
       expect((await tessera(["users", "remove-policy", ann.uuid, "readers"], inTenant())).code).toBe(0);
       expect((await tessera(["groups", "remove-user", group, ann.uuid], inTenant())).code).toBe(0);
       expect((await inT.ops.listUserPolicies({ params: { path: { user_uuid: ann.uuid } } })).total).toBe(0);
@@ -132,10 +188,13 @@ for (const kind of kinds) {
       const annSession = await createTesseraClient({ baseUrl: url }).login({ username: "ann", password: "pw-ann-3" });
       const other = await client.ops.createTenant({ body: { name: "rival" } });
       const inOther = client.withTenant(other.uuid);
-      const mallory = await inOther.ops.createUser({ body: { username: "mallory", password: "pw-mallory", purpose: "user" } });
+      const mallory = await inOther.ops.createUser({
+        body: { username: "mallory", password: "pw-mallory", purpose: "user" },
+      });
       const policy = await inOther.ops.createPolicy({ body: { name: "rival-admins", acl: ["auth.#"] } });
       await inOther.ops.addUserPolicy({ params: { path: { user_uuid: mallory.uuid, policy: policy.uuid } } });
-      const staff = (await client.withTenant(tenant).ops.listGroups({ params: { query: { search: "staff" } } })).items[0]!;
+      const staff = (await client.withTenant(tenant).ops.listGroups({ params: { query: { search: "staff" } } }))
+        .items[0]!;
       const hostile = { TESSERA_AUTH_USER: "mallory", TESSERA_AUTH_PASSWORD: "pw-mallory" };
       for (const args of [
         ["users", "update", ann.uuid, "--lastname", "Pwned"],
@@ -148,25 +207,39 @@ for (const kind of kinds) {
       }
       // A session it cannot see: nothing done, the desired state's 204 (D4).
       expect((await tessera(["sessions", "revoke", annSession.session_uuid!], hostile)).code).toBe(0);
-      expect((await tessera(["sessions", "revoke", annSession.session_uuid!, "--user", ann.uuid], hostile)).code).toBe(0);
+      expect((await tessera(["sessions", "revoke", annSession.session_uuid!, "--user", ann.uuid], hostile)).code).toBe(
+        0,
+      );
       const seen = JSON.parse((await tessera(["sessions", "list", "--recurse", "--json"], hostile)).out);
       expect(seen.items.every((s: { tenant_uuid: string }) => s.tenant_uuid === other.uuid)).toBe(true);
       const annAfter = await client.withTenant(tenant).ops.getUser({ params: { path: { user_uuid: ann.uuid } } });
       expect(annAfter.lastname).toBe("Smith");
       expect(await client.isTokenValid(annSession.token)).toBe(true);
       await createTesseraClient({ baseUrl: url }).login({ username: "ann", password: "pw-ann-3" });
-      expect((await client.withTenant(tenant).ops.listGroupUsers({ params: { path: { group_uuid: staff.uuid } } })).total).toBe(0);
-      expect((await client.withTenant(tenant).ops.listUserPolicies({ params: { path: { user_uuid: ann.uuid } } })).total).toBe(0);
+      expect(
+        (await client.withTenant(tenant).ops.listGroupUsers({ params: { path: { group_uuid: staff.uuid } } })).total,
+      ).toBe(0);
+      expect(
+        (await client.withTenant(tenant).ops.listUserPolicies({ params: { path: { user_uuid: ann.uuid } } })).total,
+      ).toBe(0);
     }, 60_000);
 
     test("on a terminal, tables fit its width and headings are bold; piped, whole values and no colour", async () => {
       const command = ["src/cli.ts", "users", "list", "--recurse"];
       const quoted = [process.execPath, ...command].map((a) => `'${a}'`).join(" ");
       // `script` gives the command a real terminal of 60 columns.
-      const p = Bun.spawn(["script", "-qec", `stty cols 60; ${quoted}`, "/dev/null"], { cwd: root, env: { ...process.env, ...env, ...admin }, stdout: "pipe", stderr: "pipe" });
+      const p = Bun.spawn(["script", "-qec", `stty cols 60; ${quoted}`, "/dev/null"], {
+        cwd: root,
+        env: { ...process.env, ...env, ...admin },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       const [tty, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
       expect(code).toBe(0);
-      const lines = tty.replace(/\x1b\[[0-9;]*m/g, "").split(/\r?\n/).filter(Boolean);
+      const lines = tty
+        .replace(/\x1b\[[0-9;]*m/g, "")
+        .split(/\r?\n/)
+        .filter(Boolean);
       expect(lines.length).toBeGreaterThan(3);
       expect(Math.max(...lines.map((l) => Bun.stringWidth(l)))).toBeLessThanOrEqual(60);
       expect(tty).toMatch(/\x1b\[1m uuid/); // bold headings

@@ -14,7 +14,8 @@ test("clients/typescript is up to date with the OpenAPI document (else: npm run 
   for (const file of GENERATED_FILES) {
     const fresh = readFileSync(join(dir, file), "utf8");
     const committed = readFileSync(join(clientDir, file), "utf8");
-    if (fresh !== committed) throw new Error(`clients/typescript/${file} is stale: run \`npm run client:generate\` and commit the result`);
+    if (fresh !== committed)
+      throw new Error(`clients/typescript/${file} is stale: run \`npm run client:generate\` and commit the result`);
     expect(fresh.length).toBeGreaterThan(100);
   }
 }, 120_000);

@@ -16,7 +16,12 @@ const consumer = join(dir, "consumer");
 let tarball = "";
 
 function sh(cmd: string[], cwd: string) {
-  const r = Bun.spawnSync(cmd, { cwd, stdout: "pipe", stderr: "pipe", env: { ...process.env, npm_config_audit: "false", npm_config_fund: "false" } });
+  const r = Bun.spawnSync(cmd, {
+    cwd,
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, npm_config_audit: "false", npm_config_fund: "false" },
+  });
   return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
 }
 
@@ -41,15 +46,31 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 test("the tarball holds built JavaScript and declarations, an exports map, the Apache-2.0 licence, and the API's version", () => {
   const listing = sh(["tar", "-tzf", tarball], dir).out.split("\n").filter(Boolean).sort();
-  expect(listing).toEqual(["package/LICENSE", "package/README.md", "package/dist/index.d.ts", "package/dist/index.js", "package/dist/operations.d.ts", "package/dist/operations.js", "package/dist/schema.d.ts", "package/package.json"]);
+  expect(listing).toEqual([
+    "package/LICENSE",
+    "package/README.md",
+    "package/dist/index.d.ts",
+    "package/dist/index.js",
+    "package/dist/operations.d.ts",
+    "package/dist/operations.js",
+    "package/dist/schema.d.ts",
+    "package/package.json",
+  ]);
   const pkg = JSON.parse(readFileSync(join(consumer, "node_modules/@tessera/client/package.json"), "utf8"));
   expect(pkg.license).toBe("Apache-2.0");
-  expect(pkg.exports["."]).toEqual({ types: "./dist/index.d.ts", import: "./dist/index.js", default: "./dist/index.js" });
-  const api = (parse(readFileSync(join(clientDir, "openapi.yml"), "utf8")) as { info: { version: string } }).info.version;
+  expect(pkg.exports["."]).toEqual({
+    types: "./dist/index.d.ts",
+    import: "./dist/index.js",
+    default: "./dist/index.js",
+  });
+  const api = (parse(readFileSync(join(clientDir, "openapi.yml"), "utf8")) as { info: { version: string } }).info
+    .version;
   expect(pkg.version).toBe(clientVersionFor(api, pkg.version));
   expect(pkg.version.startsWith(`${api}.`)).toBe(true);
   // No TypeScript source is left for a runtime to load.
-  expect(readFileSync(join(consumer, "node_modules/@tessera/client/dist/index.js"), "utf8")).not.toMatch(/from "\.\/[^"]+\.ts"/);
+  expect(readFileSync(join(consumer, "node_modules/@tessera/client/dist/index.js"), "utf8")).not.toMatch(
+    /from "\.\/[^"]+\.ts"/,
+  );
 });
 
 test("a TypeScript consumer typechecks against the declarations (NodeNext resolution)", () => {
@@ -68,7 +89,15 @@ c.ops.noSuchOperation();
 `,
   );
   const tsc = join(clientDir, "node_modules/.bin/tsc");
-  const compilerOptions = { noEmit: true, strict: true, module: "nodenext", moduleResolution: "nodenext", target: "es2022", lib: ["es2022", "dom"], types: [] };
+  const compilerOptions = {
+    noEmit: true,
+    strict: true,
+    module: "nodenext",
+    moduleResolution: "nodenext",
+    target: "es2022",
+    lib: ["es2022", "dom"],
+    types: [],
+  };
   writeFileSync(join(consumer, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["check.ts"] }));
   const r = sh([tsc, "-p", "tsconfig.json"], consumer);
   expect(r.out + r.err).toBe("");
@@ -102,11 +131,27 @@ console.log(JSON.stringify({ created: created.username, listed: listed.items.map
       );
       const env = { ...process.env, BASE: `http://127.0.0.1:${server.port}`, TOKEN: token };
       for (const runtime of [["node"], [process.execPath]]) {
-        const p = Bun.spawn([...runtime, "call.mjs", `${kind}-${runtime[0] === "node" ? "node" : "bun"}`], { cwd: consumer, env, stdout: "pipe", stderr: "pipe" });
-        const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+        const p = Bun.spawn([...runtime, "call.mjs", `${kind}-${runtime[0] === "node" ? "node" : "bun"}`], {
+          cwd: consumer,
+          env,
+          stdout: "pipe",
+          stderr: "pipe",
+        });
+        const [out, err, code] = await Promise.all([
+          new Response(p.stdout).text(),
+          new Response(p.stderr).text(),
+          p.exited,
+        ]);
         expect([code, err]).toEqual([0, ""]);
         const result = JSON.parse(out);
-        expect(result).toEqual({ created: expect.stringMatching(/^pkg-/), listed: [result.uuid], uuid: expect.any(String), missing: [404, "not-found"], valid: true, invalid: false });
+        expect(result).toEqual({
+          created: expect.stringMatching(/^pkg-/),
+          listed: [result.uuid],
+          uuid: expect.any(String),
+          missing: [404, "not-found"],
+          valid: true,
+          invalid: false,
+        });
       }
     } finally {
       server.stop(true);

@@ -17,37 +17,72 @@ async function stolen(t: TestApp) {
   const username = `victim${uniq()}`;
   const user = await createUserRow(t.app, { tenantUuid: tenant, username, password: "guessed-pw" });
   const clientId = `attacker-${uniq()}`;
-  const login = await t.request("POST", "/0.1/token", { body: { access_type: "offline", client_id: clientId }, headers: basicAuth(username, "guessed-pw") });
+  const login = await t.request("POST", "/0.1/token", {
+    body: { access_type: "offline", client_id: clientId },
+    headers: basicAuth(username, "guessed-pw"),
+  });
   expect(login.status).toBe(200);
   const admin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant })).token;
-  return { tenant, username, user, clientId, admin, token: login.json.data.token as string, refreshToken: login.json.data.refresh_token as string };
+  return {
+    tenant,
+    username,
+    user,
+    clientId,
+    admin,
+    token: login.json.data.token as string,
+    refreshToken: login.json.data.refresh_token as string,
+  };
 }
 
-const refresh = (t: TestApp, s: { refreshToken: string; clientId: string }) => t.request("POST", "/0.1/token", { body: { refresh_token: s.refreshToken, client_id: s.clientId } });
+const refresh = (t: TestApp, s: { refreshToken: string; clientId: string }) =>
+  t.request("POST", "/0.1/token", { body: { refresh_token: s.refreshToken, client_id: s.clientId } });
 const valid = async (t: TestApp, token: string) => (await t.request("HEAD", `/0.1/token/${token}`)).status === 204;
 
 async function refreshTokenDeleted(t: TestApp, user: string, clientId: string): Promise<boolean> {
-  return (await listRecordedEvents(t.app.db)).some((e) => e.name === "auth_refresh_token_deleted" && e.payload.data.user_uuid === user && e.payload.data.client_id === clientId);
+  return (await listRecordedEvents(t.app.db)).some(
+    (e) =>
+      e.name === "auth_refresh_token_deleted" &&
+      e.payload.data.user_uuid === user &&
+      e.payload.data.client_id === clientId,
+  );
 }
 
 describeEachDb("credential changes end refresh tokens", (get) => {
   test("a password reset by an administrator ends the attacker's sessions and refresh token, with events", async () => {
     const t = get();
     const s = await stolen(t);
-    expect((await t.request("POST", `/0.1/users/password/reset?user_uuid=${s.user}`, { token: s.admin, body: { password: "fresh-pw" } })).status).toBe(204);
+    expect(
+      (
+        await t.request("POST", `/0.1/users/password/reset?user_uuid=${s.user}`, {
+          token: s.admin,
+          body: { password: "fresh-pw" },
+        })
+      ).status,
+    ).toBe(204);
     expect(await valid(t, s.token)).toBe(false);
     const r = await refresh(t, s);
     expect([r.status, r.json.error_id]).toEqual([401, "authentication-failed"]);
     expect(await refreshTokenDeleted(t, s.user, s.clientId)).toBe(true);
     expect((await t.request("GET", `/0.1/users/${s.user}/tokens`, { token: s.admin })).json.total).toBe(0);
-    expect((await t.request("POST", "/0.1/token", { body: {}, headers: basicAuth(s.username, "fresh-pw") })).status).toBe(200);
+    expect(
+      (await t.request("POST", "/0.1/token", { body: {}, headers: basicAuth(s.username, "fresh-pw") })).status,
+    ).toBe(200);
   });
 
   test("the user changing its own password ends every session (its own too) and every refresh token", async () => {
     const t = get();
     const s = await stolen(t);
-    const own = (await tokenFor(t.app, { acl: ["auth.users.me.password.update"], tenantUuid: s.tenant, userUuid: s.user })).token;
-    expect((await t.request("PUT", `/0.1/users/${s.user}/password`, { token: own, body: { old_password: "guessed-pw", new_password: "fresh-pw" } })).status).toBe(204);
+    const own = (
+      await tokenFor(t.app, { acl: ["auth.users.me.password.update"], tenantUuid: s.tenant, userUuid: s.user })
+    ).token;
+    expect(
+      (
+        await t.request("PUT", `/0.1/users/${s.user}/password`, {
+          token: own,
+          body: { old_password: "guessed-pw", new_password: "fresh-pw" },
+        })
+      ).status,
+    ).toBe(204);
     expect([await valid(t, s.token), await valid(t, own)]).toEqual([false, false]);
     expect((await refresh(t, s)).status).toBe(401);
     expect(await refreshTokenDeleted(t, s.user, s.clientId)).toBe(true);
@@ -56,14 +91,18 @@ describeEachDb("credential changes end refresh tokens", (get) => {
   test("a disabled user's refresh token stays dead after it is re-enabled", async () => {
     const t = get();
     const s = await stolen(t);
-    const put = (enabled: boolean) => t.request("PUT", `/0.1/users/${s.user}`, { token: s.admin, body: { username: s.username, enabled } });
+    const put = (enabled: boolean) =>
+      t.request("PUT", `/0.1/users/${s.user}`, { token: s.admin, body: { username: s.username, enabled } });
     expect((await put(false)).status).toBe(204);
     expect(await valid(t, s.token)).toBe(false);
     expect(await refreshTokenDeleted(t, s.user, s.clientId)).toBe(true);
     expect((await put(true)).status).toBe(204);
     expect((await refresh(t, s)).status).toBe(401);
     // the user itself logs in again with its password and gets a new refresh token
-    const again = await t.request("POST", "/0.1/token", { body: { access_type: "offline", client_id: "phone" }, headers: basicAuth(s.username, "guessed-pw") });
+    const again = await t.request("POST", "/0.1/token", {
+      body: { access_type: "offline", client_id: "phone" },
+      headers: basicAuth(s.username, "guessed-pw"),
+    });
     expect((await refresh(t, { refreshToken: again.json.data.refresh_token, clientId: "phone" })).status).toBe(200);
   });
 
@@ -71,8 +110,22 @@ describeEachDb("credential changes end refresh tokens", (get) => {
     const t = get();
     const s = await stolen(t);
     const outsider = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: await createTenantRow(t.app) })).token;
-    expect((await t.request("POST", `/0.1/users/password/reset?user_uuid=${s.user}`, { token: outsider, body: { password: "x" } })).status).toBe(404);
-    expect((await t.request("PUT", `/0.1/users/${s.user}`, { token: outsider, body: { username: s.username, enabled: false } })).status).toBe(404);
+    expect(
+      (
+        await t.request("POST", `/0.1/users/password/reset?user_uuid=${s.user}`, {
+          token: outsider,
+          body: { password: "x" },
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await t.request("PUT", `/0.1/users/${s.user}`, {
+          token: outsider,
+          body: { username: s.username, enabled: false },
+        })
+      ).status,
+    ).toBe(404);
     expect((await refresh(t, s)).status).toBe(200);
   });
 });
@@ -83,10 +136,18 @@ describeEachDb(
     test("a password reset or a disabling ends the sessions only, as wazo-auth did", async () => {
       const t = get();
       const s = await stolen(t);
-      expect((await t.request("POST", `/0.1/users/password/reset?user_uuid=${s.user}`, { token: s.admin, body: { password: "fresh-pw" } })).status).toBe(204);
+      expect(
+        (
+          await t.request("POST", `/0.1/users/password/reset?user_uuid=${s.user}`, {
+            token: s.admin,
+            body: { password: "fresh-pw" },
+          })
+        ).status,
+      ).toBe(204);
       expect(await valid(t, s.token)).toBe(false);
       expect((await refresh(t, s)).status).toBe(200);
-      const put = (enabled: boolean) => t.request("PUT", `/0.1/users/${s.user}`, { token: s.admin, body: { username: s.username, enabled } });
+      const put = (enabled: boolean) =>
+        t.request("PUT", `/0.1/users/${s.user}`, { token: s.admin, body: { username: s.username, enabled } });
       await put(false);
       expect((await refresh(t, s)).status).toBe(401);
       await put(true);

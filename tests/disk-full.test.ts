@@ -52,7 +52,12 @@ describe.skipIf(!canMount)("a full disk", () => {
   test("at run time: writes answer 503 service-unavailable and the log names the cause", async () => {
     expect(mount(160)).toBe(true);
     const port = freePort();
-    const env = { ...process.env, TESSERA_DATA_DIR: join(mountPoint, "data"), TESSERA_PORT: String(port), TESSERA_LOG_LEVEL: "info" };
+    const env = {
+      ...process.env,
+      TESSERA_DATA_DIR: join(mountPoint, "data"),
+      TESSERA_PORT: String(port),
+      TESSERA_LOG_LEVEL: "info",
+    };
     const boot = Bun.spawnSync([process.execPath, "src/cli.ts", "bootstrap", "admin", "s3cret"], { cwd: root, env });
     expect(boot.exitCode).toBe(0);
     const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
@@ -60,7 +65,11 @@ describe.skipIf(!canMount)("a full disk", () => {
     try {
       const base = `http://127.0.0.1:${port}/0.1`;
       expect(await waitForService(base, 90)).toBe(true);
-      const login = await fetch(`${base}/token`, { method: "POST", headers: { Authorization: `Basic ${btoa("admin:s3cret")}` }, body: "{}" });
+      const login = await fetch(`${base}/token`, {
+        method: "POST",
+        headers: { Authorization: `Basic ${btoa("admin:s3cret")}` },
+        body: "{}",
+      });
       const token = ((await login.json()) as { data: { token: string } }).data.token;
       // Fill what is left of the disk.
       try {
@@ -75,7 +84,11 @@ describe.skipIf(!canMount)("a full disk", () => {
         const r = await fetch(`${base}/users`, {
           method: "POST",
           headers: { "X-Auth-Token": token, "Content-Type": "application/json" },
-          body: JSON.stringify({ username: `u${i}-${"x".repeat(200)}`, password: "p".repeat(100), firstname: "y".repeat(2000) }),
+          body: JSON.stringify({
+            username: `u${i}-${"x".repeat(200)}`,
+            password: "p".repeat(100),
+            firstname: "y".repeat(2000),
+          }),
         });
         statuses.add(r.status);
         if (r.status >= 500) {

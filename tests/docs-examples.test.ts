@@ -36,7 +36,9 @@ export function examplesOf(file: string, markdown: string): Example[] {
 function markdownFiles(): string[] {
   const docs = join(root, "docs");
   const walk = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith(".md") ? [join(dir, e.name)] : []));
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith(".md") ? [join(dir, e.name)] : [],
+    );
   return [join(root, "README.md"), ...(existsSync(docs) ? walk(docs) : [])];
 }
 
@@ -57,7 +59,12 @@ describe("documentation examples", () => {
 
   beforeAll(async () => {
     const env = { ...process.env, TESSERA_DATA_DIR: join(dir, "data"), TESSERA_PORT: String(port) };
-    const boot = Bun.spawn([process.execPath, "src/cli.ts", "bootstrap", "admin", "choose-a-password"], { cwd: root, env, stdout: "ignore", stderr: "pipe" });
+    const boot = Bun.spawn([process.execPath, "src/cli.ts", "bootstrap", "admin", "choose-a-password"], {
+      cwd: root,
+      env,
+      stdout: "ignore",
+      stderr: "pipe",
+    });
     expect(await boot.exited).toBe(0);
     proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env, stdout: "ignore", stderr: "pipe" });
     expect(await waitForService(`${base}/0.1`, 60)).toBe(true);
@@ -71,14 +78,20 @@ describe("documentation examples", () => {
 
   test("the README has runnable examples, and the extractor finds a block", () => {
     expect(examples.length).toBeGreaterThan(0);
-    expect(examplesOf("x.md", "text\n```sh example\necho hi\n```\n```sh\nnot me\n```")).toEqual([{ file: "x.md", line: 3, code: "echo hi" }]);
+    expect(examplesOf("x.md", "text\n```sh example\necho hi\n```\n```sh\nnot me\n```")).toEqual([
+      { file: "x.md", line: 3, code: "echo hi" },
+    ]);
   });
 
   for (const ex of examples) {
     test(`${ex.file}:${ex.line} runs`, async () => {
       const script = ex.code.replaceAll(DOC_BASE, base);
       const r = Bun.spawn(["bash", "-euo", "pipefail", "-c", script], { cwd: dir, stdout: "pipe", stderr: "pipe" });
-      const [out, err, code] = await Promise.all([new Response(r.stdout).text(), new Response(r.stderr).text(), r.exited]);
+      const [out, err, code] = await Promise.all([
+        new Response(r.stdout).text(),
+        new Response(r.stderr).text(),
+        r.exited,
+      ]);
       if (code !== 0) console.error(`${ex.file}:${ex.line} failed:\n${out}\n${err}`);
       expect(code).toBe(0);
     });

@@ -7,16 +7,32 @@ import { chromium, type Browser } from "playwright-core";
 import { createTestApp, type TestApp } from "./helpers/app.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 let t: TestApp;
 let server: ReturnType<typeof Bun.serve>;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`chromium is missing at ${CHROMIUM}: apt-get install -y chromium (.ci/run does), or set CHROMIUM_PATH`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `chromium is missing at ${CHROMIUM}: apt-get install -y chromium (.ci/run does), or set CHROMIUM_PATH`,
+    );
   t = await createTestApp("pglite");
-  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => t.http.fetch(req, { remoteAddr: "127.0.0.1" }) });
+  server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: (req) => t.http.fetch(req, { remoteAddr: "127.0.0.1" }),
+  });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
 }, 60_000);
 
@@ -49,7 +65,8 @@ describe("the API reference page", () => {
     page.on("requestfailed", (r) => problems.push(`request failed: ${r.url()}`));
     const external: string[] = [];
     page.on("request", (r) => {
-      if (!r.url().startsWith(`http://127.0.0.1:${server.port}/`) && !r.url().startsWith("data:")) external.push(r.url());
+      if (!r.url().startsWith(`http://127.0.0.1:${server.port}/`) && !r.url().startsWith("data:"))
+        external.push(r.url());
     });
     const res = await page.goto(`http://127.0.0.1:${server.port}/0.1/api/docs`);
     expect(res?.status()).toBe(200);
@@ -59,7 +76,9 @@ describe("the API reference page", () => {
     expect(await page.textContent("body")).toContain("what every other service asks on each request");
     await page.click("#operations-tag-tokens");
     await page.waitForSelector(".opblock-summary-path", { timeout: 30_000 });
-    const paths = await page.$$eval(".opblock-summary-path", (els) => els.map((e) => e.getAttribute("data-path") ?? e.textContent ?? ""));
+    const paths = await page.$$eval(".opblock-summary-path", (els) =>
+      els.map((e) => e.getAttribute("data-path") ?? e.textContent ?? ""),
+    );
     expect(paths).toEqual(expect.arrayContaining(["/token", "/token/{token}", "/token/{token}/scopes/check"]));
     expect(await page.textContent("body")).toContain("Tessera authentication service");
     await page.close();

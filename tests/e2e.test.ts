@@ -16,7 +16,12 @@ function freePort(): number {
 }
 
 async function run(args: string[], env: Record<string, string>) {
-  const proc = Bun.spawn([process.execPath, ...args], { cwd: root, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([process.execPath, ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   return { code: await proc.exited, out, err };
 }
@@ -48,14 +53,27 @@ describe("the real process", () => {
     const again = await run(["src/cli.ts", "bootstrap", "admin", "s3cret"], env);
     expect([again.code, again.out.includes("already exists")]).toEqual([0, true]);
 
-    const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn([process.execPath, "src/main.ts"], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const base = `http://127.0.0.1:${env.TESSERA_PORT}/0.1`;
     expect(await waitForService(base, 15)).toBe(true);
-    const login = await fetch(`${base}/token`, { method: "POST", headers: { Authorization: `Basic ${btoa("admin:s3cret")}`, "Content-Type": "application/json" }, body: "{}" });
+    const login = await fetch(`${base}/token`, {
+      method: "POST",
+      headers: { Authorization: `Basic ${btoa("admin:s3cret")}`, "Content-Type": "application/json" },
+      body: "{}",
+    });
     expect(login.status).toBe(200);
     const token = ((await login.json()) as { data: { token: string } }).data.token;
     expect((await fetch(`${base}/token/${token}?scope=auth.users.read`, { method: "HEAD" })).status).toBe(204);
-    const bad = await fetch(`${base}/token`, { method: "POST", headers: { Authorization: `Basic ${btoa("admin:wrong")}` }, body: "{}" });
+    const bad = await fetch(`${base}/token`, {
+      method: "POST",
+      headers: { Authorization: `Basic ${btoa("admin:wrong")}` },
+      body: "{}",
+    });
     expect(bad.status).toBe(401);
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(0);
@@ -71,7 +89,12 @@ describe("the embedded database is single-process", () => {
   test("a second process on the same data directory is refused with a clear message", async () => {
     const dir = tempDir();
     const env = { TESSERA_DATA_DIR: join(dir, "data"), TESSERA_PORT: String(freePort()) };
-    const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn([process.execPath, "src/main.ts"], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     await waitForService(`http://127.0.0.1:${env.TESSERA_PORT}/0.1`, 40);
     const second = await run(["src/cli.ts", "bootstrap", "x", "y"], env);
     expect(second.code).toBe(1);

@@ -15,7 +15,6 @@ const root = join(import.meta.dir, "..");
 const dir = mkdtempSync(join(tmpdir(), "tessera-first-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-
 let n = 0;
 /** A fresh working directory with `config.yml` holding `yaml`. */
 function workDir(yaml = ""): string {
@@ -27,7 +26,12 @@ function workDir(yaml = ""): string {
 
 /** Runs `args` (bun …) in `cwd` to its end; resolves to its exit code and output. */
 async function run(args: string[], cwd: string, env: Record<string, string> = {}) {
-  const p = Bun.spawn([process.execPath, ...args], { cwd, env: { ...process.env, TESSERA_CONFIG: "", DATABASE_URL: "", ...env }, stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn([process.execPath, ...args], {
+    cwd,
+    env: { ...process.env, TESSERA_CONFIG: "", DATABASE_URL: "", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
   return { code: await p.exited, out, err };
 }
@@ -39,14 +43,26 @@ const noStack = (text: string) => expect(text).not.toMatch(/^\s+at |\n\s*\d+ \|/
 
 describe("unknown configuration keys", () => {
   test("each is named with the closest known key; the rest of the file still validates", () => {
-    const raw = { rest_api: { prot: 45040 }, log_levl: "debug", port: 1, default_policies: { p: { acls: ["a"] } }, plugins: { backends: { x: { module: "m", prio: 3 } } }, zzzz: 1 };
+    const raw = {
+      rest_api: { prot: 45040 },
+      log_levl: "debug",
+      port: 1,
+      default_policies: { p: { acls: ["a"] } },
+      plugins: { backends: { x: { module: "m", prio: 3 } } },
+      zzzz: 1,
+    };
     let message = "";
     try {
       parseConfig(raw, { strict: true });
     } catch (e) {
       message = (e as Error).message;
     }
-    expect(message.split("\n").slice(1).map((l) => l.trim())).toEqual([
+    expect(
+      message
+        .split("\n")
+        .slice(1)
+        .map((l) => l.trim()),
+    ).toEqual([
       "rest_api.prot: unknown key; did you mean `rest_api.port`?",
       "log_levl: unknown key; did you mean `log_level`?",
       "port: unknown key; did you mean `rest_api.port`?",
@@ -73,7 +89,10 @@ describe("unknown configuration keys", () => {
       saml: { domains: {}, xmlsec_binary: "/usr/bin/xmlsec1", xml_files_dir: "/var/lib/wazo-auth/saml/" },
       google: { scope: ["a"] },
       microsoft: {},
-      plugins: { external_auth: { github: "./github.ts" }, backends: { x: { module: "m", config: { anything: { goes: 1 } } } } },
+      plugins: {
+        external_auth: { github: "./github.ts" },
+        backends: { x: { module: "m", config: { anything: { goes: 1 } } } },
+      },
       github: { client_id: "x" },
     };
     expect(parseConfig(wazo, { strict: true }).rest_api.port).toBe(9497);
@@ -100,8 +119,13 @@ describe("tessera config check", () => {
   });
 
   test("prints the effective configuration, file and environment merged, secrets masked", async () => {
-    const work = workDir("smtp:\n  password: hunter2-smtp\ndb_uri: postgres://tessera:pg-s3cret@db.example/auth\nbootstrap_user_password: boot-s3cret\n");
-    const r = await run([cli, "config", "check", "--json"], work, { TESSERA_CONFIG: join(work, "config.yml"), TESSERA_PORT: "45678" });
+    const work = workDir(
+      "smtp:\n  password: hunter2-smtp\ndb_uri: postgres://tessera:pg-s3cret@db.example/auth\nbootstrap_user_password: boot-s3cret\n",
+    );
+    const r = await run([cli, "config", "check", "--json"], work, {
+      TESSERA_CONFIG: join(work, "config.yml"),
+      TESSERA_PORT: "45678",
+    });
     expect(r.code).toBe(0);
     const shown = JSON.parse(r.out);
     expect(shown.rest_api.port).toBe(45678);
@@ -130,7 +154,9 @@ describe("start-up failures end in one line, before anything is created", () => 
       for (const args of [[main], [cli, "serve"]]) {
         const r = await run(args, work, { TESSERA_PORT: String(holder.port) });
         expect(r.code).toBe(START_EXIT.port);
-        expect(r.err.trim().split("\n")).toEqual([expect.stringContaining(`cannot listen on 127.0.0.1:${holder.port} (rest_api): the port is in use`)]);
+        expect(r.err.trim().split("\n")).toEqual([
+          expect.stringContaining(`cannot listen on 127.0.0.1:${holder.port} (rest_api): the port is in use`),
+        ]);
       }
       expect(performance.now() - started).toBeLessThan(10_000); // no migrations were run first
       expect(existsSync(join(work, "data"))).toBe(false);
@@ -143,7 +169,10 @@ describe("start-up failures end in one line, before anything is created", () => 
     const holder = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     try {
       const work = workDir();
-      const r = await run([main], work, { TESSERA_PORT: String(freePort()), TESSERA_METRICS_PORT: String(holder.port) });
+      const r = await run([main], work, {
+        TESSERA_PORT: String(freePort()),
+        TESSERA_METRICS_PORT: String(holder.port),
+      });
       expect(r.code).toBe(START_EXIT.port);
       expect(r.err).toContain("(metrics): the port is in use");
       expect(existsSync(join(work, "data"))).toBe(false);
@@ -154,11 +183,18 @@ describe("start-up failures end in one line, before anything is created", () => 
 
   test("the database is unreachable: exit 1, one line naming the cause", async () => {
     const work = workDir("db_timeout: 1\n");
-    const r = await run([main], work, { TESSERA_PORT: String(freePort()), DATABASE_URL: `postgres://postgres@127.0.0.1:${freePort()}/none` });
+    const r = await run([main], work, {
+      TESSERA_PORT: String(freePort()),
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${freePort()}/none`,
+    });
     expect(r.code).toBe(START_EXIT.failed);
     const lines = r.err.trim().split("\n");
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: "error", msg: "cannot open the database", code: "ECONNREFUSED" });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: "error",
+      msg: "cannot open the database",
+      code: "ECONNREFUSED",
+    });
   }, 30_000);
 
   test("a plugin that cannot load: one line, exit 1", async () => {
@@ -171,17 +207,29 @@ describe("start-up failures end in one line, before anything is created", () => 
 });
 
 describe("the first start says what to do next", () => {
-  const databases: { name: string; url?: () => Promise<{ url: string; drop(): Promise<void> }> }[] = [{ name: "PGlite" }];
-  if (process.env.TEST_DATABASE_URL) databases.push({ name: "PostgreSQL", url: () => scratchDatabase("tessera_first") });
+  const databases: { name: string; url?: () => Promise<{ url: string; drop(): Promise<void> }> }[] = [
+    { name: "PGlite" },
+  ];
+  if (process.env.TEST_DATABASE_URL)
+    databases.push({ name: "PostgreSQL", url: () => scratchDatabase("tessera_first") });
 
   for (const database of databases) {
     test(`${database.name}: with no user, one line tells how to create the first administrator; not once one exists`, async () => {
       const scratch = await database.url?.();
       const work = workDir("password_hash_iterations: 1000\n");
       const port = freePort();
-      const env: Record<string, string> = { TESSERA_PORT: String(port), TESSERA_LOG_LEVEL: "warning", ...(scratch ? { DATABASE_URL: scratch.url } : {}) };
+      const env: Record<string, string> = {
+        TESSERA_PORT: String(port),
+        TESSERA_LOG_LEVEL: "warning",
+        ...(scratch ? { DATABASE_URL: scratch.url } : {}),
+      };
       const serveOnce = async () => {
-        const proc = Bun.spawn([process.execPath, main], { cwd: work, env: { ...process.env, TESSERA_CONFIG: "", ...env }, stdout: "ignore", stderr: "pipe" });
+        const proc = Bun.spawn([process.execPath, main], {
+          cwd: work,
+          env: { ...process.env, TESSERA_CONFIG: "", ...env },
+          stdout: "ignore",
+          stderr: "pipe",
+        });
         const up = await waitForService(`http://127.0.0.1:${port}/0.1`, 60);
         proc.kill("SIGTERM");
         const [code, err] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);

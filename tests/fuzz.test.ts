@@ -28,13 +28,23 @@ describeEachDb(
       // every operation is tried
       expect(new Set(requests.map((r) => r.op)).size).toBe(ops.length);
       const { findings, statuses } = await runFuzz(requests, async (r) => {
-        const res = await t.http.request(r.path, { method: r.method, headers: r.headers, body: r.body }, { remoteAddr: "127.0.0.1" });
+        const res = await t.http.request(
+          r.path,
+          { method: r.method, headers: r.headers, body: r.body },
+          { remoteAddr: "127.0.0.1" },
+        );
         return { status: res.status, text: await res.text() };
       });
-      for (const f of findings.slice(0, 10)) console.error(`${f.problem}: ${f.request.method} ${f.request.path.slice(0, 200)} → ${f.status} ${f.body.slice(0, 200)}`);
+      for (const f of findings.slice(0, 10))
+        console.error(
+          `${f.problem}: ${f.request.method} ${f.request.path.slice(0, 200)} → ${f.status} ${f.body.slice(0, 200)}`,
+        );
       expect(findings.map((f) => `${f.problem} ${f.request.op} ${f.status}`)).toEqual([]);
       // the run reached the handlers: successes and validation errors, not only refusals at the door
-      const share = (pred: (s: number) => boolean) => Object.entries(statuses).filter(([s]) => pred(Number(s))).reduce((a, [, n]) => a + n, 0) / REQUESTS;
+      const share = (pred: (s: number) => boolean) =>
+        Object.entries(statuses)
+          .filter(([s]) => pred(Number(s)))
+          .reduce((a, [, n]) => a + n, 0) / REQUESTS;
       console.log(`fuzz [${t.kind}]: ${REQUESTS} requests, statuses ${JSON.stringify(statuses)}`);
       expect(share((s) => s < 300)).toBeGreaterThan(0.05);
       expect(share((s) => s === 400)).toBeGreaterThan(0.15);
@@ -44,10 +54,27 @@ describeEachDb(
       const list = await t.request("GET", "/0.1/users", { token });
       expect([list.status, Array.isArray(list.json.items)]).toEqual([200, true]);
       const name = `after${crypto.randomUUID().slice(0, 6)}`;
-      expect((await t.request("POST", "/0.1/users", { token, body: { username: name, password: "pw" } })).status).toBe(200);
-      expect((await t.request("POST", "/0.1/token", { body: {}, remoteAddr: "192.0.2.77", headers: { Authorization: `Basic ${btoa(`${name}:pw`)}` } })).status).toBe(200);
+      expect((await t.request("POST", "/0.1/users", { token, body: { username: name, password: "pw" } })).status).toBe(
+        200,
+      );
+      expect(
+        (
+          await t.request("POST", "/0.1/token", {
+            body: {},
+            remoteAddr: "192.0.2.77",
+            headers: { Authorization: `Basic ${btoa(`${name}:pw`)}` },
+          })
+        ).status,
+      ).toBe(200);
     }, 240_000);
   },
   // An MFA key: without one, PostgreSQL answers the MFA routes 503 by design (docs/security.md "Multi-factor authentication").
-  { config: { smtp: { hostname: "127.0.0.1", port: smtp.port }, public_url: "https://auth.example.com", enabled_http_plugins: { user_registration: true }, mfa: { encryption_keys: [{ id: "fuzz", key: Buffer.alloc(32, 3).toString("base64") }] } } },
+  {
+    config: {
+      smtp: { hostname: "127.0.0.1", port: smtp.port },
+      public_url: "https://auth.example.com",
+      enabled_http_plugins: { user_registration: true },
+      mfa: { encryption_keys: [{ id: "fuzz", key: Buffer.alloc(32, 3).toString("base64") }] },
+    },
+  },
 );

@@ -12,19 +12,68 @@ import { aclSnapshot, effectiveAcl, ungranted } from "./helpers/grant.ts";
 import { basicAuth } from "./helpers/service-process.ts";
 
 const DEFAULT_POLICY = "tessera_default_user";
-const VOCABULARY = ["#", "confd.#", "confd.users.#", "confd.users.*.read", "confd.users.me.read", "confd.admin.#", "confd.admin.secret", "calld.#", "calld.calls.read", "auth.users.read", "auth.#", "x.*.y.edit"];
-const entry = fc.oneof(fc.constantFrom(...VOCABULARY), fc.constantFrom(...VOCABULARY).map((e) => `!${e}`));
+const VOCABULARY = [
+  "#",
+  "confd.#",
+  "confd.users.#",
+  "confd.users.*.read",
+  "confd.users.me.read",
+  "confd.admin.#",
+  "confd.admin.secret",
+  "calld.#",
+  "calld.calls.read",
+  "auth.users.read",
+  "auth.#",
+  "x.*.y.edit",
+];
+const entry = fc.oneof(
+  fc.constantFrom(...VOCABULARY),
+  fc.constantFrom(...VOCABULARY).map((e) => `!${e}`),
+);
 const acl = fc.uniqueArray(entry, { minLength: 1, maxLength: 4 });
 /** The caller: a tenant administrator (`auth.#`) with random extra allows and denies, none of them on `auth`. */
-const callerAcl = fc.uniqueArray(fc.oneof(fc.constantFrom(...VOCABULARY.filter((e) => e !== "auth.#")), fc.constantFrom(...VOCABULARY.filter((e) => !e.startsWith("auth") && e !== "#")).map((e) => `!${e}`)), { minLength: 1, maxLength: 4 }).map((extra) => ["auth.#", ...extra]);
+const callerAcl = fc
+  .uniqueArray(
+    fc.oneof(
+      fc.constantFrom(...VOCABULARY.filter((e) => e !== "auth.#")),
+      fc.constantFrom(...VOCABULARY.filter((e) => !e.startsWith("auth") && e !== "#")).map((e) => `!${e}`),
+    ),
+    { minLength: 1, maxLength: 4 },
+  )
+  .map((extra) => ["auth.#", ...extra]);
 
-const KINDS = ["createPolicy", "updatePolicy", "addAccess", "removeAccess", "deletePolicy", "userPolicy", "groupPolicy", "groupUser", "createGroup", "deleteGroup", "moveTenant", "purpose"] as const;
+const KINDS = [
+  "createPolicy",
+  "updatePolicy",
+  "addAccess",
+  "removeAccess",
+  "deletePolicy",
+  "userPolicy",
+  "groupPolicy",
+  "groupUser",
+  "createGroup",
+  "deleteGroup",
+  "moveTenant",
+  "purpose",
+] as const;
 /** Links (what changes ACLs) drawn more often than the rest. */
 const kind = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom("groupUser", "groupPolicy", "userPolicy", "addAccess", "removeAccess", "updatePolicy") },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom("groupUser", "groupPolicy", "userPolicy", "addAccess", "removeAccess", "updatePolicy"),
+  },
   { weight: 1, arbitrary: fc.constantFrom(...KINDS) },
 );
-const action = fc.record({ kind, i: fc.nat(), j: fc.nat(), attach: fc.boolean(), acl, entry, child: fc.boolean(), defaultName: fc.boolean() });
+const action = fc.record({
+  kind,
+  i: fc.nat(),
+  j: fc.nat(),
+  attach: fc.boolean(),
+  acl,
+  entry,
+  child: fc.boolean(),
+  defaultName: fc.boolean(),
+});
 type Action = typeof action extends fc.Arbitrary<infer A> ? A : never;
 
 interface Run {
@@ -61,7 +110,13 @@ async function perform(run: Run, a: Action): Promise<TestResponse | null> {
       return p ? t.request("PUT", `/0.1/policies/${p.uuid}`, { ...h, body: { name: p.name, acl: a.acl } }) : null;
     case "addAccess":
     case "removeAccess":
-      return p ? t.request(a.kind === "addAccess" ? "PUT" : "DELETE", `/0.1/policies/${p.uuid}/acl/${encodeURIComponent(a.entry)}`, h) : null;
+      return p
+        ? t.request(
+            a.kind === "addAccess" ? "PUT" : "DELETE",
+            `/0.1/policies/${p.uuid}/acl/${encodeURIComponent(a.entry)}`,
+            h,
+          )
+        : null;
     case "deletePolicy":
       return p ? t.request("DELETE", `/0.1/policies/${p.uuid}`, h) : null;
     case "userPolicy":
@@ -83,7 +138,12 @@ async function perform(run: Run, a: Action): Promise<TestResponse | null> {
       return t.request("PUT", `/0.1/tenants/${moved}/parent/${parent}`, h);
     }
     case "purpose":
-      return u ? t.request("PUT", `/0.1/users/${u}`, { ...h, body: { username: `n${uniq()}`, purpose: (["user", "internal", "external_api"] as const)[a.i % 3] } }) : null;
+      return u
+        ? t.request("PUT", `/0.1/users/${u}`, {
+            ...h,
+            body: { username: `n${uniq()}`, purpose: (["user", "internal", "external_api"] as const)[a.i % 3] },
+          })
+        : null;
   }
 }
 
@@ -101,8 +161,10 @@ describeEachDb(
         if (r.status !== 200) throw new Error(r.text);
         return { uuid: r.json.uuid as string, name };
       };
-      const groupIn = async (tenant: string) => (await t.request("POST", "/0.1/groups", { ...as(tenant), body: { name: `g${uniq()}` } })).json.uuid as string;
-      const allUsers = async (tenant: string) => (await t.request("GET", "/0.1/groups?read_only=true", as(tenant))).json.items[0].uuid as string;
+      const groupIn = async (tenant: string) =>
+        (await t.request("POST", "/0.1/groups", { ...as(tenant), body: { name: `g${uniq()}` } })).json.uuid as string;
+      const allUsers = async (tenant: string) =>
+        (await t.request("GET", "/0.1/groups?read_only=true", as(tenant))).json.items[0].uuid as string;
       const link = async (path: string, tenant: string) => {
         const r = await t.request("PUT", path, as(tenant));
         if (r.status !== 204) throw new Error(`${path}: ${r.text}`);
@@ -111,52 +173,80 @@ describeEachDb(
       const stats = { allowed: 0, refused: 0, changedAcl: 0 };
 
       await fc.assert(
-        fc.asyncProperty(callerAcl, acl, acl, acl, acl, fc.array(action, { minLength: 8, maxLength: 24 }), async (callerEntries, acl1, acl2, acl3, aclShared, actions) => {
-          const top = await createTenantRow(t.app);
-          const t2 = await createTenantRow(t.app, { parentUuid: top });
-          const t3 = await createTenantRow(t.app, { parentUuid: top });
-          const other = await createTenantRow(t.app);
-          const me = await tokenFor(t.app, { acl: callerEntries, tenantUuid: top });
-          const u1 = await createUserRow(t.app, { tenantUuid: top });
-          const u2 = await createUserRow(t.app, { tenantUuid: t2 });
-          const stranger = await createUserRow(t.app, { tenantUuid: other });
-          // What others prepared: policies, groups and members the caller did not make.
-          const [p1, p2, p3, shared, foreign] = [await policyIn(top, acl1), await policyIn(top, acl2), await policyIn(t2, acl3), await policyIn(t.app.topTenantUuid, aclShared, true), await policyIn(other, ["#"])];
-          const [g1, g2, gOther, all1, all2] = [await groupIn(top), await groupIn(t2), await groupIn(other), await allUsers(top), await allUsers(t2)];
-          await link(`/0.1/groups/${g1}/policies/${p1.uuid}`, top);
-          await link(`/0.1/groups/${g1}/users/${u1}`, top);
-          await link(`/0.1/groups/${g2}/policies/${p3.uuid}`, t2);
-          await link(`/0.1/groups/${g2}/users/${u2}`, t2);
-          await link(`/0.1/users/${u1}/policies/${p2.uuid}`, top);
-          await link(`/0.1/groups/${all1}/policies/${shared.uuid}`, top);
-          await link(`/0.1/groups/${gOther}/policies/${foreign.uuid}`, other);
-          await link(`/0.1/groups/${gOther}/users/${stranger}`, other);
-          const run: Run = {
-            t,
-            token: me.token,
-            tenants: { t: top, t2, t3 },
-            users: [me.userUuid, u1, u2, stranger],
-            policies: [p1, p2, p3, shared, foreign, { uuid: managed.uuid, name: managed.name }],
-            groups: [g1, g2, all1, all2, gOther],
-            outsiders: [stranger, masterAdmin],
-          };
-          const rule = grantCheck(callerEntries, { authId: me.userUuid, sessionUuid: me.sessionUuid });
-          const inside = [me.userUuid, u1, u2];
-          let before = await aclSnapshot(t, [...inside, ...run.outsiders]);
-          for (const a of actions) {
-            const r = await perform(run, a);
-            if (r && r.status >= 500) throw new Error(`${a.kind}: ${r.status} ${r.text}`);
-            if (r) r.status < 300 ? stats.allowed++ : r.status === 403 && r.json.details?.required_access ? stats.refused++ : undefined;
-            const after = await aclSnapshot(t, [...inside, ...run.outsiders]);
-            for (const u of inside) {
-              const bad = ungranted(rule, before.get(u)!, after.get(u)!);
-              if (bad.length) throw new Error(`${a.kind} gave ${u === me.userUuid ? "the caller" : "a user"} ${JSON.stringify(bad)} (caller ACL ${JSON.stringify(callerEntries)}, answer ${r?.status})`);
-              if (JSON.stringify(before.get(u)) !== JSON.stringify(after.get(u))) stats.changedAcl++;
+        fc.asyncProperty(
+          callerAcl,
+          acl,
+          acl,
+          acl,
+          acl,
+          fc.array(action, { minLength: 8, maxLength: 24 }),
+          async (callerEntries, acl1, acl2, acl3, aclShared, actions) => {
+            const top = await createTenantRow(t.app);
+            const t2 = await createTenantRow(t.app, { parentUuid: top });
+            const t3 = await createTenantRow(t.app, { parentUuid: top });
+            const other = await createTenantRow(t.app);
+            const me = await tokenFor(t.app, { acl: callerEntries, tenantUuid: top });
+            const u1 = await createUserRow(t.app, { tenantUuid: top });
+            const u2 = await createUserRow(t.app, { tenantUuid: t2 });
+            const stranger = await createUserRow(t.app, { tenantUuid: other });
+            // What others prepared: policies, groups and members the caller did not make.
+            const [p1, p2, p3, shared, foreign] = [
+              await policyIn(top, acl1),
+              await policyIn(top, acl2),
+              await policyIn(t2, acl3),
+              await policyIn(t.app.topTenantUuid, aclShared, true),
+              await policyIn(other, ["#"]),
+            ];
+            const [g1, g2, gOther, all1, all2] = [
+              await groupIn(top),
+              await groupIn(t2),
+              await groupIn(other),
+              await allUsers(top),
+              await allUsers(t2),
+            ];
+            await link(`/0.1/groups/${g1}/policies/${p1.uuid}`, top);
+            await link(`/0.1/groups/${g1}/users/${u1}`, top);
+            await link(`/0.1/groups/${g2}/policies/${p3.uuid}`, t2);
+            await link(`/0.1/groups/${g2}/users/${u2}`, t2);
+            await link(`/0.1/users/${u1}/policies/${p2.uuid}`, top);
+            await link(`/0.1/groups/${all1}/policies/${shared.uuid}`, top);
+            await link(`/0.1/groups/${gOther}/policies/${foreign.uuid}`, other);
+            await link(`/0.1/groups/${gOther}/users/${stranger}`, other);
+            const run: Run = {
+              t,
+              token: me.token,
+              tenants: { t: top, t2, t3 },
+              users: [me.userUuid, u1, u2, stranger],
+              policies: [p1, p2, p3, shared, foreign, { uuid: managed.uuid, name: managed.name }],
+              groups: [g1, g2, all1, all2, gOther],
+              outsiders: [stranger, masterAdmin],
+            };
+            const rule = grantCheck(callerEntries, { authId: me.userUuid, sessionUuid: me.sessionUuid });
+            const inside = [me.userUuid, u1, u2];
+            let before = await aclSnapshot(t, [...inside, ...run.outsiders]);
+            for (const a of actions) {
+              const r = await perform(run, a);
+              if (r && r.status >= 500) throw new Error(`${a.kind}: ${r.status} ${r.text}`);
+              if (r)
+                r.status < 300
+                  ? stats.allowed++
+                  : r.status === 403 && r.json.details?.required_access
+                    ? stats.refused++
+                    : undefined;
+              const after = await aclSnapshot(t, [...inside, ...run.outsiders]);
+              for (const u of inside) {
+                const bad = ungranted(rule, before.get(u)!, after.get(u)!);
+                if (bad.length)
+                  throw new Error(
+                    `${a.kind} gave ${u === me.userUuid ? "the caller" : "a user"} ${JSON.stringify(bad)} (caller ACL ${JSON.stringify(callerEntries)}, answer ${r?.status})`,
+                  );
+                if (JSON.stringify(before.get(u)) !== JSON.stringify(after.get(u))) stats.changedAcl++;
+              }
+              for (const u of run.outsiders) expect([a.kind, after.get(u)]).toEqual([a.kind, before.get(u)]);
+              before = after;
             }
-            for (const u of run.outsiders) expect([a.kind, after.get(u)]).toEqual([a.kind, before.get(u)]);
-            before = after;
-          }
-        }),
+          },
+        ),
         { seed: 2222, numRuns: 14, endOnFailure: true },
       );
       // Not vacuous: the runs changed ACLs, and the rule refused some changes naming the entry.
@@ -171,21 +261,36 @@ describeEachDb(
       const tenant = await createTenantRow(t.app);
       const username = `login${uniq()}`;
       const user = await createUserRow(t.app, { tenantUuid: tenant, username, password: "pw-secret" });
-      const p = (await t.request("POST", "/0.1/policies", { token: root, tenant, body: { name: `p${uniq()}`, acl: ["confd.users.me.read", "!calld.#"] } })).json;
-      const g = (await t.request("POST", "/0.1/groups", { token: root, tenant, body: { name: `g${uniq()}` } })).json.uuid;
+      const p = (
+        await t.request("POST", "/0.1/policies", {
+          token: root,
+          tenant,
+          body: { name: `p${uniq()}`, acl: ["confd.users.me.read", "!calld.#"] },
+        })
+      ).json;
+      const g = (await t.request("POST", "/0.1/groups", { token: root, tenant, body: { name: `g${uniq()}` } })).json
+        .uuid;
       await t.request("PUT", `/0.1/groups/${g}/policies/${p.uuid}`, { token: root, tenant });
       await t.request("PUT", `/0.1/groups/${g}/users/${user}`, { token: root, tenant });
       const login = await t.request("POST", "/0.1/token", { body: {}, headers: basicAuth(username, "pw-secret") });
       expect(login.status).toBe(200);
       expect(login.json.data.acl).toEqual(await effectiveAcl(t, user));
       // auth.users.me.mfa.#: mfa.self_service's entry in the configured default user policy
-      expect([...login.json.data.acl].sort()).toEqual(["!calld.#", "auth.users.me.mfa.#", "confd.default.read", "confd.users.me.read"]);
+      expect([...login.json.data.acl].sort()).toEqual([
+        "!calld.#",
+        "auth.users.me.mfa.#",
+        "confd.default.read",
+        "confd.users.me.read",
+      ]);
     });
   },
   {
     config: {
       default_user_policy: DEFAULT_POLICY,
-      default_policies: { [DEFAULT_POLICY]: { acl: ["confd.default.read"] }, tessera_managed: { acl: ["confd.#", "!confd.admin.#"] } },
+      default_policies: {
+        [DEFAULT_POLICY]: { acl: ["confd.default.read"] },
+        tessera_managed: { acl: ["confd.#", "!confd.admin.#"] },
+      },
     },
   },
 );

@@ -59,24 +59,34 @@ test("argon2id and PBKDF2 results: verifiable PHC strings, wazo-auth's PBKDF2 by
     expect(await pool.run({ op: "argon2_verify", password: "pw", phc: older })).toBe(true);
     expect(await Bun.password.verify("pw", phc)).toBe(true); // and the other way round
     const salt = crypto.getRandomValues(new Uint8Array(64));
-    expect(await pool.run({ op: "pbkdf2", password: "pw", salt, iterations: 1000 })).toBe(pbkdf2Sync("pw", salt, 1000, 64, "sha512").toString("hex"));
+    expect(await pool.run({ op: "pbkdf2", password: "pw", salt, iterations: 1000 })).toBe(
+      pbkdf2Sync("pw", salt, 1000, 64, "sha512").toString("hex"),
+    );
   } finally {
     pool.close();
   }
 });
 
-test.if(process.platform === "linux")("derivation threads run at a lowered OS priority (nice 10); the event loop does not", async () => {
-  const pool = new HashPool(2, 8);
-  try {
-    await Promise.all([pool.run(SLOW), pool.run(SLOW)]);
-    const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, "utf8").split(") ")[1]!.split(" ")[16]);
-    const threads = readdirSync("/proc/self/task").map((tid) => ({ tid, name: readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim(), nice: niceOf(tid) }));
-    expect(threads.filter((t) => t.name === "Worker" && t.nice === 10).length).toBeGreaterThanOrEqual(2);
-    expect(niceOf(String(process.pid))).toBe(0);
-  } finally {
-    pool.close();
-  }
-});
+test.if(process.platform === "linux")(
+  "derivation threads run at a lowered OS priority (nice 10); the event loop does not",
+  async () => {
+    const pool = new HashPool(2, 8);
+    try {
+      await Promise.all([pool.run(SLOW), pool.run(SLOW)]);
+      const niceOf = (tid: string) =>
+        Number(readFileSync(`/proc/self/task/${tid}/stat`, "utf8").split(") ")[1]!.split(" ")[16]);
+      const threads = readdirSync("/proc/self/task").map((tid) => ({
+        tid,
+        name: readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim(),
+        nice: niceOf(tid),
+      }));
+      expect(threads.filter((t) => t.name === "Worker" && t.nice === 10).length).toBeGreaterThanOrEqual(2);
+      expect(niceOf(String(process.pid))).toBe(0);
+    } finally {
+      pool.close();
+    }
+  },
+);
 
 test("one pool per distinct setting; 0 threads means one per core", () => {
   const a = hashPool({ password_hash_concurrency: 0, password_hash_queue: 7 });
@@ -94,12 +104,18 @@ describeEachDb(
       const pool = hashPool(t.app.config);
       // Occupy the only thread and the only queue place with slow derivations.
       const busy = [pool.run(SLOW), pool.run(SLOW)];
-      const res = await t.request("POST", "/0.1/token", { body: {}, headers: { Authorization: `Basic ${btoa("queued:queued-pw")}` } });
+      const res = await t.request("POST", "/0.1/token", {
+        body: {},
+        headers: { Authorization: `Basic ${btoa("queued:queued-pw")}` },
+      });
       expect(res.status).toBe(503);
       expect(res.json.resource).toBe("passwords");
       await Promise.all(busy);
       expect(await t.app.db.select().from(loginThrottle)).toEqual([]);
-      const ok = await t.request("POST", "/0.1/token", { body: {}, headers: { Authorization: `Basic ${btoa("queued:queued-pw")}` } });
+      const ok = await t.request("POST", "/0.1/token", {
+        body: {},
+        headers: { Authorization: `Basic ${btoa("queued:queued-pw")}` },
+      });
       expect(ok.status).toBe(200);
     });
   },

@@ -24,7 +24,12 @@ describe("the real process over real HTTP", () => {
     // As `npm start` runs it: the runtime's header limit above Tessera's own.
     proc = Bun.spawn([process.execPath, "--max-http-header-size=65536", "src/main.ts"], {
       cwd: join(import.meta.dir, ".."),
-      env: { ...process.env, TESSERA_DATA_DIR: join(dir, "data"), TESSERA_PORT: String(port), TESSERA_LOG_LEVEL: "warning" },
+      env: {
+        ...process.env,
+        TESSERA_DATA_DIR: join(dir, "data"),
+        TESSERA_PORT: String(port),
+        TESSERA_LOG_LEVEL: "warning",
+      },
       stdout: "ignore",
       stderr: "ignore",
     });
@@ -93,7 +98,12 @@ describeEachDb("trailing slashes and the OpenAPI bounds", (get) => {
     const token = await adminToken(t.app);
     const res = await t.request("GET", "/0.1/api/api.yml");
     expect(res.text).not.toContain("9007199254740991");
-    const doc = parseYaml(res.text) as { paths: Record<string, Record<string, { parameters: Array<{ name: string; in: string; schema: Record<string, unknown> }> }>> };
+    const doc = parseYaml(res.text) as {
+      paths: Record<
+        string,
+        Record<string, { parameters: Array<{ name: string; in: string; schema: Record<string, unknown> }> }>
+      >;
+    };
     let checked = 0;
     for (const ops of Object.values(doc.paths)) {
       for (const op of Object.values(ops)) {
@@ -103,7 +113,8 @@ describeEachDb("trailing slashes and the OpenAPI bounds", (get) => {
             expect(p.schema.minimum as number).toBeGreaterThanOrEqual(0);
             checked++;
           }
-          if (p.schema.type === "string" && !p.schema.enum && !p.schema.pattern && !p.schema.format) expect([p.name, typeof p.schema.maxLength]).toEqual([p.name, "number"]);
+          if (p.schema.type === "string" && !p.schema.enum && !p.schema.pattern && !p.schema.format)
+            expect([p.name, typeof p.schema.maxLength]).toEqual([p.name, "number"]);
         }
       }
     }

@@ -8,7 +8,8 @@ import { adminToken } from "./helpers/fixtures.ts";
 const NUL = "a\u0000b";
 const LONE = "bad\ud800name";
 const long = (n: number) => "x".repeat(n);
-const basic = (login: string, password: string) => `Basic ${Buffer.from(`${login}:${password}`, "utf8").toString("base64")}`;
+const basic = (login: string, password: string) =>
+  `Basic ${Buffer.from(`${login}:${password}`, "utf8").toString("base64")}`;
 
 function expectInvalid(r: TestResponse, field: string) {
   expect([r.status, r.json?.error_id, r.json?.message]).toEqual([400, "invalid-data", "Invalid request"]);
@@ -17,7 +18,10 @@ function expectInvalid(r: TestResponse, field: string) {
 }
 
 async function policy(t: TestApp, token: string): Promise<string> {
-  const r = await t.request("POST", "/0.1/policies", { token, body: { name: `p${crypto.randomUUID().slice(0, 8)}`, acl: [] } });
+  const r = await t.request("POST", "/0.1/policies", {
+    token,
+    body: { name: `p${crypto.randomUUID().slice(0, 8)}`, acl: [] },
+  });
   expect(r.status).toBe(200);
   return r.json.uuid;
 }
@@ -51,19 +55,43 @@ describeEachDb("input limits", (get) => {
     const t = get();
     const token = await adminToken(t.app);
     expectInvalid(await t.request("POST", "/0.1/users", { token, body: { username: NUL } }), "username");
-    expectInvalid(await t.request("POST", "/0.1/users", { token, body: { username: "ok", firstname: NUL } }), "firstname");
-    expectInvalid(await t.request("POST", "/0.1/users", { token, body: { username: "ok2", lastname: long(2700) } }), "lastname");
-    expectInvalid(await t.request("POST", "/0.1/users", { token, body: { username: "ok3", email_address: `${long(3000)}@example.com` } }), "email_address");
-    expectInvalid(await t.request("POST", "/0.1/users", { token, body: { username: "ok4", password: NUL } }), "password");
+    expectInvalid(
+      await t.request("POST", "/0.1/users", { token, body: { username: "ok", firstname: NUL } }),
+      "firstname",
+    );
+    expectInvalid(
+      await t.request("POST", "/0.1/users", { token, body: { username: "ok2", lastname: long(2700) } }),
+      "lastname",
+    );
+    expectInvalid(
+      await t.request("POST", "/0.1/users", {
+        token,
+        body: { username: "ok3", email_address: `${long(3000)}@example.com` },
+      }),
+      "email_address",
+    );
+    expectInvalid(
+      await t.request("POST", "/0.1/users", { token, body: { username: "ok4", password: NUL } }),
+      "password",
+    );
     expectInvalid(await t.request("POST", "/0.1/tenants", { token, body: { name: LONE } }), "name");
-    expectInvalid(await t.request("POST", "/0.1/tenants", { token, body: { name: "t", address: { city: NUL } } }), "address");
+    expectInvalid(
+      await t.request("POST", "/0.1/tenants", { token, body: { name: "t", address: { city: NUL } } }),
+      "address",
+    );
     expectInvalid(await t.request("POST", "/0.1/groups", { token, body: { name: NUL } }), "name");
     expectInvalid(await t.request("POST", "/0.1/policies", { token, body: { name: "p", acl: [long(3000)] } }), "acl");
     const r = await t.request("POST", "/0.1/policies", { token, body: { name: "p", acl: ["ok", NUL] } });
     expect(r.json.details.acl["1"].constraint_id).toBe("predicate");
-    expectInvalid(await t.request("POST", "/0.1/policies", { token, body: { name: "p", description: long(3000) } }), "description");
+    expectInvalid(
+      await t.request("POST", "/0.1/policies", { token, body: { name: "p", description: long(3000) } }),
+      "description",
+    );
     // strings the route does not declare are checked too, nested where they are
-    const ext = await t.request("POST", "/0.1/external/google/config", { token, body: { client_id: "x", nested: { deep: [NUL] } } });
+    const ext = await t.request("POST", "/0.1/external/google/config", {
+      token,
+      body: { client_id: "x", nested: { deep: [NUL] } },
+    });
     expect([ext.status, ext.json.details.nested.deep["0"].constraint_id]).toEqual([400, "predicate"]);
     let deep: unknown = "x";
     for (let i = 0; i < 100; i++) deep = [deep];
@@ -76,10 +104,21 @@ describeEachDb("input limits", (get) => {
   test("a body key __proto__ in an invalid field stays a key: Object.prototype is never touched", async () => {
     const t = get();
     const token = await adminToken(t.app);
-    const bodies = ['{"__proto__": {"polluted": "a\\u0000"}}', '{"name": "p", "acl": {"__proto__": {"polluted": 1}}}', '{"__proto__": "\\u0000"}'];
+    const bodies = [
+      '{"__proto__": {"polluted": "a\\u0000"}}',
+      '{"name": "p", "acl": {"__proto__": {"polluted": 1}}}',
+      '{"__proto__": "\\u0000"}',
+    ];
     for (const rawBody of bodies) {
       expect((await t.request("POST", "/0.1/policies", { token, rawBody })).status).toBe(400);
-      expect((await t.request("POST", "/0.1/external/google/config", { token, rawBody: rawBody.replace('"name": "p", ', '"x": "\\u0000", ') })).status).toBe(400);
+      expect(
+        (
+          await t.request("POST", "/0.1/external/google/config", {
+            token,
+            rawBody: rawBody.replace('"name": "p", ', '"x": "\\u0000", '),
+          })
+        ).status,
+      ).toBe(400);
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
       expect(Object.keys(Object.prototype)).toEqual([]);
     }
@@ -92,22 +131,43 @@ describeEachDb("input limits", (get) => {
       const r = await t.request("POST", "/0.1/token", { body: {}, headers: { Authorization: basic(login, "pw") } });
       expect([r.status, r.json.error_id]).toEqual([401, "authentication-failed"]);
     }
-    expectInvalid(await t.request("POST", "/0.1/token", { body: { client_id: "€".repeat(1000), access_type: "offline" }, headers: { Authorization: basic("x", "y") } }), "client_id");
+    expectInvalid(
+      await t.request("POST", "/0.1/token", {
+        body: { client_id: "€".repeat(1000), access_type: "offline" },
+        headers: { Authorization: basic("x", "y") },
+      }),
+      "client_id",
+    );
     expectInvalid(await t.request("GET", "/0.1/users/password/reset?username=a%00b"), "username");
   });
 
   test("usernames: no control, format or zero-width character, no colon; stored and compared NFC", async () => {
     const t = get();
     const token = await adminToken(t.app);
-    for (const username of ["al:ice", "al\u200bice", "alice\u0007", "\ufeffalice", "al\u2060ice", "al\u200eice", "a\tb"]) {
+    for (const username of [
+      "al:ice",
+      "al\u200bice",
+      "alice\u0007",
+      "\ufeffalice",
+      "al\u2060ice",
+      "al\u200eice",
+      "a\tb",
+    ]) {
       const created = await t.request("POST", "/0.1/users", { token, body: { username } });
-      expect([JSON.stringify(username), created.status, created.json.details?.username?.constraint_id]).toEqual([JSON.stringify(username), 400, "regex"]);
+      expect([JSON.stringify(username), created.status, created.json.details?.username?.constraint_id]).toEqual([
+        JSON.stringify(username),
+        400,
+        "regex",
+      ]);
     }
     const created = await t.request("POST", "/0.1/users", { token, body: { username: "Jose\u0301", password: "pw" } });
     expect(created.status).toBe(200);
     expect(created.json.username).toBe("Jos\u00e9");
     const uuid = created.json.uuid;
-    expectInvalid(await t.request("PUT", `/0.1/users/${uuid}`, { token, body: { username: "jos\u00e9:x" } }), "username");
+    expectInvalid(
+      await t.request("PUT", `/0.1/users/${uuid}`, { token, body: { username: "jos\u00e9:x" } }),
+      "username",
+    );
     const dup = await t.request("POST", "/0.1/users", { token, body: { username: "jos\u00e9" } });
     expect(dup.status).toBe(409);
     for (const login of ["Jos\u00e9", "jose\u0301", "JOSE\u0301"]) {
@@ -123,9 +183,18 @@ describeEachDb(
     test("registration refuses bad usernames and unstorable strings before anything is written", async () => {
       const t = get();
       const base = { password: "pw", email_address: "reg@example.com" };
-      expectInvalid(await t.request("POST", "/0.1/users/register", { body: { ...base, username: "re:g" } }), "username");
-      expectInvalid(await t.request("POST", "/0.1/users/register", { body: { ...base, username: "re\u200bg" } }), "username");
-      expectInvalid(await t.request("POST", "/0.1/users/register", { body: { ...base, username: "reg", firstname: NUL } }), "firstname");
+      expectInvalid(
+        await t.request("POST", "/0.1/users/register", { body: { ...base, username: "re:g" } }),
+        "username",
+      );
+      expectInvalid(
+        await t.request("POST", "/0.1/users/register", { body: { ...base, username: "re\u200bg" } }),
+        "username",
+      );
+      expectInvalid(
+        await t.request("POST", "/0.1/users/register", { body: { ...base, username: "reg", firstname: NUL } }),
+        "firstname",
+      );
       expectInvalid(await t.request("POST", "/0.1/users/register", { body: { ...base, username: LONE } }), "username");
     });
   },

@@ -40,7 +40,9 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
         expect(await findValidToken(b, token)).toBeNull();
       }
       delays.sort((x, y) => x - y);
-      console.log(`revocation seen by another instance after ${delays.map((d) => d.toFixed(1)).join(", ")} ms (median ${delays[2]!.toFixed(1)} ms)`);
+      console.log(
+        `revocation seen by another instance after ${delays.map((d) => d.toFixed(1)).join(", ")} ms (median ${delays[2]!.toFixed(1)} ms)`,
+      );
       expect(delays[4]!).toBeLessThan(2000);
     } finally {
       await closeContext(a);
@@ -54,7 +56,10 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
     const dir = mkdtempSync(join(tmpdir(), "tessera-workers-"));
     const port = freePort();
     const file = join(dir, "config.yml");
-    writeFileSync(file, `workers: 2\ndb_uri: "${scratch.url}"\nrest_api: {port: ${port}}\npassword_hash_iterations: 1000\n`);
+    writeFileSync(
+      file,
+      `workers: 2\ndb_uri: "${scratch.url}"\nrest_api: {port: ${port}}\npassword_hash_iterations: 1000\n`,
+    );
     const env = { ...process.env, TESSERA_CONFIG: file };
     const boot = Bun.spawnSync([process.execPath, "src/cli.ts", "bootstrap", "admin", "s3cret"], { cwd: root, env });
     expect(boot.exitCode).toBe(0);
@@ -64,15 +69,25 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
       let children: string[] = [];
       for (let i = 0; i < 300 && children.length < 2; i++) {
         await Bun.sleep(100);
-        children = readFileSync(`/proc/${primary.pid}/task/${primary.pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+        children = readFileSync(`/proc/${primary.pid}/task/${primary.pid}/children`, "utf8")
+          .trim()
+          .split(/\s+/)
+          .filter(Boolean);
       }
       expect(children.length).toBe(2);
       if (!(await waitForService(url, 30))) throw new Error(`${url}/status did not come up`);
-      const login = await fetch(`${url}/token`, { method: "POST", headers: { Authorization: `Basic ${btoa("admin:s3cret")}` }, body: "{}" });
+      const login = await fetch(`${url}/token`, {
+        method: "POST",
+        headers: { Authorization: `Basic ${btoa("admin:s3cret")}` },
+        body: "{}",
+      });
       expect(login.status).toBe(200);
       const token = ((await login.json()) as { data: { token: string } }).data.token;
       // New connections are spread over both workers: each one checks (and caches) the token.
-      const check = () => fetch(`${url}/token/${token}?scope=auth.users.read`, { method: "HEAD", headers: { Connection: "close" } }).then((r) => r.status);
+      const check = () =>
+        fetch(`${url}/token/${token}?scope=auth.users.read`, { method: "HEAD", headers: { Connection: "close" } }).then(
+          (r) => r.status,
+        );
       for (let i = 0; i < 20; i++) expect(await check()).toBe(204);
       expect((await fetch(`${url}/token/${token}`, { method: "DELETE" })).status).toBe(200);
       await Bun.sleep(200);
@@ -92,9 +107,13 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
     const dir = mkdtempSync(join(tmpdir(), "tessera-orphans-"));
     const port = freePort();
     const file = join(dir, "config.yml");
-    writeFileSync(file, `workers: 2\ndb_uri: "${scratch.url}"\nrest_api: {listen: 127.0.0.1, port: ${port}}\npassword_hash_iterations: 1000\nshutdown_drain_seconds: 0\n`);
+    writeFileSync(
+      file,
+      `workers: 2\ndb_uri: "${scratch.url}"\nrest_api: {listen: 127.0.0.1, port: ${port}}\npassword_hash_iterations: 1000\nshutdown_drain_seconds: 0\n`,
+    );
     const env = { ...process.env, TESSERA_CONFIG: file };
-    const spawnPrimary = () => Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env, stdout: "ignore", stderr: "pipe" });
+    const spawnPrimary = () =>
+      Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env, stdout: "ignore", stderr: "pipe" });
     let first = spawnPrimary();
     let second: ReturnType<typeof spawnPrimary> | null = null;
     let squatter: ReturnType<typeof Bun.serve> | null = null;
@@ -117,7 +136,12 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
       // A process still listening on the port with SO_REUSEPORT (what an orphan would be): a new
       // primary refuses to start (exit 4, src/start-checks.ts) rather than share the port; once the
       // port is free, the next one serves.
-      squatter = Bun.serve({ hostname: "127.0.0.1", port, reusePort: true, fetch: () => new Response("old code", { status: 418 }) });
+      squatter = Bun.serve({
+        hostname: "127.0.0.1",
+        port,
+        reusePort: true,
+        fetch: () => new Response("old code", { status: 418 }),
+      });
       second = spawnPrimary();
       expect(await second.exited).toBe(4);
       squatter.stop(true);

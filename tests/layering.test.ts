@@ -73,8 +73,12 @@ describe("layering", () => {
     const above = ["http", "routes", "services", "db", "app.ts", "main.ts", "cli", "startup.ts"];
     const found = sourceFiles(join(SRC, "domain")).flatMap((f) => {
       const text = readFileSync(f, "utf8");
-      const valueImports = [...text.matchAll(/^import\s+(?!type\b)[^;]*?from\s+"(\.[^"]+)"/gms)].map((m) => relative(SRC, resolve(dirname(f), m[1]!)));
-      return valueImports.filter((t) => above.some((top) => t === top || t.startsWith(`${top}/`))).map((t) => `${relative(SRC, f)} → ${t}`);
+      const valueImports = [...text.matchAll(/^import\s+(?!type\b)[^;]*?from\s+"(\.[^"]+)"/gms)].map((m) =>
+        relative(SRC, resolve(dirname(f), m[1]!)),
+      );
+      return valueImports
+        .filter((t) => above.some((top) => t === top || t.startsWith(`${top}/`)))
+        .map((t) => `${relative(SRC, f)} → ${t}`);
     });
     expect(found).toEqual([]);
   });

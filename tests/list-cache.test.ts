@@ -32,10 +32,19 @@ describeEachDb("users list cache", (get) => {
     // Each write bypasses the application: only the database knows of it.
     await t.app.db.execute(sql`update auth_user set firstname = 'Zed' where uuid = ${uuid}`);
     expect((await list()).json.items.find((u: { uuid: string }) => u.uuid === uuid).firstname).toBe("Zed");
-    await t.app.db.execute(sql`insert into auth_email (uuid, address, main, confirmed, user_uuid) values (gen_random_uuid()::text, 'zed@example.com', true, true, ${uuid})`);
-    expect((await list()).json.items.find((u: { uuid: string }) => u.uuid === uuid).emails.map((e: { address: string }) => e.address)).toEqual(["zed@example.com"]);
+    await t.app.db.execute(
+      sql`insert into auth_email (uuid, address, main, confirmed, user_uuid) values (gen_random_uuid()::text, 'zed@example.com', true, true, ${uuid})`,
+    );
+    expect(
+      (await list()).json.items
+        .find((u: { uuid: string }) => u.uuid === uuid)
+        .emails.map((e: { address: string }) => e.address),
+    ).toEqual(["zed@example.com"]);
     expect((await list("&search=zed@exa")).json.filtered).toBe(1);
-    const [group] = await execRows<{ uuid: string }>(t.app.db, sql`insert into auth_group (uuid, name, slug, tenant_uuid) values (gen_random_uuid()::text, 'g', 'g-cache', ${tenant}) returning uuid`);
+    const [group] = await execRows<{ uuid: string }>(
+      t.app.db,
+      sql`insert into auth_group (uuid, name, slug, tenant_uuid) values (gen_random_uuid()::text, 'g', 'g-cache', ${tenant}) returning uuid`,
+    );
     expect((await list(`&group_uuid=${group!.uuid}`)).json.filtered).toBe(0);
     await t.app.db.execute(sql`insert into auth_user_group (group_uuid, user_uuid) values (${group!.uuid}, ${uuid})`);
     expect(usernames(await list(`&group_uuid=${group!.uuid}`))).toEqual(["cache-one"]);
@@ -72,7 +81,8 @@ describeEachDb("users list cache", (get) => {
     await createUserRow(t.app, { tenantUuid: f.tenant, username: "iso-parent" });
     await createUserRow(t.app, { tenantUuid: f.child, username: "iso-child" });
     await createUserRow(t.app, { tenantUuid: f.sibling, username: "iso-sibling" });
-    const ask = (token: string, query: string, tenant?: string) => t.request("GET", `/0.1/users${query}`, { token, tenant });
+    const ask = (token: string, query: string, tenant?: string) =>
+      t.request("GET", `/0.1/users${query}`, { token, tenant });
     for (let round = 0; round < 2; round++) {
       // the same query strings in every tenant: the second round is answered from memory
       for (const q of ["?limit=10", "?limit=10&recurse=true", "?search=iso"]) {
@@ -102,7 +112,9 @@ describeEachDb("users list cache", (get) => {
   test("a list of everything is not kept when it is large", async () => {
     const t = get();
     const token = await adminToken(t.app);
-    await t.app.db.execute(sql`insert into auth_user (uuid, username, firstname, tenant_uuid) select gen_random_uuid()::text, 'bulk-cache-' || i, repeat('n', 200), ${t.app.topTenantUuid} from generate_series(1, 3000) i`);
+    await t.app.db.execute(
+      sql`insert into auth_user (uuid, username, firstname, tenant_uuid) select gen_random_uuid()::text, 'bulk-cache-' || i, repeat('n', 200), ${t.app.topTenantUuid} from generate_series(1, 3000) i`,
+    );
     const cache = listCache(t.app);
     const r = await t.request("GET", "/0.1/users", { token });
     expect(r.json.items.length).toBeGreaterThan(3000);
@@ -171,15 +183,23 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("users list cache across instanc
   test("a user created through one instance is in the next list of another, even while its LISTEN connection is down", async () => {
     const scratch = await scratchDatabase("tessera_list_cache");
     const admin = postgres(scratch.url, { max: 1, onnotice: () => {} });
-    const a = await createTestApp("postgres", { services: false, database: () => openDatabase({ url: scratch.url, poolSize: 3 }) });
-    const b = await createTestApp("postgres", { services: false, database: () => openDatabase({ url: scratch.url, poolSize: 3 }) });
+    const a = await createTestApp("postgres", {
+      services: false,
+      database: () => openDatabase({ url: scratch.url, poolSize: 3 }),
+    });
+    const b = await createTestApp("postgres", {
+      services: false,
+      database: () => openDatabase({ url: scratch.url, poolSize: 3 }),
+    });
     try {
       const tokenA = await adminToken(a.app);
       const tokenB = await adminToken(b.app);
       const listB = () => b.request("GET", "/0.1/users?limit=100", { token: tokenB });
       for (let i = 0; i < 5; i++) {
         await listB(); // cached by B
-        expect((await a.request("POST", "/0.1/users", { token: tokenA, body: { username: `from-a-${i}` } })).status).toBe(200);
+        expect(
+          (await a.request("POST", "/0.1/users", { token: tokenA, body: { username: `from-a-${i}` } })).status,
+        ).toBe(200);
         expect(usernames(await listB())).toContain(`from-a-${i}`); // no wait for any notification
       }
       // B's LISTEN connection killed: the cache does not depend on it.
@@ -191,7 +211,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("users list cache across instanc
       expect(pid).not.toBeNull();
       await admin`select pg_terminate_backend(${pid})`;
       await listB();
-      expect((await a.request("POST", "/0.1/users", { token: tokenA, body: { username: "while-deaf" } })).status).toBe(200);
+      expect((await a.request("POST", "/0.1/users", { token: tokenA, body: { username: "while-deaf" } })).status).toBe(
+        200,
+      );
       expect(usernames(await listB())).toContain("while-deaf");
       // Concurrent requests share their reads of the version.
       const cache = listCache(b.app);

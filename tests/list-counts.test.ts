@@ -12,7 +12,10 @@ describeEachDb("users list totals", (get) => {
     const token = await adminToken(t.app);
     const r = await t.request("GET", "/0.1/users?limit=1", { token, tenant });
     expect(r.status).toBe(200);
-    const [row] = await execRows<{ n: number }>(t.app.db, sql`select count(*)::int as n from auth_user where tenant_uuid = ${tenant}`);
+    const [row] = await execRows<{ n: number }>(
+      t.app.db,
+      sql`select count(*)::int as n from auth_user where tenant_uuid = ${tenant}`,
+    );
     return { listed: r.json.total, counted: row!.n };
   }
 
@@ -22,13 +25,17 @@ describeEachDb("users list totals", (get) => {
     const a = await createTenantRow(t.app);
     const b = await createTenantRow(t.app);
     for (let i = 0; i < 3; i++) {
-      expect((await t.request("POST", "/0.1/users", { token, tenant: a, body: { username: `count-a${i}` } })).status).toBe(200);
+      expect(
+        (await t.request("POST", "/0.1/users", { token, tenant: a, body: { username: `count-a${i}` } })).status,
+      ).toBe(200);
     }
     const created = await t.request("POST", "/0.1/users", { token, tenant: b, body: { username: "count-b" } });
     expect(await totals(a)).toEqual({ listed: 3, counted: 3 });
     expect(await totals(b)).toEqual({ listed: 1, counted: 1 });
 
-    await t.app.db.execute(sql`insert into auth_user (uuid, username, tenant_uuid) select gen_random_uuid()::text, 'bulk' || i, ${a} from generate_series(1, 50) i`);
+    await t.app.db.execute(
+      sql`insert into auth_user (uuid, username, tenant_uuid) select gen_random_uuid()::text, 'bulk' || i, ${a} from generate_series(1, 50) i`,
+    );
     expect(await totals(a)).toEqual({ listed: 53, counted: 53 });
     await t.app.db.execute(sql`update auth_user set firstname = 'x' where tenant_uuid = ${a}`); // no change of tenant
     expect(await totals(a)).toEqual({ listed: 53, counted: 53 });
@@ -42,11 +49,17 @@ describeEachDb("users list totals", (get) => {
     expect([search.json.items.length, search.json.total, search.json.filtered]).toEqual([2, 53, 11]);
 
     await t.app.db.execute(sql`delete from auth_tenant where uuid = ${a}`); // cascades to its users
-    const [left] = await execRows<{ n: number }>(t.app.db, sql`select count(*)::int as n from tessera.tenant_user_count where tenant_uuid = ${a}`);
+    const [left] = await execRows<{ n: number }>(
+      t.app.db,
+      sql`select count(*)::int as n from tessera.tenant_user_count where tenant_uuid = ${a}`,
+    );
     expect(left!.n).toBe(0);
 
     // An import empties the tables with TRUNCATE, then copies the rows back: counts rebuild.
-    const before = await execRows<{ tenant_uuid: string; users: number }>(t.app.db, sql`select tenant_uuid, users from tessera.tenant_user_count order by tenant_uuid`);
+    const before = await execRows<{ tenant_uuid: string; users: number }>(
+      t.app.db,
+      sql`select tenant_uuid, users from tessera.tenant_user_count order by tenant_uuid`,
+    );
     await t.app.db.transaction(async (tx) => {
       await tx.execute(sql`create temp table saved_tenants on commit drop as select * from auth_tenant`);
       await tx.execute(sql`create temp table saved_users on commit drop as select * from auth_user`);
@@ -56,7 +69,10 @@ describeEachDb("users list totals", (get) => {
       await tx.execute(sql`insert into auth_tenant select * from saved_tenants`);
       await tx.execute(sql`insert into auth_user select * from saved_users`);
     });
-    const after = await execRows<{ tenant_uuid: string; users: number }>(t.app.db, sql`select tenant_uuid, users from tessera.tenant_user_count order by tenant_uuid`);
+    const after = await execRows<{ tenant_uuid: string; users: number }>(
+      t.app.db,
+      sql`select tenant_uuid, users from tessera.tenant_user_count order by tenant_uuid`,
+    );
     expect(after).toEqual(before);
   });
 });

@@ -30,7 +30,21 @@ describeEachDb("POST /0.1/token", (get) => {
     expect(r.headers.get("Wazo-Sessions-Revoked")).toBe("0");
     const d = r.json.data;
     expect(Object.keys(d).sort()).toEqual(
-      ["acl", "auth_id", "expires_at", "issued_at", "metadata", "remote_addr", "session_uuid", "token", "user_agent", "utc_expires_at", "utc_issued_at", "xivo_user_uuid", "xivo_uuid"].sort(),
+      [
+        "acl",
+        "auth_id",
+        "expires_at",
+        "issued_at",
+        "metadata",
+        "remote_addr",
+        "session_uuid",
+        "token",
+        "user_agent",
+        "utc_expires_at",
+        "utc_issued_at",
+        "xivo_user_uuid",
+        "xivo_uuid",
+      ].sort(),
     );
     expect(d.auth_id).toBe(uuid);
     expect(d.xivo_user_uuid).toBe(uuid);
@@ -38,12 +52,24 @@ describeEachDb("POST /0.1/token", (get) => {
     expect(d.remote_addr).toBe("127.0.0.1");
     expect(d.utc_issued_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$/);
     expect(Date.parse(`${d.utc_expires_at}Z`) - Date.parse(`${d.utc_issued_at}Z`)).toBeCloseTo(60_000, -2);
-    expect(d.metadata).toEqual({ uuid, tenant_uuid: t.app.topTenantUuid, auth_id: uuid, pbx_user_uuid: uuid, xivo_uuid: null, purpose: "user" });
+    expect(d.metadata).toEqual({
+      uuid,
+      tenant_uuid: t.app.topTenantUuid,
+      auth_id: uuid,
+      pbx_user_uuid: uuid,
+      xivo_uuid: null,
+      purpose: "user",
+    });
     expect(d.refresh_token).toBeUndefined();
     // The token works at once.
     expect((await t.request("HEAD", `/0.1/token/${d.token}`)).status).toBe(204);
     const created = (await listRecordedEvents(t.app.db)).filter((e) => e.name === "auth_session_created");
-    expect(created.at(-1)?.payload.data).toEqual({ uuid: d.session_uuid, tenant_uuid: t.app.topTenantUuid, user_uuid: uuid, mobile: false });
+    expect(created.at(-1)?.payload.data).toEqual({
+      uuid: d.session_uuid,
+      tenant_uuid: t.app.topTenantUuid,
+      user_uuid: uuid,
+      mobile: false,
+    });
   });
 
   test("the client address comes from X-Forwarded-For only when the peer is a trusted proxy", async () => {
@@ -53,7 +79,9 @@ describeEachDb("POST /0.1/token", (get) => {
     expect(r.json.data.remote_addr).toBe("127.0.0.1"); // no proxy trusted by default: the peer
     t.app.config.rest_api.trusted_proxies = ["127.0.0.1", "10.0.0.0/8"];
     try {
-      expect((await post(basic("proxied", "pw"), {}, { "X-Forwarded-For": "203.0.113.9, 10.0.0.7" })).json.data.remote_addr).toBe("203.0.113.9");
+      expect(
+        (await post(basic("proxied", "pw"), {}, { "X-Forwarded-For": "203.0.113.9, 10.0.0.7" })).json.data.remote_addr,
+      ).toBe("203.0.113.9");
     } finally {
       t.app.config.rest_api.trusted_proxies = [];
     }
@@ -65,7 +93,9 @@ describeEachDb("POST /0.1/token", (get) => {
     await t.app.db.insert(emails).values({ address: "Bob@Example.com", confirmed: true, main: true, userUuid: uuid });
     expect((await post(basic("bob@example.COM", "pw"), {})).status).toBe(200);
     const other = await createUserRow(t.app, { password: "pw" });
-    await t.app.db.insert(emails).values({ address: "carol@example.com", confirmed: false, main: true, userUuid: other });
+    await t.app.db
+      .insert(emails)
+      .values({ address: "carol@example.com", confirmed: false, main: true, userUuid: other });
     expect((await post(basic("carol@example.com", "pw"), {})).status).toBe(401);
   });
 
@@ -79,7 +109,13 @@ describeEachDb("POST /0.1/token", (get) => {
       expect(r.status).toBe(401);
       bodies.push({ ...r.json, timestamp: 0 });
     }
-    expect(bodies[0]).toEqual({ error_id: "authentication-failed", message: "Authentication Failed", resource: "tokens", details: {}, timestamp: 0 });
+    expect(bodies[0]).toEqual({
+      error_id: "authentication-failed",
+      message: "Authentication Failed",
+      resource: "tokens",
+      details: {},
+      timestamp: 0,
+    });
     for (const b of bodies) expect(b).toEqual(bodies[0]);
     const failed = (await listRecordedEvents(t.app.db)).filter((e) => e.name === "auth_user_login_failed");
     expect(failed.at(-2)?.payload.data).toEqual({ login: "erin", remote_addr: "127.0.0.1", user_agent: "" });
@@ -146,7 +182,10 @@ describeEachDb("POST /0.1/token", (get) => {
       expect(r.json.resource).toBe("tokens");
       expect(r.json.details[field].constraint_id).toBe(constraint);
     }
-    const malformed = await get().request("POST", "/0.1/token", { rawBody: "{nope", headers: { Authorization: basic("gina", "pw") } });
+    const malformed = await get().request("POST", "/0.1/token", {
+      rawBody: "{nope",
+      headers: { Authorization: basic("gina", "pw") },
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.json.details._schema.constraint_id).toBe("json");
     expect((await post(basic("gina", "pw"), { expiration: "30", unknown: 1 })).status).toBe(200);
@@ -166,7 +205,9 @@ describeEachDb("POST /0.1/token", (get) => {
     expect(refreshed.json.data.refresh_token).toBeUndefined();
     expect(refreshed.json.data.auth_id).toBe(first.json.data.auth_id);
     expect((await post(null, { refresh_token: rt, client_id: "other" })).status).toBe(401);
-    const names = (await listRecordedEvents(t.app.db)).map((e) => e.name).filter((n) => n.startsWith("auth_refresh_token"));
+    const names = (await listRecordedEvents(t.app.db))
+      .map((e) => e.name)
+      .filter((n) => n.startsWith("auth_refresh_token"));
     expect(names).toEqual(["auth_refresh_token_created"]);
   });
 

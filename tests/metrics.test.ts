@@ -53,17 +53,38 @@ describeEachDb(
       expect((await t.request("HEAD", `/0.1/token/${crypto.randomUUID()}`)).status).toBe(404);
       expect((await t.request("GET", `/0.1/no/such/${crypto.randomUUID()}`)).status).toBe(404);
       const after = await scrape();
-      const delta = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
+      const delta = (name: string, labels: Record<string, string> = {}) =>
+        sample(after, name, labels) - sample(before, name, labels);
       expect(delta("tessera_token_checks_total", { result: "valid" })).toBe(2);
       expect(delta("tessera_token_checks_total", { result: "forbidden" })).toBe(1);
       expect(delta("tessera_token_checks_total", { result: "invalid" })).toBe(1);
       expect(delta("tessera_token_cache_lookups_total", { result: "hit" })).toBeGreaterThanOrEqual(2);
-      expect(delta("tessera_http_request_duration_seconds_count", { method: "HEAD", route: "/0.1/token/:token", status_code: "204" })).toBe(2);
-      expect(delta("tessera_http_request_duration_seconds_count", { method: "HEAD", route: "/0.1/token/:token", status_code: "404" })).toBe(1);
-      expect(delta("tessera_http_request_duration_seconds_count", { method: "GET", route: "unmatched", status_code: "404" })).toBe(1);
+      expect(
+        delta("tessera_http_request_duration_seconds_count", {
+          method: "HEAD",
+          route: "/0.1/token/:token",
+          status_code: "204",
+        }),
+      ).toBe(2);
+      expect(
+        delta("tessera_http_request_duration_seconds_count", {
+          method: "HEAD",
+          route: "/0.1/token/:token",
+          status_code: "404",
+        }),
+      ).toBe(1);
+      expect(
+        delta("tessera_http_request_duration_seconds_count", { method: "GET", route: "unmatched", status_code: "404" }),
+      ).toBe(1);
       // buckets are cumulative and end with +Inf = _count
       const series = { method: "HEAD", route: "/0.1/token/:token", status_code: "204" };
-      const buckets = after.split("\n").filter((l) => l.startsWith("tessera_http_request_duration_seconds_bucket{") && Object.entries(series).every(([k, v]) => l.includes(`${k}="${v}"`)));
+      const buckets = after
+        .split("\n")
+        .filter(
+          (l) =>
+            l.startsWith("tessera_http_request_duration_seconds_bucket{") &&
+            Object.entries(series).every(([k, v]) => l.includes(`${k}="${v}"`)),
+        );
       const counts = buckets.map((l) => Number(l.slice(l.lastIndexOf(" ") + 1)));
       expect(buckets.at(-1)).toContain('le="+Inf"');
       expect(counts.every((c, i) => i === 0 || c >= counts[i - 1]!)).toBe(true);
@@ -77,26 +98,42 @@ describeEachDb(
       const t = get();
       const { token } = await tokenFor(t.app, { acl: ["confd.users.read"] });
       const handle = createHandler(t.app, t.http);
-      const check = () => handle(new Request(`http://localhost/0.1/token/${token}?scope=confd.users.read`, { method: "HEAD" }), peerAt("127.0.0.1"));
+      const check = () =>
+        handle(
+          new Request(`http://localhost/0.1/token/${token}?scope=confd.users.read`, { method: "HEAD" }),
+          peerAt("127.0.0.1"),
+        );
       expect((await check()).status).toBe(204); // the first one reads the database and fills the cache
       const before = await scrape();
       for (let i = 0; i < 3; i++) expect((await check()).status).toBe(204);
       const after = await scrape();
-      const delta = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
+      const delta = (name: string, labels: Record<string, string> = {}) =>
+        sample(after, name, labels) - sample(before, name, labels);
       expect(delta("tessera_token_checks_total", { result: "valid" })).toBe(3);
       expect(delta("tessera_token_cache_lookups_total", { result: "hit" })).toBe(3);
-      expect(delta("tessera_http_request_duration_seconds_count", { method: "HEAD", route: "/0.1/token/:token", status_code: "204" })).toBe(3);
+      expect(
+        delta("tessera_http_request_duration_seconds_count", {
+          method: "HEAD",
+          route: "/0.1/token/:token",
+          status_code: "204",
+        }),
+      ).toBe(3);
     });
 
     test("logins by result and backend, and the password-hash time", async () => {
       const t = get();
       await createUserRow(t.app, { username: "metered", password: "s3cret" });
       const before = await scrape();
-      const login = (password: string) => t.request("POST", "/0.1/token", { headers: { Authorization: `Basic ${btoa(`metered:${password}`)}` }, body: {} });
+      const login = (password: string) =>
+        t.request("POST", "/0.1/token", {
+          headers: { Authorization: `Basic ${btoa(`metered:${password}`)}` },
+          body: {},
+        });
       expect((await login("s3cret")).status).toBe(200);
       expect((await login("wrong")).status).toBe(401);
       const after = await scrape();
-      const delta = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
+      const delta = (name: string, labels: Record<string, string> = {}) =>
+        sample(after, name, labels) - sample(before, name, labels);
       expect(delta("tessera_logins_total", { result: "success", backend: "native" })).toBe(1);
       expect(delta("tessera_logins_total", { result: "failure" })).toBe(1);
       expect(delta("tessera_password_hash_duration_seconds_count")).toBeGreaterThanOrEqual(2);

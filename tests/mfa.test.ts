@@ -47,19 +47,25 @@ async function enrolledUser(t: TestApp, opts: { tenantUuid?: string; confirmOffs
   expect(started.status).toBe(201);
   const secret: string = started.json.secret;
   const confirmedStep = stepNow() + (opts.confirmOffset ?? 0);
-  const confirmed = await t.request("POST", "/0.1/users/me/mfa/totp/confirm", { token, body: { code: codeAtStep(secret, confirmedStep) } });
+  const confirmed = await t.request("POST", "/0.1/users/me/mfa/totp/confirm", {
+    token,
+    body: { code: codeAtStep(secret, confirmedStep) },
+  });
   expect(confirmed.status).toBe(200);
   return { uuid, username, token, secret, confirmedStep, recoveryCodes: confirmed.json.recovery_codes as string[] };
 }
 
 async function sessionsOf(t: TestApp, userUuid: string): Promise<number> {
-  return (await execRows<{ n: number }>(t.app.db, sql`select count(*)::int as n from auth_token where auth_id = ${userUuid}`))[0]!.n;
+  return (
+    await execRows<{ n: number }>(t.app.db, sql`select count(*)::int as n from auth_token where auth_id = ${userUuid}`)
+  )[0]!.n;
 }
 
 describeEachDb(
   "multi-factor authentication",
   (get) => {
-    const login = (auth: string, body: Record<string, unknown> = {}, remoteAddr?: string) => get().request("POST", "/0.1/token", { body, headers: { Authorization: auth }, remoteAddr });
+    const login = (auth: string, body: Record<string, unknown> = {}, remoteAddr?: string) =>
+      get().request("POST", "/0.1/token", { body, headers: { Authorization: auth }, remoteAddr });
 
     test("enrolment through me: secret, otpauth URI and QR code once; status never shows the secret; stored encrypted", async () => {
       const t = get();
@@ -87,11 +93,17 @@ describeEachDb(
       // Unconfirmed: the login is not asked for a code.
       expect((await login(basic("enrol-me", "pw"))).status).toBe(200);
 
-      const wrong = await t.request("POST", "/0.1/users/me/mfa/totp/confirm", { token, body: { code: wrongCodeFor(r.json.secret) } });
+      const wrong = await t.request("POST", "/0.1/users/me/mfa/totp/confirm", {
+        token,
+        body: { code: wrongCodeFor(r.json.secret) },
+      });
       expect(wrong.status).toBe(400);
       expect(wrong.json.error_id).toBe("invalid-data");
       expect(wrong.json.details.code.constraint_id).toBe("mfa_code");
-      const ok = await t.request("POST", "/0.1/users/me/mfa/totp/confirm", { token, body: { code: code(r.json.secret) } });
+      const ok = await t.request("POST", "/0.1/users/me/mfa/totp/confirm", {
+        token,
+        body: { code: code(r.json.secret) },
+      });
       expect(ok.status).toBe(200);
       expect(ok.json.recovery_codes).toHaveLength(10);
       expect(new Set(ok.json.recovery_codes).size).toBe(10);
@@ -101,9 +113,16 @@ describeEachDb(
       expect(after.recovery_codes_left).toBe(10);
       expect(after.methods).toEqual(["totp", "recovery_code"]);
       const enrolled = (await listRecordedEvents(t.app.db)).filter((e) => e.name === "auth_user_mfa_enrolled");
-      expect(enrolled.at(-1)?.payload.data).toEqual({ user_uuid: uuid, tenant_uuid: t.app.topTenantUuid, method: "totp" });
+      expect(enrolled.at(-1)?.payload.data).toEqual({
+        user_uuid: uuid,
+        tenant_uuid: t.app.topTenantUuid,
+        method: "totp",
+      });
       // Confirmed once; a new enrolment needs the old factor removed first.
-      expect((await t.request("POST", "/0.1/users/me/mfa/totp/confirm", { token, body: { code: code(r.json.secret, 1) } })).status).toBe(409);
+      expect(
+        (await t.request("POST", "/0.1/users/me/mfa/totp/confirm", { token, body: { code: code(r.json.secret, 1) } }))
+          .status,
+      ).toBe(409);
       const again = await t.request("POST", "/0.1/users/me/mfa/totp", { token });
       expect(again.status).toBe(409);
       expect(again.json.error_id).toBe("conflict");
@@ -135,8 +154,13 @@ describeEachDb(
       expect(required.json.details).toEqual({ methods: ["totp", "recovery_code"] });
       expect(await sessionsOf(t, u.uuid)).toBe(before);
       // The confirming code's step is spent: replaying it (or an older step's code) is refused.
-      expect((await login(basic(u.username, "pw-secret"), { mfa_code: codeAtStep(u.secret, u.confirmedStep) })).json.error_id).toBe("authentication-failed");
-      expect((await login(basic(u.username, "pw-secret"), { mfa_code: codeAtStep(u.secret, u.confirmedStep - 1) })).status).toBe(401);
+      expect(
+        (await login(basic(u.username, "pw-secret"), { mfa_code: codeAtStep(u.secret, u.confirmedStep) })).json
+          .error_id,
+      ).toBe("authentication-failed");
+      expect(
+        (await login(basic(u.username, "pw-secret"), { mfa_code: codeAtStep(u.secret, u.confirmedStep - 1) })).status,
+      ).toBe(401);
       // Clock skew: the code of the step after is accepted (±1 step), once.
       await awayFromStepEdge();
       const ahead = await login(basic(u.username, "pw-secret"), { mfa_code: code(u.secret, 1) });
@@ -146,8 +170,12 @@ describeEachDb(
       // Two steps ahead is outside the window.
       expect((await login(basic(u.username, "pw-secret"), { mfa_code: code(u.secret, 2) })).status).toBe(401);
       // A code never makes a wrong password right.
-      expect((await login(basic(u.username, "wrong"), { mfa_code: code(u.secret, 1) })).json.error_id).toBe("authentication-failed");
-      const failed = (await listRecordedEvents(t.app.db)).filter((e) => e.name === "auth_user_mfa_failed" && e.payload.data.user_uuid === u.uuid);
+      expect((await login(basic(u.username, "wrong"), { mfa_code: code(u.secret, 1) })).json.error_id).toBe(
+        "authentication-failed",
+      );
+      const failed = (await listRecordedEvents(t.app.db)).filter(
+        (e) => e.name === "auth_user_mfa_failed" && e.payload.data.user_uuid === u.uuid,
+      );
       expect(failed.length).toBeGreaterThanOrEqual(4);
     });
 
@@ -176,7 +204,9 @@ describeEachDb(
       const t = get();
       const u = await enrolledUser(t);
       const rc = u.recoveryCodes[3]!;
-      expect((await login(basic(u.username, "pw-secret"), { mfa_code: rc.toLowerCase().replace("-", " ") })).status).toBe(200);
+      expect(
+        (await login(basic(u.username, "pw-secret"), { mfa_code: rc.toLowerCase().replace("-", " ") })).status,
+      ).toBe(200);
       expect((await login(basic(u.username, "pw-secret"), { mfa_code: rc })).status).toBe(401);
       expect((await t.request("GET", "/0.1/users/me/mfa", { token: u.token })).json.recovery_codes_left).toBe(9);
       // Another user's recovery code is nothing here.
@@ -188,7 +218,8 @@ describeEachDb(
       const t = get();
       const u = await enrolledUser(t);
       const wrong = wrongCodeFor(u.secret);
-      for (let i = 0; i < 3; i++) expect((await login(basic(u.username, "pw-secret"), { mfa_code: wrong })).status).toBe(401);
+      for (let i = 0; i < 3; i++)
+        expect((await login(basic(u.username, "pw-secret"), { mfa_code: wrong })).status).toBe(401);
       const locked = await login(basic(u.username, "pw-secret"), { mfa_code: code(u.secret, 1) });
       expect(locked.status).toBe(429);
       expect(locked.json.error_id).toBe("too-many-requests");
@@ -197,9 +228,16 @@ describeEachDb(
     test("a refresh-token login is not asked again; the refresh token was issued after the code", async () => {
       const t = get();
       const u = await enrolledUser(t);
-      const first = await login(basic(u.username, "pw-secret"), { mfa_code: code(u.secret, 1), access_type: "offline", client_id: "phone" });
+      const first = await login(basic(u.username, "pw-secret"), {
+        mfa_code: code(u.secret, 1),
+        access_type: "offline",
+        client_id: "phone",
+      });
       expect(first.status).toBe(200);
-      const refreshed = await login(basic("x", "y"), { refresh_token: first.json.data.refresh_token, client_id: "phone" });
+      const refreshed = await login(basic("x", "y"), {
+        refresh_token: first.json.data.refresh_token,
+        client_id: "phone",
+      });
       expect(refreshed.status).toBe(200);
       expect(refreshed.json.data.auth_id).toBe(u.uuid);
     });
@@ -210,7 +248,14 @@ describeEachDb(
       const r = await login(basic("plain-user", "pw"), { expiration: 60 });
       expect(r.status).toBe(200);
       expect(r.json.data.acl).toEqual([]);
-      expect(r.json.data.metadata).toEqual({ uuid, tenant_uuid: t.app.topTenantUuid, auth_id: uuid, pbx_user_uuid: uuid, xivo_uuid: null, purpose: "user" });
+      expect(r.json.data.metadata).toEqual({
+        uuid,
+        tenant_uuid: t.app.topTenantUuid,
+        auth_id: uuid,
+        pbx_user_uuid: uuid,
+        xivo_uuid: null,
+        purpose: "user",
+      });
       expect((await login(basic("plain-user", "pw"), { mfa_code: "123456" })).status).toBe(200); // ignored
       expect((await login(basic("plain-user", "nope"))).json.error_id).toBe("authentication-failed");
     });
@@ -230,18 +275,28 @@ describeEachDb(
         expect(r.json.error_id).toBe("not-found");
       }
       // DELETE of what the caller cannot see answers like DELETE of what is absent (D4), and removes nothing.
-      expect((await t.request("DELETE", `/0.1/users/${u.uuid}/mfa/totp`, { token: fam.siblingAdmin })).status).toBe(204);
+      expect((await t.request("DELETE", `/0.1/users/${u.uuid}/mfa/totp`, { token: fam.siblingAdmin })).status).toBe(
+        204,
+      );
       // Nor through Wazo-Tenant naming the user's tenant.
-      expect((await t.request("GET", `/0.1/users/${u.uuid}/mfa`, { token: fam.siblingAdmin, tenant: fam.child })).status).toBe(401);
+      expect(
+        (await t.request("GET", `/0.1/users/${u.uuid}/mfa`, { token: fam.siblingAdmin, tenant: fam.child })).status,
+      ).toBe(401);
       expect((await t.request("GET", "/0.1/users/me/mfa", { token: u.token })).json.totp.confirmed).toBe(true);
 
       // The user: no code or a wrong one is a 400 (a wrong one is counted), a current one removes the factor.
       const missing = await t.request("DELETE", "/0.1/users/me/mfa/totp", { token: u.token, body: {} });
       expect(missing.status).toBe(400);
       expect(missing.json.details.code.constraint_id).toBe("required");
-      const wrong = await t.request("DELETE", "/0.1/users/me/mfa/totp", { token: u.token, body: { code: wrongCodeFor(u.secret) } });
+      const wrong = await t.request("DELETE", "/0.1/users/me/mfa/totp", {
+        token: u.token,
+        body: { code: wrongCodeFor(u.secret) },
+      });
       expect(wrong.status).toBe(400);
-      expect((await t.request("DELETE", "/0.1/users/me/mfa/totp", { token: u.token, body: { code: code(u.secret, 1) } })).status).toBe(204);
+      expect(
+        (await t.request("DELETE", "/0.1/users/me/mfa/totp", { token: u.token, body: { code: code(u.secret, 1) } }))
+          .status,
+      ).toBe(204);
       expect((await t.request("GET", "/0.1/users/me/mfa", { token: u.token })).json.totp.enrolled).toBe(false);
       expect((await login(basic(u.username, "pw-secret"))).status).toBe(200);
       const removed = (await listRecordedEvents(t.app.db)).filter((e) => e.name === "auth_user_mfa_removed");
@@ -257,18 +312,41 @@ describeEachDb(
       expect((await t.request("DELETE", `/0.1/users/${v.uuid}/mfa/totp`, { token: fam.admin })).status).toBe(204); // absent: no-op
       expect((await login(basic(v.username, "pw-secret"))).status).toBe(200);
       expect((await t.request("GET", `/0.1/users/${crypto.randomUUID()}/mfa`, { token: fam.admin })).status).toBe(404);
-      expect((await t.request("DELETE", `/0.1/users/${crypto.randomUUID()}/mfa/totp`, { token: fam.admin })).status).toBe(204);
+      expect(
+        (await t.request("DELETE", `/0.1/users/${crypto.randomUUID()}/mfa/totp`, { token: fam.admin })).status,
+      ).toBe(204);
     });
 
     test("tenant policy: required is inherited, enrol-only tokens, internal users exempt; a sub-tenant admin cannot relax its parent", async () => {
       const t = get();
       const fam = await tenantFamily(t.app);
-      expect((await t.request("GET", `/0.1/tenants/${fam.child}/mfa`, { token: fam.childAdmin })).json).toEqual({ mfa: null, effective: "optional", inherited_from: null });
-      expect((await t.request("PUT", `/0.1/tenants/${fam.tenant}/mfa`, { token: fam.admin, body: { mfa: "sometimes" } })).status).toBe(400);
-      expect((await t.request("PUT", `/0.1/tenants/${fam.tenant}/mfa`, { token: fam.siblingAdmin, body: { mfa: "optional" } })).status).toBe(404);
+      expect((await t.request("GET", `/0.1/tenants/${fam.child}/mfa`, { token: fam.childAdmin })).json).toEqual({
+        mfa: null,
+        effective: "optional",
+        inherited_from: null,
+      });
+      expect(
+        (await t.request("PUT", `/0.1/tenants/${fam.tenant}/mfa`, { token: fam.admin, body: { mfa: "sometimes" } }))
+          .status,
+      ).toBe(400);
+      expect(
+        (
+          await t.request("PUT", `/0.1/tenants/${fam.tenant}/mfa`, {
+            token: fam.siblingAdmin,
+            body: { mfa: "optional" },
+          })
+        ).status,
+      ).toBe(404);
       expect((await t.request("GET", `/0.1/tenants/${fam.tenant}/mfa`, { token: fam.siblingAdmin })).status).toBe(404);
-      expect((await t.request("PUT", `/0.1/tenants/${fam.tenant}/mfa`, { token: fam.admin, body: { mfa: "required" } })).status).toBe(204);
-      expect((await t.request("GET", `/0.1/tenants/${fam.child}/mfa`, { token: fam.childAdmin })).json).toEqual({ mfa: null, effective: "required", inherited_from: fam.tenant });
+      expect(
+        (await t.request("PUT", `/0.1/tenants/${fam.tenant}/mfa`, { token: fam.admin, body: { mfa: "required" } }))
+          .status,
+      ).toBe(204);
+      expect((await t.request("GET", `/0.1/tenants/${fam.child}/mfa`, { token: fam.childAdmin })).json).toEqual({
+        mfa: null,
+        effective: "required",
+        inherited_from: fam.tenant,
+      });
 
       await createUserRow(t.app, { username: "must-enrol", password: "pw", tenantUuid: fam.child });
       const restricted = await login(basic("must-enrol", "pw"), { access_type: "offline", client_id: "phone" });
@@ -278,18 +356,35 @@ describeEachDb(
       const enrol = await t.request("POST", "/0.1/users/me/mfa/totp", { token: restricted.json.data.token });
       expect(enrol.status).toBe(201);
       expect((await t.request("GET", `/0.1/users/me/mfa`, { token: restricted.json.data.token })).status).toBe(200);
-      expect((await t.request("GET", `/0.1/tenants/${fam.child}/mfa`, { token: restricted.json.data.token })).status).toBe(403);
-      await createUserRow(t.app, { username: "service-bot", password: "pw", tenantUuid: fam.child, purpose: "internal" });
+      expect(
+        (await t.request("GET", `/0.1/tenants/${fam.child}/mfa`, { token: restricted.json.data.token })).status,
+      ).toBe(403);
+      await createUserRow(t.app, {
+        username: "service-bot",
+        password: "pw",
+        tenantUuid: fam.child,
+        purpose: "internal",
+      });
       expect((await login(basic("service-bot", "pw"))).json.data.acl).not.toEqual(["auth.users.me.mfa.#"]);
 
       // The child's admin cannot relax the parent's requirement; the parent's admin can.
-      const relax = await t.request("PUT", `/0.1/tenants/${fam.child}/mfa`, { token: fam.childAdmin, body: { mfa: "optional" } });
+      const relax = await t.request("PUT", `/0.1/tenants/${fam.child}/mfa`, {
+        token: fam.childAdmin,
+        body: { mfa: "optional" },
+      });
       expect(relax.status).toBe(403);
       expect(relax.json.details).toEqual({ inherited_from: fam.tenant });
-      expect((await t.request("PUT", `/0.1/tenants/${fam.child}/mfa`, { token: fam.admin, body: { mfa: "optional" } })).status).toBe(204);
+      expect(
+        (await t.request("PUT", `/0.1/tenants/${fam.child}/mfa`, { token: fam.admin, body: { mfa: "optional" } }))
+          .status,
+      ).toBe(204);
       expect((await login(basic("must-enrol", "pw"))).json.data.acl).toEqual([]);
-      expect((await t.request("PUT", `/0.1/tenants/${fam.child}/mfa`, { token: fam.admin, body: { mfa: null } })).status).toBe(204);
-      expect((await t.request("PUT", `/0.1/tenants/${fam.tenant}/mfa`, { token: fam.admin, body: { mfa: null } })).status).toBe(204);
+      expect(
+        (await t.request("PUT", `/0.1/tenants/${fam.child}/mfa`, { token: fam.admin, body: { mfa: null } })).status,
+      ).toBe(204);
+      expect(
+        (await t.request("PUT", `/0.1/tenants/${fam.tenant}/mfa`, { token: fam.admin, body: { mfa: null } })).status,
+      ).toBe(204);
       expect((await login(basic("must-enrol", "pw"))).json.data.acl).toEqual([]);
     });
 
@@ -300,7 +395,12 @@ describeEachDb(
       expect(body).toMatch(/tessera_logins_total\{result="mfa_required",backend="native"\} [1-9]/);
     });
   },
-  { config: { mfa: { encryption_keys: [{ id: "test-key", key: TEST_MFA_KEY }] }, login_throttling: { max_failures: 3 } } },
+  {
+    config: {
+      mfa: { encryption_keys: [{ id: "test-key", key: TEST_MFA_KEY }] },
+      login_throttling: { max_failures: 3 },
+    },
+  },
 );
 
 test("no encryption key configured: PGlite generates one in the data directory (0600); PostgreSQL refuses with 503", async () => {
@@ -332,11 +432,19 @@ test("key rotation: a secret stored under an old key still verifies, and is re-e
   const t = await createTestApp("pglite", { config: { mfa: { encryption_keys: [old] } } });
   try {
     const u = await enrolledUser(t);
-    expect((await t.app.db.select().from(mfaTotp).where(eq(mfaTotp.userUuid, u.uuid)))[0]!.secretEncrypted).toStartWith("old:");
+    expect((await t.app.db.select().from(mfaTotp).where(eq(mfaTotp.userUuid, u.uuid)))[0]!.secretEncrypted).toStartWith(
+      "old:",
+    );
     // A new context with the new key first (as after a restart with the edited configuration); no plugins: the code check alone.
-    const rotated = await createTestApp("pglite", { config: { mfa: { encryption_keys: [{ id: "new", key: TEST_MFA_KEY }, old] } }, database: async () => t.app.database, services: false });
+    const rotated = await createTestApp("pglite", {
+      config: { mfa: { encryption_keys: [{ id: "new", key: TEST_MFA_KEY }, old] } },
+      database: async () => t.app.database,
+      services: false,
+    });
     expect(await useSecondFactor(rotated.app, u.uuid, code(u.secret, 1))).toBe("totp");
-    expect((await t.app.db.select().from(mfaTotp).where(eq(mfaTotp.userUuid, u.uuid)))[0]!.secretEncrypted).toStartWith("new:");
+    expect((await t.app.db.select().from(mfaTotp).where(eq(mfaTotp.userUuid, u.uuid)))[0]!.secretEncrypted).toStartWith(
+      "new:",
+    );
   } finally {
     await t.close();
   }
@@ -344,7 +452,11 @@ test("key rotation: a secret stored under an old key still verifies, and is re-e
 
 test("mfa.self_service: the config-managed default user policy gets auth.users.me.mfa.#, so every user can enrol", async () => {
   const t = await createTestApp("pglite", {
-    config: { default_user_policy: "wazo_default_user_policy", default_policies: { wazo_default_user_policy: { acl: ["confd.users.me.read"] } }, mfa: { encryption_keys: [{ id: "k", key: TEST_MFA_KEY }] } },
+    config: {
+      default_user_policy: "wazo_default_user_policy",
+      default_policies: { wazo_default_user_policy: { acl: ["confd.users.me.read"] } },
+      mfa: { encryption_keys: [{ id: "k", key: TEST_MFA_KEY }] },
+    },
   });
   try {
     await createUserRow(t.app, { username: "stock", password: "pw" });

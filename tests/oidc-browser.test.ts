@@ -12,7 +12,16 @@ import { createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts"
 import { serveApp, type ServedApp } from "./helpers/oidc.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 let t: TestApp;
@@ -23,7 +32,10 @@ let config: oidc.Configuration;
 const pending = new Map<string, { verifier: string; nonce: string }>();
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`chromium is missing at ${CHROMIUM}: apt-get install -y chromium (.ci/run does), or set CHROMIUM_PATH`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `chromium is missing at ${CHROMIUM}: apt-get install -y chromium (.ci/run does), or set CHROMIUM_PATH`,
+    );
   t = await createTestApp("pglite");
   served = serveApp(t);
   const tenant = await createTenantRow(t.app);
@@ -39,16 +51,34 @@ beforeAll(async () => {
       const flow = pending.get(state);
       if (!flow) return new Response("unknown state", { status: 400 });
       try {
-        const tokens = await oidc.authorizationCodeGrant(config, url, { pkceCodeVerifier: flow.verifier, expectedState: state, expectedNonce: flow.nonce });
-        return new Response(`<!doctype html><html lang="en"><title>RP</title><main><h1 id="who">${tokens.claims()!.preferred_username}</h1></main></html>`, { headers: { "Content-Type": "text/html" } });
+        const tokens = await oidc.authorizationCodeGrant(config, url, {
+          pkceCodeVerifier: flow.verifier,
+          expectedState: state,
+          expectedNonce: flow.nonce,
+        });
+        return new Response(
+          `<!doctype html><html lang="en"><title>RP</title><main><h1 id="who">${tokens.claims()!.preferred_username}</h1></main></html>`,
+          { headers: { "Content-Type": "text/html" } },
+        );
       } catch (e) {
         return new Response(`exchange failed: ${(e as Error).message}`, { status: 500 });
       }
     },
   });
   const redirect = `http://127.0.0.1:${rp.port}/cb`;
-  const client = (await t.request("POST", "/0.1/oidc/clients", { token: admin, body: { name: "Browser RP", client_type: "confidential", redirect_uris: [redirect] } })).json;
-  config = await oidc.discovery(new URL(`${served.url}/0.1/oidc`), client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), { execute: [oidc.allowInsecureRequests] });
+  const client = (
+    await t.request("POST", "/0.1/oidc/clients", {
+      token: admin,
+      body: { name: "Browser RP", client_type: "confidential", redirect_uris: [redirect] },
+    })
+  ).json;
+  config = await oidc.discovery(
+    new URL(`${served.url}/0.1/oidc`),
+    client.client_id,
+    undefined,
+    oidc.ClientSecretBasic(client.client_secret),
+    { execute: [oidc.allowInsecureRequests] },
+  );
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
 }, 60_000);
 
@@ -64,13 +94,24 @@ async function authorizationUrl(): Promise<string> {
   const state = oidc.randomState();
   const nonce = oidc.randomNonce();
   pending.set(state, { verifier, nonce });
-  return oidc.buildAuthorizationUrl(config, { redirect_uri: `http://127.0.0.1:${rp.port}/cb`, scope: "openid profile", code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256", state, nonce }).toString();
+  return oidc
+    .buildAuthorizationUrl(config, {
+      redirect_uri: `http://127.0.0.1:${rp.port}/cb`,
+      scope: "openid profile",
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: "S256",
+      state,
+      nonce,
+    })
+    .toString();
 }
 
 async function axeViolations(page: Page): Promise<string[]> {
   // Evaluated through the DevTools protocol: the page's CSP (no script) does not apply to it.
   await page.evaluate(AXE_SOURCE);
-  const result = (await page.evaluate("axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] })")) as { violations: Array<{ id: string; nodes: unknown[] }> };
+  const result = (await page.evaluate(
+    "axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] })",
+  )) as { violations: Array<{ id: string; nodes: unknown[] }> };
   return result.violations.map((v) => `${v.id} (${v.nodes.length})`);
 }
 
@@ -121,11 +162,15 @@ describe("the hosted login page in Chromium", () => {
   test("the page cannot be framed", async () => {
     const page = await browser.newPage();
     const url = await authorizationUrl();
-    await page.route("http://frame.test/", (route) => route.fulfill({ contentType: "text/html", body: `<!doctype html><iframe src="${url}"></iframe>` }));
+    await page.route("http://frame.test/", (route) =>
+      route.fulfill({ contentType: "text/html", body: `<!doctype html><iframe src="${url}"></iframe>` }),
+    );
     await page.goto("http://frame.test/");
     await page.waitForTimeout(500);
     const frame = page.frames().find((f) => f !== page.mainFrame());
-    const framedText = frame ? await frame.evaluate("document.body ? document.body.innerText : ''").catch(() => "") : "";
+    const framedText = frame
+      ? await frame.evaluate("document.body ? document.body.innerText : ''").catch(() => "")
+      : "";
     expect(String(framedText)).not.toContain("Sign in to");
     await page.close();
   });

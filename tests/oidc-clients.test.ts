@@ -7,8 +7,20 @@ import { hashClientSecret } from "../src/services/oidc/clients.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { tenantFamily, tokenFor } from "./helpers/fixtures.ts";
 
-const WEB = { name: "grafana", client_type: "confidential", redirect_uris: ["https://grafana.example.com/login/generic_oauth"], post_logout_redirect_uris: ["https://grafana.example.com/login"], first_party: true };
-const MOBILE = { name: "phone app", client_type: "public", redirect_uris: ["com.example.phone:/callback", "http://127.0.0.1:8123/cb"], post_logout_redirect_uris: [], first_party: false };
+const WEB = {
+  name: "grafana",
+  client_type: "confidential",
+  redirect_uris: ["https://grafana.example.com/login/generic_oauth"],
+  post_logout_redirect_uris: ["https://grafana.example.com/login"],
+  first_party: true,
+};
+const MOBILE = {
+  name: "phone app",
+  client_type: "public",
+  redirect_uris: ["com.example.phone:/callback", "http://127.0.0.1:8123/cb"],
+  post_logout_redirect_uris: [],
+  first_party: false,
+};
 
 describeEachDb("OpenID Connect clients", (get) => {
   let family: Awaited<ReturnType<typeof tenantFamily>>;
@@ -20,7 +32,15 @@ describeEachDb("OpenID Connect clients", (get) => {
     const t = get();
     const r = await t.request("POST", "/0.1/oidc/clients", { token: family.admin, body: WEB });
     expect(r.status).toBe(201);
-    expect(r.json).toMatchObject({ name: "grafana", client_type: "confidential", tenant_uuid: family.tenant, redirect_uris: WEB.redirect_uris, post_logout_redirect_uris: WEB.post_logout_redirect_uris, first_party: true, pkce_required: false });
+    expect(r.json).toMatchObject({
+      name: "grafana",
+      client_type: "confidential",
+      tenant_uuid: family.tenant,
+      redirect_uris: WEB.redirect_uris,
+      post_logout_redirect_uris: WEB.post_logout_redirect_uris,
+      first_party: true,
+      pkce_required: false,
+    });
     expect(r.json.grant_types).toEqual(["authorization_code", "refresh_token"]);
     expect(r.json.token_endpoint_auth_methods).toEqual(["client_secret_basic", "client_secret_post"]);
     expect(r.json.id_token_signed_response_alg).toBe("ES256");
@@ -37,7 +57,9 @@ describeEachDb("OpenID Connect clients", (get) => {
     const list = await t.request("GET", "/0.1/oidc/clients", { token: family.admin });
     expect(list.json.items.map((c: { client_id: string }) => c.client_id)).toContain(r.json.client_id);
     expect(list.text).not.toContain(r.json.client_secret);
-    const events = (await listRecordedEvents(t.app.db)).filter((e) => e.name === "auth_oidc_client_created" && e.payload.data.client_id === r.json.client_id);
+    const events = (await listRecordedEvents(t.app.db)).filter(
+      (e) => e.name === "auth_oidc_client_created" && e.payload.data.client_id === r.json.client_id,
+    );
     expect(events.length).toBe(1);
     expect(events[0]!.routingKey).toBe(`auth.oidc.clients.${r.json.client_id}.created`);
     expect(events[0]!.headers.tenant_uuid).toBe(family.tenant);
@@ -46,20 +68,38 @@ describeEachDb("OpenID Connect clients", (get) => {
 
   test("a public client has no secret and must use PKCE; RS256 on request; update keeps type and secret; delete", async () => {
     const t = get();
-    const r = await t.request("POST", "/0.1/oidc/clients", { token: family.admin, body: { ...MOBILE, id_token_signed_response_alg: "RS256", scopes: ["openid", "auth.users.me.read"] } });
+    const r = await t.request("POST", "/0.1/oidc/clients", {
+      token: family.admin,
+      body: { ...MOBILE, id_token_signed_response_alg: "RS256", scopes: ["openid", "auth.users.me.read"] },
+    });
     expect(r.status).toBe(201);
     expect(r.json).not.toHaveProperty("client_secret");
-    expect(r.json).toMatchObject({ pkce_required: true, token_endpoint_auth_methods: ["none"], id_token_signed_response_alg: "RS256", scopes: ["openid", "auth.users.me.read"] });
+    expect(r.json).toMatchObject({
+      pkce_required: true,
+      token_endpoint_auth_methods: ["none"],
+      id_token_signed_response_alg: "RS256",
+      scopes: ["openid", "auth.users.me.read"],
+    });
     const id = r.json.client_id;
-    const put = await t.request("PUT", `/0.1/oidc/clients/${id}`, { token: family.admin, body: { ...MOBILE, name: "renamed", client_type: "confidential", id_token_lifetime: 600 } });
+    const put = await t.request("PUT", `/0.1/oidc/clients/${id}`, {
+      token: family.admin,
+      body: { ...MOBILE, name: "renamed", client_type: "confidential", id_token_lifetime: 600 },
+    });
     expect(put.status).toBe(204);
-    expect((await t.request("GET", `/0.1/oidc/clients/${id}`, { token: family.admin })).json).toMatchObject({ name: "renamed", client_type: "public", id_token_lifetime: 600, id_token_signed_response_alg: "RS256" });
+    expect((await t.request("GET", `/0.1/oidc/clients/${id}`, { token: family.admin })).json).toMatchObject({
+      name: "renamed",
+      client_type: "public",
+      id_token_lifetime: 600,
+      id_token_signed_response_alg: "RS256",
+    });
     const [row] = await t.app.db.select().from(oidcClients).where(eq(oidcClients.clientId, id));
     expect(row!.secretHash).toBeNull();
     expect((await t.request("DELETE", `/0.1/oidc/clients/${id}`, { token: family.admin })).status).toBe(204);
     expect((await t.request("GET", `/0.1/oidc/clients/${id}`, { token: family.admin })).status).toBe(404);
     expect((await t.request("DELETE", `/0.1/oidc/clients/${id}`, { token: family.admin })).status).toBe(204);
-    const names = (await listRecordedEvents(t.app.db)).filter((e) => e.payload.data.client_id === id).map((e) => e.name);
+    const names = (await listRecordedEvents(t.app.db))
+      .filter((e) => e.payload.data.client_id === id)
+      .map((e) => e.name);
     expect(names).toEqual(["auth_oidc_client_created", "auth_oidc_client_updated", "auth_oidc_client_deleted"]);
   });
 
@@ -90,7 +130,10 @@ describeEachDb("OpenID Connect clients", (get) => {
       expect(r.json.details).toHaveProperty(field);
     }
     // client credentials alone need no redirect URI
-    const cc = await t.request("POST", "/0.1/oidc/clients", { token: family.admin, body: { name: "svc", client_type: "confidential", grant_types: ["client_credentials"] } });
+    const cc = await t.request("POST", "/0.1/oidc/clients", {
+      token: family.admin,
+      body: { name: "svc", client_type: "confidential", grant_types: ["client_credentials"] },
+    });
     expect(cc.status).toBe(201);
     expect((await t.app.db.select().from(oidcClients)).length).toBe(before + 1);
     expect((await t.request("GET", "/0.1/oidc/clients/not-a-uuid", { token: family.admin })).status).toBe(404);
@@ -102,7 +145,14 @@ describeEachDb("OpenID Connect clients", (get) => {
     const mine = (await t.request("POST", "/0.1/oidc/clients", { token: family.admin, body: WEB })).json.client_id;
     for (const other of [family.siblingAdmin, family.childAdmin]) {
       expect((await t.request("GET", `/0.1/oidc/clients/${mine}`, { token: other })).status).toBe(404);
-      expect((await t.request("PUT", `/0.1/oidc/clients/${mine}`, { token: other, body: { ...WEB, redirect_uris: ["https://evil.example.com/cb"] } })).status).toBe(404);
+      expect(
+        (
+          await t.request("PUT", `/0.1/oidc/clients/${mine}`, {
+            token: other,
+            body: { ...WEB, redirect_uris: ["https://evil.example.com/cb"] },
+          })
+        ).status,
+      ).toBe(404);
       expect((await t.request("DELETE", `/0.1/oidc/clients/${mine}`, { token: other })).status).toBe(204);
       const list = await t.request("GET", "/0.1/oidc/clients?recurse=true", { token: other });
       expect(list.json.items.map((c: { client_id: string }) => c.client_id)).not.toContain(mine);
@@ -112,13 +162,19 @@ describeEachDb("OpenID Connect clients", (get) => {
     const [row] = await t.app.db.select().from(oidcClients).where(eq(oidcClients.clientId, mine));
     expect(row!.redirectUris).toEqual(WEB.redirect_uris);
     // The parent creates in its child and sees it with recurse.
-    const inChild = await t.request("POST", "/0.1/oidc/clients", { token: family.admin, tenant: family.child, body: MOBILE });
+    const inChild = await t.request("POST", "/0.1/oidc/clients", {
+      token: family.admin,
+      tenant: family.child,
+      body: MOBILE,
+    });
     expect(inChild.json.tenant_uuid).toBe(family.child);
     const own = await t.request("GET", "/0.1/oidc/clients", { token: family.admin });
     expect(own.json.items.map((c: { client_id: string }) => c.client_id)).not.toContain(inChild.json.client_id);
     const all = await t.request("GET", "/0.1/oidc/clients?recurse=true", { token: family.admin });
     expect(all.json.items.map((c: { client_id: string }) => c.client_id)).toContain(inChild.json.client_id);
-    expect((await t.request("GET", `/0.1/oidc/clients/${inChild.json.client_id}`, { token: family.childAdmin })).status).toBe(200);
+    expect(
+      (await t.request("GET", `/0.1/oidc/clients/${inChild.json.client_id}`, { token: family.childAdmin })).status,
+    ).toBe(200);
   });
 
   test("ACLs: auth.oidc.clients.* is required, per action and per client", async () => {

@@ -29,7 +29,10 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
   let other: Registered;
 
   const register = async (t: TestApp, body: Record<string, unknown>): Promise<Registered> => {
-    const r = await t.request("POST", "/0.1/oidc/clients", { token: admin, body: { name: "rp", client_type: "confidential", redirect_uris: [REDIRECT], ...body } });
+    const r = await t.request("POST", "/0.1/oidc/clients", {
+      token: admin,
+      body: { name: "rp", client_type: "confidential", redirect_uris: [REDIRECT], ...body },
+    });
     if (r.status !== 201) throw new Error(r.text);
     return r.json;
   };
@@ -41,9 +44,15 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
     tenant = await createTenantRow(t.app);
     admin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant })).token;
     alice = await createUserRow(t.app, { tenantUuid: tenant, username: "alice", password: "alice-secret" });
-    await t.app.db.insert(emails).values({ address: "alice@example.com", confirmed: true, main: true, userUuid: alice });
+    await t.app.db
+      .insert(emails)
+      .values({ address: "alice@example.com", confirmed: true, main: true, userUuid: alice });
     web = await register(t, { name: "Web <App>" });
-    mobile = await register(t, { client_type: "public", redirect_uris: ["com.example.phone:/cb"], id_token_signed_response_alg: "RS256" });
+    mobile = await register(t, {
+      client_type: "public",
+      redirect_uris: ["com.example.phone:/cb"],
+      id_token_signed_response_alg: "RS256",
+    });
     other = await register(t, {});
   });
   afterAll(() => served?.stop());
@@ -52,19 +61,47 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
-    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: redirect, scope: "openid profile email", code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256", state, nonce, ...extra });
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: redirect,
+      scope: "openid profile email",
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: "S256",
+      state,
+      nonce,
+      ...extra,
+    });
     return { verifier, state, nonce, url: url.toString() };
   }
 
   test("confidential client (client_secret_basic): code → ES256 ID token, userinfo; the access token is a Tessera token", async () => {
     const t = get();
-    const config = await oidc.discovery(issuer, web.client_id, undefined, oidc.ClientSecretBasic(web.client_secret!), insecure);
+    const config = await oidc.discovery(
+      issuer,
+      web.client_id,
+      undefined,
+      oidc.ClientSecretBasic(web.client_secret!),
+      insecure,
+    );
     const flow = await start(config);
     const back = await browserSignIn(served.url, flow.url, "alice", "alice-secret");
     expect(back.searchParams.get("iss")).toBe(issuer.href); // RFC 9207
-    const tokens = await oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce });
+    const tokens = await oidc.authorizationCodeGrant(config, back, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+    });
     const claims = tokens.claims()!;
-    expect(claims).toMatchObject({ iss: issuer.href, sub: alice, aud: web.client_id, nonce: flow.nonce, tenant_uuid: tenant, amr: ["pwd"], preferred_username: "alice", email: "alice@example.com", email_verified: true });
+    expect(claims).toMatchObject({
+      iss: issuer.href,
+      sub: alice,
+      aud: web.client_id,
+      nonce: flow.nonce,
+      tenant_uuid: tenant,
+      amr: ["pwd"],
+      preferred_username: "alice",
+      email: "alice@example.com",
+      email_verified: true,
+    });
     expect(typeof claims.auth_time).toBe("number");
     expect(claims.at_hash).toBe(atHash(tokens.access_token));
     expect(decodeProtectedHeader(tokens.id_token!).alg).toBe("ES256");
@@ -75,7 +112,12 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
     const sessions = await t.request("GET", `/0.1/users/${alice}/sessions`, { token: admin });
     expect(sessions.json.total).toBeGreaterThanOrEqual(1);
     const info = await oidc.fetchUserInfo(config, tokens.access_token, alice);
-    expect(info).toMatchObject({ sub: alice, tenant_uuid: tenant, preferred_username: "alice", email: "alice@example.com" });
+    expect(info).toMatchObject({
+      sub: alice,
+      tenant_uuid: tenant,
+      preferred_username: "alice",
+      email: "alice@example.com",
+    });
   });
 
   test("public client (PKCE, no secret) gets an RS256 ID token; client_secret_post works for confidential ones", async () => {
@@ -83,18 +125,38 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
     let flow = await start(pub, {}, "com.example.phone:/cb");
     let back = await browserSignIn(served.url, flow.url, "alice", "alice-secret");
     expect(back.protocol).toBe("com.example.phone:");
-    let tokens = await oidc.authorizationCodeGrant(pub, back, { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce });
+    let tokens = await oidc.authorizationCodeGrant(pub, back, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+    });
     expect(decodeProtectedHeader(tokens.id_token!).alg).toBe("RS256");
     expect(tokens.claims()!.aud).toBe(mobile.client_id);
-    const post = await oidc.discovery(issuer, other.client_id, undefined, oidc.ClientSecretPost(other.client_secret!), insecure);
+    const post = await oidc.discovery(
+      issuer,
+      other.client_id,
+      undefined,
+      oidc.ClientSecretPost(other.client_secret!),
+      insecure,
+    );
     flow = await start(post);
     back = await browserSignIn(served.url, flow.url, "alice", "alice-secret");
-    tokens = await oidc.authorizationCodeGrant(post, back, { pkceCodeVerifier: flow.verifier, expectedState: flow.state, expectedNonce: flow.nonce });
+    tokens = await oidc.authorizationCodeGrant(post, back, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+      expectedNonce: flow.nonce,
+    });
     expect(tokens.claims()!.sub).toBe(alice);
   });
 
   test("the login page: strict CSP, no framing, HttpOnly SameSite=Lax CSRF cookie, escaped client name, works without JavaScript", async () => {
-    const config = await oidc.discovery(issuer, web.client_id, undefined, oidc.ClientSecretBasic(web.client_secret!), insecure);
+    const config = await oidc.discovery(
+      issuer,
+      web.client_id,
+      undefined,
+      oidc.ClientSecretBasic(web.client_secret!),
+      insecure,
+    );
     const page = await openLoginPage((await start(config)).url);
     expect(page.status).toBe(200);
     const csp = page.headers.get("content-security-policy")!;
@@ -120,12 +182,25 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
   });
 
   test("refusals before the client is trusted: an error page, never a redirect", async () => {
-    const config = await oidc.discovery(issuer, web.client_id, undefined, oidc.ClientSecretBasic(web.client_secret!), insecure);
+    const config = await oidc.discovery(
+      issuer,
+      web.client_id,
+      undefined,
+      oidc.ClientSecretBasic(web.client_secret!),
+      insecure,
+    );
     const flow = await start(config);
     const variants = [
       flow.url.replace(web.client_id, crypto.randomUUID()), // unknown client
       flow.url.replace(`client_id=${web.client_id}`, "client_id=not-a-client"),
-      ...["https://rp.example.com/callback/", "https://RP.example.com/callback", "https://rp.example.com/callback?x=1", "https://rp.example.com/call", "https://rp.example.com/callbackx", "http://rp.example.com/callback"].map((u) => flow.url.replace(encodeURIComponent(REDIRECT), encodeURIComponent(u))),
+      ...[
+        "https://rp.example.com/callback/",
+        "https://RP.example.com/callback",
+        "https://rp.example.com/callback?x=1",
+        "https://rp.example.com/call",
+        "https://rp.example.com/callbackx",
+        "http://rp.example.com/callback",
+      ].map((u) => flow.url.replace(encodeURIComponent(REDIRECT), encodeURIComponent(u))),
     ];
     for (const url of variants) {
       expect(url).not.toBe(flow.url);
@@ -164,11 +239,27 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
     const t = get();
     const outsider = await createTenantRow(t.app);
     await createUserRow(t.app, { tenantUuid: outsider, username: "mallory", password: "mallory-secret" });
-    await createUserRow(t.app, { tenantUuid: tenant, username: "disabled", password: "disabled-secret", enabled: false });
-    const config = await oidc.discovery(issuer, web.client_id, undefined, oidc.ClientSecretBasic(web.client_secret!), insecure);
+    await createUserRow(t.app, {
+      tenantUuid: tenant,
+      username: "disabled",
+      password: "disabled-secret",
+      enabled: false,
+    });
+    const config = await oidc.discovery(
+      issuer,
+      web.client_id,
+      undefined,
+      oidc.ClientSecretBasic(web.client_secret!),
+      insecure,
+    );
     const page = await openLoginPage((await start(config)).url);
     const answers = [];
-    for (const [user, pw] of [["alice", "wrong"], ["nobody", "x"], ["mallory", "mallory-secret"], ["disabled", "disabled-secret"]] as const) {
+    for (const [user, pw] of [
+      ["alice", "wrong"],
+      ["nobody", "x"],
+      ["mallory", "mallory-secret"],
+      ["disabled", "disabled-secret"],
+    ] as const) {
       const res = await submitLogin(served.url, page, user, pw);
       expect(res.status).toBe(401);
       expect(res.headers.get("location")).toBeNull();
@@ -178,15 +269,27 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
     }
     expect(new Set(answers).size).toBe(1);
     // mallory's login did not leave a session behind
-    const sessions = await t.request("GET", "/0.1/sessions?recurse=true", { token: (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: outsider })).token });
+    const sessions = await t.request("GET", "/0.1/sessions?recurse=true", {
+      token: (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: outsider })).token,
+    });
     expect(sessions.json.total).toBe(1); // only the token made for this check
   });
 
   test("token endpoint refusals: wrong secret 401 invalid_client; wrong verifier, another client's code, reused code invalid_grant (and the reuse revokes the first token)", async () => {
     const t = get();
-    const config = await oidc.discovery(issuer, web.client_id, undefined, oidc.ClientSecretBasic(web.client_secret!), insecure);
+    const config = await oidc.discovery(
+      issuer,
+      web.client_id,
+      undefined,
+      oidc.ClientSecretBasic(web.client_secret!),
+      insecure,
+    );
     const token = (body: Record<string, string>, headers: Record<string, string> = {}) =>
-      fetch(`${issuer.href}/token`, { method: "POST", body: new URLSearchParams(body), headers: { "Content-Type": "application/x-www-form-urlencoded", ...headers } });
+      fetch(`${issuer.href}/token`, {
+        method: "POST",
+        body: new URLSearchParams(body),
+        headers: { "Content-Type": "application/x-www-form-urlencoded", ...headers },
+      });
     const basic = (id: string, secret: string) => ({ Authorization: `Basic ${btoa(`${id}:${secret}`)}` });
     const codeFor = async () => {
       const flow = await start(config);
@@ -203,7 +306,10 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
     expect(r.status).toBe(401);
     r = await token(exchange); // no authentication at all
     expect(r.status).toBe(401);
-    r = await token({ ...exchange, code_verifier: oidc.randomPKCECodeVerifier() }, basic(web.client_id, web.client_secret!));
+    r = await token(
+      { ...exchange, code_verifier: oidc.randomPKCECodeVerifier() },
+      basic(web.client_id, web.client_secret!),
+    );
     expect(await r.json()).toMatchObject({ error: "invalid_grant" });
     r = await token({ ...exchange, code_verifier: "" }, basic(web.client_id, web.client_secret!));
     expect(await r.json()).toMatchObject({ error: "invalid_grant" });
@@ -212,7 +318,10 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
     r = await token(exchange, basic(other.client_id, other.client_secret!));
     expect(r.status).toBe(400);
     expect(await r.json()).toMatchObject({ error: "invalid_grant" });
-    r = await token({ ...exchange, grant_type: "password", username: "alice", password: "alice-secret" }, basic(web.client_id, web.client_secret!));
+    r = await token(
+      { ...exchange, grant_type: "password", username: "alice", password: "alice-secret" },
+      basic(web.client_id, web.client_secret!),
+    );
     expect(await r.json()).toMatchObject({ error: "unsupported_grant_type" });
     // The failures spent nothing: the right exchange works once…
     r = await token(exchange, basic(web.client_id, web.client_secret!));
@@ -227,7 +336,10 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
     // An expired code fails too.
     const late = await codeFor();
     await t.app.db.update(oidcCodes).set({ expiresAt: new Date(Date.now() - 1000) });
-    r = await token({ ...exchange, code: late.code, code_verifier: late.verifier }, basic(web.client_id, web.client_secret!));
+    r = await token(
+      { ...exchange, code: late.code, code_verifier: late.verifier },
+      basic(web.client_id, web.client_secret!),
+    );
     expect(await r.json()).toMatchObject({ error: "invalid_grant" });
   });
 
@@ -243,7 +355,9 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
 });
 
 /** The introspection answer as plain JSON (openid-client brands its type). */
-const introspect = async (config: oidc.Configuration, token: string): Promise<Record<string, unknown>> => ({ ...(await oidc.tokenIntrospection(config, token)) });
+const introspect = async (config: oidc.Configuration, token: string): Promise<Record<string, unknown>> => ({
+  ...(await oidc.tokenIntrospection(config, token)),
+});
 
 describeEachDb("OpenID Connect introspection and revocation", (get) => {
   let served: ServedApp;
@@ -262,7 +376,13 @@ describeEachDb("OpenID Connect introspection and revocation", (get) => {
     tenant = await createTenantRow(t.app);
     const admin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant })).token;
     bob = await createUserRow(t.app, { tenantUuid: tenant, username: "bob", password: "bob-secret" });
-    const reg = async (body: Record<string, unknown>, token = admin) => (await t.request("POST", "/0.1/oidc/clients", { token, body: { name: "rp", client_type: "confidential", redirect_uris: [REDIRECT], ...body } })).json as Registered;
+    const reg = async (body: Record<string, unknown>, token = admin) =>
+      (
+        await t.request("POST", "/0.1/oidc/clients", {
+          token,
+          body: { name: "rp", client_type: "confidential", redirect_uris: [REDIRECT], ...body },
+        })
+      ).json as Registered;
     rp = await reg({});
     rp2 = await reg({});
     pub = await reg({ client_type: "public" });
@@ -272,9 +392,20 @@ describeEachDb("OpenID Connect introspection and revocation", (get) => {
   afterAll(() => served?.stop());
 
   async function signedIn(client: Registered): Promise<{ config: oidc.Configuration; access: string }> {
-    const config = await oidc.discovery(issuer, client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret!), insecure);
+    const config = await oidc.discovery(
+      issuer,
+      client.client_id,
+      undefined,
+      oidc.ClientSecretBasic(client.client_secret!),
+      insecure,
+    );
     const verifier = oidc.randomPKCECodeVerifier();
-    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: "openid", code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256" });
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: "openid",
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: "S256",
+    });
     const back = await browserSignIn(served.url, url.toString(), "bob", "bob-secret");
     const tokens = await oidc.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier });
     return { config, access: tokens.access_token };
@@ -284,7 +415,15 @@ describeEachDb("OpenID Connect introspection and revocation", (get) => {
     const t = get();
     const { config, access } = await signedIn(rp);
     const info = await introspect(config, access);
-    expect(info).toMatchObject({ active: true, sub: bob, client_id: rp.client_id, scope: "openid", tenant_uuid: tenant, iss: issuer.href, token_type: "Bearer" });
+    expect(info).toMatchObject({
+      active: true,
+      sub: bob,
+      client_id: rp.client_id,
+      scope: "openid",
+      tenant_uuid: tenant,
+      iss: issuer.href,
+      token_type: "Bearer",
+    });
     expect(info.exp).toBeGreaterThan(Date.now() / 1000);
     const plain = (await tokenFor(t.app, { acl: ["confd.#"], tenantUuid: tenant, userUuid: bob })).token;
     expect(await introspect(config, plain)).toMatchObject({ active: true, sub: bob });
@@ -293,13 +432,23 @@ describeEachDb("OpenID Connect introspection and revocation", (get) => {
     expect(await introspect(config, crypto.randomUUID())).toEqual({ active: false });
     expect(await introspect(config, "garbage")).toEqual({ active: false });
     // A client of another tenant learns nothing about this tenant's tokens.
-    const foreignConfig = await oidc.discovery(issuer, foreign.client_id, undefined, oidc.ClientSecretPost(foreign.client_secret!), insecure);
+    const foreignConfig = await oidc.discovery(
+      issuer,
+      foreign.client_id,
+      undefined,
+      oidc.ClientSecretPost(foreign.client_secret!),
+      insecure,
+    );
     expect(await introspect(foreignConfig, access)).toEqual({ active: false });
   });
 
   test("introspection without client authentication, or by a public client: 401 invalid_client with WWW-Authenticate", async () => {
     const { access } = await signedIn(rp);
-    for (const body of [{ token: access }, { token: access, client_id: pub.client_id }, { token: access, client_id: rp.client_id, client_secret: "wrong" }] as Record<string, string>[]) {
+    for (const body of [
+      { token: access },
+      { token: access, client_id: pub.client_id },
+      { token: access, client_id: rp.client_id, client_secret: "wrong" },
+    ] as Record<string, string>[]) {
       const r = await fetch(`${issuer.href}/introspect`, { method: "POST", body: new URLSearchParams(body) });
       expect(r.status).toBe(401);
       expect(r.headers.get("www-authenticate")).toContain("Basic");
@@ -312,8 +461,10 @@ describeEachDb("OpenID Connect introspection and revocation", (get) => {
     const mine = await signedIn(rp);
     const theirs = await signedIn(rp2);
     const plain = (await tokenFor(t.app, { acl: [], tenantUuid: tenant, userUuid: bob })).token;
-    for (const token of [theirs.access, plain, crypto.randomUUID(), "garbage"]) await oidc.tokenRevocation(mine.config, token);
-    for (const token of [theirs.access, plain]) expect((await t.request("HEAD", `/0.1/token/${token}`)).status).toBe(204);
+    for (const token of [theirs.access, plain, crypto.randomUUID(), "garbage"])
+      await oidc.tokenRevocation(mine.config, token);
+    for (const token of [theirs.access, plain])
+      expect((await t.request("HEAD", `/0.1/token/${token}`)).status).toBe(204);
     await oidc.tokenRevocation(mine.config, mine.access);
     expect((await t.request("HEAD", `/0.1/token/${mine.access}`)).status).toBe(404);
     expect(await introspect(mine.config, mine.access)).toEqual({ active: false });

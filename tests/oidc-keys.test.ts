@@ -39,7 +39,14 @@ describeEachDb(
       expect(r.json.code_challenge_methods_supported).toEqual(["S256"]);
       for (const k of ["device_authorization_endpoint", "end_session_endpoint"]) expect(r.json).not.toHaveProperty(k);
       // The relying-party library's own checks: the issuer it was given must match the document's.
-      const wrongIssuer = await oidc.discovery(new URL(`${served.url}/0.1/oidc`), "rp", undefined, undefined, { execute: [oidc.allowInsecureRequests] }).then(() => null, (e: Error) => e.message);
+      const wrongIssuer = await oidc
+        .discovery(new URL(`${served.url}/0.1/oidc`), "rp", undefined, undefined, {
+          execute: [oidc.allowInsecureRequests],
+        })
+        .then(
+          () => null,
+          (e: Error) => e.message,
+        );
       expect(wrongIssuer).toMatch(/issuer/);
     });
 
@@ -57,7 +64,11 @@ describeEachDb(
       const jwks = createLocalJWKSet({ keys });
       for (const alg of ["ES256", "RS256"] as const) {
         const key = await signingKey(t.app, alg);
-        const jwt = await new SignJWT({ sub: "s" }).setProtectedHeader({ alg, kid: key.kid }).setIssuedAt().setExpirationTime("1m").sign(key.privateKey);
+        const jwt = await new SignJWT({ sub: "s" })
+          .setProtectedHeader({ alg, kid: key.kid })
+          .setIssuedAt()
+          .setExpirationTime("1m")
+          .sign(key.privateKey);
         expect((await jwtVerify(jwt, jwks)).payload.sub).toBe("s");
       }
     });
@@ -74,7 +85,10 @@ describeEachDb(
       const right = t.app.config.oidc.key_encryption_key;
       t.app.config.oidc.key_encryption_key = "another-secret-of-at-least-32-characters-long";
       try {
-        const failure = await ensureSigningKeys(t.app).then(() => null, (e: Error) => e.message);
+        const failure = await ensureSigningKeys(t.app).then(
+          () => null,
+          (e: Error) => e.message,
+        );
         expect(failure).toMatch(/cannot be decrypted/);
       } finally {
         t.app.config.oidc.key_encryption_key = right;
@@ -85,7 +99,10 @@ describeEachDb(
     test("rotation: new current keys; the retired ones stay published so what they signed still verifies", async () => {
       const t = get();
       const old = await signingKey(t.app, "ES256");
-      const oldJwt = await new SignJWT({ sub: "before" }).setProtectedHeader({ alg: "ES256", kid: old.kid }).setExpirationTime("1h").sign(old.privateKey);
+      const oldJwt = await new SignJWT({ sub: "before" })
+        .setProtectedHeader({ alg: "ES256", kid: old.kid })
+        .setExpirationTime("1h")
+        .sign(old.privateKey);
       const kids = await rotateSigningKeys(t.app);
       const now = await signingKey(t.app, "ES256");
       expect(now.kid).not.toBe(old.kid);
@@ -95,7 +112,10 @@ describeEachDb(
       expect(keys.map((k) => k.kid)).toContain(old.kid);
       expect((await jwtVerify(oldJwt, createLocalJWKSet({ keys }))).payload.sub).toBe("before");
       // Past its publication time, a retired key leaves the JWKS.
-      await t.app.db.update(oidcKeys).set({ retiredAt: new Date(Date.now() - 2 * 86_400_000) }).where(eq(oidcKeys.kid, old.kid));
+      await t.app.db
+        .update(oidcKeys)
+        .set({ retiredAt: new Date(Date.now() - 2 * 86_400_000) })
+        .where(eq(oidcKeys.kid, old.kid));
       const later = (await t.request("GET", "/0.1/oidc/jwks")).json.keys as JWK[];
       expect(later.map((k) => k.kid)).not.toContain(old.kid);
       expect(later.length).toBe(3);
@@ -105,7 +125,10 @@ describeEachDb(
       const t = get();
       const before = await signingKey(t.app, "RS256");
       expect(await rotateSigningKeysIfDue(t.app)).toBe(false);
-      await t.app.db.update(oidcKeys).set({ createdAt: new Date(Date.now() - 91 * 86_400_000) }).where(isNull(oidcKeys.retiredAt));
+      await t.app.db
+        .update(oidcKeys)
+        .set({ createdAt: new Date(Date.now() - 91 * 86_400_000) })
+        .where(isNull(oidcKeys.retiredAt));
       t.app.config.oidc.key_rotation_days = 0;
       expect(await rotateSigningKeysIfDue(t.app)).toBe(false);
       t.app.config.oidc.key_rotation_days = 90;
@@ -128,11 +151,15 @@ describeEachDb("OpenID Connect discovery without public_url", (get) => {
 
   test("the issuer comes from the request; openid-client accepts the document it discovers", async () => {
     const issuer = `${served.url}/0.1/oidc`;
-    const config = await oidc.discovery(new URL(issuer), "rp", undefined, undefined, { execute: [oidc.allowInsecureRequests] });
+    const config = await oidc.discovery(new URL(issuer), "rp", undefined, undefined, {
+      execute: [oidc.allowInsecureRequests],
+    });
     expect(config.serverMetadata().issuer).toBe(issuer);
     expect(config.serverMetadata().jwks_uri).toBe(`${issuer}/jwks`);
     // Behind a prefix (X-Script-Name), every URL carries it.
-    const r = await get().request("GET", "/0.1/oidc/.well-known/openid-configuration", { headers: { "X-Script-Name": "/api/auth" } });
+    const r = await get().request("GET", "/0.1/oidc/.well-known/openid-configuration", {
+      headers: { "X-Script-Name": "/api/auth" },
+    });
     expect(r.json.issuer).toBe("http://localhost/api/auth/0.1/oidc");
     // Unencrypted storage without oidc.key_encryption_key (and still never returned).
     const rows = await get().app.db.select().from(oidcKeys);
@@ -146,7 +173,17 @@ describe("tessera rotate-oidc-keys", () => {
     const dir = tempDir();
     writeFileSync(join(dir, "config.yml"), "log_level: error\n");
     const run = async (args: string[]) => {
-      const p = Bun.spawn(["node", "bin/tessera.js", ...args], { cwd: join(import.meta.dir, ".."), env: { ...process.env, TESSERA_DATA_DIR: join(dir, "data"), TESSERA_CONFIG: join(dir, "config.yml"), TESSERA_LOG_LEVEL: "error" }, stdout: "pipe", stderr: "pipe" });
+      const p = Bun.spawn(["node", "bin/tessera.js", ...args], {
+        cwd: join(import.meta.dir, ".."),
+        env: {
+          ...process.env,
+          TESSERA_DATA_DIR: join(dir, "data"),
+          TESSERA_CONFIG: join(dir, "config.yml"),
+          TESSERA_LOG_LEVEL: "error",
+        },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
       return { code: await p.exited, out, err };
     };

@@ -16,7 +16,10 @@ describe.skipIf(!pgClusterAvailable)("OpenID Connect sign-in during a database o
 
   beforeAll(async () => {
     cluster = await startPgCluster();
-    t = await createTestApp("postgres", { database: () => openDatabase({ url: cluster.url, poolSize: 4, timeoutSeconds: 1 }), config: { db_timeout: 1 } });
+    t = await createTestApp("postgres", {
+      database: () => openDatabase({ url: cluster.url, poolSize: 4, timeoutSeconds: 1 }),
+      config: { db_timeout: 1 },
+    });
     served = serveApp(t);
   }, 120_000);
   afterAll(async () => {
@@ -29,7 +32,12 @@ describe.skipIf(!pgClusterAvailable)("OpenID Connect sign-in during a database o
     const tenant = await createTenantRow(t.app);
     const admin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant })).token;
     await createUserRow(t.app, { tenantUuid: tenant, username: "dora", password: "dora-secret" });
-    const client = (await t.request("POST", "/0.1/oidc/clients", { token: admin, body: { name: "rp", client_type: "confidential", redirect_uris: ["https://rp.example.com/cb"] } })).json;
+    const client = (
+      await t.request("POST", "/0.1/oidc/clients", {
+        token: admin,
+        body: { name: "rp", client_type: "confidential", redirect_uris: ["https://rp.example.com/cb"] },
+      })
+    ).json;
     const issuer = `${served.url}/0.1/oidc`;
     const url = `${issuer}/authorize?response_type=code&scope=openid&client_id=${client.client_id}&redirect_uri=${encodeURIComponent("https://rp.example.com/cb")}&code_challenge=${await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier())}&code_challenge_method=S256`;
     const page = await openLoginPage(url);
@@ -43,7 +51,15 @@ describe.skipIf(!pgClusterAvailable)("OpenID Connect sign-in during a database o
     const again = await openLoginPage(url);
     expect(again.status).toBe(503);
     expect(again.html).toContain("Signing in is not possible right now");
-    const token = await fetch(`${issuer}/token`, { method: "POST", body: new URLSearchParams({ grant_type: "authorization_code", code: "x", client_id: client.client_id, client_secret: client.client_secret }) });
+    const token = await fetch(`${issuer}/token`, {
+      method: "POST",
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code: "x",
+        client_id: client.client_id,
+        client_secret: client.client_secret,
+      }),
+    });
     expect(token.status).toBe(503);
     expect(await token.json()).toMatchObject({ error: "temporarily_unavailable" });
   }, 60_000);

@@ -12,17 +12,38 @@ import { routeGroups } from "../src/app.ts";
 const root = join(import.meta.dir, "..");
 const METHODS = ["get", "put", "post", "delete", "patch", "head"];
 
-type Operation = { operationId: string; security: Record<string, string[]>[]; parameters: { name: string; in: string }[]; responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>; "x-required-acl"?: string; requestBody?: unknown };
+type Operation = {
+  operationId: string;
+  security: Record<string, string[]>[];
+  parameters: { name: string; in: string }[];
+  responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>;
+  "x-required-acl"?: string;
+  requestBody?: unknown;
+};
 
 let t: TestApp;
 let noTenantRoutes: Set<string>;
 let yaml: string;
-let doc: { paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> }; info: { license?: unknown } };
-const operations = () => Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([m]) => METHODS.includes(m)).map(([method, op]) => ({ path, method, op })));
+let doc: {
+  paths: Record<string, Record<string, Operation>>;
+  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> };
+  info: { license?: unknown };
+};
+const operations = () =>
+  Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops)
+      .filter(([m]) => METHODS.includes(m))
+      .map(([method, op]) => ({ path, method, op })),
+  );
 
 beforeAll(async () => {
   t = await createTestApp("pglite");
-  noTenantRoutes = new Set(routeGroups(t.app).flatMap((g) => g.specs).filter((s) => s.noTenant).map((s) => `${s.method} ${s.path}`));
+  noTenantRoutes = new Set(
+    routeGroups(t.app)
+      .flatMap((g) => g.specs)
+      .filter((s) => s.noTenant)
+      .map((s) => `${s.method} ${s.path}`),
+  );
   const r = await t.request("GET", "/0.1/api/api.yml");
   expect(r.status).toBe(200);
   yaml = r.text;
@@ -36,7 +57,23 @@ describe("the OpenAPI document", () => {
     try {
       const file = join(dir, "api.yml");
       writeFileSync(file, yaml);
-      const proc = Bun.spawn([join(root, "node_modules/.bin/redocly"), "lint", "--config", join(root, "redocly.yaml"), "--format", "stylish", file], { cwd: root, stdout: "pipe", stderr: "pipe", env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" } });
+      const proc = Bun.spawn(
+        [
+          join(root, "node_modules/.bin/redocly"),
+          "lint",
+          "--config",
+          join(root, "redocly.yaml"),
+          "--format",
+          "stylish",
+          file,
+        ],
+        {
+          cwd: root,
+          stdout: "pipe",
+          stderr: "pipe",
+          env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
+        },
+      );
       const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
       const code = await proc.exited;
       if (code !== 0) console.error(out, err);
@@ -52,7 +89,9 @@ describe("the OpenAPI document", () => {
     const ids = operations().map(({ op }) => op.operationId);
     expect(ids.every((id) => /^[a-z][A-Za-z0-9]*$/.test(id))).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
-    const byRoute = Object.fromEntries(operations().map(({ path, method, op }) => [`${method.toUpperCase()} ${path}`, op.operationId]));
+    const byRoute = Object.fromEntries(
+      operations().map(({ path, method, op }) => [`${method.toUpperCase()} ${path}`, op.operationId]),
+    );
     expect(byRoute).toMatchObject({
       "POST /token": "createToken",
       "HEAD /token/{token}": "checkToken",
@@ -66,7 +105,12 @@ describe("the OpenAPI document", () => {
   });
 
   test("security: token schemes on ACL-protected operations, Basic on login, none on public ones", () => {
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["BasicAuth", "BearerAuth", "TokenQuery", "XAuthToken"]);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual([
+      "BasicAuth",
+      "BearerAuth",
+      "TokenQuery",
+      "XAuthToken",
+    ]);
     for (const { path, method, op } of operations()) {
       const schemes = op.security.flatMap((s) => Object.keys(s));
       if (method === "post" && path === "/token") expect(op.security).toEqual([{ BasicAuth: [] }, {}]);
@@ -80,7 +124,10 @@ describe("the OpenAPI document", () => {
   test("authenticated operations: Wazo-Tenant where a tenant is resolved, 401/403 with the error body", () => {
     for (const { path, method, op } of operations()) {
       if (!op["x-required-acl"]) continue;
-      for (const code of ["401", "403"]) expect(op.responses[code]?.content?.["application/json"]?.schema).toEqual({ $ref: "#/components/schemas/Error" });
+      for (const code of ["401", "403"])
+        expect(op.responses[code]?.content?.["application/json"]?.schema).toEqual({
+          $ref: "#/components/schemas/Error",
+        });
       const hasTenant = op.parameters.some((p) => p.name === "Wazo-Tenant" && p.in === "header");
       const noTenant = noTenantRoutes.has(`${method} ${path}`);
       expect([method, path, hasTenant]).toEqual([method, path, !noTenant]);
@@ -90,10 +137,15 @@ describe("the OpenAPI document", () => {
 
   test("bodies: 400 on every operation with input, typed success bodies for the resources", () => {
     for (const { op } of operations()) if (op.requestBody) expect(op.responses["400"]).toBeDefined();
-    const ok = (path: string, method: string) => doc.paths[path]![method]!.responses["200"]!.content!["application/json"]!.schema;
+    const ok = (path: string, method: string) =>
+      doc.paths[path]![method]!.responses["200"]!.content!["application/json"]!.schema;
     expect(ok("/users/{user_uuid}", "get")).toEqual({ $ref: "#/components/schemas/User" });
-    expect(ok("/users", "get")).toMatchObject({ properties: { items: { type: "array", items: { $ref: "#/components/schemas/User" } } } });
-    expect(ok("/users/{user_uuid}/groups", "get")).toMatchObject({ properties: { items: { items: { $ref: "#/components/schemas/Group" } } } });
+    expect(ok("/users", "get")).toMatchObject({
+      properties: { items: { type: "array", items: { $ref: "#/components/schemas/User" } } },
+    });
+    expect(ok("/users/{user_uuid}/groups", "get")).toMatchObject({
+      properties: { items: { items: { $ref: "#/components/schemas/Group" } } },
+    });
     expect(ok("/token", "post")).toMatchObject({ properties: { data: { $ref: "#/components/schemas/Token" } } });
     expect(doc.info.license).toEqual({ name: "Apache-2.0", identifier: "Apache-2.0" });
   });
@@ -107,8 +159,16 @@ describe("the OpenAPI document", () => {
 
   test("documents exactly the routes the app answers", () => {
     // Hono registers a declared HEAD route as a GET handler: compare as GET, duplicates included.
-    const documented = operations().map(({ path, method }) => `${method === "head" ? "GET" : method.toUpperCase()} /0.1${path.replace(/\{(\w+)\}/g, ":$1")}`).sort();
-    const served = t.http.routes.filter((r) => r.method !== "ALL" && !r.path.endsWith("*")).map((r) => `${r.method} ${r.path}`).sort();
+    const documented = operations()
+      .map(
+        ({ path, method }) =>
+          `${method === "head" ? "GET" : method.toUpperCase()} /0.1${path.replace(/\{(\w+)\}/g, ":$1")}`,
+      )
+      .sort();
+    const served = t.http.routes
+      .filter((r) => r.method !== "ALL" && !r.path.endsWith("*"))
+      .map((r) => `${r.method} ${r.path}`)
+      .sort();
     expect(served).toEqual(documented);
   });
 });

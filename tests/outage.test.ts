@@ -9,7 +9,8 @@ import { createTestApp, type TestApp } from "./helpers/app.ts";
 import { adminToken, createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { pgClusterAvailable, startPgCluster, type PgCluster } from "./helpers/pg-cluster.ts";
 
-if (!pgClusterAvailable) console.warn("PostgreSQL binaries or the postgres user are missing: the outage tests are skipped");
+if (!pgClusterAvailable)
+  console.warn("PostgreSQL binaries or the postgres user are missing: the outage tests are skipped");
 
 const DB_TIMEOUT = 1;
 
@@ -33,7 +34,8 @@ describe.skipIf(!pgClusterAvailable)("outages of PostgreSQL with two instances",
     await cluster?.destroy();
   }, 60_000);
 
-  const check = (t: TestApp, token: string, query = "") => t.request("HEAD", `/0.1/token/${token}${query}`).then((r) => r.status);
+  const check = (t: TestApp, token: string, query = "") =>
+    t.request("HEAD", `/0.1/token/${token}${query}`).then((r) => r.status);
 
   async function until(predicate: () => Promise<boolean> | boolean, ms = 30_000, stepMs = 50): Promise<void> {
     const end = Date.now() + ms;
@@ -62,7 +64,9 @@ describe.skipIf(!pgClusterAvailable)("outages of PostgreSQL with two instances",
       delays.push(performance.now() - revokedAt);
     }
     delays.sort((x, y) => x - y);
-    console.log(`revocation A → B: median ${delays[10]!.toFixed(1)} ms, max ${delays[19]!.toFixed(1)} ms over 20 tokens`);
+    console.log(
+      `revocation A → B: median ${delays[10]!.toFixed(1)} ms, max ${delays[19]!.toFixed(1)} ms over 20 tokens`,
+    );
   }, 60_000);
 
   test("a token revoked on A as soon as PostgreSQL is back is refused by B at once", async () => {
@@ -81,7 +85,9 @@ describe.skipIf(!pgClusterAvailable)("outages of PostgreSQL with two instances",
     await until(() => b.app.database.listening());
     const relistenMs = performance.now() - revokedAt;
     expect(await check(b, token)).toBe(404);
-    console.log(`B answered ${seen} for the revoked token ${refusedMs.toFixed(1)} ms after A's answer; B listening again ${relistenMs.toFixed(0)} ms after`);
+    console.log(
+      `B answered ${seen} for the revoked token ${refusedMs.toFixed(1)} ms after A's answer; B listening again ${relistenMs.toFixed(0)} ms after`,
+    );
     // Once hearing again, B caches and evicts as before.
     const fresh = await tokenFor(a.app, { acl: ["confd.#"] });
     expect(await check(b, fresh.token)).toBe(204);
@@ -146,7 +152,11 @@ describe.skipIf(!pgClusterAvailable)("outages of PostgreSQL with two instances",
       // Without a token, or with a made-up one, the same: nobody can be authenticated now.
       for (const token of [undefined, crypto.randomUUID()]) {
         const anonymous = await b.request("GET", "/0.1/status", { token });
-        expect([anonymous.status, anonymous.json.error_id, anonymous.json.details.database]).toEqual([503, "service-unavailable", { status: "fail" }]);
+        expect([anonymous.status, anonymous.json.error_id, anonymous.json.details.database]).toEqual([
+          503,
+          "service-unavailable",
+          { status: "fail" },
+        ]);
       }
       expect((await b.request("HEAD", "/0.1/status")).status).toBe(503);
 
@@ -157,9 +167,15 @@ describe.skipIf(!pgClusterAvailable)("outages of PostgreSQL with two instances",
       await cluster.start();
     }
     await until(() => b.app.database.listening());
-    const login = await b.request("POST", "/0.1/token", { headers: { Authorization: `Basic ${btoa("carol:right-password")}` }, body: {} });
+    const login = await b.request("POST", "/0.1/token", {
+      headers: { Authorization: `Basic ${btoa("carol:right-password")}` },
+      body: {},
+    });
     expect(login.status).toBe(200);
-    const wrong = await b.request("POST", "/0.1/token", { headers: { Authorization: `Basic ${btoa("carol:wrong")}` }, body: {} });
+    const wrong = await b.request("POST", "/0.1/token", {
+      headers: { Authorization: `Basic ${btoa("carol:wrong")}` },
+      body: {},
+    });
     expect(wrong.status).toBe(401);
   }, 60_000);
 
@@ -178,7 +194,9 @@ describe.skipIf(!pgClusterAvailable)("outages of PostgreSQL with two instances",
       const [users, usersMs] = await timed(() => b.request("GET", "/0.1/users", { token: admin }));
       expect([users.status, users.json.error_id]).toEqual([503, "service-unavailable"]);
       expect(usersMs).toBeLessThan(bound);
-      const [created, createdMs] = await timed(() => b.request("POST", "/0.1/users", { token: admin, body: { username: "frozen-write" } }));
+      const [created, createdMs] = await timed(() =>
+        b.request("POST", "/0.1/users", { token: admin, body: { username: "frozen-write" } }),
+      );
       expect([created.status, created.json.error_id]).toEqual([503, "service-unavailable"]);
       expect(created.json.message).toContain("read it back");
       expect(createdMs).toBeLessThan(bound);

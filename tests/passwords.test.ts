@@ -16,7 +16,10 @@ const basic = (login: string, password: string) => `Basic ${Buffer.from(`${login
 const WAZO_ADMIN = {
   password: "adminpass",
   hash: "a9948165d679f05c621ab7c2cd78a2b8605ff75e73ae89dbcaa8ad46cecd8cdc48f4978c892b86c50c76d355f1ea36f86c863fbeb2b6606573be7eefaf7966f5",
-  salt: Buffer.from("cdfcd95614cd237bc020f51b9263271dce9cdb4c21f25f88b02b655d1febeb7b8b51260e2fe0e32f850e3921f2d0e3cdd3e56c752f0f9ebc5319b0d3c9d3ae43", "hex"),
+  salt: Buffer.from(
+    "cdfcd95614cd237bc020f51b9263271dce9cdb4c21f25f88b02b655d1febeb7b8b51260e2fe0e32f850e3921f2d0e3cdd3e56c752f0f9ebc5319b0d3c9d3ae43",
+    "hex",
+  ),
 };
 
 test("defaults: argon2id at OWASP's minimum, no warning; lower costs or non-wazo PBKDF2 warn", () => {
@@ -26,7 +29,9 @@ test("defaults: argon2id at OWASP's minimum, no warning; lower costs or non-wazo
   expect(hashingWarnings(config)).toEqual([]);
   expect(hashingWarnings(parseConfig({ argon2: TEST_ARGON2 }))[0]).toContain("below OWASP's minimum");
   expect(hashingWarnings(parseConfig({ password_hash_algorithm: "pbkdf2_sha512" }))).toEqual([]);
-  expect(hashingWarnings(parseConfig({ password_hash_algorithm: "pbkdf2_sha512", password_hash_iterations: 1000 }))[0]).toContain("rollback");
+  expect(
+    hashingWarnings(parseConfig({ password_hash_algorithm: "pbkdf2_sha512", password_hash_iterations: 1000 }))[0],
+  ).toContain("rollback");
   expect(() => parseConfig({ password_hash_algorithm: "md5" })).toThrow("password_hash_algorithm");
 });
 
@@ -58,15 +63,23 @@ test("pbkdf2_sha512 writes wazo-auth's exact format (250,000 iterations, 64-byte
 });
 
 describeEachDb("password rehash on login", (get) => {
-  const login = (username: string, password: string) => get().request("POST", "/0.1/token", { body: {}, headers: { Authorization: basic(username, password) } });
-  const stored = async (username: string) => (await get().app.db.select().from(users).where(eq(users.username, username)))[0]!;
+  const login = (username: string, password: string) =>
+    get().request("POST", "/0.1/token", { body: {}, headers: { Authorization: basic(username, password) } });
+  const stored = async (username: string) =>
+    (await get().app.db.select().from(users).where(eq(users.username, username)))[0]!;
 
   test("a wazo-auth PBKDF2 hash becomes argon2id at the first successful login, not on a failed one", async () => {
     const t = get();
     const admin = await adminToken(t.app);
-    const created = await t.request("POST", "/0.1/users", { token: admin, body: { username: "legacy", password: "x" } });
+    const created = await t.request("POST", "/0.1/users", {
+      token: admin,
+      body: { username: "legacy", password: "x" },
+    });
     expect(created.status).toBe(200);
-    await t.app.db.update(users).set({ passwordHash: WAZO_ADMIN.hash, passwordSalt: WAZO_ADMIN.salt, passwordIterations: null }).where(eq(users.username, "legacy"));
+    await t.app.db
+      .update(users)
+      .set({ passwordHash: WAZO_ADMIN.hash, passwordSalt: WAZO_ADMIN.salt, passwordIterations: null })
+      .where(eq(users.username, "legacy"));
     expect((await login("legacy", "wrong")).status).toBe(401);
     expect((await stored("legacy")).passwordHash).toBe(WAZO_ADMIN.hash);
     expect((await login("legacy", WAZO_ADMIN.password)).status).toBe(200);
@@ -79,7 +92,9 @@ describeEachDb("password rehash on login", (get) => {
   test("new argon2 parameters rehash at login; the rollback setting rehashes back to wazo-auth's format", async () => {
     const t = get();
     const admin = await adminToken(t.app);
-    expect((await t.request("POST", "/0.1/users", { token: admin, body: { username: "mover", password: "m0ve" } })).status).toBe(200);
+    expect(
+      (await t.request("POST", "/0.1/users", { token: admin, body: { username: "mover", password: "m0ve" } })).status,
+    ).toBe(200);
     expect((await stored("mover")).passwordHash).toContain("m=256,t=1");
     t.app.config.argon2 = { memory_kib: 512, time_cost: 1 };
     try {

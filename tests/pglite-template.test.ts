@@ -14,7 +14,9 @@ const tempDir = tempDirs("tessera-template-");
 async function masterTenant(dataDir: string): Promise<string> {
   const database = await openDatabase({ dataDir });
   try {
-    const rows = (await database.db.execute(sql`select uuid from auth_tenant where uuid = parent_uuid`)) as unknown as { rows?: Array<{ uuid: string }> } & Array<{ uuid: string }>;
+    const rows = (await database.db.execute(sql`select uuid from auth_tenant where uuid = parent_uuid`)) as unknown as {
+      rows?: Array<{ uuid: string }>;
+    } & Array<{ uuid: string }>;
     return (rows.rows ?? rows)[0]!.uuid;
   } finally {
     await database.close();

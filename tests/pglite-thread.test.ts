@@ -32,15 +32,18 @@ test("closing the database on purpose is not losing it", async () => {
   expect(((await c.query("select 1").catch((e) => e)) as Error).message).toBe("PGlite is closed");
 });
 
-const ids = async (c: PgliteThreadClient) => (await c.query<{ id: number }>("select id from t order by id")).rows.map((r) => r.id);
+const ids = async (c: PgliteThreadClient) =>
+  (await c.query<{ id: number }>("select id from t order by id")).rows.map((r) => r.id);
 
 test("a transaction commits when its work resolves and rolls back, whole, when it throws", async () => {
   const c = await client();
-  expect(await c.transaction(async (tx) => {
-    await tx.query("insert into t (id) values (1)");
-    await tx.query("insert into t (id) values (2)");
-    return "done";
-  })).toBe("done");
+  expect(
+    await c.transaction(async (tx) => {
+      await tx.query("insert into t (id) values (1)");
+      await tx.query("insert into t (id) values (2)");
+      return "done";
+    }),
+  ).toBe("done");
   const failure = await c
     .transaction(async (tx) => {
       await tx.query("insert into t (id) values (3)");
@@ -110,7 +113,13 @@ test("drizzle through the thread: timestamps stay text; parameters, arrays and b
   const db = drizzle(c as never);
   await db.execute(sql`insert into t (id, at) values (${7}, ${"2026-11-23 10:00:00"})`);
   expect((await db.execute(sql`select id, at from t`)).rows).toEqual([{ id: 7, at: "2026-11-23 10:00:00" }]);
-  const row = (await c.query<Record<string, unknown>>("select $1::int[] as list, $2::bytea as bytes, $3::jsonb as doc", [[1, 2, 3], new Uint8Array([0, 255]), JSON.stringify({ a: [1] })])).rows[0];
+  const row = (
+    await c.query<Record<string, unknown>>("select $1::int[] as list, $2::bytea as bytes, $3::jsonb as doc", [
+      [1, 2, 3],
+      new Uint8Array([0, 255]),
+      JSON.stringify({ a: [1] }),
+    ])
+  ).rows[0];
   expect(row).toEqual({ list: [1, 2, 3], bytes: new Uint8Array([0, 255]), doc: { a: [1] } });
 });
 
@@ -124,7 +133,10 @@ test("a thread that dies fails what waits and what follows as the database being
     thread.terminate();
     const e = await waiting.catch((x) => x);
     expect(databaseFailure(e)?.message).toContain("PGlite is closed");
-    const res = await t.request("POST", "/0.1/token", { headers: { Authorization: `Basic ${btoa("nobody:secret")}` }, body: {} });
+    const res = await t.request("POST", "/0.1/token", {
+      headers: { Authorization: `Basic ${btoa("nobody:secret")}` },
+      body: {},
+    });
     expect(res.status).toBe(503);
     expect((res.json as { error_id: string }).error_id).toBe("service-unavailable");
     expect(lost).toEqual(["PGlite is closed: its thread stopped"]);
@@ -149,7 +161,9 @@ test("a thread that stops answering is lost once a heartbeat goes unanswered pas
     expect(lost).toEqual(["PGlite is closed: its thread stopped answering (no heartbeat answer within 1 s)"]);
     expect(detectedMs).toBeLessThan(2500);
     expect(databaseFailure(await hung)?.message).toContain("PGlite is closed");
-    expect(databaseFailure(await database.db.execute(sql`select 1`).catch((e) => e))?.message).toContain("PGlite is closed");
+    expect(databaseFailure(await database.db.execute(sql`select 1`).catch((e) => e))?.message).toContain(
+      "PGlite is closed",
+    );
   } finally {
     await database.close();
   }

@@ -11,25 +11,31 @@ const tempDir = tempDirs("tessera-lock-");
 const bootId = () => readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
 const hasProc = processStartTime(process.pid) !== null;
 
-test.skipIf(!hasProc)("a lock left by a crashed process whose pid now belongs to another process is taken over", async () => {
-  const other = Bun.spawn(["sleep", "30"]);
-  try {
-    const dir = tempDir();
-    // The crashed holder had this pid, but it started at another time.
-    writeFileSync(join(dir, "tessera.pid"), JSON.stringify({ pid: other.pid, started: "1", boot: bootId() }));
-    const lock = lockDataDir(dir);
-    expect(JSON.parse(readFileSync(join(dir, "tessera.pid"), "utf8")).pid).toBe(process.pid);
-    lock.release();
-  } finally {
-    other.kill();
-  }
-});
+test.skipIf(!hasProc)(
+  "a lock left by a crashed process whose pid now belongs to another process is taken over",
+  async () => {
+    const other = Bun.spawn(["sleep", "30"]);
+    try {
+      const dir = tempDir();
+      // The crashed holder had this pid, but it started at another time.
+      writeFileSync(join(dir, "tessera.pid"), JSON.stringify({ pid: other.pid, started: "1", boot: bootId() }));
+      const lock = lockDataDir(dir);
+      expect(JSON.parse(readFileSync(join(dir, "tessera.pid"), "utf8")).pid).toBe(process.pid);
+      lock.release();
+    } finally {
+      other.kill();
+    }
+  },
+);
 
 test.skipIf(!hasProc)("a lock held by a live process (same pid, same start time) is refused, naming it", async () => {
   const holder = Bun.spawn(["sleep", "30"]);
   try {
     const dir = tempDir();
-    writeFileSync(join(dir, "tessera.pid"), JSON.stringify({ pid: holder.pid, started: processStartTime(holder.pid), boot: bootId() }));
+    writeFileSync(
+      join(dir, "tessera.pid"),
+      JSON.stringify({ pid: holder.pid, started: processStartTime(holder.pid), boot: bootId() }),
+    );
     expect(() => lockDataDir(dir)).toThrow(`in use by process ${holder.pid}`);
   } finally {
     holder.kill();

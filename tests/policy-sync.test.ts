@@ -7,38 +7,42 @@ import { execRows } from "../src/db/index.ts";
 import { syncPoliciesOnStartup } from "../src/services/identity/policy-sync.ts";
 import { describeEachDb } from "./helpers/app.ts";
 
-describeEachDb("start-up policy sync over many tenants", (get) => {
-  const memberships = (app = get().app) =>
-    execRows<{ tenant: string; group_name: string; policy: string | null; system: boolean }>(
-      app.db,
-      sql`select t.uuid as tenant, g.name as group_name, p.slug as policy, g.system_managed as system
+describeEachDb(
+  "start-up policy sync over many tenants",
+  (get) => {
+    const memberships = (app = get().app) =>
+      execRows<{ tenant: string; group_name: string; policy: string | null; system: boolean }>(
+        app.db,
+        sql`select t.uuid as tenant, g.name as group_name, p.slug as policy, g.system_managed as system
           from auth_tenant t join auth_group g on g.tenant_uuid = t.uuid
           left join auth_group_policy gp on gp.group_uuid = g.uuid left join auth_policy p on p.uuid = gp.policy_uuid
           where t.slug like 'bulk%' order by 1, 2, 3`,
-    );
+      );
 
-  test("every tenant gets its all-users group and default groups with their policies, once", async () => {
-    const t = get();
-    await t.app.db.execute(sql`insert into auth_tenant (uuid, name, slug, parent_uuid)
+    test("every tenant gets its all-users group and default groups with their policies, once", async () => {
+      const t = get();
+      await t.app.db.execute(sql`insert into auth_tenant (uuid, name, slug, parent_uuid)
       select gen_random_uuid()::text, 'bulk' || i, 'bulk' || i, ${t.app.topTenantUuid} from generate_series(1, 500) i`);
-    expect(await memberships()).toEqual([]);
-    await syncPoliciesOnStartup(t.app);
-    const after = await memberships();
-    expect(after.length).toBe(1000);
-    const tenants = new Set(after.map((r) => r.tenant));
-    expect(tenants.size).toBe(500);
-    for (const r of after) {
-      if (r.system) expect([r.group_name, r.policy]).toEqual([`wazo-all-users-tenant-${r.tenant}`, "everyone"]);
-      else expect([r.group_name, r.policy]).toEqual(["admins", "admin_acl"]);
-    }
-    await syncPoliciesOnStartup(t.app);
-    expect(await memberships()).toEqual(after);
-  }, 60_000);
-}, {
-  config: {
-    update_policy_on_startup: true,
-    default_policies: { everyone: { acl: ["confd.users.me.read"] }, admin_acl: { acl: ["confd.#"] } },
-    all_users_policies: { everyone: true },
-    tenant_default_groups: { admins: { policies: { admin_acl: true } } },
+      expect(await memberships()).toEqual([]);
+      await syncPoliciesOnStartup(t.app);
+      const after = await memberships();
+      expect(after.length).toBe(1000);
+      const tenants = new Set(after.map((r) => r.tenant));
+      expect(tenants.size).toBe(500);
+      for (const r of after) {
+        if (r.system) expect([r.group_name, r.policy]).toEqual([`wazo-all-users-tenant-${r.tenant}`, "everyone"]);
+        else expect([r.group_name, r.policy]).toEqual(["admins", "admin_acl"]);
+      }
+      await syncPoliciesOnStartup(t.app);
+      expect(await memberships()).toEqual(after);
+    }, 60_000);
   },
-});
+  {
+    config: {
+      update_policy_on_startup: true,
+      default_policies: { everyone: { acl: ["confd.users.me.read"] }, admin_acl: { acl: ["confd.#"] } },
+      all_users_policies: { everyone: true },
+      tenant_default_groups: { admins: { policies: { admin_acl: true } } },
+    },
+  },
+);

@@ -21,9 +21,15 @@ describe.skipIf(!base)("postgres.js when a connection closes under a query", () 
       const [row] = await reserved`select pg_backend_pid() as pid`;
       await killer`select pg_terminate_backend(${row!.pid})`;
       await Bun.sleep(50);
-      const first = await reserved`select 1`.then(() => null, (e: unknown) => e);
+      const first = await reserved`select 1`.then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(databaseFailure(first)).not.toBeNull();
-      const second = await reserved`select 1`.then(() => null, (e: unknown) => e);
+      const second = await reserved`select 1`.then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(databaseFailure(second)).not.toBeNull();
       reserved.release();
       await Bun.sleep(20); // a deferred write would have thrown by now
@@ -44,7 +50,10 @@ describe.skipIf(!base)("postgres.js when a connection closes under a query", () 
           .transaction(async (tx) => {
             await tx.execute(sql`select pg_terminate_backend(pg_backend_pid())`);
           })
-          .then(() => null, (e: unknown) => e);
+          .then(
+            () => null,
+            (e: unknown) => e,
+          );
         expect(databaseFailure(failed)).not.toBeNull();
         await Bun.sleep(20);
         const started = performance.now();

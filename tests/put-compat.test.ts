@@ -34,17 +34,75 @@ async function legacyCalls(t: TestApp) {
   const admin = (await tokenFor(t.app, { acl: ["#"], tenantUuid: tenant })).token;
   const user = await createUserRow(t.app, { tenantUuid: tenant });
   const group = (await t.request("POST", "/0.1/groups", { token: admin, body: { name: `g${uniq()}` } })).json;
-  const policy = (await t.request("POST", "/0.1/policies", { token: admin, body: { name: `p${uniq()}`, acl: ["a.b"] } })).json;
+  const policy = (
+    await t.request("POST", "/0.1/policies", { token: admin, body: { name: `p${uniq()}`, acl: ["a.b"] } })
+  ).json;
   await t.request("POST", `/0.1/users/${user}/external/mobile`, { token: admin, body: { token: "fcm-1" } });
   const name = `n${uniq()}`;
   return [
-    { path: `/0.1/users/${user}`, body: { username: name, firstname: "Ada", enabled: true }, check: (j: any) => expect(j).toMatchObject({ uuid: user, tenant_uuid: tenant, username: name, firstname: "Ada", lastname: null, enabled: true, purpose: "user", emails: [] }) },
-    { path: `/0.1/users/${user}/emails`, body: { emails: [{ address: `${name}@x.org`, main: true }] }, check: (j: any) => expect(j).toEqual([{ uuid: expect.any(String), address: `${name}@x.org`, main: true, confirmed: false }]) },
-    { path: `/0.1/admin/users/${user}/emails`, body: { emails: [{ address: `${name}@x.org`, main: true, confirmed: true }] }, check: (j: any) => expect(j).toEqual([{ uuid: expect.any(String), address: `${name}@x.org`, main: true, confirmed: true }]) },
-    { path: `/0.1/users/${user}/external/mobile`, body: { token: "fcm-2" }, check: (j: any) => expect(j).toMatchObject({ token: "fcm-2", apns_token: null }) },
-    { path: `/0.1/tenants/${tenant}`, body: { name: `T ${name}`, domain_names: [`${name}.example.com`] }, check: (j: any) => expect(j).toMatchObject({ uuid: tenant, name: `T ${name}`, domain_names: [`${name}.example.com`] }) },
-    { path: `/0.1/groups/${group.uuid}`, body: { name: `G ${name}` }, check: (j: any) => expect(j).toMatchObject({ uuid: group.uuid, name: `G ${name}`, slug: group.slug, tenant_uuid: tenant, read_only: false }) },
-    { path: `/0.1/policies/${policy.uuid}`, body: { name: `P ${name}`, acl: ["a.b", "!a.c"] }, check: (j: any) => expect(j).toMatchObject({ uuid: policy.uuid, name: `P ${name}`, slug: policy.slug, tenant_uuid: tenant, acl: ["!a.c", "a.b"], read_only: false }) },
+    {
+      path: `/0.1/users/${user}`,
+      body: { username: name, firstname: "Ada", enabled: true },
+      check: (j: any) =>
+        expect(j).toMatchObject({
+          uuid: user,
+          tenant_uuid: tenant,
+          username: name,
+          firstname: "Ada",
+          lastname: null,
+          enabled: true,
+          purpose: "user",
+          emails: [],
+        }),
+    },
+    {
+      path: `/0.1/users/${user}/emails`,
+      body: { emails: [{ address: `${name}@x.org`, main: true }] },
+      check: (j: any) =>
+        expect(j).toEqual([{ uuid: expect.any(String), address: `${name}@x.org`, main: true, confirmed: false }]),
+    },
+    {
+      path: `/0.1/admin/users/${user}/emails`,
+      body: { emails: [{ address: `${name}@x.org`, main: true, confirmed: true }] },
+      check: (j: any) =>
+        expect(j).toEqual([{ uuid: expect.any(String), address: `${name}@x.org`, main: true, confirmed: true }]),
+    },
+    {
+      path: `/0.1/users/${user}/external/mobile`,
+      body: { token: "fcm-2" },
+      check: (j: any) => expect(j).toMatchObject({ token: "fcm-2", apns_token: null }),
+    },
+    {
+      path: `/0.1/tenants/${tenant}`,
+      body: { name: `T ${name}`, domain_names: [`${name}.example.com`] },
+      check: (j: any) =>
+        expect(j).toMatchObject({ uuid: tenant, name: `T ${name}`, domain_names: [`${name}.example.com`] }),
+    },
+    {
+      path: `/0.1/groups/${group.uuid}`,
+      body: { name: `G ${name}` },
+      check: (j: any) =>
+        expect(j).toMatchObject({
+          uuid: group.uuid,
+          name: `G ${name}`,
+          slug: group.slug,
+          tenant_uuid: tenant,
+          read_only: false,
+        }),
+    },
+    {
+      path: `/0.1/policies/${policy.uuid}`,
+      body: { name: `P ${name}`, acl: ["a.b", "!a.c"] },
+      check: (j: any) =>
+        expect(j).toMatchObject({
+          uuid: policy.uuid,
+          name: `P ${name}`,
+          slug: policy.slug,
+          tenant_uuid: tenant,
+          acl: ["!a.c", "a.b"],
+          read_only: false,
+        }),
+    },
     // wazo-auth answers these 204 as well: they stay 204 under the switch
     { path: `/0.1/groups/${group.uuid}/users/${user}`, body: undefined, check: null },
     { path: `/0.1/policies/${policy.uuid}/acl/a.d`, body: undefined, check: null },
@@ -104,8 +162,12 @@ describe("route table", () => {
   test("exactly the PUTs wazo-auth answers with 200 declare a wazo answer", async () => {
     const t = await createTestApp("pglite");
     try {
-      const declared = allSpecs(t.app).filter((s) => s.method === "put" && s.wazoPutAnswer).map(routeName);
-      expect(declared.sort()).toEqual([...WAZO_200_PUTS, ...(declared.includes("PUT /backends/ldap") ? ["PUT /backends/ldap"] : [])].sort());
+      const declared = allSpecs(t.app)
+        .filter((s) => s.method === "put" && s.wazoPutAnswer)
+        .map(routeName);
+      expect(declared.sort()).toEqual(
+        [...WAZO_200_PUTS, ...(declared.includes("PUT /backends/ldap") ? ["PUT /backends/ldap"] : [])].sort(),
+      );
     } finally {
       await t.close();
     }

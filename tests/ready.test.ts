@@ -19,8 +19,14 @@ describeEachDb("readiness", (get) => {
 
   test("a schema without this version's newest migration is not ready: 503 naming migrations", async () => {
     const { db } = get().app;
-    const newest = (await db.execute(sql`select id, hash, created_at from "drizzle"."__drizzle_migrations" order by created_at desc limit 1`)) as unknown;
-    const row = (Array.isArray(newest) ? newest : (newest as { rows: unknown[] }).rows)[0] as { id: number; hash: string; created_at: string };
+    const newest = (await db.execute(
+      sql`select id, hash, created_at from "drizzle"."__drizzle_migrations" order by created_at desc limit 1`,
+    )) as unknown;
+    const row = (Array.isArray(newest) ? newest : (newest as { rows: unknown[] }).rows)[0] as {
+      id: number;
+      hash: string;
+      created_at: string;
+    };
     await db.execute(sql`delete from "drizzle"."__drizzle_migrations" where id = ${row.id}`);
     try {
       const res = await get().request("GET", "/0.1/ready");
@@ -31,7 +37,9 @@ describeEachDb("readiness", (get) => {
       expect(res.json.message).toContain("migrations");
       expect((await get().request("HEAD", "/0.1/ready")).status).toBe(503);
     } finally {
-      await db.execute(sql`insert into "drizzle"."__drizzle_migrations" (id, hash, created_at) values (${row.id}, ${row.hash}, ${row.created_at})`);
+      await db.execute(
+        sql`insert into "drizzle"."__drizzle_migrations" (id, hash, created_at) values (${row.id}, ${row.hash}, ${row.created_at})`,
+      );
     }
     expect((await get().request("GET", "/0.1/ready")).status).toBe(200);
   });
@@ -43,7 +51,10 @@ describe.skipIf(!pgClusterAvailable)("readiness through a PostgreSQL outage (pri
 
   beforeAll(async () => {
     cluster = await startPgCluster();
-    t = await createTestApp("postgres", { database: () => openDatabase({ url: cluster.url, poolSize: 2, timeoutSeconds: 1 }), config: { db_timeout: 1, db_pool_size: 2 } });
+    t = await createTestApp("postgres", {
+      database: () => openDatabase({ url: cluster.url, poolSize: 2, timeoutSeconds: 1 }),
+      config: { db_timeout: 1, db_pool_size: 2 },
+    });
   }, 120_000);
   afterAll(async () => {
     await t?.close().catch(() => {});
@@ -69,6 +80,10 @@ describe.skipIf(!pgClusterAvailable)("readiness through a PostgreSQL outage (pri
     }
     const end = Date.now() + 30_000;
     while ((await t.request("GET", "/0.1/ready")).status !== 200 && Date.now() < end) await Bun.sleep(100);
-    expect((await t.request("GET", "/0.1/ready")).json).toEqual({ database: "ok", migrations: "ok", cache_invalidation: "ok" });
+    expect((await t.request("GET", "/0.1/ready")).json).toEqual({
+      database: "ok",
+      migrations: "ok",
+      cache_invalidation: "ok",
+    });
   }, 60_000);
 });

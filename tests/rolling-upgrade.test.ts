@@ -56,41 +56,68 @@ describe.skipIf("skip" in previous)("rolling upgrade: the previous version and t
   test("both versions log in, check each other's tokens, read each other's writes, honour each other's revocations", async () => {
     console.log(`previous version: ${(previous as { subject: string }).subject}`);
     const tokens = { old: await adminLogin(old.url), current: await adminLogin(current.url) };
-    for (const t of Object.values(tokens)) for (const i of [old, current]) expect((await fetch(`${i.url}/token/${t}?scope=auth.users.read`, { method: "HEAD" })).status).toBe(204);
+    for (const t of Object.values(tokens))
+      for (const i of [old, current])
+        expect((await fetch(`${i.url}/token/${t}?scope=auth.users.read`, { method: "HEAD" })).status).toBe(204);
 
     // Admin writes on each version, read back by the other.
     const created: Record<string, string> = {};
-    for (const [name, i] of [["old", old], ["current", current]] as const) {
+    for (const [name, i] of [
+      ["old", old],
+      ["current", current],
+    ] as const) {
       const res = await fetch(`${i.url}/users`, {
         method: "POST",
         headers: { "X-Auth-Token": tokens[name], "Content-Type": "application/json" },
-        body: JSON.stringify({ username: `made-by-${name}`, password: "pw-12345678", email_address: `${name}@example.com` }),
+        body: JSON.stringify({
+          username: `made-by-${name}`,
+          password: "pw-12345678",
+          email_address: `${name}@example.com`,
+        }),
       });
       expect(res.status).toBe(200);
       created[name] = ((await res.json()) as { uuid: string }).uuid;
     }
-    for (const [reader, i] of [["old", old], ["current", current]] as const) {
+    for (const [reader, i] of [
+      ["old", old],
+      ["current", current],
+    ] as const) {
       for (const uuid of Object.values(created)) {
         const res = await fetch(`${i.url}/users/${uuid}`, { headers: { "X-Auth-Token": tokens[reader] } });
         expect(res.status).toBe(200);
       }
       const listed = await fetch(`${i.url}/users?search=made-by`, { headers: { "X-Auth-Token": tokens[reader] } });
       expect(((await listed.json()) as { filtered: number }).filtered).toBe(2);
-      const tenant = await fetch(`${i.url}/tenants`, { method: "POST", headers: { "X-Auth-Token": tokens[reader], "Content-Type": "application/json" }, body: JSON.stringify({ name: `tenant-by-${reader}` }) });
+      const tenant = await fetch(`${i.url}/tenants`, {
+        method: "POST",
+        headers: { "X-Auth-Token": tokens[reader], "Content-Type": "application/json" },
+        body: JSON.stringify({ name: `tenant-by-${reader}` }),
+      });
       expect(tenant.status).toBe(200);
     }
     // A user created by one version logs in on the other.
-    for (const [maker, i] of [["old", current], ["current", old]] as const) {
-      const login = await fetch(`${i.url}/token`, { method: "POST", headers: { Authorization: `Basic ${btoa(`made-by-${maker}:pw-12345678`)}`, "Content-Type": "application/json" }, body: "{}" });
+    for (const [maker, i] of [
+      ["old", current],
+      ["current", old],
+    ] as const) {
+      const login = await fetch(`${i.url}/token`, {
+        method: "POST",
+        headers: { Authorization: `Basic ${btoa(`made-by-${maker}:pw-12345678`)}`, "Content-Type": "application/json" },
+        body: "{}",
+      });
       expect(login.status).toBe(200);
     }
     // Revoked on one version, refused by the other.
-    for (const [revoker, checker] of [[old, current], [current, old]] as const) {
+    for (const [revoker, checker] of [
+      [old, current],
+      [current, old],
+    ] as const) {
       const t = await adminLogin(revoker.url);
       expect((await fetch(`${checker.url}/token/${t}`, { method: "HEAD" })).status).toBe(204);
       expect((await fetch(`${revoker.url}/token/${t}`, { method: "DELETE" })).status).toBe(200);
       let seen = 204;
-      for (let n = 0; n < 50 && seen === 204; n++, await Bun.sleep(10)) seen = (await fetch(`${checker.url}/token/${t}`, { method: "HEAD" })).status;
+      for (let n = 0; n < 50 && seen === 204; n++, await Bun.sleep(10))
+        seen = (await fetch(`${checker.url}/token/${t}`, { method: "HEAD" })).status;
       expect(seen).toBe(404);
     }
     // Both are still up (no crash on a schema newer than the previous version knows).

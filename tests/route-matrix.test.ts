@@ -13,7 +13,15 @@ import type { RouteSpec } from "../src/http/route.ts";
 import { describeEachDb, type TestApp, type TestResponse } from "./helpers/app.ts";
 import { createTenantRow, tokenFor } from "./helpers/fixtures.ts";
 import { aclSnapshot, ungranted } from "./helpers/grant.ts";
-import { allSpecs, fillPath, placeholders, queryNames, routeName, sampleBody, snapshotDatabase } from "./helpers/route-table.ts";
+import {
+  allSpecs,
+  fillPath,
+  placeholders,
+  queryNames,
+  routeName,
+  sampleBody,
+  snapshotDatabase,
+} from "./helpers/route-table.ts";
 import { basicAuth } from "./helpers/service-process.ts";
 
 const uniq = () => crypto.randomUUID().slice(0, 8);
@@ -39,23 +47,60 @@ async function makeWorld(t: TestApp, master: string, tenant: string): Promise<Wo
     return r;
   };
   const username = `u${uniq()}`;
-  const user = ok(await t.request("POST", "/0.1/users", { ...h, body: { username, password: "pw-secret", email_address: `${username}@example.org` } }), "user").json;
+  const user = ok(
+    await t.request("POST", "/0.1/users", {
+      ...h,
+      body: { username, password: "pw-secret", email_address: `${username}@example.org` },
+    }),
+    "user",
+  ).json;
   const clientId = `client-${username}`;
-  const login = ok(await t.request("POST", "/0.1/token", { body: { access_type: "offline", client_id: clientId }, headers: basicAuth(username, "pw-secret") }), "login").json;
+  const login = ok(
+    await t.request("POST", "/0.1/token", {
+      body: { access_type: "offline", client_id: clientId },
+      headers: basicAuth(username, "pw-secret"),
+    }),
+    "login",
+  ).json;
   const group = ok(await t.request("POST", "/0.1/groups", { ...h, body: { name: `g${uniq()}` } }), "group").json.uuid;
-  const policy = ok(await t.request("POST", "/0.1/policies", { ...h, body: { name: `p${uniq()}`, acl: ["auth.users.read"] } }), "policy").json;
+  const policy = ok(
+    await t.request("POST", "/0.1/policies", { ...h, body: { name: `p${uniq()}`, acl: ["auth.users.read"] } }),
+    "policy",
+  ).json;
   ok(await t.request("PUT", `/0.1/groups/${group}/users/${user.uuid}`, h), "member");
   ok(await t.request("PUT", `/0.1/groups/${group}/policies/${policy.uuid}`, h), "group policy");
   ok(await t.request("PUT", `/0.1/users/${user.uuid}/policies/${policy.uuid}`, h), "user policy");
   ok(await t.request("POST", `/0.1/users/${user.uuid}/external/mobile`, { ...h, body: { token: "fcm" } }), "mobile");
   ok(await t.request("POST", "/0.1/external/mobile/config", { ...h, body: { fcm_sender_id: "1" } }), "mobile config");
-  const oidcClient = ok(await t.request("POST", "/0.1/oidc/clients", { ...h, body: OIDC_CLIENT }), "oidc client").json.client_id;
-  return { oidcClient, tenant, user: user.uuid, email: user.emails[0].uuid, emailAddress: `${username}@example.org`, session: login.data.session_uuid, clientId, group, policy: policy.uuid, policySlug: policy.slug };
+  const oidcClient = ok(await t.request("POST", "/0.1/oidc/clients", { ...h, body: OIDC_CLIENT }), "oidc client").json
+    .client_id;
+  return {
+    oidcClient,
+    tenant,
+    user: user.uuid,
+    email: user.emails[0].uuid,
+    emailAddress: `${username}@example.org`,
+    session: login.data.session_uuid,
+    clientId,
+    group,
+    policy: policy.uuid,
+    policySlug: policy.slug,
+  };
 }
 
 /** Path and query parameters that name a resource of a tenant, filled from a world. */
 function identifierValues(w: World): Record<string, string> {
-  return { user_uuid: w.user, group_uuid: w.group, policy: w.policy, tenant_uuid: w.tenant, parent_tenant_uuid: w.tenant, session_uuid: w.session, email_uuid: w.email, client_id: w.clientId, oidc_client_id: w.oidcClient };
+  return {
+    user_uuid: w.user,
+    group_uuid: w.group,
+    policy: w.policy,
+    tenant_uuid: w.tenant,
+    parent_tenant_uuid: w.tenant,
+    session_uuid: w.session,
+    email_uuid: w.email,
+    client_id: w.clientId,
+    oidc_client_id: w.oidcClient,
+  };
 }
 const IDENTIFIERS = Object.keys(identifierValues({} as World));
 /** Parameters that name a kind of thing, not a tenant's resource. */
@@ -64,11 +109,22 @@ const KIND_VALUES: Record<string, string> = { auth_type: "mobile", idp_type: "na
 const authenticated = (s: RouteSpec) => s.acl !== undefined;
 const paramNames = (s: RouteSpec) => [...placeholders(s.path), ...queryNames(s).filter((q) => IDENTIFIERS.includes(q))];
 
-function request(t: TestApp, spec: RouteSpec, values: Record<string, string>, opts: { token?: string; tenant?: string; world?: World }) {
-  const query = queryNames(spec).filter((q) => values[q] !== undefined).map((q) => `${q}=${encodeURIComponent(values[q]!)}`);
+function request(
+  t: TestApp,
+  spec: RouteSpec,
+  values: Record<string, string>,
+  opts: { token?: string; tenant?: string; world?: World },
+) {
+  const query = queryNames(spec)
+    .filter((q) => values[q] !== undefined)
+    .map((q) => `${q}=${encodeURIComponent(values[q]!)}`);
   const path = fillPath(spec, values) + (query.length ? `?${query.join("&")}` : "");
   const overrides = Object.fromEntries(Object.entries(BODIES).map(([k, f]) => [k, f(opts.world)]));
-  return t.request(spec.method.toUpperCase(), path, { token: opts.token, tenant: opts.tenant, body: sampleBody(spec, overrides) });
+  return t.request(spec.method.toUpperCase(), path, {
+    token: opts.token,
+    tenant: opts.tenant,
+    body: sampleBody(spec, overrides),
+  });
 }
 
 const OIDC_CLIENT = { name: "rp", client_type: "confidential", redirect_uris: ["https://rp.example.com/cb"] };
@@ -76,11 +132,19 @@ const OIDC_CLIENT = { name: "rp", client_type: "confidential", redirect_uris: ["
 /** Bodies the schema alone cannot make valid (or that should keep the world as it is). */
 const BODIES: Record<string, (w?: World) => unknown> = {
   "PUT /users/{user_uuid}/emails": (w) => ({ emails: w ? [{ address: w.emailAddress, main: true }] : [] }),
-  "PUT /admin/users/{user_uuid}/emails": (w) => ({ emails: w ? [{ address: w.emailAddress, main: true, confirmed: false }] : [] }),
+  "PUT /admin/users/{user_uuid}/emails": (w) => ({
+    emails: w ? [{ address: w.emailAddress, main: true, confirmed: false }] : [],
+  }),
   "PUT /users/{user_uuid}/password": () => ({ old_password: "pw-secret", new_password: "pw-secret" }),
   "PATCH /config": () => [{ op: "replace", path: "/debug", value: false }],
   "PUT /oidc/clients/{oidc_client_id}": () => OIDC_CLIENT,
-  "PUT /backends/ldap": () => ({ host: "ldap.example.com", port: 389, user_base_dn: "dc=example,dc=com", user_login_attribute: "uid", user_email_attribute: "mail" }),
+  "PUT /backends/ldap": () => ({
+    host: "ldap.example.com",
+    port: 389,
+    user_base_dn: "dc=example,dc=com",
+    user_login_attribute: "uid",
+    user_email_attribute: "mail",
+  }),
 };
 /** PUTs whose body is a multipart form with a file (IdP metadata) the schema sampler cannot make,
  * on a configuration the world does not have: their PUT contract is tested in tests/saml-config.test.ts. */
@@ -107,7 +171,10 @@ describeEachDb("route matrices", (get) => {
       a1: await makeWorld(t, master, a1),
       b: await makeWorld(t, master, b),
     };
-    admins = { a: (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: a })).token, a1: (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: a1 })).token };
+    admins = {
+      a: (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: a })).token,
+      a1: (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: a1 })).token,
+    };
     expect(specs.length).toBeGreaterThan(50);
   });
 
@@ -120,11 +187,20 @@ describeEachDb("route matrices", (get) => {
       const required = spec.acl!.replace(/\{(\w+)\}/g, (_m, n: string) => values[n]!.replaceAll(".", "_"));
       const segments = required.split(".");
       const last = segments.pop()!;
-      const neighbour = [...segments, { read: "update", update: "read", create: "delete", delete: "create" }[last] ?? `${last}x`].join(".");
+      const neighbour = [
+        ...segments,
+        { read: "update", update: "read", create: "delete", delete: "create" }[last] ?? `${last}x`,
+      ].join(".");
       const neighbourToken = (await tokenFor(t.app, { acl: [neighbour, `${segments.join(".")}.other.${last}`] })).token;
-      for (const [label, token, want] of [["none", undefined, 401], ["garbage", "not-a-token", 401], ["no ACL", noAcl, 403], ["neighbour", neighbourToken, 403]] as const) {
+      for (const [label, token, want] of [
+        ["none", undefined, 401],
+        ["garbage", "not-a-token", 401],
+        ["no ACL", noAcl, 403],
+        ["neighbour", neighbourToken, 403],
+      ] as const) {
         const r = await request(t, spec, values, { token });
-        if (r.status !== want || typeof r.json?.error_id !== "string") failures.push(`${routeName(spec)} with ${label} token: ${r.status} ${r.text.slice(0, 80)}`);
+        if (r.status !== want || typeof r.json?.error_id !== "string")
+          failures.push(`${routeName(spec)} with ${label} token: ${r.status} ${r.text.slice(0, 80)}`);
       }
     }
     expect(failures).toEqual([]);
@@ -144,13 +220,24 @@ describeEachDb("route matrices", (get) => {
         const names = paramNames(spec);
         const targets = names.filter((n) => n in identifierValues(victim));
         const values = { ...KIND_VALUES, ...identifierValues(victim), parent_tenant_uuid: own.tenant };
-        const tries: Array<{ label: string; values: Record<string, string>; tenant?: string }> = [{ label: "as itself, scoping the victim's tenant", values: { ...KIND_VALUES, ...identifierValues(own), parent_tenant_uuid: own.tenant }, tenant: victim.tenant }];
+        const tries: Array<{ label: string; values: Record<string, string>; tenant?: string }> = [
+          {
+            label: "as itself, scoping the victim's tenant",
+            values: { ...KIND_VALUES, ...identifierValues(own), parent_tenant_uuid: own.tenant },
+            tenant: victim.tenant,
+          },
+        ];
         if (targets.length) tries.push({ label: "naming the victim's resources", values });
-        if (names.includes("parent_tenant_uuid")) tries.push({ label: "moving its own tenant under the victim", values: { ...values, tenant_uuid: own.tenant, parent_tenant_uuid: victim.tenant } });
+        if (names.includes("parent_tenant_uuid"))
+          tries.push({
+            label: "moving its own tenant under the victim",
+            values: { ...values, tenant_uuid: own.tenant, parent_tenant_uuid: victim.tenant },
+          });
         for (const attempt of tries) {
           const r = await request(t, spec, attempt.values, { token, tenant: attempt.tenant });
           const denied = [401, 403, 404].includes(r.status) || (spec.method === "delete" && r.status === 204);
-          if (!denied) failures.push(`${who} → ${routeName(spec)} ${attempt.label}: ${r.status} ${r.text.slice(0, 100)}`);
+          if (!denied)
+            failures.push(`${who} → ${routeName(spec)} ${attempt.label}: ${r.status} ${r.text.slice(0, 100)}`);
         }
       }
     }
@@ -171,12 +258,16 @@ describeEachDb("route matrices", (get) => {
     for (const spec of specs.filter((s) => authenticated(s) && placeholders(s.acl!).length > 0)) {
       const required = spec.acl!.replace(/\{(\w+)\}/g, (_m, n: string) => values[n]!.replaceAll(".", "_"));
       const token = (await tokenFor(t.app, { acl: ["#", `!${required}`] })).token;
-      const upper = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, k in KIND_VALUES || k === "client_id" ? v : v.toUpperCase()]));
+      const upper = Object.fromEntries(
+        Object.entries(values).map(([k, v]) => [k, k in KIND_VALUES || k === "client_id" ? v : v.toUpperCase()]),
+      );
       const variants = [upper];
-      if (placeholders(spec.path).includes("policy")) variants.push({ ...upper, policy: swapCase(worlds.master.policySlug) });
+      if (placeholders(spec.path).includes("policy"))
+        variants.push({ ...upper, policy: swapCase(worlds.master.policySlug) });
       for (const v of variants) {
         const r = await request(t, spec, v, { token });
-        if (r.status !== 403) failures.push(`${routeName(spec)} with ${JSON.stringify(v.policy ?? v.user_uuid ?? "")}: ${r.status}`);
+        if (r.status !== 403)
+          failures.push(`${routeName(spec)} with ${JSON.stringify(v.policy ?? v.user_uuid ?? "")}: ${r.status}`);
       }
     }
     expect(failures).toEqual([]);
@@ -189,11 +280,28 @@ describeEachDb("route matrices", (get) => {
     const child = await createTenantRow(t.app, { parentUuid: scratch });
     const failures: string[] = [];
     for (const spec of specs.filter((s) => s.method === "put" && !FORM_PUTS.includes(routeName(s)))) {
-      const values = { ...identifierValues(w), ...KIND_VALUES, access: "auth.users.create", tenant_uuid: child, parent_tenant_uuid: scratch };
+      const values = {
+        ...identifierValues(w),
+        ...KIND_VALUES,
+        access: "auth.users.create",
+        tenant_uuid: child,
+        parent_tenant_uuid: scratch,
+      };
       const r = await request(t, spec, values, { token: master, tenant: scratch, world: w });
       if (r.status !== 204 || r.text !== "") failures.push(`${routeName(spec)}: ${r.status} ${r.text.slice(0, 100)}`);
     }
-    const absent = { user_uuid: crypto.randomUUID(), group_uuid: crypto.randomUUID(), policy: crypto.randomUUID(), tenant_uuid: crypto.randomUUID(), session_uuid: crypto.randomUUID(), email_uuid: crypto.randomUUID(), client_id: `absent-${uniq()}`, oidc_client_id: crypto.randomUUID(), token: crypto.randomUUID(), ...KIND_VALUES };
+    const absent = {
+      user_uuid: crypto.randomUUID(),
+      group_uuid: crypto.randomUUID(),
+      policy: crypto.randomUUID(),
+      tenant_uuid: crypto.randomUUID(),
+      session_uuid: crypto.randomUUID(),
+      email_uuid: crypto.randomUUID(),
+      client_id: `absent-${uniq()}`,
+      oidc_client_id: crypto.randomUUID(),
+      token: crypto.randomUUID(),
+      ...KIND_VALUES,
+    };
     const fresh = await createTenantRow(t.app);
     for (const spec of specs.filter((s) => s.method === "delete" && !LEGACY_DELETE.includes(routeName(s)))) {
       const r = await request(t, spec, absent, { token: master, tenant: fresh });
@@ -201,8 +309,14 @@ describeEachDb("route matrices", (get) => {
       // a sub-resource of an existing owner, deleted twice: the second time it is already gone
       if (placeholders(spec.path).length < 2) continue;
       for (const round of ["first", "again"]) {
-        const again = await request(t, spec, { ...absent, user_uuid: w.user, group_uuid: w.group }, { token: master, tenant: scratch });
-        if (again.status !== 204) failures.push(`${routeName(spec)} (${round}, existing owner): ${again.status} ${again.text.slice(0, 100)}`);
+        const again = await request(
+          t,
+          spec,
+          { ...absent, user_uuid: w.user, group_uuid: w.group },
+          { token: master, tenant: scratch },
+        );
+        if (again.status !== 204)
+          failures.push(`${routeName(spec)} (${round}, existing owner): ${again.status} ${again.text.slice(0, 100)}`);
       }
     }
     expect(failures).toEqual([]);
@@ -222,20 +336,32 @@ describeEachDb("route matrices: the grant rule", (get) => {
       const h = { token: master, tenant };
       const admin = await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant });
       const w = await makeWorld(t, master, tenant);
-      const policy = (await t.request("POST", "/0.1/policies", { ...h, body: { name: `root${uniq()}`, acl: ["#", "!calld.#"] } })).json;
+      const policy = (
+        await t.request("POST", "/0.1/policies", { ...h, body: { name: `root${uniq()}`, acl: ["#", "!calld.#"] } })
+      ).json;
       await t.request("PUT", `/0.1/groups/${w.group}/policies/${policy.uuid}`, h);
       await t.request("PUT", `/0.1/users/${w.user}/policies/${policy.uuid}`, h);
       const rule = grantCheck(["auth.#"], { authId: admin.userUuid, sessionUuid: admin.sessionUuid });
       // aimed at itself (joining, attaching) and at the privileged user (leaving, detaching)
       for (const target of [admin.userUuid, w.user]) {
-        const values = { ...identifierValues(w), ...KIND_VALUES, user_uuid: target, policy: policy.uuid, access: "#", parent_tenant_uuid: tenant };
+        const values = {
+          ...identifierValues(w),
+          ...KIND_VALUES,
+          user_uuid: target,
+          policy: policy.uuid,
+          access: "#",
+          parent_tenant_uuid: tenant,
+        };
         const before = await aclSnapshot(t, [admin.userUuid, w.user]);
         const r = await request(t, spec, values, { token: admin.token, world: w });
         if (r.status === 403 && r.json?.details?.required_access) refusals++;
         const after = await aclSnapshot(t, [admin.userUuid, w.user]);
         for (const u of [admin.userUuid, w.user]) {
           const bad = ungranted(rule, before.get(u)!, after.get(u)!);
-          if (bad.length) failures.push(`${routeName(spec)} (${r.status}) gave ${u === admin.userUuid ? "the administrator" : "a user"} ${JSON.stringify(bad)}`);
+          if (bad.length)
+            failures.push(
+              `${routeName(spec)} (${r.status}) gave ${u === admin.userUuid ? "the administrator" : "a user"} ${JSON.stringify(bad)}`,
+            );
         }
       }
     }

@@ -24,24 +24,37 @@ describeEachDb("SAML across instances and authentication methods", (get) => {
   });
   afterAll(async () => {
     // The suite's database may already be closed (its afterAll runs first): the listeners went with it.
-    for (const hook of [...(second?.onClose ?? [])].reverse()) await Promise.resolve().then(hook).catch(() => {});
+    for (const hook of [...(second?.onClose ?? [])].reverse())
+      await Promise.resolve()
+        .then(hook)
+        .catch(() => {});
     await idp?.stop();
   });
 
   const on = (app: AppContext) => {
     const http = createApp(app);
-    return (method: string, path: string, body?: string, headers: Record<string, string> = {}) => http.request(path, { method, body, headers }, { remoteAddr: "127.0.0.1" });
+    return (method: string, path: string, body?: string, headers: Record<string, string> = {}) =>
+      http.request(path, { method, body, headers }, { remoteAddr: "127.0.0.1" });
   };
 
   test("the login starts on one instance, the IdP posts to another, the token comes from either; logout from the first", async () => {
     const t = get();
-    const user = await t.request("POST", "/0.1/users", { token: admin, tenant: acme.tenant, body: { username: "dora", authentication_method: "saml" } });
+    const user = await t.request("POST", "/0.1/users", {
+      token: admin,
+      tenant: acme.tenant,
+      body: { username: "dora", authentication_method: "saml" },
+    });
     expect(user.status).toBe(200);
     idp.users.set("dora", { password: "d", login: "dora" });
     const sso = await t.request("POST", "/0.1/saml/sso", { body: { redirect_url: APP_URL, domain: acme.domain } });
     const post = await idp.browserLogin(sso.json.location, "dora", "d");
     const other = on(second);
-    const acs = await other("POST", "/0.1/saml/acs", new URLSearchParams({ SAMLResponse: post.SAMLResponse, RelayState: post.RelayState }).toString(), { "Content-Type": "application/x-www-form-urlencoded" });
+    const acs = await other(
+      "POST",
+      "/0.1/saml/acs",
+      new URLSearchParams({ SAMLResponse: post.SAMLResponse, RelayState: post.RelayState }).toString(),
+      { "Content-Type": "application/x-www-form-urlencoded" },
+    );
     expect(acs.status).toBe(302);
     expect(acs.headers.get("Location")).toBe(APP_URL);
     const token = await other("POST", "/0.1/token", JSON.stringify({ saml_session_id: sso.json.saml_session_id }));
@@ -56,17 +69,30 @@ describeEachDb("SAML across instances and authentication methods", (get) => {
   test("a tenant whose default method is saml: its `default` users log in through the IdP, and not with a password", async () => {
     const t = get();
     const tenant = await t.request("GET", `/0.1/tenants/${acme.tenant}`, { token: admin });
-    const put = await t.request("PUT", `/0.1/tenants/${acme.tenant}`, { token: admin, body: { name: tenant.json.name, domain_names: tenant.json.domain_names, default_authentication_method: "saml" } });
+    const put = await t.request("PUT", `/0.1/tenants/${acme.tenant}`, {
+      token: admin,
+      body: { name: tenant.json.name, domain_names: tenant.json.domain_names, default_authentication_method: "saml" },
+    });
     expect(put.status).toBe(204);
-    const erin = await t.request("POST", "/0.1/users", { token: admin, tenant: acme.tenant, body: { username: "erin", password: "pw" } });
+    const erin = await t.request("POST", "/0.1/users", {
+      token: admin,
+      tenant: acme.tenant,
+      body: { username: "erin", password: "pw" },
+    });
     expect(erin.json.authentication_method).toBe("default");
     idp.users.set("erin", { password: "e", login: "erin" });
     const { token } = await fullLogin(t, idp, acme.domain, "erin");
     expect(token.status).toBe(200);
     expect(token.json.data.auth_id).toBe(erin.json.uuid);
-    expect((await t.request("POST", "/0.1/token", { body: {}, headers: { Authorization: `Basic ${btoa("erin:pw")}` } })).status).toBe(401);
-    const bad = await t.request("POST", "/0.1/users", { token: admin, tenant: acme.tenant, body: { username: "frank", authentication_method: "kerberos" } });
+    expect(
+      (await t.request("POST", "/0.1/token", { body: {}, headers: { Authorization: `Basic ${btoa("erin:pw")}` } }))
+        .status,
+    ).toBe(401);
+    const bad = await t.request("POST", "/0.1/users", {
+      token: admin,
+      tenant: acme.tenant,
+      body: { username: "frank", authentication_method: "kerberos" },
+    });
     expect(bad.status).toBe(400);
   });
 });
-

@@ -48,7 +48,10 @@ describeEachDb("SAML logout and session lifetime", (get) => {
     const viaQuery = await t.request("GET", `/0.1/saml/logout?token=${token.json.data.token}`);
     expect(viaQuery.status).toBe(200);
     expect((await t.request("GET", `/0.1/saml/logout?token=${token.json.data.token}`)).status).toBe(404);
-    expect((await t.request("GET", "/0.1/saml/logout", { token: admin })).json).toMatchObject({ error_id: "not-found", resource: "saml" });
+    expect((await t.request("GET", "/0.1/saml/logout", { token: admin })).json).toMatchObject({
+      error_id: "not-found",
+      resource: "saml",
+    });
   });
 
   test("/saml/sls refuses an unsigned or tampered LogoutResponse", async () => {
@@ -66,7 +69,9 @@ describeEachDb("SAML logout and session lifetime", (get) => {
     forged.searchParams.set("Signature", `${sig[0] === "A" ? "B" : "A"}${sig.slice(1)}`); // one character changed
     expect((await t.request("GET", slsPath(forged.toString()))).status).toBe(400);
     // the genuine one still works afterwards
-    expect((await t.request("GET", slsPath(sls.toString()))).headers.get("Location")).toBe(`${APP_URL}?logged_out=true`);
+    expect((await t.request("GET", slsPath(sls.toString()))).headers.get("Location")).toBe(
+      `${APP_URL}?logged_out=true`,
+    );
   });
 
   test("SAML sessions live in the database and are purged past their lifetime; a late IdP answer is refused", async () => {
@@ -82,7 +87,10 @@ describeEachDb("SAML logout and session lifetime", (get) => {
     // a completed login older than saml_session_lifetime_seconds is purged by the cleanup job
     const done = await startLogin(t, idp, acme.domain, "alice");
     await t.request("POST", new URL(done.post.action).pathname, {
-      rawBody: new URLSearchParams({ SAMLResponse: done.post.SAMLResponse, RelayState: done.post.RelayState }).toString(),
+      rawBody: new URLSearchParams({
+        SAMLResponse: done.post.SAMLResponse,
+        RelayState: done.post.RelayState,
+      }).toString(),
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
     });
     const ancient = new Date(Date.now() - (t.app.config.saml.saml_session_lifetime_seconds + 5) * 1000);

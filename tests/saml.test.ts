@@ -3,7 +3,17 @@ import { describeEachDb, type TestApp } from "./helpers/app.ts";
 import { adminToken } from "./helpers/fixtures.ts";
 import { startTestIdp, type ResponseOptions, type TestIdp } from "./helpers/saml-idp.ts";
 import { hideSignedInExtensions, injectSecondAssertion, nestSignedInEvil, tamperLogin } from "./helpers/saml-tamper.ts";
-import { APP_URL, fullLogin, metadataFile, postAcs, samlTenant, samlUser, sendForm, startLogin, type SamlTenant } from "./helpers/saml-tenant.ts";
+import {
+  APP_URL,
+  fullLogin,
+  metadataFile,
+  postAcs,
+  samlTenant,
+  samlUser,
+  sendForm,
+  startLogin,
+  type SamlTenant,
+} from "./helpers/saml-tenant.ts";
 import { generateSelfSigned } from "../src/services/integrations/saml/sp-key.ts";
 
 const REFUSED = `${APP_URL}?login_failure_code=500`;
@@ -22,7 +32,6 @@ describeEachDb("SAML login through a real identity provider", (get) => {
     await samlUser(t, admin, idp, acme.tenant, "bob");
   });
   afterAll(async () => idp?.stop());
-
 
   /** Starts a login, lets the IdP answer with `next`, optionally rewrites the response, posts it. */
   async function attempt(t: TestApp, next: ResponseOptions, rewrite?: (r: string) => string) {
@@ -72,8 +81,16 @@ describeEachDb("SAML login through a real identity provider", (get) => {
     ["signed by a key not in the metadata", { signWith: undefined }],
     ["tampered after signing (another user's name)", {}, (r) => tamperLogin(r, "bob")],
     ["wrapped: a second unsigned assertion naming another user", {}, (r) => injectSecondAssertion(r, "bob")],
-    ["wrapped: signed assertion hidden in Extensions, an unsigned one in its place", {}, (r) => hideSignedInExtensions(r, "bob", false)],
-    ["wrapped: the same, the unsigned one reusing the signed one's ID", {}, (r) => hideSignedInExtensions(r, "bob", true)],
+    [
+      "wrapped: signed assertion hidden in Extensions, an unsigned one in its place",
+      {},
+      (r) => hideSignedInExtensions(r, "bob", false),
+    ],
+    [
+      "wrapped: the same, the unsigned one reusing the signed one's ID",
+      {},
+      (r) => hideSignedInExtensions(r, "bob", true),
+    ],
     ["wrapped: signed assertion nested inside an unsigned one", {}, (r) => nestSignedInEvil(r, "bob")],
     ["wrapped: response signed, assertion swapped", { sign: "response" }, (r) => injectSecondAssertion(r, "bob")],
     ["expired (NotOnOrAfter past, beyond the clock skew)", { notOnOrAfterIn: -120 }],
@@ -110,20 +127,27 @@ describeEachDb("SAML login through a real identity provider", (get) => {
     const otherRelay = new URL(other.json.location).searchParams.get("RelayState")!;
     const moved = await postAcs(t, { ...post, RelayState: otherRelay });
     expect(moved.headers.get("Location")).toBe(REFUSED);
-    expect((await t.request("POST", "/0.1/token", { body: { saml_session_id: other.json.saml_session_id } })).status).toBe(401);
+    expect(
+      (await t.request("POST", "/0.1/token", { body: { saml_session_id: other.json.saml_session_id } })).status,
+    ).toBe(401);
   });
 
   test("concurrent token requests with one SAML session id: exactly one token", async () => {
     const t = get();
     const { sessionId, post } = await startLogin(t, idp, acme.domain, "alice");
     await postAcs(t, post);
-    const results = await Promise.all([1, 2, 3, 4].map(() => t.request("POST", "/0.1/token", { body: { saml_session_id: sessionId } })));
+    const results = await Promise.all(
+      [1, 2, 3, 4].map(() => t.request("POST", "/0.1/token", { body: { saml_session_id: sessionId } })),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, 401, 401, 401]);
   });
 
   test("ACS: missing fields → 400; unknown RelayState → 404; unknown or made-up session ids → 401", async () => {
     const t = get();
-    const missing = await t.request("POST", "/0.1/saml/acs", { rawBody: "RelayState=x", headers: { "Content-Type": "application/x-www-form-urlencoded" } });
+    const missing = await t.request("POST", "/0.1/saml/acs", {
+      rawBody: "RelayState=x",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    });
     expect(missing.status).toBe(400);
     expect(missing.json.details.SAMLResponse.constraint_id).toBe("required");
     const unknown = await postAcs(t, { action: "http://x/0.1/saml/acs", SAMLResponse: "PHNhbWw+", RelayState: "nope" });
@@ -133,22 +157,41 @@ describeEachDb("SAML login through a real identity provider", (get) => {
     }
     // a login whose IdP answer never came: its id is no token either
     const pending = await t.request("POST", "/0.1/saml/sso", { body: { redirect_url: APP_URL, domain: acme.domain } });
-    expect((await t.request("POST", "/0.1/token", { body: { saml_session_id: pending.json.saml_session_id } })).status).toBe(401);
+    expect(
+      (await t.request("POST", "/0.1/token", { body: { saml_session_id: pending.json.saml_session_id } })).status,
+    ).toBe(401);
   });
 
   test("only users whose effective method is saml log in this way; SAML users keep no native password", async () => {
     const t = get();
-    const carol = (await t.request("POST", "/0.1/users", { token: admin, tenant: acme.tenant, body: { username: "carol", password: "pw" } })).json.uuid;
+    const carol = (
+      await t.request("POST", "/0.1/users", {
+        token: admin,
+        tenant: acme.tenant,
+        body: { username: "carol", password: "pw" },
+      })
+    ).json.uuid;
     idp.users.set("carol", { password: "carol-idp-pw", login: "carol" });
     expect((await fullLogin(t, idp, acme.domain, "carol")).token.status).toBe(401); // carol is native
-    expect((await t.request("PUT", `/0.1/idp/saml/users/${carol}`, { token: admin, tenant: acme.tenant })).status).toBe(204);
+    expect((await t.request("PUT", `/0.1/idp/saml/users/${carol}`, { token: admin, tenant: acme.tenant })).status).toBe(
+      204,
+    );
     expect((await fullLogin(t, idp, acme.domain, "carol")).token.status).toBe(200);
-    const basic = await t.request("POST", "/0.1/token", { body: {}, headers: { Authorization: `Basic ${btoa("carol:pw")}` } });
+    const basic = await t.request("POST", "/0.1/token", {
+      body: {},
+      headers: { Authorization: `Basic ${btoa("carol:pw")}` },
+    });
     expect(basic.status).toBe(401);
-    const change = await t.request("PUT", `/0.1/users/${carol}/password`, { token: admin, body: { old_password: "pw", new_password: "x" } });
+    const change = await t.request("PUT", `/0.1/users/${carol}/password`, {
+      token: admin,
+      body: { old_password: "pw", new_password: "x" },
+    });
     expect(change.status).toBe(405);
     expect(change.json.error_id).toBe("password-managed-externally");
-    const reset = await t.request("POST", `/0.1/users/password/reset?user_uuid=${carol}`, { token: admin, body: { password: "x" } });
+    const reset = await t.request("POST", `/0.1/users/password/reset?user_uuid=${carol}`, {
+      token: admin,
+      body: { password: "x" },
+    });
     expect(reset.status).toBe(405);
     const idps = await t.request("GET", "/0.1/idp", { token: admin });
     expect(idps.json.items).toContain("saml");
@@ -158,7 +201,9 @@ describeEachDb("SAML login through a real identity provider", (get) => {
     const t = get();
     const { token } = await fullLogin(t, idp, acme.domain, "alice", { access_type: "offline", client_id: "saml-app" });
     expect(token.status).toBe(200);
-    const refreshed = await t.request("POST", "/0.1/token", { body: { refresh_token: token.json.data.refresh_token, client_id: "saml-app" } });
+    const refreshed = await t.request("POST", "/0.1/token", {
+      body: { refresh_token: token.json.data.refresh_token, client_id: "saml-app" },
+    });
     expect(refreshed.status).toBe(200);
     expect(refreshed.json.data.auth_id).toBe(alice);
   });
@@ -169,7 +214,13 @@ describeEachDb("SAML login through a real identity provider", (get) => {
     await idp.rotateKey();
     // the IdP signs with its new key before the administrator uploaded the new metadata: refused
     expect((await attempt(t, {})).location).toBe(REFUSED);
-    const put = await sendForm(t, "PUT", "/0.1/backends/saml", { metadata: metadataFile(idp.metadata()) }, { token: admin, tenant: acme.tenant });
+    const put = await sendForm(
+      t,
+      "PUT",
+      "/0.1/backends/saml",
+      { metadata: metadataFile(idp.metadata()) },
+      { token: admin, tenant: acme.tenant },
+    );
     expect(put.status).toBe(204);
     const now = await attempt(t, {});
     expect(now.location).toBe(APP_URL);

@@ -27,7 +27,12 @@ describeEachDb("sessions and refresh tokens through the API", (get) => {
     let r = await w.t.request("GET", "/0.1/sessions", { token: w.admin });
     expect(r.json.items.find((i: { uuid: string }) => i.uuid === s.session_uuid)).toBeUndefined();
     r = await w.t.request("GET", "/0.1/sessions?recurse=true", { token: w.admin });
-    expect(r.json.items.find((i: { uuid: string }) => i.uuid === s.session_uuid)).toEqual({ uuid: s.session_uuid, mobile: true, tenant_uuid: w.child, user_uuid: w.user });
+    expect(r.json.items.find((i: { uuid: string }) => i.uuid === s.session_uuid)).toEqual({
+      uuid: s.session_uuid,
+      mobile: true,
+      tenant_uuid: w.child,
+      user_uuid: w.user,
+    });
     expect(r.json.filtered).toBe(r.json.total);
     r = await w.t.request("GET", "/0.1/sessions", { token: w.admin, tenant: w.child });
     expect(r.json.items.map((i: { uuid: string }) => i.uuid)).toContain(s.session_uuid);
@@ -51,7 +56,9 @@ describeEachDb("sessions and refresh tokens through the API", (get) => {
     expect((await w.t.request("DELETE", `/0.1/sessions/${s.session_uuid}`, { token: w.admin })).status).toBe(204);
     expect((await w.t.request("HEAD", `/0.1/token/${s.token}`)).status).toBe(404);
     expect((await w.t.request("DELETE", `/0.1/sessions/${s.session_uuid}`, { token: w.admin })).status).toBe(204);
-    const deleted = (await listRecordedEvents(w.t.app.db)).filter((e) => e.name === "auth_session_deleted" && e.payload.data.uuid === s.session_uuid);
+    const deleted = (await listRecordedEvents(w.t.app.db)).filter(
+      (e) => e.name === "auth_session_deleted" && e.payload.data.uuid === s.session_uuid,
+    );
     expect(deleted.length).toBe(1);
     expect(deleted[0]!.payload.data).toEqual({ uuid: s.session_uuid, user_uuid: w.user, tenant_uuid: w.child });
   });
@@ -66,12 +73,18 @@ describeEachDb("sessions and refresh tokens through the API", (get) => {
     r = await w.t.request("GET", `/0.1/users/${w.user}/sessions`, { token: w.outsider });
     expect([r.status, r.json.error_id, r.json.resource]).toEqual([404, "not-found", "users"]);
     // a session of another user cannot be deleted through this user (D9)
-    expect((await w.t.request("DELETE", `/0.1/users/${w.user}/sessions/${other.sessionUuid}`, { token: w.admin })).status).toBe(204);
+    expect(
+      (await w.t.request("DELETE", `/0.1/users/${w.user}/sessions/${other.sessionUuid}`, { token: w.admin })).status,
+    ).toBe(204);
     expect((await w.t.request("HEAD", `/0.1/token/${other.token}`)).status).toBe(204);
     // an outsider's delete is a no-op with the same answer as an absent session (D4, D9)
-    expect((await w.t.request("DELETE", `/0.1/users/${w.user}/sessions/${s.session_uuid}`, { token: w.outsider })).status).toBe(204);
+    expect(
+      (await w.t.request("DELETE", `/0.1/users/${w.user}/sessions/${s.session_uuid}`, { token: w.outsider })).status,
+    ).toBe(204);
     expect((await w.t.request("HEAD", `/0.1/token/${s.token}`)).status).toBe(204);
-    expect((await w.t.request("DELETE", `/0.1/users/${w.user}/sessions/${s.session_uuid}`, { token: w.admin })).status).toBe(204);
+    expect(
+      (await w.t.request("DELETE", `/0.1/users/${w.user}/sessions/${s.session_uuid}`, { token: w.admin })).status,
+    ).toBe(204);
     expect((await w.t.request("HEAD", `/0.1/token/${s.token}`)).status).toBe(404);
   });
 
@@ -97,7 +110,9 @@ describeEachDb("sessions and refresh tokens through the API", (get) => {
     const own = await w.login();
     r = await w.t.request("GET", "/0.1/users/me/tokens", { token: own.token });
     expect(r.status).toBe(403); // the user's token holds no ACL
-    const selfToken = (await tokenFor(w.t.app, { acl: ["auth.users.me.tokens.#"], tenantUuid: w.child, userUuid: w.user })).token;
+    const selfToken = (
+      await tokenFor(w.t.app, { acl: ["auth.users.me.tokens.#"], tenantUuid: w.child, userUuid: w.user })
+    ).token;
     r = await w.t.request("GET", "/0.1/users/me/tokens", { token: selfToken });
     expect([r.status, r.json.total]).toEqual([200, 2]);
     expect((await w.t.request("DELETE", "/0.1/users/me/tokens/my.app", { token: selfToken })).status).toBe(204);

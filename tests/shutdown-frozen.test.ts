@@ -18,12 +18,17 @@ describe.skipIf(!pgClusterAvailable)("shutdown while PostgreSQL is frozen", () =
   }, 60_000);
 
   test("SIGTERM exits within db_timeout + a few seconds and logs what it abandoned", async () => {
-    const service = spawnService(dir, `db_uri: "${cluster.url}"\ndb_timeout: 1\nshutdown_drain_seconds: 0\npassword_hash_iterations: 1000`);
+    const service = spawnService(
+      dir,
+      `db_uri: "${cluster.url}"\ndb_timeout: 1\nshutdown_drain_seconds: 0\npassword_hash_iterations: 1000`,
+    );
     expect(await waitForService(service.base, 90)).toBe(true);
     cluster.freeze();
     try {
       // A request waiting on the frozen database, so that something is in flight.
-      const waiting = fetch(`${service.base}/users`, { headers: { "X-Auth-Token": crypto.randomUUID() } }).catch(() => null);
+      const waiting = fetch(`${service.base}/users`, { headers: { "X-Auth-Token": crypto.randomUUID() } }).catch(
+        () => null,
+      );
       await Bun.sleep(200);
       const started = performance.now();
       service.proc.kill("SIGTERM");
@@ -33,7 +38,10 @@ describe.skipIf(!pgClusterAvailable)("shutdown while PostgreSQL is frozen", () =
       console.log(`exit ${code} ${seconds.toFixed(1)} s after SIGTERM with PostgreSQL frozen`);
       expect(code).toBe(1); // exited, and not cleanly
       expect(seconds).toBeLessThan(1 + 5 + 3);
-      const line = service.log().split("\n").find((l) => l.includes("work abandoned"));
+      const line = service
+        .log()
+        .split("\n")
+        .find((l) => l.includes("work abandoned"));
       const abandoned: string[] = JSON.parse(line!).abandoned;
       console.log(`abandoned: ${abandoned.join(", ")}`);
       expect(abandoned[0]).toMatch(/^unlisten tessera_/); // the first step that waited for the database, by name

@@ -33,7 +33,13 @@ interface Tally {
 }
 
 /** One client: requests one after the other on a keep-alive connection, reconnecting when told to close. */
-async function client(port: number, path: string, until: () => boolean, stopping: () => boolean, tally: Tally): Promise<void> {
+async function client(
+  port: number,
+  path: string,
+  until: () => boolean,
+  stopping: () => boolean,
+  tally: Tally,
+): Promise<void> {
   while (!until()) {
     const outcome = await new Promise<"closed" | "refused" | "stop">((resolve) => {
       const socket = connect(port, "127.0.0.1");
@@ -83,14 +89,27 @@ async function client(port: number, path: string, until: () => boolean, stopping
 
 test("SIGTERM under keep-alive load: no request dropped, in-flight ones finish, exit 0", async () => {
   const port = freePort();
-  const env = { ...process.env, TESSERA_DATA_DIR: join(dir, "data"), TESSERA_PORT: String(port), TESSERA_LOG_LEVEL: "warning" };
+  const env = {
+    ...process.env,
+    TESSERA_DATA_DIR: join(dir, "data"),
+    TESSERA_PORT: String(port),
+    TESSERA_LOG_LEVEL: "warning",
+  };
   const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
   expect(await waitForService(`http://127.0.0.1:${port}/0.1`, 90)).toBe(true);
   const tally: Tally = { answered: 0, dropped: 0, lateDropped: 0, refused: 0, closeAnswers: 0 };
   let exited = false;
   let stopping = false;
   const path = "/0.1/token/00000000-0000-4000-8000-000000000000";
-  const clients = Array.from({ length: 16 }, () => client(port, path, () => exited, () => stopping, tally));
+  const clients = Array.from({ length: 16 }, () =>
+    client(
+      port,
+      path,
+      () => exited,
+      () => stopping,
+      tally,
+    ),
+  );
   await Bun.sleep(1000);
   const before = tally.answered;
   stopping = true;

@@ -18,7 +18,10 @@ describe.skipIf(!pgClusterAvailable)("token checks while cache invalidation is l
     cluster = await startPgCluster();
     const open = () => openDatabase({ url: cluster.url, poolSize: 2, timeoutSeconds: 1 });
     strict = await createTestApp("postgres", { database: open, config: { db_timeout: 1, db_pool_size: 2 } });
-    stale = await createTestApp("postgres", { database: open, config: { db_timeout: 1, db_pool_size: 2, token_check_staleness: 1.5 } });
+    stale = await createTestApp("postgres", {
+      database: open,
+      config: { db_timeout: 1, db_pool_size: 2, token_check_staleness: 1.5 },
+    });
   }, 120_000);
   afterAll(async () => {
     await strict?.close().catch(() => {});
@@ -52,7 +55,8 @@ describe.skipIf(!pgClusterAvailable)("token checks while cache invalidation is l
     }
     // Revoked by the strict instance as soon as the database is back: the stale one must refuse it too.
     const end = Date.now() + 20_000;
-    while ((await strict.request("DELETE", `/0.1/token/${doomed}`)).status !== 200 && Date.now() < end) await Bun.sleep(100);
+    while ((await strict.request("DELETE", `/0.1/token/${doomed}`)).status !== 200 && Date.now() < end)
+      await Bun.sleep(100);
     while (!stale.app.database.listening() && Date.now() < end) await Bun.sleep(50);
     expect(await check(stale, doomed)).toBe(404);
     expect(await check(strict, doomed)).toBe(404);

@@ -42,7 +42,13 @@ describeEachDb("status, config, OpenAPI and the error model", (get) => {
     expect(t.app.log.level).toBe("debug");
     p = await t.request("PATCH", "/0.1/config", { token, body: [{ op: "replace", path: "/debug", value: false }] });
     expect(t.app.log.level).toBe("info");
-    for (const bad of [[{ op: "add", path: "/debug", value: true }], [{ op: "replace", path: "/db_uri", value: "x" }], [{ op: "replace", path: "/debug", value: "yes" }], {}, []]) {
+    for (const bad of [
+      [{ op: "add", path: "/debug", value: true }],
+      [{ op: "replace", path: "/db_uri", value: "x" }],
+      [{ op: "replace", path: "/debug", value: "yes" }],
+      {},
+      [],
+    ]) {
       p = await t.request("PATCH", "/0.1/config", { token, body: bad });
       expect(p.status).toBe(400);
       expect(p.json.error_id).toBe("invalid-data");
@@ -53,7 +59,13 @@ describeEachDb("status, config, OpenAPI and the error model", (get) => {
 
   test("CORS: the request Origin is echoed, preflights answered, nothing added without Origin", async () => {
     const t = get();
-    const pre = await t.request("OPTIONS", "/0.1/token", { headers: { Origin: "https://app.example.com", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "X-Auth-Token" } });
+    const pre = await t.request("OPTIONS", "/0.1/token", {
+      headers: {
+        Origin: "https://app.example.com",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "X-Auth-Token",
+      },
+    });
     expect(pre.status).toBe(204);
     expect(pre.headers.get("Access-Control-Allow-Origin")).toBe("https://app.example.com");
     expect(pre.headers.get("Access-Control-Allow-Headers")).toContain("Wazo-Tenant");
@@ -71,7 +83,11 @@ describeEachDb("status, config, OpenAPI and the error model", (get) => {
     expect([r405.status, r405.json.error_id]).toEqual([405, "method-not-allowed"]);
     const bad = await t.request("POST", `/0.1/token/${crypto.randomUUID()}/scopes/check`, { rawBody: "{oops" });
     expect(bad.status).toBe(400);
-    expect(bad.json).toMatchObject({ error_id: "invalid-data", message: "Invalid request", details: { _schema: { constraint_id: "json" } } });
+    expect(bad.json).toMatchObject({
+      error_id: "invalid-data",
+      message: "Invalid request",
+      details: { _schema: { constraint_id: "json" } },
+    });
   });
 
   test("an unexpected exception is a 500 with the one body and no stack trace", async () => {
@@ -92,7 +108,11 @@ describeEachDb("status, config, OpenAPI and the error model", (get) => {
     const res = await hono.request("/boom");
     const text = await res.text();
     expect(res.status).toBe(500);
-    expect(JSON.parse(text)).toMatchObject({ error_id: "internal-error", message: "Internal Server Error", details: {} });
+    expect(JSON.parse(text)).toMatchObject({
+      error_id: "internal-error",
+      message: "Internal Server Error",
+      details: {},
+    });
     expect(text).not.toContain("secret internals");
   });
 

@@ -21,7 +21,9 @@ describeEachDb("tenant tree copy", (get) => {
     expect(await tree.isSubtenant(t.app.db, a, t.app.topTenantUuid)).toBe(true);
     const loads = tree.loads;
     const child = randomUUID();
-    await t.app.db.execute(sql`insert into auth_tenant (uuid, slug, parent_uuid) values (${child}, ${child.slice(0, 10)}, ${a})`);
+    await t.app.db.execute(
+      sql`insert into auth_tenant (uuid, slug, parent_uuid) values (${child}, ${child.slice(0, 10)}, ${a})`,
+    );
     await until(() => tree.isSubtenantNow(child, a) === true);
     await t.app.db.execute(sql`update auth_tenant set parent_uuid = ${b} where uuid = ${child}`);
     await until(() => tree.isSubtenantNow(child, b) === true);

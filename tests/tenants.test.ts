@@ -9,19 +9,45 @@ describeEachDb("tenants", (get) => {
   test("create, read, list, replace, delete", async () => {
     const t = get();
     const token = await master();
-    const body = { name: "ACME Corp!", domain_names: ["b.example.com", "A.example.com", "b.example.com"], address: { city: "Quebec", zip_code: "G1A" }, phone: "555" };
+    const body = {
+      name: "ACME Corp!",
+      domain_names: ["b.example.com", "A.example.com", "b.example.com"],
+      address: { city: "Quebec", zip_code: "G1A" },
+      phone: "555",
+    };
     const r = await t.request("POST", "/0.1/tenants", { token, body });
     expect(r.status).toBe(200);
     const tenant = r.json;
-    expect(tenant).toMatchObject({ parent_uuid: t.app.topTenantUuid, name: "ACME Corp!", slug: "ACMECorp", phone: "555", contact: null, default_authentication_method: "native", domain_names: ["a.example.com", "b.example.com"] });
-    expect(tenant.address).toEqual({ line_1: null, line_2: null, city: "Quebec", state: null, country: null, zip_code: "G1A" });
+    expect(tenant).toMatchObject({
+      parent_uuid: t.app.topTenantUuid,
+      name: "ACME Corp!",
+      slug: "ACMECorp",
+      phone: "555",
+      contact: null,
+      default_authentication_method: "native",
+      domain_names: ["a.example.com", "b.example.com"],
+    });
+    expect(tenant.address).toEqual({
+      line_1: null,
+      line_2: null,
+      city: "Quebec",
+      state: null,
+      country: null,
+      zip_code: "G1A",
+    });
     expect((await t.request("GET", `/0.1/tenants/${tenant.uuid}`, { token })).json).toEqual(tenant);
     const list = await t.request("GET", "/0.1/tenants?search=b.example", { token });
     expect(list.json.items.map((i: { uuid: string }) => i.uuid)).toEqual([tenant.uuid]);
     expect(list.json.total).toBeGreaterThan(list.json.filtered);
     expect((await t.request("GET", `/0.1/tenants?domain_name=a.example.com`, { token })).json.filtered).toBe(1);
-    expect((await t.request("GET", `/0.1/tenants?uuids=${tenant.uuid}&uuids=${t.app.topTenantUuid}`, { token })).json.filtered).toBe(2);
-    const put = await t.request("PUT", `/0.1/tenants/${tenant.uuid}`, { token, body: { name: "ACME", domain_names: ["b.example.com"] } });
+    expect(
+      (await t.request("GET", `/0.1/tenants?uuids=${tenant.uuid}&uuids=${t.app.topTenantUuid}`, { token })).json
+        .filtered,
+    ).toBe(2);
+    const put = await t.request("PUT", `/0.1/tenants/${tenant.uuid}`, {
+      token,
+      body: { name: "ACME", domain_names: ["b.example.com"] },
+    });
     expect([put.status, put.text]).toEqual([204, ""]);
     const after = (await t.request("GET", `/0.1/tenants/${tenant.uuid}`, { token })).json;
     expect(after).toMatchObject({ name: "ACME", slug: "ACMECorp", phone: null, domain_names: ["b.example.com"] });
@@ -29,11 +55,20 @@ describeEachDb("tenants", (get) => {
     expect((await t.request("DELETE", `/0.1/tenants/${tenant.uuid}`, { token })).status).toBe(204);
     expect((await t.request("GET", `/0.1/tenants/${tenant.uuid}`, { token })).status).toBe(404);
     expect((await t.request("DELETE", `/0.1/tenants/${tenant.uuid}`, { token })).status).toBe(204);
-    const names = (await listRecordedEvents(t.app.db)).filter((e) => e.routingKey.includes(tenant.uuid)).map((e) => e.name);
+    const names = (await listRecordedEvents(t.app.db))
+      .filter((e) => e.routingKey.includes(tenant.uuid))
+      .map((e) => e.name);
     expect(names).toEqual(["auth_tenant_added", "auth_tenant_updated", "auth_tenant_deleted"]);
-    const added = (await listRecordedEvents(t.app.db)).find((e) => e.name === "auth_tenant_added" && e.routingKey.includes(tenant.uuid))!;
+    const added = (await listRecordedEvents(t.app.db)).find(
+      (e) => e.name === "auth_tenant_added" && e.routingKey.includes(tenant.uuid),
+    )!;
     expect(added.headers["user_uuid:*"]).toBe(true);
-    expect(added.payload.data).toEqual({ uuid: tenant.uuid, name: "ACME Corp!", slug: "ACMECorp", domain_names: ["a.example.com", "b.example.com"] });
+    expect(added.payload.data).toEqual({
+      uuid: tenant.uuid,
+      name: "ACME Corp!",
+      slug: "ACMECorp",
+      domain_names: ["a.example.com", "b.example.com"],
+    });
   });
 
   test("a new tenant gets its all-users group", async () => {
@@ -72,7 +107,9 @@ describeEachDb("tenants", (get) => {
   test("conflicts: slug, domain name, uuid; uuid equal to parent is 403", async () => {
     const t = get();
     const token = await master();
-    const a = (await t.request("POST", "/0.1/tenants", { token, body: { slug: "taken1", domain_names: ["x.example.org"] } })).json;
+    const a = (
+      await t.request("POST", "/0.1/tenants", { token, body: { slug: "taken1", domain_names: ["x.example.org"] } })
+    ).json;
     let r = await t.request("POST", "/0.1/tenants", { token, body: { slug: "taken1" } });
     expect([r.status, r.json.error_id, r.json.details.slug.constraint_id]).toEqual([409, "conflict", "unique"]);
     r = await t.request("POST", "/0.1/tenants", { token, body: { domain_names: ["X.example.org"] } });
@@ -87,7 +124,8 @@ describeEachDb("tenants", (get) => {
     const t = get();
     const token = await master();
     const parent = (await t.request("POST", "/0.1/tenants", { token, body: { name: "parent" } })).json;
-    const child = (await t.request("POST", "/0.1/tenants", { token, tenant: parent.uuid, body: { name: "child" } })).json;
+    const child = (await t.request("POST", "/0.1/tenants", { token, tenant: parent.uuid, body: { name: "child" } }))
+      .json;
     expect(child.parent_uuid).toBe(parent.uuid);
     const sibling = (await t.request("POST", "/0.1/tenants", { token, body: { name: "sibling" } })).json;
     const parentAdmin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: parent.uuid })).token;
@@ -95,9 +133,15 @@ describeEachDb("tenants", (get) => {
     const siblingAdmin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: sibling.uuid })).token;
     const list = (await t.request("GET", "/0.1/tenants", { token: parentAdmin })).json;
     expect(list.items.map((i: { name: string }) => i.name).sort()).toEqual(["child", "parent"]);
-    for (const [who, target] of [[siblingAdmin, parent.uuid], [childAdmin, parent.uuid], [siblingAdmin, child.uuid]] as const) {
+    for (const [who, target] of [
+      [siblingAdmin, parent.uuid],
+      [childAdmin, parent.uuid],
+      [siblingAdmin, child.uuid],
+    ] as const) {
       expect((await t.request("GET", `/0.1/tenants/${target}`, { token: who })).status).toBe(404);
-      expect((await t.request("PUT", `/0.1/tenants/${target}`, { token: who, body: { name: "hacked" } })).status).toBe(404);
+      expect((await t.request("PUT", `/0.1/tenants/${target}`, { token: who, body: { name: "hacked" } })).status).toBe(
+        404,
+      );
       expect((await t.request("GET", `/0.1/tenants/${target}/domains`, { token: who })).status).toBe(404);
       expect((await t.request("DELETE", `/0.1/tenants/${target}`, { token: who })).status).toBe(204);
     }

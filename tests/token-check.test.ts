@@ -32,7 +32,12 @@ describeEachDb("token check, read and revoke (§5.4)", (get) => {
     expect(r.json.data.issued_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/);
     const denied = await t.request("GET", `/0.1/token/${token}?scope=a.c`);
     expect(denied.status).toBe(403);
-    expect(denied.json).toMatchObject({ error_id: "forbidden-access", message: "Unauthorized for a.c", resource: "tokens", details: { required_access: "a.c" } });
+    expect(denied.json).toMatchObject({
+      error_id: "forbidden-access",
+      message: "Unauthorized for a.c",
+      resource: "tokens",
+      details: { required_access: "a.c" },
+    });
     const missing = await t.request("GET", `/0.1/token/${crypto.randomUUID()}`);
     expect(missing.status).toBe(404);
     expect(missing.json).toMatchObject({ error_id: "not-found", message: "No such token", resource: "tokens" });
@@ -53,8 +58,15 @@ describeEachDb("token check, read and revoke (§5.4)", (get) => {
     const childToken = (await tokenFor(t.app, { acl: ["#"], tenantUuid: child })).token;
     expect((await t.request("HEAD", `/0.1/token/${childToken}?tenant=${parent}`)).status).toBe(403);
     const internal = await insertToken(t.app, t.app.db, {
-      authId: INTERNAL_AUTH_ID, pbxUserUuid: null, acl: [], metadata: { tenant_uuid: t.app.topTenantUuid }, expiration: 60,
-      userAgent: "wazo-auth-internal", remoteAddr: "127.0.0.1", sessionTenantUuid: t.app.topTenantUuid, mobile: false,
+      authId: INTERNAL_AUTH_ID,
+      pbxUserUuid: null,
+      acl: [],
+      metadata: { tenant_uuid: t.app.topTenantUuid },
+      expiration: 60,
+      userAgent: "wazo-auth-internal",
+      remoteAddr: "127.0.0.1",
+      sessionTenantUuid: t.app.topTenantUuid,
+      mobile: false,
     });
     expect((await t.request("HEAD", `/0.1/token/${internal.record.uuid}?tenant=${sibling}`)).status).toBe(204);
   });
@@ -84,7 +96,10 @@ describeEachDb("token check, read and revoke (§5.4)", (get) => {
     const t = get();
     const { token } = await tokenFor(t.app, { acl: ["#"] });
     expect((await t.request("HEAD", `/0.1/token/${token}`)).status).toBe(204);
-    await t.app.db.update(tokens).set({ expireT: Math.floor(Date.now() / 1000) - 1 }).where(eq(tokens.uuid, token));
+    await t.app.db
+      .update(tokens)
+      .set({ expireT: Math.floor(Date.now() / 1000) - 1 })
+      .where(eq(tokens.uuid, token));
     t.app.tokenCache.clear();
     expect((await t.request("HEAD", `/0.1/token/${token}`)).status).toBe(404);
   });
@@ -116,12 +131,16 @@ describeEachDb("token check, read and revoke (§5.4)", (get) => {
     const t = get();
     const sibling = await createTenantRow(t.app);
     const { token } = await tokenFor(t.app, { acl: ["confd.users.me.read"] });
-    let r = await t.request("POST", `/0.1/token/${token}/scopes/check`, { body: { scopes: ["confd.users.me.read", "auth.users.read", "auth.users.read"] } });
+    let r = await t.request("POST", `/0.1/token/${token}/scopes/check`, {
+      body: { scopes: ["confd.users.me.read", "auth.users.read", "auth.users.read"] },
+    });
     expect([r.status, r.json]).toEqual([200, { scopes: { "confd.users.me.read": true, "auth.users.read": false } }]);
     r = await t.request("POST", `/0.1/token/${token}/scopes/check`, { body: { scopes: [] } });
     expect(r.json).toEqual({ scopes: {} });
     const tenantUser = (await tokenFor(t.app, { acl: ["a"], tenantUuid: await createTenantRow(t.app) })).token;
-    r = await t.request("POST", `/0.1/token/${tenantUser}/scopes/check`, { body: { scopes: ["a"], tenant_uuid: sibling } });
+    r = await t.request("POST", `/0.1/token/${tenantUser}/scopes/check`, {
+      body: { scopes: ["a"], tenant_uuid: sibling },
+    });
     expect(r.status).toBe(403);
     r = await t.request("POST", `/0.1/token/${token}/scopes/check`, { body: { scopes: [1] } });
     expect(r.status).toBe(400);
@@ -140,7 +159,11 @@ describeEachDb("token check, read and revoke (§5.4)", (get) => {
     expect(r.status).toBe(200);
     r = await t.request("GET", "/0.1/status");
     expect(r.status).toBe(401);
-    expect(r.json).toMatchObject({ error_id: "unauthorized", resource: "tokens", details: { reason: "not_found_or_expired", required_access: "auth.status.read" } });
+    expect(r.json).toMatchObject({
+      error_id: "unauthorized",
+      resource: "tokens",
+      details: { reason: "not_found_or_expired", required_access: "auth.status.read" },
+    });
     const weak = (await tokenFor(t.app, { acl: ["other"] })).token;
     r = await t.request("GET", "/0.1/status", { token: weak });
     expect(r.status).toBe(403);

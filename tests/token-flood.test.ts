@@ -56,8 +56,12 @@ describeEachDb("token checks under a flood of unknown tokens", (get) => {
     const t = get();
     const { token } = await tokenFor(t.app, { acl: ["confd.#"] });
     const uncached = await tokenFor(t.app, { acl: ["confd.#"] });
-    const unknown = Array.from({ length: 300 }, () => t.request("HEAD", `/0.1/token/${randomUUID()}`).then((r) => r.status));
-    const valid = Array.from({ length: 50 }, () => t.request("HEAD", `/0.1/token/${token}?scope=confd.users.read`).then((r) => r.status));
+    const unknown = Array.from({ length: 300 }, () =>
+      t.request("HEAD", `/0.1/token/${randomUUID()}`).then((r) => r.status),
+    );
+    const valid = Array.from({ length: 50 }, () =>
+      t.request("HEAD", `/0.1/token/${token}?scope=confd.users.read`).then((r) => r.status),
+    );
     const firstLookup = t.request("HEAD", `/0.1/token/${uncached.token}`).then((r) => r.status);
     expect(new Set(await Promise.all(unknown))).toEqual(new Set([404]));
     expect(new Set(await Promise.all(valid))).toEqual(new Set([204]));
@@ -85,7 +89,9 @@ describeEachDb("token checks under a flood of unknown tokens", (get) => {
 
   test("a token that exists is never 404: cached, dropped from the cache, or made while the flood runs", async () => {
     const t = get();
-    const flood = Promise.all(Array.from({ length: 200 }, () => t.request("HEAD", `/0.1/token/${crypto.randomUUID()}?scope=a.b`)));
+    const flood = Promise.all(
+      Array.from({ length: 200 }, () => t.request("HEAD", `/0.1/token/${crypto.randomUUID()}?scope=a.b`)),
+    );
     const made = await Promise.all(Array.from({ length: 20 }, () => tokenFor(t.app, { acl: ["a.b"] })));
     for (const { token } of made) expect((await t.request("HEAD", `/0.1/token/${token}?scope=a.b`)).status).toBe(204);
     t.app.tokenCache.clear();
@@ -104,7 +110,12 @@ describeEachDb("token checks under a flood of unknown tokens", (get) => {
     const rows = await Promise.all([...ids, ...ids].map((id) => gate.lookup(id)));
     expect(reads).toEqual([100]); // one read, each id once
     expect(rows.map((r) => r?.uuid ?? null)).toEqual([...ids, ...ids].map((id, i) => (i % 100 < 5 ? id : null)));
-    const burst = Array.from({ length: 200 }, () => gate.lookup(randomUUID()).then(() => 200, (e: { status?: number }) => e.status));
+    const burst = Array.from({ length: 200 }, () =>
+      gate.lookup(randomUUID()).then(
+        () => 200,
+        (e: { status?: number }) => e.status,
+      ),
+    );
     const statuses = await Promise.all(burst);
     expect(statuses.filter((s) => s === 503).length).toBe(50);
     expect(statuses.filter((s) => s === 200).length).toBe(150);

@@ -11,7 +11,13 @@ import { exportDatabase, importDatabase, type TransferProgress, type TransferRes
 import { formatCounts } from "../src/transfer-cli.ts";
 import { createTestApp } from "./helpers/app.ts";
 import { scratchDatabase } from "./helpers/scratch-db.ts";
-import { dataset, FIXTURE_ADMIN, fixtureServerMissing, loadWazoFixture, type FixtureDatabase } from "./helpers/wazo-fixture.ts";
+import {
+  dataset,
+  FIXTURE_ADMIN,
+  fixtureServerMissing,
+  loadWazoFixture,
+  type FixtureDatabase,
+} from "./helpers/wazo-fixture.ts";
 
 const skip = fixtureServerMissing();
 const basic = (login: string, password: string) => `Basic ${Buffer.from(`${login}:${password}`).toString("base64")}`;
@@ -27,7 +33,12 @@ const counts = (r: TransferResult) => Object.fromEntries(r.tables.map((t) => [t.
   beforeAll(async () => {
     fixture = await loadWazoFixture();
     dir = mkdtempSync(join(tmpdir(), "tessera-import-"));
-    imported = await importDatabase({ from: fixture.url, toDataDir: dir, batchSize: 20, onProgress: (p) => progress.push(p) });
+    imported = await importDatabase({
+      from: fixture.url,
+      toDataDir: dir,
+      batchSize: 20,
+      onProgress: (p) => progress.push(p),
+    });
     exportDb = await scratchDatabase("tessera_export");
   }, 120_000);
   afterAll(async () => {
@@ -37,7 +48,11 @@ const counts = (r: TransferResult) => Object.fromEntries(r.tables.map((t) => [t.
   }, 30_000);
 
   test("import copies every row of every wazo-auth table, in batches, with progress", async () => {
-    const wazoTables = (await fixture.sql<{ t: string }[]>`select table_name as t from information_schema.tables where table_schema = 'public' and table_name like 'auth_%'`).map((r) => r.t);
+    const wazoTables = (
+      await fixture.sql<
+        { t: string }[]
+      >`select table_name as t from information_schema.tables where table_schema = 'public' and table_name like 'auth_%'`
+    ).map((r) => r.t);
     expect(Object.keys(counts(imported)).sort()).toEqual(wazoTables.sort());
     for (const table of wazoTables) {
       const [row] = await fixture.sql.unsafe(`select count(*)::int as n from "${table}"`);
@@ -46,7 +61,10 @@ const counts = (r: TransferResult) => Object.fromEntries(r.tables.map((t) => [t.
     expect(counts(imported).auth_access).toBe(73); // more than one batch of 20
     const access = progress.filter((p) => p.table === "auth_access").map((p) => p.copied);
     expect(access).toEqual([0, 20, 40, 60, 73]);
-    expect(progress.at(-1)).toMatchObject({ tableIndex: imported.tables.length - 1, tableCount: imported.tables.length });
+    expect(progress.at(-1)).toMatchObject({
+      tableIndex: imported.tables.length - 1,
+      tableCount: imported.tables.length,
+    });
     // Parents before children: tenants before users, users before their tokens' sessions' users…
     const order = imported.tables.map((t) => t.table);
     expect(order.indexOf("auth_tenant")).toBeLessThan(order.indexOf("auth_user"));
@@ -60,7 +78,9 @@ const counts = (r: TransferResult) => Object.fromEntries(r.tables.map((t) => [t.
     expect(counts(again)).toEqual(counts(imported));
     const db = await openDatabase({ dataDir: dir });
     try {
-      const res = (await db.db.execute(sql.raw("insert into auth_access (access) values ('new.access') returning id"))) as unknown as { rows: Array<{ id: number }> };
+      const res = (await db.db.execute(
+        sql.raw("insert into auth_access (access) values ('new.access') returning id"),
+      )) as unknown as { rows: Array<{ id: number }> };
       expect(res.rows[0]!.id).toBe(76); // the fixture's sequence stood at 75
     } finally {
       await db.close();
@@ -72,7 +92,9 @@ const counts = (r: TransferResult) => Object.fromEntries(r.tables.map((t) => [t.
     const target = mkdtempSync(join(tmpdir(), "tessera-import-"));
     try {
       await other.sql`update alembic_version_auth set version_num = 'abc123unknown'`;
-      await expect(importDatabase({ from: other.url, toDataDir: join(target, "data") })).rejects.toThrow("abc123unknown");
+      await expect(importDatabase({ from: other.url, toDataDir: join(target, "data") })).rejects.toThrow(
+        "abc123unknown",
+      );
       expect(existsSync(join(target, "data"))).toBe(false); // refused before anything was created
     } finally {
       rmSync(target, { recursive: true, force: true });
@@ -82,7 +104,11 @@ const counts = (r: TransferResult) => Object.fromEntries(r.tables.map((t) => [t.
 
   test("export to PostgreSQL gives the same counts, Tessera runs on it, and a second export is refused", async () => {
     const exported = await exportDatabase({ fromDataDir: dir, to: exportDb.url });
-    for (const [table, rows] of Object.entries(counts(imported))) expect({ table, rows: counts(exported)[table] }).toEqual({ table, rows: rows + (table === "auth_access" ? 1 : 0) });
+    for (const [table, rows] of Object.entries(counts(imported)))
+      expect({ table, rows: counts(exported)[table] }).toEqual({
+        table,
+        rows: rows + (table === "auth_access" ? 1 : 0),
+      });
     await expect(exportDatabase({ fromDataDir: dir, to: exportDb.url })).rejects.toThrow("--force");
     // A Tessera PostgreSQL database imports too: every table, Tessera's own included.
     const back = await importDatabase({ from: exportDb.url, toDataDir: dir, force: true });
@@ -90,9 +116,25 @@ const counts = (r: TransferResult) => Object.fromEntries(r.tables.map((t) => [t.
     expect(Object.keys(counts(back))).toContain("tessera_event_outbox");
     const t = await createTestApp("postgres", { database: () => openDatabase({ url: exportDb.url, poolSize: 2 }) });
     try {
-      expect((await t.request("POST", "/0.1/token", { body: {}, headers: { Authorization: basic(FIXTURE_ADMIN.username, FIXTURE_ADMIN.password) } })).status).toBe(200);
-      expect((await t.request("POST", "/0.1/token", { body: {}, headers: { Authorization: basic("fxbob", dataset.users.bob.password!) } })).status).toBe(200);
-      const refreshed = await t.request("POST", "/0.1/token", { body: { refresh_token: dataset.alice_refresh_token, client_id: "fx-app" } });
+      expect(
+        (
+          await t.request("POST", "/0.1/token", {
+            body: {},
+            headers: { Authorization: basic(FIXTURE_ADMIN.username, FIXTURE_ADMIN.password) },
+          })
+        ).status,
+      ).toBe(200);
+      expect(
+        (
+          await t.request("POST", "/0.1/token", {
+            body: {},
+            headers: { Authorization: basic("fxbob", dataset.users.bob.password!) },
+          })
+        ).status,
+      ).toBe(200);
+      const refreshed = await t.request("POST", "/0.1/token", {
+        body: { refresh_token: dataset.alice_refresh_token, client_id: "fx-app" },
+      });
       expect(refreshed.status).toBe(200);
     } finally {
       await t.close();
@@ -109,7 +151,11 @@ const counts = (r: TransferResult) => Object.fromEntries(r.tables.map((t) => [t.
         stdout: "pipe",
         stderr: "pipe",
       });
-      const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      const [out, err, code] = await Promise.all([
+        new Response(proc.stdout).text(),
+        new Response(proc.stderr).text(),
+        proc.exited,
+      ]);
       return { out, err, code };
     };
     try {

@@ -10,7 +10,9 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = join(here, "dist");
 rmSync(dist, { recursive: true, force: true });
-execFileSync(join(here, "node_modules", ".bin", "tsc"), ["-p", join(here, "tsconfig.build.json")], { stdio: "inherit" });
+execFileSync(join(here, "node_modules", ".bin", "tsc"), ["-p", join(here, "tsconfig.build.json")], {
+  stdio: "inherit",
+});
 copyFileSync(join(here, "schema.d.ts"), join(dist, "schema.d.ts"));
 for (const file of readdirSync(dist).filter((f) => f.endsWith(".d.ts"))) {
   const path = join(dist, file);

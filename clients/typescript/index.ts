@@ -27,15 +27,28 @@ type OperationOf<K extends OperationId> = paths[PathOf<K>][MethodOf<K>];
 /** The request options of an operation: `{ params: { path, query, header }, body }`. */
 export type OperationInit<K extends OperationId> = MaybeOptionalInit<paths[PathOf<K>], MethodOf<K>>;
 type SuccessCodes = 200 | 201;
-type JsonOf<R> = R extends { content: { "application/json": infer J } } ? J : R extends { content: Record<string, infer C> } ? C : undefined;
+type JsonOf<R> = R extends { content: { "application/json": infer J } }
+  ? J
+  : R extends { content: Record<string, infer C> }
+    ? C
+    : undefined;
 type ResponsesOf<K extends OperationId> = OperationOf<K> extends { responses: infer R } ? R : never;
 /** The parsed body of an operation's success answer (`undefined` for 204 answers). */
-export type OperationData<K extends OperationId> = { [C in keyof ResponsesOf<K>]: C extends SuccessCodes ? JsonOf<ResponsesOf<K>[C]> : never }[keyof ResponsesOf<K>] extends infer D ? ([D] extends [never] ? undefined : D) : never;
-type InitArgs<K extends OperationId> = {} extends OperationInit<K> ? [init?: OperationInit<K>] : [init: OperationInit<K>];
+export type OperationData<K extends OperationId> = {
+  [C in keyof ResponsesOf<K>]: C extends SuccessCodes ? JsonOf<ResponsesOf<K>[C]> : never;
+}[keyof ResponsesOf<K>] extends infer D
+  ? [D] extends [never]
+    ? undefined
+    : D
+  : never;
+type InitArgs<K extends OperationId> =
+  {} extends OperationInit<K> ? [init?: OperationInit<K>] : [init: OperationInit<K>];
 export type OperationMethods = { [K in OperationId]: (...init: InitArgs<K>) => Promise<OperationData<K>> };
 
 /** Operations answering `{items, filtered, total}`. */
-export type ListOperationId = { [K in OperationId]: OperationData<K> extends { items: unknown[] } ? K : never }[OperationId];
+export type ListOperationId = {
+  [K in OperationId]: OperationData<K> extends { items: unknown[] } ? K : never;
+}[OperationId];
 export type ItemOf<K extends ListOperationId> = OperationData<K> extends { items: Array<infer I> } ? I : never;
 
 /** A non-2xx answer, with Tessera's error body when it sent one. */
@@ -93,23 +106,32 @@ export class TesseraClient {
   constructor(private readonly options: TesseraClientOptions) {
     this.token = options.token;
     this.tenant = options.tenant;
-    this.api = createClient<paths>({ baseUrl: `${options.baseUrl.replace(/\/+$/, "")}/0.1`, ...(options.fetch ? { fetch: options.fetch } : {}) });
+    this.api = createClient<paths>({
+      baseUrl: `${options.baseUrl.replace(/\/+$/, "")}/0.1`,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
     this.api.use({
       onRequest: ({ request }) => {
-        if (this.token && !request.headers.has("X-Auth-Token") && !request.headers.has("Authorization")) request.headers.set("X-Auth-Token", this.token);
+        if (this.token && !request.headers.has("X-Auth-Token") && !request.headers.has("Authorization"))
+          request.headers.set("X-Auth-Token", this.token);
         if (this.tenant && !request.headers.has("Wazo-Tenant")) request.headers.set("Wazo-Tenant", this.tenant);
         return request;
       },
     });
     const ops = {} as Record<string, (init?: unknown) => Promise<unknown>>;
-    for (const id of Object.keys(operations) as OperationId[]) ops[id] = (init?: unknown) => this.call(id, init as never);
+    for (const id of Object.keys(operations) as OperationId[])
+      ops[id] = (init?: unknown) => this.call(id, init as never);
     this.ops = ops as unknown as OperationMethods;
   }
 
   /** Calls an operation by its operationId; resolves to the answer's body, rejects with `TesseraError`. */
   async call<K extends OperationId>(id: K, ...init: InitArgs<K>): Promise<OperationData<K>> {
     const { method, path } = operations[id];
-    const request = this.api.request as (method: string, url: string, init?: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+    const request = this.api.request as (
+      method: string,
+      url: string,
+      init?: unknown,
+    ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
     const { data, error, response } = await request(method, path, init[0] ?? {});
     if (!response.ok) throw new TesseraError(response.status, isErrorBody(error) ? error : undefined, id);
     return data as OperationData<K>;
@@ -126,7 +148,12 @@ export class TesseraClient {
     if (opts.sessionType) headers["Wazo-Session-Type"] = opts.sessionType;
     const { data } = await this.call("createToken", {
       headers,
-      body: { expiration: opts.expiration, access_type: opts.accessType, client_id: opts.clientId, mfa_code: opts.mfaCode },
+      body: {
+        expiration: opts.expiration,
+        access_type: opts.accessType,
+        client_id: opts.clientId,
+        mfa_code: opts.mfaCode,
+      },
     });
     this.token = data.token;
     return data;
@@ -134,7 +161,9 @@ export class TesseraClient {
 
   /** A new access token from a refresh token (an offline login's `refresh_token`). */
   async refresh(opts: { refreshToken: string; clientId: string; expiration?: number }): Promise<Token> {
-    const { data } = await this.call("createToken", { body: { refresh_token: opts.refreshToken, client_id: opts.clientId, expiration: opts.expiration } });
+    const { data } = await this.call("createToken", {
+      body: { refresh_token: opts.refreshToken, client_id: opts.clientId, expiration: opts.expiration },
+    });
     this.token = data.token;
     return data;
   }
@@ -163,10 +192,19 @@ export class TesseraClient {
   }
 
   /** Every item of a list operation, fetched `pageSize` at a time. */
-  async *paginate<K extends ListOperationId>(id: K, init: OperationInit<K> = {} as OperationInit<K>, pageSize = 100): AsyncGenerator<ItemOf<K>> {
+  async *paginate<K extends ListOperationId>(
+    id: K,
+    init: OperationInit<K> = {} as OperationInit<K>,
+    pageSize = 100,
+  ): AsyncGenerator<ItemOf<K>> {
     const base = init as { params?: { query?: Record<string, unknown> } };
     for (let offset = 0; ; offset += pageSize) {
-      const page = (await this.call(id, ...([{ ...base, params: { ...base.params, query: { ...base.params?.query, limit: pageSize, offset } } }] as unknown as InitArgs<K>))) as { items: ItemOf<K>[] };
+      const page = (await this.call(
+        id,
+        ...([
+          { ...base, params: { ...base.params, query: { ...base.params?.query, limit: pageSize, offset } } },
+        ] as unknown as InitArgs<K>),
+      )) as { items: ItemOf<K>[] };
       yield* page.items;
       if (page.items.length < pageSize) return;
     }

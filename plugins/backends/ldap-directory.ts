@@ -46,7 +46,11 @@ function firstValue(entry: Record<string, unknown>, attribute: string): string |
   return text.trim() === "" ? null : text;
 }
 
-async function userDnAndEmail(client: Client, config: LdapConfigRow, login: string): Promise<{ dn: string; email: string | null }> {
+async function userDnAndEmail(
+  client: Client,
+  config: LdapConfigRow,
+  login: string,
+): Promise<{ dn: string; email: string | null }> {
   if (config.bindDn && config.bindPassword) {
     await client.bind(config.bindDn, config.bindPassword).catch((e: Error) => {
       throw new DirectoryRefusal(`the service account bind failed: ${e.message}`);
@@ -58,7 +62,13 @@ async function userDnAndEmail(client: Client, config: LdapConfigRow, login: stri
     });
     // Two at most: enough to see that a login is ambiguous (ldapts returns the entries it got when
     // the size limit is reached instead of failing).
-    const { searchEntries } = await client.search(config.userBaseDn, { scope: "sub", filter, attributes: [config.userEmailAttribute], sizeLimit: 2, timeLimit: 2 });
+    const { searchEntries } = await client.search(config.userBaseDn, {
+      scope: "sub",
+      filter,
+      attributes: [config.userEmailAttribute],
+      sizeLimit: 2,
+      timeLimit: 2,
+    });
     if (searchEntries.length > 1) throw new DirectoryRefusal("more than one directory entry matches the login");
     const entry = searchEntries[0];
     if (!entry) throw new DirectoryRefusal("no directory entry matches the login");
@@ -67,7 +77,13 @@ async function userDnAndEmail(client: Client, config: LdapConfigRow, login: stri
   return { dn: `${config.userLoginAttribute}=${escapeDnValue(login)},${config.userBaseDn}`, email: null };
 }
 
-async function converse(client: Client, config: LdapConfigRow, login: string, password: string, opts: DirectoryOptions): Promise<string> {
+async function converse(
+  client: Client,
+  config: LdapConfigRow,
+  login: string,
+  password: string,
+  opts: DirectoryOptions,
+): Promise<string> {
   if (config.protocolSecurity === "tls") await client.startTLS(tlsOptions(config, opts));
   const user = await userDnAndEmail(client, config, login);
   await client.bind(user.dn, password).catch((e: Error) => {
@@ -75,7 +91,12 @@ async function converse(client: Client, config: LdapConfigRow, login: string, pa
   });
   let email = user.email;
   if (!email) {
-    const { searchEntries } = await client.search(user.dn, { scope: "base", attributes: [config.userEmailAttribute], sizeLimit: 1, timeLimit: 2 });
+    const { searchEntries } = await client.search(user.dn, {
+      scope: "base",
+      attributes: [config.userEmailAttribute],
+      sizeLimit: 1,
+      timeLimit: 2,
+    });
     email = searchEntries[0] ? firstValue(searchEntries[0], config.userEmailAttribute) : null;
   }
   if (!email) throw new DirectoryRefusal("the directory entry has no email address");
@@ -86,7 +107,12 @@ async function converse(client: Client, config: LdapConfigRow, login: string, pa
  * The user's email, lower-cased, when `login`/`password` bind in the tenant's directory; throws
  * (DirectoryRefusal, a TLS or network error, or the deadline) otherwise.
  */
-export async function authenticateInDirectory(config: LdapConfigRow, login: string, password: string, opts: DirectoryOptions): Promise<string> {
+export async function authenticateInDirectory(
+  config: LdapConfigRow,
+  login: string,
+  password: string,
+  opts: DirectoryOptions,
+): Promise<string> {
   // An empty password would be an unauthenticated bind, which directories accept (RFC 4513 §5.1.2).
   if (!login || !password) throw new DirectoryRefusal("empty login or password");
   const ms = Math.round(opts.timeout * 1000);

@@ -27,7 +27,10 @@ export default class LdapUserBackend implements BackendPlugin {
     const log = this.app.log;
     const tenantUuid = await findLoginTenant(this.app, args.body);
     if (!tenantUuid) {
-      log.info("ldap login refused: no such tenant", { domain_name: args.body.domain_name, tenant_id: args.body.tenant_id });
+      log.info("ldap login refused: no such tenant", {
+        domain_name: args.body.domain_name,
+        tenant_id: args.body.tenant_id,
+      });
       return false;
     }
     const config = await findLdapConfig(this.app, tenantUuid);
@@ -39,12 +42,20 @@ export default class LdapUserBackend implements BackendPlugin {
     try {
       email = await authenticateInDirectory(config, login, password, this.options);
     } catch (e) {
-      log.info("ldap login refused by the directory", { tenant_uuid: tenantUuid, url: directoryUrl(config), login, reason: (e as Error).message });
+      log.info("ldap login refused by the directory", {
+        tenant_uuid: tenantUuid,
+        url: directoryUrl(config),
+        login,
+        reason: (e as Error).message,
+      });
       return false;
     }
     const user = await findUserByLogin(this.app.db, email);
     if (!user || user.tenantUuid !== tenantUuid) {
-      log.info("ldap login refused: no user of the tenant has the directory's email", { tenant_uuid: tenantUuid, email });
+      log.info("ldap login refused: no user of the tenant has the directory's email", {
+        tenant_uuid: tenantUuid,
+        email,
+      });
       return false;
     }
     args.pbx_user_uuid = user.uuid;

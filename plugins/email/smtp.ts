@@ -1,7 +1,12 @@
 // The stock `smtp` email notification plugin: plain-text messages through nodemailer, with the
 // `smtp` section of the configuration (hostname, port, tls, starttls, username, password, timeout).
 import type { Transporter } from "nodemailer";
-import type { ConfirmationContext, EmailNotificationPlugin, EmailPluginConfig, PasswordResetContext } from "../../src/plugins/email-types.ts";
+import type {
+  ConfirmationContext,
+  EmailNotificationPlugin,
+  EmailPluginConfig,
+  PasswordResetContext,
+} from "../../src/plugins/email-types.ts";
 
 interface SmtpConfig {
   hostname: string;

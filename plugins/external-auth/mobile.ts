@@ -3,7 +3,11 @@
 import { z } from "zod";
 import { NotFound, InvalidData } from "../../src/domain/errors.ts";
 import { zodDetails } from "../../src/domain/validate.ts";
-import type { ExternalAuthPlugin, ExternalAuthServices, ExternalRequest } from "../../src/plugins/external-auth-types.ts";
+import type {
+  ExternalAuthPlugin,
+  ExternalAuthServices,
+  ExternalRequest,
+} from "../../src/plugins/external-auth-types.ts";
 
 const field = z.string().max(512).nullable().optional();
 const mobileData = z.object({
@@ -14,7 +18,14 @@ const mobileData = z.object({
   apns_call_topic: field,
   apns_default_topic: field,
 });
-const KEYS = ["token", "apns_token", "apns_voip_token", "apns_notification_token", "apns_call_topic", "apns_default_topic"] as const;
+const KEYS = [
+  "token",
+  "apns_token",
+  "apns_voip_token",
+  "apns_notification_token",
+  "apns_call_topic",
+  "apns_default_topic",
+] as const;
 
 function parse(body: unknown): Record<string, string | null> {
   const r = mobileData.safeParse(body ?? {});

@@ -4,7 +4,11 @@
 import { z } from "zod";
 import { InvalidData, NotFound, ServiceUnavailable } from "../../src/domain/errors.ts";
 import { zodDetails } from "../../src/domain/validate.ts";
-import type { ExternalAuthPlugin, ExternalAuthServices, ExternalRequest } from "../../src/plugins/external-auth-types.ts";
+import type {
+  ExternalAuthPlugin,
+  ExternalAuthServices,
+  ExternalRequest,
+} from "../../src/plugins/external-auth-types.ts";
 
 export interface ProviderConfig {
   authorization_base_url: string;
@@ -30,18 +34,34 @@ export abstract class OAuth2ProviderPlugin implements ExternalAuthPlugin {
 
   private async clientOf(tenantUuid: string): Promise<{ client_id: string; client_secret: string }> {
     const config = await this.services.getConfig(tenantUuid);
-    if (!config?.client_id || !config.client_secret) throw new NotFound(this.services.authType, tenantUuid, `No "${this.services.authType}" configuration for this tenant`);
+    if (!config?.client_id || !config.client_secret)
+      throw new NotFound(
+        this.services.authType,
+        tenantUuid,
+        `No "${this.services.authType}" configuration for this tenant`,
+      );
     return { client_id: String(config.client_id), client_secret: String(config.client_secret) };
   }
 
   private async tokenRequest(params: Record<string, string>): Promise<Record<string, unknown>> {
     let res: Response;
     try {
-      res = await fetch(this.config.token_url, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" }, body: new URLSearchParams(params) });
+      res = await fetch(this.config.token_url, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
+        body: new URLSearchParams(params),
+      });
     } catch (e) {
-      throw new ServiceUnavailable(this.services.authType, `The ${this.services.authType} token service is unreachable`);
+      throw new ServiceUnavailable(
+        this.services.authType,
+        `The ${this.services.authType} token service is unreachable`,
+      );
     }
-    if (!res.ok) throw new ServiceUnavailable(this.services.authType, `The ${this.services.authType} token service refused the request (${res.status})`);
+    if (!res.ok)
+      throw new ServiceUnavailable(
+        this.services.authType,
+        `The ${this.services.authType} token service refused the request (${res.status})`,
+      );
     return (await res.json()) as Record<string, unknown>;
   }
 
@@ -56,9 +76,19 @@ export abstract class OAuth2ProviderPlugin implements ExternalAuthPlugin {
   }
 
   /** Runs when the provider redirects back: exchange the code, store the tokens. */
-  oauth2Callback = async (userUuid: string, message: Record<string, string>, tenantUuid?: unknown, scope?: unknown): Promise<void> => {
+  oauth2Callback = async (
+    userUuid: string,
+    message: Record<string, string>,
+    tenantUuid?: unknown,
+    scope?: unknown,
+  ): Promise<void> => {
     const client = await this.clientOf(String(tenantUuid));
-    const tokens = await this.tokenRequest({ grant_type: "authorization_code", code: message.code ?? "", redirect_uri: this.services.buildOAuth2RedirectUrl(), ...client });
+    const tokens = await this.tokenRequest({
+      grant_type: "authorization_code",
+      code: message.code ?? "",
+      redirect_uri: this.services.buildOAuth2RedirectUrl(),
+      ...client,
+    });
     await this.services.updateData(userUuid, this.stored(tokens, null, (scope as string[]) ?? this.config.scope), true);
   };
 
@@ -69,23 +99,45 @@ export abstract class OAuth2ProviderPlugin implements ExternalAuthPlugin {
       const client = await this.clientOf(req.tenantUuid);
       const scope = body.data.scope ?? this.config.scope;
       const state = crypto.randomUUID().replaceAll("-", "");
-      await this.services.registerOAuth2Callback(req.userUuid, state, (tenant: unknown, sc: unknown, message: unknown) => this.oauth2Callback(req.userUuid, message as Record<string, string>, tenant, sc), req.tenantUuid, scope);
+      await this.services.registerOAuth2Callback(
+        req.userUuid,
+        state,
+        (tenant: unknown, sc: unknown, message: unknown) =>
+          this.oauth2Callback(req.userUuid, message as Record<string, string>, tenant, sc),
+        req.tenantUuid,
+        scope,
+      );
       const url = new URL(this.config.authorization_base_url);
-      const params = { client_id: client.client_id, redirect_uri: this.services.buildOAuth2RedirectUrl(), response_type: "code", scope: scope.join(" "), state, ...(this.config.authorization_params ?? {}) };
+      const params = {
+        client_id: client.client_id,
+        redirect_uri: this.services.buildOAuth2RedirectUrl(),
+        response_type: "code",
+        scope: scope.join(" "),
+        state,
+        ...(this.config.authorization_params ?? {}),
+      };
       for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
       return { status: 201, body: { authorization_url: url.toString(), state } };
     },
     get: async (req: ExternalRequest) => {
       let data = await this.services.getData(req.userUuid);
-      if (!data?.access_token) throw new NotFound(this.services.authType, req.userUuid, `No "${this.services.authType}" data for this user`);
+      if (!data?.access_token)
+        throw new NotFound(this.services.authType, req.userUuid, `No "${this.services.authType}" data for this user`);
       const expiration = data.token_expiration as number | null;
       if (!expiration || expiration - REFRESH_MARGIN_S < Date.now() / 1000) {
         const client = await this.clientOf(req.tenantUuid);
-        const tokens = await this.tokenRequest({ grant_type: "refresh_token", refresh_token: String(data.refresh_token ?? ""), ...client });
+        const tokens = await this.tokenRequest({
+          grant_type: "refresh_token",
+          refresh_token: String(data.refresh_token ?? ""),
+          ...client,
+        });
         data = this.stored(tokens, data, (data.scope as string[]) ?? this.config.scope);
         await this.services.updateData(req.userUuid, data);
       }
-      return { status: 200, body: { access_token: data.access_token, token_expiration: data.token_expiration, scope: data.scope } };
+      return {
+        status: 200,
+        body: { access_token: data.access_token, token_expiration: data.token_expiration, scope: data.scope },
+      };
     },
     delete: async (req: ExternalRequest) => {
       await this.services.deleteData(req.userUuid);

@@ -37,10 +37,19 @@ export default class SamlIdp implements IdpPlugin {
     if (!session?.login || !nameId) throw new AuthenticationFailed();
     const config = await samlConfigForDomain(this.app, session.domain);
     const user = await findUserByLogin(this.app.db, session.login);
-    if (!config || !user || !(await isSubtenant(this.app.db, user.tenantUuid, config.tenantUuid, this.app.topTenantUuid))) {
+    if (
+      !config ||
+      !user ||
+      !(await isSubtenant(this.app.db, user.tenantUuid, config.tenantUuid, this.app.topTenantUuid))
+    ) {
       throw new AuthenticationFailed();
     }
-    const record: SamlLoginRecord = { domain: session.domain, login: session.login, nameId, redirectUrl: session.redirectUrl };
+    const record: SamlLoginRecord = {
+      domain: session.domain,
+      login: session.login,
+      nameId,
+      redirectUrl: session.redirectUrl,
+    };
     args.samlLogin = record;
     return { backend: this.backend, login: session.login };
   }

@@ -14,7 +14,9 @@ export default class UserAdminStatus implements MetadataPlugin {
 
   async getTokenMetadata(_login: string, args: LoginArgs): Promise<Record<string, unknown>> {
     const user = loginUser(args);
-    const admin = user ? await hasPolicyOrGroupSlug(this.app.db, user.uuid, "wazo_default_admin_policy", "wazo_default_admin_group") : false;
+    const admin = user
+      ? await hasPolicyOrGroupSlug(this.app.db, user.uuid, "wazo_default_admin_policy", "wazo_default_admin_group")
+      : false;
     return { admin };
   }
 }

@@ -8,7 +8,8 @@ import { startPgCluster, type PgCluster } from "../../tests/helpers/pg-cluster.t
 import { basicAuth, spawnService, waitForService, type ServiceProcess } from "../../tests/helpers/service-process.ts";
 
 const root = join(import.meta.dir, "..", "..");
-export const BASE_CONFIG = "password_hash_iterations: 1000\nargon2: {memory_kib: 256, time_cost: 1}\nshutdown_drain_seconds: 0\ntoken_cleanup_interval: 0";
+export const BASE_CONFIG =
+  "password_hash_iterations: 1000\nargon2: {memory_kib: 256, time_cost: 1}\nshutdown_drain_seconds: 0\ntoken_cleanup_interval: 0";
 
 export interface Outcome {
   /** What the service did, in a few words with figures. */
@@ -36,14 +37,18 @@ export function scenarioDir(name: string): string {
 }
 
 export function bootstrap(env: Record<string, string>): void {
-  const r = Bun.spawnSync([process.execPath, "src/cli.ts", "bootstrap", "admin", "s3cret"], { cwd: root, env: { ...process.env, TESSERA_CONFIG: "", ...env } });
+  const r = Bun.spawnSync([process.execPath, "src/cli.ts", "bootstrap", "admin", "s3cret"], {
+    cwd: root,
+    env: { ...process.env, TESSERA_CONFIG: "", ...env },
+  });
   if (r.exitCode !== 0) throw new Error(`bootstrap failed: ${r.stderr.toString().slice(0, 300)}`);
 }
 
 export async function started(dir: string, config: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
   const service = spawnService(dir, `${BASE_CONFIG}\n${config}`, env);
   cleanups.push(() => void service.proc.kill("SIGKILL"));
-  if (!(await waitForService(service.base, 60))) throw new Error(`the service did not start: ${service.log().slice(-400)}`);
+  if (!(await waitForService(service.base, 60)))
+    throw new Error(`the service did not start: ${service.log().slice(-400)}`);
   return service;
 }
 
@@ -60,7 +65,11 @@ export async function writeUntil(base: string, token: string, stop: () => boolea
     while (!stop()) {
       const username = `chaos-${crypto.randomUUID().slice(0, 12)}`;
       try {
-        const r = await fetch(`${base}/users`, { method: "POST", headers: { "X-Auth-Token": token, "Content-Type": "application/json" }, body: JSON.stringify({ username }) });
+        const r = await fetch(`${base}/users`, {
+          method: "POST",
+          headers: { "X-Auth-Token": token, "Content-Type": "application/json" },
+          body: JSON.stringify({ username }),
+        });
         if (r.status === 200) acked.push(username);
         await r.arrayBuffer();
       } catch {

@@ -4,7 +4,19 @@ import { join } from "node:path";
 import { AMQP_URL } from "../../tests/helpers/amqp.ts";
 import { basicAuth, childPids, running, spawnService } from "../../tests/helpers/service-process.ts";
 import { tcpProxy } from "../../tests/helpers/tcp-proxy.ts";
-import { adminToken, BASE_CONFIG, bootstrap, cleanups, cluster, missingUsers, ms, scenarioDir, started, writeUntil, type Outcome } from "./kit.ts";
+import {
+  adminToken,
+  BASE_CONFIG,
+  bootstrap,
+  cleanups,
+  cluster,
+  missingUsers,
+  ms,
+  scenarioDir,
+  started,
+  writeUntil,
+  type Outcome,
+} from "./kit.ts";
 
 /** Name, what is expected, and the run; a scenario needing a private PostgreSQL cluster says so. */
 export interface Scenario {
@@ -63,7 +75,10 @@ export const scenarios: Scenario[] = [
       second.proc.kill("SIGTERM");
       await second.exitWithin(20_000);
       const orphans = workers.filter(running).length;
-      return { observed: `${workers.length} workers gone in ${goneMs} ms (${orphans} left); ${acked.length} acknowledged, ${lost} lost`, ok: workers.length === 2 && orphans === 0 && goneMs < 5000 && lost === 0 };
+      return {
+        observed: `${workers.length} workers gone in ${goneMs} ms (${orphans} left); ${acked.length} acknowledged, ${lost} lost`,
+        ok: workers.length === 2 && orphans === 0 && goneMs < 5000 && lost === 0,
+      };
     },
   },
   {
@@ -75,7 +90,11 @@ export const scenarios: Scenario[] = [
       const service = await started(scenarioDir("outage"), `db_uri: "${c.url}"\ndb_timeout: 2`);
       const login = async () => {
         const t = performance.now();
-        const r = await fetch(`${service.base}/token`, { method: "POST", headers: basicAuth("admin", "s3cret"), body: "{}" });
+        const r = await fetch(`${service.base}/token`, {
+          method: "POST",
+          headers: basicAuth("admin", "s3cret"),
+          body: "{}",
+        });
         await r.arrayBuffer();
         return { status: r.status, ms: performance.now() - t };
       };
@@ -91,10 +110,16 @@ export const scenarios: Scenario[] = [
       const backMs = ms(back);
       service.proc.kill("SIGTERM");
       await service.exitWithin(20_000);
-      const later = answers.slice(answers.length >> 1).map((a) => a.ms).sort((x, y) => x - y);
+      const later = answers
+        .slice(answers.length >> 1)
+        .map((a) => a.ms)
+        .sort((x, y) => x - y);
       const median = later[later.length >> 1] ?? Infinity;
       const statuses = [...new Set(answers.map((a) => a.status))].join("/");
-      return { observed: `${answers.length} logins answered ${statuses}, median ${median.toFixed(1)} ms; 200 again after ${backMs} ms`, ok: statuses === "503" && median < 100 && backMs < 5000 };
+      return {
+        observed: `${answers.length} logins answered ${statuses}, median ${median.toFixed(1)} ms; 200 again after ${backMs} ms`,
+        ok: statuses === "503" && median < 100 && backMs < 5000,
+      };
     },
   },
   {
@@ -115,7 +140,10 @@ export const scenarios: Scenario[] = [
         service.proc.kill("SIGTERM");
         const code = await service.exitWithin(30_000);
         const exitMs = ms(s);
-        return { observed: `GET /users ${r.status} in ${answerMs} ms; SIGTERM: exit ${code} after ${exitMs} ms`, ok: r.status === 503 && answerMs < 2500 && code !== null && exitMs < 8000 };
+        return {
+          observed: `GET /users ${r.status} in ${answerMs} ms; SIGTERM: exit ${code} after ${exitMs} ms`,
+          ok: r.status === 503 && answerMs < 2500 && code !== null && exitMs < 8000,
+        };
       } finally {
         c.thaw();
       }
@@ -129,7 +157,10 @@ export const scenarios: Scenario[] = [
       const c = await cluster();
       const proxy = tcpProxy("127.0.0.1", c.port);
       cleanups.push(() => proxy.close());
-      const service = await started(scenarioDir("partition"), `db_uri: "postgres://postgres@127.0.0.1:${proxy.port}/postgres"\ndb_timeout: 1`);
+      const service = await started(
+        scenarioDir("partition"),
+        `db_uri: "postgres://postgres@127.0.0.1:${proxy.port}/postgres"\ndb_timeout: 1`,
+      );
       const token = await adminToken(service.base);
       const check = async () => (await fetch(`${service.base}/token/${token}`, { method: "HEAD" })).status;
       const before = await check();
@@ -153,7 +184,10 @@ export const scenarios: Scenario[] = [
       }
       service.proc.kill("SIGTERM");
       await service.exitWithin(20_000);
-      return { observed: `${before} → ${during} after ${refusedMs} ms → ${after} ${ms(healed)} ms after healing`, ok: before === 204 && during === 503 && refusedMs < 3000 && after === 204 };
+      return {
+        observed: `${before} → ${during} after ${refusedMs} ms → ${after} ${ms(healed)} ms after healing`,
+        ok: before === 204 && during === 503 && refusedMs < 3000 && after === 204,
+      };
     },
   },
   {
@@ -167,9 +201,17 @@ export const scenarios: Scenario[] = [
       const dir = scenarioDir("broker");
       bootstrap({ TESSERA_DATA_DIR: join(dir, "data") });
       const uri = `amqp://${target.username}:${target.password}@127.0.0.1:${proxy.port}${target.pathname}`;
-      const service = await started(dir, `amqp: {uri: "${uri}", exchange_name: "tessera-chaos-${process.pid}", exchange_type: topic}`);
+      const service = await started(
+        dir,
+        `amqp: {uri: "${uri}", exchange_name: "tessera-chaos-${process.pid}", exchange_type: topic}`,
+      );
       const token = await adminToken(service.base);
-      const bus = async () => ((await (await fetch(`${service.base}/status`, { headers: { "X-Auth-Token": token } })).json()) as { bus_publisher: { status: string; outbox_backlog: number } }).bus_publisher;
+      const bus = async () =>
+        (
+          (await (await fetch(`${service.base}/status`, { headers: { "X-Auth-Token": token } })).json()) as {
+            bus_publisher: { status: string; outbox_backlog: number };
+          }
+        ).bus_publisher;
       const t = performance.now();
       while ((await bus()).status !== "ok" && ms(t) < 15_000) await Bun.sleep(100);
       proxy.cut();
@@ -191,7 +233,12 @@ export const scenarios: Scenario[] = [
       await service.exitWithin(20_000);
       return {
         observed: `${acked.length} writes acknowledged during the cut; status ${during.status}, backlog ${during.outbox_backlog}; ${after.status}, backlog ${after.outbox_backlog} ${ms(restored)} ms after restoring`,
-        ok: acked.length > 0 && during.status === "fail" && during.outbox_backlog > 0 && after.status === "ok" && after.outbox_backlog === 0,
+        ok:
+          acked.length > 0 &&
+          during.status === "fail" &&
+          during.outbox_backlog > 0 &&
+          after.status === "ok" &&
+          after.outbox_backlog === 0,
       };
     },
   },
@@ -201,13 +248,19 @@ export const scenarios: Scenario[] = [
     needsCluster: false,
     async run() {
       const mountPoint = scenarioDir("disk");
-      if (process.getuid?.() !== 0 || Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mountPoint]).exitCode !== 0) {
+      if (
+        process.getuid?.() !== 0 ||
+        Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mountPoint]).exitCode !== 0
+      ) {
         return { observed: "cannot mount a tmpfs (not root?)", ok: "skipped" };
       }
       cleanups.push(() => void Bun.spawnSync(["umount", "-l", mountPoint]));
       const service = spawnService(mountPoint, BASE_CONFIG);
       const code = await service.exitWithin(90_000);
-      const line = service.log().split("\n").find((l) => l.includes("cannot open the database"));
+      const line = service
+        .log()
+        .split("\n")
+        .find((l) => l.includes("cannot open the database"));
       const cause = line ? (JSON.parse(line) as { code: string | null }).code : null;
       return { observed: `exit ${code}, cause ${cause}`, ok: code === 1 && cause === "ENOSPC" };
     },

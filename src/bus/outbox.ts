@@ -68,7 +68,10 @@ export async function outboxBacklog(app: AppContext): Promise<number> {
 /** How many events wait, and the age in seconds of the oldest (null when none waits). */
 export async function outboxPending(app: AppContext): Promise<{ backlog: number; oldestSeconds: number | null }> {
   const [row] = await app.db
-    .select({ n: sql<number>`count(*)::int`, age: sql<number | null>`extract(epoch from now() - min(${eventOutbox.createdAt}))::float8` })
+    .select({
+      n: sql<number>`count(*)::int`,
+      age: sql<number | null>`extract(epoch from now() - min(${eventOutbox.createdAt}))::float8`,
+    })
     .from(eventOutbox)
     .where(isNull(eventOutbox.publishedAt));
   return { backlog: row?.n ?? 0, oldestSeconds: row?.age == null ? null : Number(row.age) };

@@ -4,7 +4,15 @@
 // never fails a request: events wait in the outbox.
 import type amqp from "amqplib";
 import type { AppContext } from "../context.ts";
-import { claimBatch, markPublished, outboxBacklog, outboxPending, prunePublished, releaseClaims, type OutboxRow } from "./outbox.ts";
+import {
+  claimBatch,
+  markPublished,
+  outboxBacklog,
+  outboxPending,
+  prunePublished,
+  releaseClaims,
+  type OutboxRow,
+} from "./outbox.ts";
 import { recordBusPublishFailure } from "../metrics.ts";
 
 const POLL_MS = 1000;
@@ -93,7 +101,10 @@ export class BusPublisher {
       } catch (e) {
         this.lastError = (e as Error).message;
         recordBusPublishFailure();
-        this.app.log.warn("bus publisher: delivery interrupted", { error: this.lastError, retry_in_ms: this.backoffMs });
+        this.app.log.warn("bus publisher: delivery interrupted", {
+          error: this.lastError,
+          retry_in_ms: this.backoffMs,
+        });
         await this.disconnect();
         await releaseClaims(this.app, this.instanceId).catch(() => {});
         await this.sleep(this.backoffMs, false);
@@ -137,13 +148,19 @@ export class BusPublisher {
     if (rows.length === 0) return 0;
     for (const row of rows) this.publish(link.channel, row);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("no publisher confirms in time")), CONFIRM_TIMEOUT_MS)));
+    const timeout = new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error("no publisher confirms in time")), CONFIRM_TIMEOUT_MS)),
+    );
     try {
       await Promise.race([link.channel.waitForConfirms(), link.closed, timeout]);
     } finally {
       clearTimeout(timer);
     }
-    await markPublished(this.app, this.instanceId, rows.map((r) => r.id));
+    await markPublished(
+      this.app,
+      this.instanceId,
+      rows.map((r) => r.id),
+    );
     return rows.length;
   }
 

@@ -7,7 +7,10 @@ import { configArg } from "./local.ts";
 import { CliFailure, EXIT, printJson } from "./output.ts";
 
 const checkCommand = defineCommand({
-  meta: { name: "check", description: "Validate the configuration and print the effective one (secrets masked); exit 2 when invalid" },
+  meta: {
+    name: "check",
+    description: "Validate the configuration and print the effective one (secrets masked); exit 2 when invalid",
+  },
   args: { ...configArg, json: { type: "boolean", description: "JSON output", default: false } },
   run({ args }) {
     let loaded;

@@ -12,7 +12,13 @@ import { findLoginCollisions } from "../services/identity/login-names.ts";
 import { runTransfer } from "../transfer-cli.ts";
 import { CliFailure, EXIT, printJson, printTable } from "./output.ts";
 
-export const configArg = { config: { type: "string", description: "Configuration file (else TESSERA_CONFIG, else ./config.yml)", valueHint: "PATH" } } as const satisfies ArgsDef;
+export const configArg = {
+  config: {
+    type: "string",
+    description: "Configuration file (else TESSERA_CONFIG, else ./config.yml)",
+    valueHint: "PATH",
+  },
+} as const satisfies ArgsDef;
 
 function configFrom(path: string | undefined): Config {
   try {
@@ -24,11 +30,19 @@ function configFrom(path: string | undefined): Config {
 }
 
 /** Opens (and migrates) the configured database, runs `work`, closes. */
-export async function withLocalApp<T>(configPath: string | undefined, work: (app: AppContext, config: Config) => Promise<T>): Promise<T> {
+export async function withLocalApp<T>(
+  configPath: string | undefined,
+  work: (app: AppContext, config: Config) => Promise<T>,
+): Promise<T> {
   const config = configFrom(configPath);
   let database;
   try {
-    database = await openDatabase({ url: config.db_uri, dataDir: config.data_dir, poolSize: 2, timeoutSeconds: config.db_timeout });
+    database = await openDatabase({
+      url: config.db_uri,
+      dataDir: config.data_dir,
+      poolSize: 2,
+      timeoutSeconds: config.db_timeout,
+    });
   } catch (e) {
     throw new CliFailure(`tessera: cannot open the database: ${(e as Error).message}`, EXIT.refused);
   }
@@ -57,13 +71,19 @@ export const migrateCommand = defineCommand({
     await withLocalApp(args.config, async (app) => {
       const revision = adoptedWazoRevision(app.database.db);
       if (args.json) printJson({ migrated: true, database: app.database.kind, adopted_wazo_auth_revision: revision });
-      else console.log(`database migrated (${app.database.kind})${revision ? `: adopted the wazo-auth database at revision ${revision}` : ""}`);
+      else
+        console.log(
+          `database migrated (${app.database.kind})${revision ? `: adopted the wazo-auth database at revision ${revision}` : ""}`,
+        );
     });
   },
 });
 
 export const bootstrapCommand = defineCommand({
-  meta: { name: "bootstrap", description: "Create (or repair) the first administrator: an internal user holding ACL `#` (idempotent)" },
+  meta: {
+    name: "bootstrap",
+    description: "Create (or repair) the first administrator: an internal user holding ACL `#` (idempotent)",
+  },
   args: {
     username: { type: "positional", description: "Login (or env TESSERA_BOOTSTRAP_USERNAME)", required: false },
     password: { type: "positional", description: "Password (or env TESSERA_BOOTSTRAP_PASSWORD)", required: false },
@@ -73,12 +93,21 @@ export const bootstrapCommand = defineCommand({
   async run({ args }) {
     const username = args.username ?? process.env.TESSERA_BOOTSTRAP_USERNAME;
     const password = args.password ?? process.env.TESSERA_BOOTSTRAP_PASSWORD;
-    if (!username || !password) throw new CliFailure("usage: tessera bootstrap USERNAME PASSWORD (or env TESSERA_BOOTSTRAP_USERNAME / TESSERA_BOOTSTRAP_PASSWORD)", EXIT.usage);
+    if (!username || !password)
+      throw new CliFailure(
+        "usage: tessera bootstrap USERNAME PASSWORD (or env TESSERA_BOOTSTRAP_USERNAME / TESSERA_BOOTSTRAP_PASSWORD)",
+        EXIT.usage,
+      );
     await withLocalApp(args.config, async (app, config) => {
       const result = await bootstrapUser(app, username, password);
       const policy = config.bootstrap_user_policy_slug;
       if (args.json) printJson({ created: result.created, user_uuid: result.userUuid, username, policy });
-      else console.log(result.created ? `created user ${username} (${result.userUuid}) with policy ${policy}` : `user ${username} (${result.userUuid}) already exists; policy ${policy} ensured`);
+      else
+        console.log(
+          result.created
+            ? `created user ${username} (${result.userUuid}) with policy ${policy}`
+            : `user ${username} (${result.userUuid}) already exists; policy ${policy} ensured`,
+        );
     });
   },
 });
@@ -88,14 +117,28 @@ export const bootstrapCommand = defineCommand({
  * §3.3), written before the comparison was this strict. Reported, never changed; exit 1 when any.
  */
 export const usersCollisionsCommand = defineCommand({
-  meta: { name: "collisions", description: "List logins of different users that look the same (full-width, case, compatibility forms); exit 1 when any (local database)" },
+  meta: {
+    name: "collisions",
+    description:
+      "List logins of different users that look the same (full-width, case, compatibility forms); exit 1 when any (local database)",
+  },
   args: { ...configArg, json: { type: "boolean", description: "JSON output", default: false } },
   async run({ args }) {
     const found = await withLocalApp(args.config, (app) => findLoginCollisions(app.db));
     if (args.json) printJson({ collisions: found });
     else if (found.length === 0) console.log("no colliding logins");
-    else printTable(found.flatMap((c) => c.logins.map((l) => ({ key: c.key, ...l }))), ["key", "login", "kind", "user_uuid", "tenant_uuid"]);
-    if (found.length) throw new CliFailure(args.json ? "" : `${found.length} colliding login${found.length > 1 ? "s" : ""}: rename or delete all but one user of each`, EXIT.refused);
+    else
+      printTable(
+        found.flatMap((c) => c.logins.map((l) => ({ key: c.key, ...l }))),
+        ["key", "login", "kind", "user_uuid", "tenant_uuid"],
+      );
+    if (found.length)
+      throw new CliFailure(
+        args.json
+          ? ""
+          : `${found.length} colliding login${found.length > 1 ? "s" : ""}: rename or delete all but one user of each`,
+        EXIT.refused,
+      );
   },
 });
 
@@ -104,7 +147,10 @@ function transferCommand(command: "import" | "export") {
   return defineCommand({
     meta: {
       name: command,
-      description: command === "import" ? "Copy a wazo-auth or Tessera PostgreSQL database into the embedded one (progress on stderr)" : "Copy the embedded database to PostgreSQL (progress on stderr)",
+      description:
+        command === "import"
+          ? "Copy a wazo-auth or Tessera PostgreSQL database into the embedded one (progress on stderr)"
+          : "Copy the embedded database to PostgreSQL (progress on stderr)",
     },
     args: {
       url: { type: "positional", description: "postgres://USER@HOST/DB", required: true },
@@ -122,7 +168,11 @@ export const importCommand = transferCommand("import");
 export const exportCommand = transferCommand("export");
 
 export const rotateOidcKeysCommand = defineCommand({
-  meta: { name: "rotate-oidc-keys", description: "Replace the OpenID Connect signing keys now; the old ones stay published 24 h so the ID tokens they signed still verify" },
+  meta: {
+    name: "rotate-oidc-keys",
+    description:
+      "Replace the OpenID Connect signing keys now; the old ones stay published 24 h so the ID tokens they signed still verify",
+  },
   args: { ...configArg, json: { type: "boolean", description: "JSON output", default: false } },
   async run({ args }) {
     await withLocalApp(args.config, async (app) => {

@@ -3,14 +3,25 @@
 import { defineCommand, renderUsage, runCommand, type CommandDef } from "citty";
 import { configCommand } from "./config.ts";
 import { sessionsCommand } from "./relations.ts";
-import { bootstrapCommand, exportCommand, importCommand, migrateCommand, rotateOidcKeysCommand, serveCommand } from "./local.ts";
+import {
+  bootstrapCommand,
+  exportCommand,
+  importCommand,
+  migrateCommand,
+  rotateOidcKeysCommand,
+  serveCommand,
+} from "./local.ts";
 import { closestName } from "../text-distance.ts";
 import { CliFailure, EXIT, failureText, plainUnlessTerminal } from "./output.ts";
 import { resourceCommands } from "./resources.ts";
 import { tokenCommand } from "./token.ts";
 
 export const tesseraCommand = defineCommand({
-  meta: { name: "tessera", version: "0.1.0", description: "Tessera, a wazo-auth compatible authentication service: run it and administer it" },
+  meta: {
+    name: "tessera",
+    version: "0.1.0",
+    description: "Tessera, a wazo-auth compatible authentication service: run it and administer it",
+  },
   subCommands: {
     serve: serveCommand,
     migrate: migrateCommand,
@@ -51,7 +62,9 @@ async function showUsage(rawArgs: string[]): Promise<void> {
  */
 function unknownOptions(cmd: CommandDef, rawArgs: string[]): string[] {
   const declared = new Set(["help", "version"]);
-  for (const [name, def] of Object.entries((cmd.args ?? {}) as Record<string, { type?: string; alias?: string | string[] }>)) {
+  for (const [name, def] of Object.entries(
+    (cmd.args ?? {}) as Record<string, { type?: string; alias?: string | string[] }>,
+  )) {
     if (def.type === "positional") continue;
     for (const n of [name, ...[def.alias ?? []].flat()]) declared.add(n);
     if (def.type === "boolean") declared.add(`no-${name}`);
@@ -70,7 +83,11 @@ function unknownOptions(cmd: CommandDef, rawArgs: string[]): string[] {
 /** Runs the CLI; resolves to the exit code (serve never resolves). */
 export async function runCli(rawArgs: string[]): Promise<number> {
   // No command (or only options): serve, as `npm start` and older scripts expect.
-  if (rawArgs.length === 0 || (rawArgs[0]!.startsWith("-") && !["-h", "--help", "-v", "--version"].includes(rawArgs[0]!))) rawArgs = ["serve", ...rawArgs];
+  if (
+    rawArgs.length === 0 ||
+    (rawArgs[0]!.startsWith("-") && !["-h", "--help", "-v", "--version"].includes(rawArgs[0]!))
+  )
+    rawArgs = ["serve", ...rawArgs];
   if (rawArgs.includes("--help") || rawArgs.includes("-h")) {
     await showUsage(rawArgs);
     return EXIT.ok;
@@ -99,7 +116,9 @@ export async function runCli(rawArgs: string[]): Promise<number> {
       return EXIT.usage;
     }
     // An unexpected failure: one line; the stack only on request (never shown to a user by default).
-    console.error(`tessera: ${process.env.TESSERA_DEBUG ? ((e as Error).stack ?? e) : e instanceof Error ? e.message : String(e)}`);
+    console.error(
+      `tessera: ${process.env.TESSERA_DEBUG ? ((e as Error).stack ?? e) : e instanceof Error ? e.message : String(e)}`,
+    );
     return EXIT.unavailable;
   }
 }

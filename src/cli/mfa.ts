@@ -18,7 +18,13 @@ const show = defineCommand({
         methods: string[];
       };
       if (args.json) printJson(status);
-      else printRecord({ totp: status.totp.confirmed ? "confirmed" : status.totp.enrolled ? "pending confirmation" : "none", confirmed_at: status.totp.confirmed_at, recovery_codes_left: status.recovery_codes_left, methods: status.methods.join(",") });
+      else
+        printRecord({
+          totp: status.totp.confirmed ? "confirmed" : status.totp.enrolled ? "pending confirmation" : "none",
+          confirmed_at: status.totp.confirmed_at,
+          recovery_codes_left: status.recovery_codes_left,
+          methods: status.methods.join(","),
+        });
     });
   },
 });
@@ -36,4 +42,7 @@ const reset = defineCommand({
 });
 
 // biome-ignore lint/suspicious/noExplicitAny: citty's CommandDef is invariant in its args
-export const usersMfaCommand: CommandDef<any> = defineCommand({ meta: { name: "mfa", description: "A user's second factors: show, reset" }, subCommands: { show, reset } });
+export const usersMfaCommand: CommandDef<any> = defineCommand({
+  meta: { name: "mfa", description: "A user's second factors: show, reset" },
+  subCommands: { show, reset },
+});

@@ -29,9 +29,11 @@ export function printJson(value: unknown): void {
 
 /** Colours only on a terminal, and never under NO_COLOR (https://no-color.org). */
 const colourOn = (stream: NodeJS.WriteStream): boolean => Boolean(stream.isTTY) && !process.env.NO_COLOR;
-const paint = (stream: NodeJS.WriteStream, sgr: string, text: string) => (colourOn(stream) ? `\x1b[${sgr}m${text}\x1b[0m` : text);
+const paint = (stream: NodeJS.WriteStream, sgr: string, text: string) =>
+  colourOn(stream) ? `\x1b[${sgr}m${text}\x1b[0m` : text;
 /** `text` without its colours unless standard output is a terminal that takes them. */
-export const plainUnlessTerminal = (text: string) => (colourOn(process.stdout) ? text : text.replace(/\x1b\[[0-9;]*m/g, ""));
+export const plainUnlessTerminal = (text: string) =>
+  colourOn(process.stdout) ? text : text.replace(/\x1b\[[0-9;]*m/g, "");
 /** A failure message on stderr (red on a terminal). */
 export const failureText = (text: string) => paint(process.stderr, "31", text);
 
@@ -60,10 +62,16 @@ function newTable(rows: string[][], head?: string[]): InstanceType<typeof Table>
   const width = terminalWidth();
   const all = head ? [head, ...rows] : rows;
   const columns = Math.max(0, ...all.map((r) => r.length));
-  const natural = Array.from({ length: columns }, (_, i) => Math.max(1, ...all.map((r) => Bun.stringWidth(r[i] ?? ""))));
+  const natural = Array.from({ length: columns }, (_, i) =>
+    Math.max(1, ...all.map((r) => Bun.stringWidth(r[i] ?? ""))),
+  );
   const fitted = width ? { colWidths: fitColumns(natural, width), wordWrap: true, wrapOnWordBoundary: false } : {};
   // Headings bold on a terminal (cli-table3 colours them after wrapping them).
-  return new Table({ ...(head ? { head } : {}), style: { head: colourOn(process.stdout) ? ["bold"] : [], border: [] }, ...fitted });
+  return new Table({
+    ...(head ? { head } : {}),
+    style: { head: colourOn(process.stdout) ? ["bold"] : [], border: [] },
+    ...fitted,
+  });
 }
 
 /** Rows as a table of `columns`. */
@@ -91,9 +99,15 @@ export function output(args: { json: boolean }, value: unknown, columns?: string
 }
 
 /** A progress bar on stderr when it is a terminal; a no-op otherwise (pipes, CI logs). */
-export function progress(label: string, total: number): { tick(n?: number): void; setTotal(n: number): void; stop(): void } {
+export function progress(
+  label: string,
+  total: number,
+): { tick(n?: number): void; setTotal(n: number): void; stop(): void } {
   if (!process.stderr.isTTY) return { tick() {}, setTotal() {}, stop() {} };
-  const bar = new SingleBar({ format: `${label} [{bar}] {value}/{total}`, stream: process.stderr, hideCursor: true }, Presets.shades_classic);
+  const bar = new SingleBar(
+    { format: `${label} [{bar}] {value}/{total}`, stream: process.stderr, hideCursor: true },
+    Presets.shades_classic,
+  );
   bar.start(total, 0);
   return { tick: (n = 1) => bar.increment(n), setTotal: (n) => bar.setTotal(n), stop: () => bar.stop() };
 }

@@ -2,15 +2,37 @@
 // credentials the CLI logs in with and revokes afterwards), which tenant (`Wazo-Tenant`), and
 // `--json`. Flags win over the environment.
 import type { ArgsDef, CommandDef } from "citty";
-import { createTesseraClient, TesseraError, type OperationId, type TesseraClient } from "../../clients/typescript/index.ts";
+import {
+  createTesseraClient,
+  TesseraError,
+  type OperationId,
+  type TesseraClient,
+} from "../../clients/typescript/index.ts";
 import { CliFailure, EXIT } from "./output.ts";
 
 export const remoteArgs = {
-  url: { type: "string", description: "Tessera's URL (env TESSERA_URL)", default: process.env.TESSERA_URL ?? "http://127.0.0.1:9497", valueHint: "URL" },
+  url: {
+    type: "string",
+    description: "Tessera's URL (env TESSERA_URL)",
+    default: process.env.TESSERA_URL ?? "http://127.0.0.1:9497",
+    valueHint: "URL",
+  },
   token: { type: "string", description: "A token to act with (env TESSERA_TOKEN)", valueHint: "TOKEN" },
-  "auth-user": { type: "string", description: "Log in as this user instead of --token (env TESSERA_AUTH_USER)", valueHint: "NAME" },
-  "auth-password": { type: "string", description: "Its password (env TESSERA_AUTH_PASSWORD; prefer the environment)", valueHint: "PASSWORD" },
-  tenant: { type: "string", description: "Act in this sub-tenant: Wazo-Tenant (env TESSERA_TENANT)", valueHint: "UUID|SLUG" },
+  "auth-user": {
+    type: "string",
+    description: "Log in as this user instead of --token (env TESSERA_AUTH_USER)",
+    valueHint: "NAME",
+  },
+  "auth-password": {
+    type: "string",
+    description: "Its password (env TESSERA_AUTH_PASSWORD; prefer the environment)",
+    valueHint: "PASSWORD",
+  },
+  tenant: {
+    type: "string",
+    description: "Act in this sub-tenant: Wazo-Tenant (env TESSERA_TENANT)",
+    valueHint: "UUID|SLUG",
+  },
   json: { type: "boolean", description: "JSON output (for scripts)", default: false },
 } as const satisfies ArgsDef;
 
@@ -32,7 +54,11 @@ export const call = (client: TesseraClient, id: OperationId, init?: unknown): Pr
   (client.call as (id: OperationId, init?: unknown) => Promise<unknown>)(id, init ?? {});
 
 /** Runs `work` with a client holding a token; a token the CLI logged in for is revoked after. */
-export async function withClient<T>(args: RemoteArgs, work: (client: TesseraClient) => Promise<T>, opts: { needsToken?: boolean } = {}): Promise<T> {
+export async function withClient<T>(
+  args: RemoteArgs,
+  work: (client: TesseraClient) => Promise<T>,
+  opts: { needsToken?: boolean } = {},
+): Promise<T> {
   const client = createTesseraClient({ baseUrl: args.url, tenant: args.tenant ?? process.env.TESSERA_TENANT });
   const token = args.token ?? process.env.TESSERA_TOKEN;
   const user = args["auth-user"] ?? process.env.TESSERA_AUTH_USER;
@@ -44,7 +70,10 @@ export async function withClient<T>(args: RemoteArgs, work: (client: TesseraClie
       await client.login({ username: user, password, expiration: 600 });
       ownToken = true;
     } else if (opts.needsToken !== false) {
-      throw new CliFailure("no credentials: give --token (TESSERA_TOKEN) or --auth-user and --auth-password (TESSERA_AUTH_USER, TESSERA_AUTH_PASSWORD)", EXIT.usage);
+      throw new CliFailure(
+        "no credentials: give --token (TESSERA_TOKEN) or --auth-user and --auth-password (TESSERA_AUTH_USER, TESSERA_AUTH_PASSWORD)",
+        EXIT.usage,
+      );
     }
     return await work(client);
   } catch (e) {
@@ -59,9 +88,16 @@ export function asFailure(e: unknown, url: string): unknown {
   if (e instanceof CliFailure) return e;
   if (e instanceof TesseraError) {
     const what = e.body ? `${e.body.error_id}: ${e.body.message}${detailsText(e.body.details)}` : `HTTP ${e.status}`;
-    return new CliFailure(`${e.operation} failed (${e.status} ${what})`, e.status >= 500 ? EXIT.unavailable : EXIT.refused);
+    return new CliFailure(
+      `${e.operation} failed (${e.status} ${what})`,
+      e.status >= 500 ? EXIT.unavailable : EXIT.refused,
+    );
   }
-  if (e instanceof TypeError || (e as { code?: string })?.code === "ConnectionRefused" || /fetch|connect|ECONNREFUSED/i.test(String((e as Error)?.message))) {
+  if (
+    e instanceof TypeError ||
+    (e as { code?: string })?.code === "ConnectionRefused" ||
+    /fetch|connect|ECONNREFUSED/i.test(String((e as Error)?.message))
+  ) {
     return new CliFailure(`cannot reach Tessera at ${url}: ${(e as Error).message}`, EXIT.unavailable);
   }
   return e;

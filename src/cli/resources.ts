@@ -22,7 +22,13 @@ interface ResourceSpec {
   body(args: Record<string, unknown>): Record<string, unknown>;
 }
 
-const list = (v: unknown) => (typeof v === "string" && v !== "" ? v.split(",").map((s) => s.trim()).filter(Boolean) : undefined);
+const list = (v: unknown) =>
+  typeof v === "string" && v !== ""
+    ? v
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : undefined;
 const str = { type: "string" } as const;
 
 const RESOURCES: Record<string, ResourceSpec> = {
@@ -39,7 +45,14 @@ const RESOURCES: Record<string, ResourceSpec> = {
       lastname: { ...str, description: "Last name" },
       purpose: { ...str, description: "user, internal or external_api" },
     },
-    body: (a) => ({ username: a.username, password: a.password, email_address: a.email, firstname: a.firstname, lastname: a.lastname, purpose: a.purpose }),
+    body: (a) => ({
+      username: a.username,
+      password: a.password,
+      email_address: a.email,
+      firstname: a.firstname,
+      lastname: a.lastname,
+      purpose: a.purpose,
+    }),
     needsOneOf: [
       { field: "username", flag: "--username" },
       { field: "email_address", flag: "--email" },
@@ -82,7 +95,13 @@ const RESOURCES: Record<string, ResourceSpec> = {
       description: { ...str, description: "Description" },
       shared: { type: "boolean", description: "Visible (read-only) from sub-tenants", default: false },
     },
-    body: (a) => ({ name: a.name, slug: a.slug, acl: list(a.acl), description: a.description, shared: a.shared || undefined }),
+    body: (a) => ({
+      name: a.name,
+      slug: a.slug,
+      acl: list(a.acl),
+      description: a.description,
+      shared: a.shared || undefined,
+    }),
     needsOneOf: [{ field: "name", flag: "--name" }],
   },
   "oidc-clients": {
@@ -92,10 +111,22 @@ const RESOURCES: Record<string, ResourceSpec> = {
     columns: ["client_id", "name", "client_type", "tenant_uuid", "redirect_uris"],
     createArgs: {
       name: { ...str, description: "Name shown on the login page", valueHint: "NAME" },
-      type: { ...str, description: "confidential (has a secret, shown once) or public (PKCE only)", default: "confidential" },
+      type: {
+        ...str,
+        description: "confidential (has a secret, shown once) or public (PKCE only)",
+        default: "confidential",
+      },
       "redirect-uris": { ...str, description: "Redirect URIs, comma-separated (matched exactly)", valueHint: "A,B" },
-      "post-logout-redirect-uris": { ...str, description: "Post-logout redirect URIs, comma-separated", valueHint: "A,B" },
-      "grant-types": { ...str, description: "Grant types, comma-separated (default authorization_code,refresh_token)", valueHint: "A,B" },
+      "post-logout-redirect-uris": {
+        ...str,
+        description: "Post-logout redirect URIs, comma-separated",
+        valueHint: "A,B",
+      },
+      "grant-types": {
+        ...str,
+        description: "Grant types, comma-separated (default authorization_code,refresh_token)",
+        valueHint: "A,B",
+      },
       "first-party": { type: "boolean", description: "A first-party client (no consent screen)", default: false },
     },
     body: (a) => ({
@@ -110,7 +141,6 @@ const RESOURCES: Record<string, ResourceSpec> = {
   },
 };
 
-
 function listCommand(name: string, spec: ResourceSpec): AnyCommand {
   return defineCommand({
     meta: { name: "list", description: `List ${name} (of the scoping tenant; --recurse for sub-tenants)` },
@@ -120,13 +150,21 @@ function listCommand(name: string, spec: ResourceSpec): AnyCommand {
       limit: { ...str, description: "At most this many (one page)", valueHint: "N" },
       offset: { ...str, description: "Skip this many", valueHint: "N" },
       recurse: { type: "boolean", description: "Include sub-tenants", default: false },
-      all: { type: "boolean", description: "Every record, fetched page by page (progress on a terminal)", default: false },
+      all: {
+        type: "boolean",
+        description: "Every record, fetched page by page (progress on a terminal)",
+        default: false,
+      },
     },
     async run({ args }) {
       const query = { search: args.search, recurse: args.recurse || undefined, limit: args.limit, offset: args.offset };
       await withClient(args, async (client) => {
         if (!args.all) {
-          const page = (await call(client, spec.ops.list, { params: { query } })) as { items: Record<string, unknown>[]; filtered?: number; total: number };
+          const page = (await call(client, spec.ops.list, { params: { query } })) as {
+            items: Record<string, unknown>[];
+            filtered?: number;
+            total: number;
+          };
           if (args.json) printJson(page);
           else {
             printTable(page.items, spec.columns);
@@ -135,9 +173,16 @@ function listCommand(name: string, spec: ResourceSpec): AnyCommand {
           return;
         }
         const items: unknown[] = [];
-        const first = (await call(client, spec.ops.list, { params: { query: { ...query, limit: 1 } } })) as { filtered?: number; total: number };
+        const first = (await call(client, spec.ops.list, { params: { query: { ...query, limit: 1 } } })) as {
+          filtered?: number;
+          total: number;
+        };
         const bar = progress(`fetching ${name}`, first.filtered ?? first.total);
-        for await (const item of client.paginate(spec.ops.list as never, { params: { query: { search: args.search, recurse: args.recurse || undefined } } } as never, 500)) {
+        for await (const item of client.paginate(
+          spec.ops.list as never,
+          { params: { query: { search: args.search, recurse: args.recurse || undefined } } } as never,
+          500,
+        )) {
           items.push(item);
           bar.tick();
         }
@@ -150,8 +195,19 @@ function listCommand(name: string, spec: ResourceSpec): AnyCommand {
 
 function oneCommand(action: "show" | "delete", name: string, spec: ResourceSpec): AnyCommand {
   return defineCommand({
-    meta: { name: action, description: action === "show" ? `Show one ${spec.singular}` : `Delete a ${spec.singular} (succeeds when already absent)` },
-    args: { id: { type: "positional", description: spec.param === "policy" ? "UUID or slug" : spec.param === "oidc_client_id" ? "client_id" : "UUID", required: true }, ...remoteArgs },
+    meta: {
+      name: action,
+      description:
+        action === "show" ? `Show one ${spec.singular}` : `Delete a ${spec.singular} (succeeds when already absent)`,
+    },
+    args: {
+      id: {
+        type: "positional",
+        description: spec.param === "policy" ? "UUID or slug" : spec.param === "oidc_client_id" ? "client_id" : "UUID",
+        required: true,
+      },
+      ...remoteArgs,
+    },
     async run({ args }) {
       await withClient(args, async (client) => {
         const result = await call(client, spec.ops[action], { params: { path: { [spec.param]: args.id } } });
@@ -165,7 +221,11 @@ function oneCommand(action: "show" | "delete", name: string, spec: ResourceSpec)
 function createCommand(name: string, spec: ResourceSpec): AnyCommand {
   return defineCommand({
     meta: { name: "create", description: `Create a ${spec.singular} in the scoping tenant` },
-    args: { ...spec.createArgs, data: { ...str, description: "Extra fields as a JSON object (merged under the flags)", valueHint: "JSON" }, ...remoteArgs },
+    args: {
+      ...spec.createArgs,
+      data: { ...str, description: "Extra fields as a JSON object (merged under the flags)", valueHint: "JSON" },
+      ...remoteArgs,
+    },
     async run({ args }) {
       let extra: Record<string, unknown> = {};
       if (args.data) {
@@ -179,7 +239,10 @@ function createCommand(name: string, spec: ResourceSpec): AnyCommand {
       const body = { ...extra, ...fromFlags };
       if (!spec.needsOneOf.some(({ field }) => body[field] != null)) {
         const flags = spec.needsOneOf.map((n) => n.flag).join(" or ");
-        throw new CliFailure(`tessera ${name} create: nothing says which ${spec.singular} to create: give ${flags} (see --help)`, EXIT.usage);
+        throw new CliFailure(
+          `tessera ${name} create: nothing says which ${spec.singular} to create: give ${flags} (see --help)`,
+          EXIT.usage,
+        );
       }
       await withClient(args, async (client) => output(args, await call(client, spec.ops.create, { body })));
     },
@@ -188,12 +251,26 @@ function createCommand(name: string, spec: ResourceSpec): AnyCommand {
 
 function aclCommand(action: "add" | "remove"): AnyCommand {
   return defineCommand({
-    meta: { name: `${action}-acl`, description: `${action === "add" ? "Add an ACL entry to" : "Remove an ACL entry from"} a policy` },
-    args: { policy: { type: "positional", description: "Policy UUID or slug", required: true }, access: { type: "positional", description: "The ACL entry (e.g. confd.users.read)", required: true }, ...remoteArgs },
+    meta: {
+      name: `${action}-acl`,
+      description: `${action === "add" ? "Add an ACL entry to" : "Remove an ACL entry from"} a policy`,
+    },
+    args: {
+      policy: { type: "positional", description: "Policy UUID or slug", required: true },
+      access: { type: "positional", description: "The ACL entry (e.g. confd.users.read)", required: true },
+      ...remoteArgs,
+    },
     async run({ args }) {
       await withClient(args, async (client) => {
-        await call(client, action === "add" ? "addPolicyAcl" : "removePolicyAcl", { params: { path: { policy: args.policy, access: args.access } } });
-        output(args, args.json ? { policy: args.policy, access: args.access, action } : `${action === "add" ? "added" : "removed"} ${args.access}`);
+        await call(client, action === "add" ? "addPolicyAcl" : "removePolicyAcl", {
+          params: { path: { policy: args.policy, access: args.access } },
+        });
+        output(
+          args,
+          args.json
+            ? { policy: args.policy, access: args.access, action }
+            : `${action === "add" ? "added" : "removed"} ${args.access}`,
+        );
       });
     },
   });
@@ -201,7 +278,10 @@ function aclCommand(action: "add" | "remove"): AnyCommand {
 
 /** `tessera users unlock UUID`: forgets the user's failed logins (docs/security.md "Login throttling"). */
 const unlockCommand: AnyCommand = defineCommand({
-  meta: { name: "unlock", description: "Forget a user's failed logins, lifting the locks on its login names (address locks stay)" },
+  meta: {
+    name: "unlock",
+    description: "Forget a user's failed logins, lifting the locks on its login names (address locks stay)",
+  },
   args: { id: { type: "positional", description: "User UUID", required: true }, ...remoteArgs },
   async run({ args }) {
     await withClient(args, async (client) => {
@@ -220,7 +300,8 @@ export const resourceCommands: Record<string, AnyCommand> = Object.fromEntries(
       delete: oneCommand("delete", name, spec),
     };
     if (name === "users") subCommands.mfa = usersMfaCommand;
-    if (name === "policies") Object.assign(subCommands, { "add-acl": aclCommand("add"), "remove-acl": aclCommand("remove") });
+    if (name === "policies")
+      Object.assign(subCommands, { "add-acl": aclCommand("add"), "remove-acl": aclCommand("remove") });
     if (name === "users") Object.assign(subCommands, { unlock: unlockCommand, collisions: usersCollisionsCommand });
     Object.assign(subCommands, relationCommands[name] ?? {});
     return [name, defineCommand({ meta: { name, description: `Administer ${name}` }, subCommands })];

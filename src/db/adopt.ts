@@ -71,41 +71,60 @@ async function rows<T>(tx: Tx | Db, query: ReturnType<typeof sql>): Promise<T[]>
 /** Adopts a wazo-auth database if there is one, then applies the pending migrations. Idempotent. */
 export async function prepareSchema(db: Db, migrationsFolder: string): Promise<{ adopted: string | null }> {
   const migrations = readMigrationFiles({ migrationsFolder });
-  const journal = JSON.parse(readFileSync(join(migrationsFolder, "meta", "_journal.json"), "utf8")) as { entries: Array<{ tag: string; when: number }> };
-  const result = await (db as unknown as { transaction<T>(f: (tx: Tx) => Promise<T>): Promise<T> }).transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(${LOCK_KEY})`);
-    const revision = await wazoRevision(tx);
-    await tx.execute(sql.raw(`CREATE SCHEMA IF NOT EXISTS "drizzle"`));
-    await tx.execute(sql.raw(`CREATE TABLE IF NOT EXISTS ${JOURNAL} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`));
-    let applied = await rows<{ created_at: string | number }>(tx, sql.raw(`select created_at from ${JOURNAL} order by created_at desc limit 1`));
-    let adopted: string | null = null;
-    if (revision && !applied.length) {
-      await adopt(tx, migrationsFolder, revision);
-      const covered = new Set(KNOWN_WAZO_REVISIONS[revision]!.coversMigrations);
-      for (const [i, entry] of journal.entries.entries()) { // readMigrationFiles keeps the journal's order
-        if (!covered.has(entry.tag)) continue;
-        await tx.execute(sql`insert into "drizzle"."__drizzle_migrations" ("hash", "created_at") values (${migrations[i]!.hash}, ${entry.when})`);
+  const journal = JSON.parse(readFileSync(join(migrationsFolder, "meta", "_journal.json"), "utf8")) as {
+    entries: Array<{ tag: string; when: number }>;
+  };
+  const result = await (db as unknown as { transaction<T>(f: (tx: Tx) => Promise<T>): Promise<T> }).transaction(
+    async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(${LOCK_KEY})`);
+      const revision = await wazoRevision(tx);
+      await tx.execute(sql.raw(`CREATE SCHEMA IF NOT EXISTS "drizzle"`));
+      await tx.execute(
+        sql.raw(`CREATE TABLE IF NOT EXISTS ${JOURNAL} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`),
+      );
+      let applied = await rows<{ created_at: string | number }>(
+        tx,
+        sql.raw(`select created_at from ${JOURNAL} order by created_at desc limit 1`),
+      );
+      let adopted: string | null = null;
+      if (revision && !applied.length) {
+        await adopt(tx, migrationsFolder, revision);
+        const covered = new Set(KNOWN_WAZO_REVISIONS[revision]!.coversMigrations);
+        for (const [i, entry] of journal.entries.entries()) {
+          // readMigrationFiles keeps the journal's order
+          if (!covered.has(entry.tag)) continue;
+          await tx.execute(
+            sql`insert into "drizzle"."__drizzle_migrations" ("hash", "created_at") values (${migrations[i]!.hash}, ${entry.when})`,
+          );
+        }
+        applied = await rows(tx, sql.raw(`select created_at from ${JOURNAL} order by created_at desc limit 1`));
+        adopted = revision;
       }
-      applied = await rows(tx, sql.raw(`select created_at from ${JOURNAL} order by created_at desc limit 1`));
-      adopted = revision;
-    }
-    const last = applied[0] ? Number(applied[0].created_at) : null;
-    for (const migration of migrations) {
-      if (last !== null && migration.folderMillis <= last) continue;
-      for (const statement of migration.sql) await tx.execute(sql.raw(statement));
-      await tx.execute(sql`insert into "drizzle"."__drizzle_migrations" ("hash", "created_at") values (${migration.hash}, ${migration.folderMillis})`);
-    }
-    return { adopted };
-  });
+      const last = applied[0] ? Number(applied[0].created_at) : null;
+      for (const migration of migrations) {
+        if (last !== null && migration.folderMillis <= last) continue;
+        for (const statement of migration.sql) await tx.execute(sql.raw(statement));
+        await tx.execute(
+          sql`insert into "drizzle"."__drizzle_migrations" ("hash", "created_at") values (${migration.hash}, ${migration.folderMillis})`,
+        );
+      }
+      return { adopted };
+    },
+  );
   if (result.adopted) adoptions.set(db, result.adopted);
   return result;
 }
 
 /** The wazo-auth revision of this database, null when it is not wazo-auth's; unknown → refused. */
 async function wazoRevision(tx: Tx): Promise<string | null> {
-  const [present] = await rows<{ t: string | null }>(tx, sql`select to_regclass('public.alembic_version_auth')::text as t`);
+  const [present] = await rows<{ t: string | null }>(
+    tx,
+    sql`select to_regclass('public.alembic_version_auth')::text as t`,
+  );
   if (!present?.t) return null;
-  const versions = (await rows<{ version_num: string }>(tx, sql.raw(`select version_num from "alembic_version_auth"`))).map((r) => r.version_num);
+  const versions = (
+    await rows<{ version_num: string }>(tx, sql.raw(`select version_num from "alembic_version_auth"`))
+  ).map((r) => r.version_num);
   const unknown = versions.filter((v) => !KNOWN_WAZO_REVISIONS[v]);
   if (versions.length !== 1 || unknown.length) {
     const named = versions.length ? versions.join(", ") : "(none)";
@@ -120,7 +139,9 @@ async function adopt(tx: Tx, migrationsFolder: string, revision: string): Promis
   for (const statement of ADDITIONS) await tx.execute(sql.raw(statement));
   const missing = await baselineDiff(tx, migrationsFolder);
   if (missing.length) {
-    throw new SchemaAdoptionError(`the wazo-auth database (revision ${revision}) lacks ${missing.join(", ")} that Tessera needs. Nothing was changed.`);
+    throw new SchemaAdoptionError(
+      `the wazo-auth database (revision ${revision}) lacks ${missing.join(", ")} that Tessera needs. Nothing was changed.`,
+    );
   }
 }
 
@@ -130,7 +151,10 @@ async function adopt(tx: Tx, migrationsFolder: string, revision: string): Promis
  * compared through information_schema. Lengths and defaults may differ (wazo-auth's own).
  */
 async function baselineDiff(tx: Tx, migrationsFolder: string): Promise<string[]> {
-  const baseline = readFileSync(join(migrationsFolder, "0000_baseline.sql"), "utf8").replaceAll(`"public".`, `"${CHECK_SCHEMA}".`);
+  const baseline = readFileSync(join(migrationsFolder, "0000_baseline.sql"), "utf8").replaceAll(
+    `"public".`,
+    `"${CHECK_SCHEMA}".`,
+  );
   await tx.execute(sql.raw(`CREATE SCHEMA "${CHECK_SCHEMA}"`));
   await tx.execute(sql.raw(`SET LOCAL search_path TO "${CHECK_SCHEMA}"`));
   for (const statement of baseline.split("--> statement-breakpoint")) await tx.execute(sql.raw(statement));
@@ -145,7 +169,11 @@ async function baselineDiff(tx: Tx, migrationsFolder: string): Promise<string[]>
         order by 1, 2`,
   );
   await tx.execute(sql.raw(`DROP SCHEMA "${CHECK_SCHEMA}" CASCADE`));
-  return diff.map((d) => (d.actual ? `${d.table_name}.${d.column_name} as ${d.wanted} (it is ${d.actual})` : `${d.table_name}.${d.column_name}`));
+  return diff.map((d) =>
+    d.actual
+      ? `${d.table_name}.${d.column_name} as ${d.wanted} (it is ${d.actual})`
+      : `${d.table_name}.${d.column_name}`,
+  );
 }
 
 /** Strings are strings to Tessera: wazo-auth's varchar where the baseline says text, its xml SAML metadata. */

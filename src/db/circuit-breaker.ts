@@ -32,7 +32,10 @@ export class ConnectBreaker {
 
   /** The error of a statement refused while open, naming the last refusal (logged as the cause). */
   error(): DatabaseUnavailableError {
-    return new DatabaseUnavailableError({ code: "CIRCUIT_OPEN", message: `PostgreSQL refuses connections (${this.lastRefusal}); probing every ${PROBE_MS} ms` });
+    return new DatabaseUnavailableError({
+      code: "CIRCUIT_OPEN",
+      message: `PostgreSQL refuses connections (${this.lastRefusal}); probing every ${PROBE_MS} ms`,
+    });
   }
 
   refused(e: NodeJS.ErrnoException): void {

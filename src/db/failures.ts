@@ -7,10 +7,25 @@ import { sanitizeMessage } from "../log.ts";
 
 /** Node/Bun socket and file-system codes, and postgres.js's own connection codes. */
 const UNAVAILABLE_CODES = new Set([
-  "ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN",
-  "ENOSPC", "EDQUOT", "EROFS", "EIO",
-  "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT",
-  "DATABASE_TIMEOUT", "CIRCUIT_OPEN",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ENOSPC",
+  "EDQUOT",
+  "EROFS",
+  "EIO",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "DATABASE_TIMEOUT",
+  "CIRCUIT_OPEN",
 ]);
 
 /**
@@ -31,7 +46,8 @@ function unavailableSqlState(code: string): boolean {
 const READ_ONLY_SQL_TRANSACTION = "25006";
 
 /** Text that betrays a full disk or a broken database even without a code (PGlite, file systems). */
-const UNAVAILABLE_TEXT = /no space left on device|disk full|ENOSPC|read-only file system|PGlite is closed|PGlite failed to initialize|database system is (shutting down|starting up|in recovery)/i;
+const UNAVAILABLE_TEXT =
+  /no space left on device|disk full|ENOSPC|read-only file system|PGlite is closed|PGlite failed to initialize|database system is (shutting down|starting up|in recovery)/i;
 
 export interface FailureCause {
   code: string | null;
@@ -58,12 +74,20 @@ function chain(err: unknown): unknown[] {
 }
 
 /** PGlite's file system (Emscripten) throws `ErrnoError {errno}` with its own numbering. */
-const EMSCRIPTEN_ERRNO: Record<number, string> = { 2: "EACCES", 19: "EDQUOT", 29: "EIO", 44: "ENOENT", 51: "ENOSPC", 69: "EROFS" };
+const EMSCRIPTEN_ERRNO: Record<number, string> = {
+  2: "EACCES",
+  19: "EDQUOT",
+  29: "EIO",
+  44: "ENOENT",
+  51: "ENOSPC",
+  69: "EROFS",
+};
 
 const codeOf = (e: unknown): string | null => {
   const err = e as { code?: unknown; name?: unknown; errno?: unknown } | null;
   if (typeof err?.code === "string") return err.code;
-  if (err?.name === "ErrnoError" && typeof err.errno === "number") return EMSCRIPTEN_ERRNO[err.errno] ?? `errno ${err.errno}`;
+  if (err?.name === "ErrnoError" && typeof err.errno === "number")
+    return EMSCRIPTEN_ERRNO[err.errno] ?? `errno ${err.errno}`;
   return null;
 };
 

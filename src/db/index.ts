@@ -71,7 +71,13 @@ export async function bounded(probe: () => Promise<unknown>, ms: number): Promis
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
-    return await Promise.race([probe().then(() => true, () => false), timeout]);
+    return await Promise.race([
+      probe().then(
+        () => true,
+        () => false,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -97,7 +103,10 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
   const timeoutMs = Math.round(timeoutSeconds * 1000);
   const target = postgres(url).options as unknown as { path?: string | false; host: string[]; port: number[] };
   // The breaker probes one TCP address: not for a Unix socket or a list of hosts (postgres.js's fallback between them).
-  const breaker = !target.path && target.host.length === 1 ? new ConnectBreaker(target.host[0]!, target.port[0] ?? 5432, timeoutMs) : null;
+  const breaker =
+    !target.path && target.host.length === 1
+      ? new ConnectBreaker(target.host[0]!, target.port[0] ?? 5432, timeoutMs)
+      : null;
   const client = postgres(url, {
     max: poolSize,
     ...sessionAttrs(url),
@@ -130,10 +139,13 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
     const options = listenSql()?.options;
     if (options && !(options.onclose as { wrapped?: boolean } | undefined)?.wrapped) {
       const original = options.onclose;
-      const wrapped = Object.assign((...args: unknown[]) => {
-        health.connectionLost();
-        original?.(...args);
-      }, { wrapped: true });
+      const wrapped = Object.assign(
+        (...args: unknown[]) => {
+          health.connectionLost();
+          original?.(...args);
+        },
+        { wrapped: true },
+      );
       options.onclose = wrapped;
     }
     return sub;
@@ -142,16 +154,19 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
     if (payload === me) health.heard();
   });
   let beating = false;
-  const heartbeat = setInterval(() => {
-    health.checkSilence(timeoutMs);
-    const sql = listenSql();
-    if (beating || !sql) return;
-    beating = true;
-    sql`select pg_notify(${HEARTBEAT_CHANNEL}, ${me}), pg_backend_pid() as pid`
-      .then((rows) => (listenerPid = Number(rows[0]?.pid) || null))
-      .catch(() => {})
-      .finally(() => (beating = false));
-  }, Math.min(1000, Math.round(timeoutMs / 3)));
+  const heartbeat = setInterval(
+    () => {
+      health.checkSilence(timeoutMs);
+      const sql = listenSql();
+      if (beating || !sql) return;
+      beating = true;
+      sql`select pg_notify(${HEARTBEAT_CHANNEL}, ${me}), pg_backend_pid() as pid`
+        .then((rows) => (listenerPid = Number(rows[0]?.pid) || null))
+        .catch(() => {})
+        .finally(() => (beating = false));
+    },
+    Math.min(1000, Math.round(timeoutMs / 3)),
+  );
   heartbeat.unref?.();
   return {
     db,
@@ -219,7 +234,12 @@ async function openPglite(dataDir: string, template: Blob | undefined, watchdogS
 async function carriedModules(): Promise<CarriedModules | undefined> {
   const carried = embedded?.pglite;
   if (!carried) return undefined;
-  return { wasm: carried.wasm, initdbWasm: carried.initdbWasm, fsBundle: await carried.fsBundle.arrayBuffer(), pgTrgmBundle: await carried.pgTrgmBundle.arrayBuffer() };
+  return {
+    wasm: carried.wasm,
+    initdbWasm: carried.initdbWasm,
+    fsBundle: await carried.fsBundle.arrayBuffer(),
+    pgTrgmBundle: await carried.pgTrgmBundle.arrayBuffer(),
+  };
 }
 
 /**
@@ -243,7 +263,9 @@ export function explainOpenFailure(e: unknown, dataDir: string): Error {
   if (failure?.code === "ENOSPC" || /no space left/i.test(message) || (free !== null && free < 16 * 1024 * 1024)) {
     // The code travels with the explanation (logged as the cause's code), the engine's text only if it has any.
     const explained = `no space left on the device of ${dataDir} (${free === null ? "unknown" : `${Math.floor(free / 1024)} KiB`} free)`;
-    return Object.assign(new Error(message ? `${explained}: ${message}` : explained), { code: failure?.code ?? "ENOSPC" });
+    return Object.assign(new Error(message ? `${explained}: ${message}` : explained), {
+      code: failure?.code ?? "ENOSPC",
+    });
   }
   return e instanceof Error ? e : new Error(message);
 }

@@ -37,11 +37,20 @@ export async function listPage<T extends PgTable, Extra extends Record<string, u
   const narrowed = where !== base;
   const countOf = (w: SQL | undefined) => sql<number>`(select count(*)::int from ${from} where ${w ?? sql`true`})`;
   const total = opts.total ?? countOf(base);
-  const countColumns = (t: SQL, f: SQL) => ({ total: sql<number>`${t}`.mapWith(Number).as("tessera_page_total"), filtered: sql<number>`${f}`.mapWith(Number).as("tessera_page_filtered") });
+  const countColumns = (t: SQL, f: SQL) => ({
+    total: sql<number>`${t}`.mapWith(Number).as("tessera_page_total"),
+    filtered: sql<number>`${f}`.mapWith(Number).as("tessera_page_filtered"),
+  });
   let query;
   if (!narrowed) {
     // The whole base: `filtered` is `total`, and the planner walks an index in the page's order.
-    query = db.select({ row: from, ...countColumns(total, sql`0`) } as never).from(from).where(where).orderBy(...orderBy).offset(params.offset).$dynamic();
+    query = db
+      .select({ row: from, ...countColumns(total, sql`0`) } as never)
+      .from(from)
+      .where(where)
+      .orderBy(...orderBy)
+      .offset(params.offset)
+      .$dynamic();
   } else {
     // Every match must be counted, so the matches are gathered first, planned without the page's
     // order and limit (a search then combines its trigram indexes in one bitmap, where an ordered
@@ -50,12 +59,23 @@ export async function listPage<T extends PgTable, Extra extends Record<string, u
     const name = getTableName(from);
     const totalCte = db.$with("tessera_total", { n: sql<number>`n` }).as(sql`select ${total} as n`);
     const matches = db.$with(name, {}).as(sql`select * from ${from} where ${where}`);
-    const selection = { row: from, ...countColumns(sql`(select n from tessera_total)`, sql`(select count(*)::int from ${sql.identifier(name)})`) };
-    query = db.with(totalCte, matches).select(selection as never).from(from).orderBy(...orderBy).offset(params.offset).$dynamic();
+    const selection = {
+      row: from,
+      ...countColumns(sql`(select n from tessera_total)`, sql`(select count(*)::int from ${sql.identifier(name)})`),
+    };
+    query = db
+      .with(totalCte, matches)
+      .select(selection as never)
+      .from(from)
+      .orderBy(...orderBy)
+      .offset(params.offset)
+      .$dynamic();
   }
   if (params.limit !== undefined) query = query.limit(params.limit);
   type Fetched = { row: T["$inferSelect"]; total: number; filtered: number } & Record<string, unknown>;
-  const rows = opts.fields ? await withFields(db, from, query.getSQL(), orderBy, opts.fields) : ((await query) as unknown as Fetched[]);
+  const rows = opts.fields
+    ? await withFields(db, from, query.getSQL(), orderBy, opts.fields)
+    : ((await query) as unknown as Fetched[]);
   const first = rows[0];
   if (first) {
     const extraKeys = Object.keys(opts.fields ?? {});
@@ -66,7 +86,9 @@ export async function listPage<T extends PgTable, Extra extends Record<string, u
     });
     return { rows: withExtras, total: first.total, filtered: narrowed ? first.filtered : first.total };
   }
-  const [counts] = await db.select({ total: sql<number>`${total}`.mapWith(Number), filtered: sql<number>`${countOf(where)}`.mapWith(Number) }).from(sql`(select 1) as one`);
+  const [counts] = await db
+    .select({ total: sql<number>`${total}`.mapWith(Number), filtered: sql<number>`${countOf(where)}`.mapWith(Number) })
+    .from(sql`(select 1) as one`);
   return { rows: [], total: counts?.total ?? 0, filtered: counts?.filtered ?? 0 };
 }
 
@@ -77,8 +99,14 @@ export async function listPage<T extends PgTable, Extra extends Record<string, u
  */
 async function withFields(db: DbOrTx, from: PgTable, page: SQL, orderBy: SQL[], fields: Record<string, SQL>) {
   const name = sql.identifier(getTableName(from));
-  const extras = sql.join(Object.entries(fields).map(([key, field]) => sql`${field} as ${sql.identifier(key)}`), sql`, `);
-  const raw = await execRows<Record<string, unknown>>(db, sql`select ${extras}, ${name}.* from (${page}) as ${name} order by ${sql.join(orderBy, sql`, `)}`);
+  const extras = sql.join(
+    Object.entries(fields).map(([key, field]) => sql`${field} as ${sql.identifier(key)}`),
+    sql`, `,
+  );
+  const raw = await execRows<Record<string, unknown>>(
+    db,
+    sql`select ${extras}, ${name}.* from (${page}) as ${name} order by ${sql.join(orderBy, sql`, `)}`,
+  );
   const columns = Object.entries(getTableColumns(from));
   return raw.map((r) => {
     const row: Record<string, unknown> = {};
@@ -86,7 +114,11 @@ async function withFields(db: DbOrTx, from: PgTable, page: SQL, orderBy: SQL[], 
       const value = r[column.name];
       row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
     }
-    const out: Record<string, unknown> = { row, total: Number(r.tessera_page_total), filtered: Number(r.tessera_page_filtered) };
+    const out: Record<string, unknown> = {
+      row,
+      total: Number(r.tessera_page_total),
+      filtered: Number(r.tessera_page_filtered),
+    };
     for (const key of Object.keys(fields)) out[key] = r[key];
     return out as { row: never; total: number; filtered: number } & Record<string, unknown>;
   });

@@ -8,7 +8,13 @@
 // PGlite open beside it), and every statement ran on the event loop, so the token check waited
 // behind logins and list pages. On its own thread, PGlite's garbage and its work stay there; a
 // statement costs one message each way (~50 µs).
-import { deserializeError, type CarriedModules, type SerializedError, type ThreadReply, type ThreadRequest } from "./pglite-protocol.ts";
+import {
+  deserializeError,
+  type CarriedModules,
+  type SerializedError,
+  type ThreadReply,
+  type ThreadRequest,
+} from "./pglite-protocol.ts";
 
 /** Bun's Worker: a web Worker that can stop keeping the process alive. */
 type Thread = Worker & { ref(): void; unref(): void };
@@ -36,7 +42,10 @@ interface QueryOptions {
 /** What a query needs of its options on the other thread. */
 function sentOptions(options?: QueryOptions): { rowMode?: "array" | "object"; keepText?: number[] } {
   if (!options) return {};
-  return { rowMode: options.rowMode, ...(options.parsers ? { keepText: Object.keys(options.parsers).map(Number) } : {}) };
+  return {
+    rowMode: options.rowMode,
+    ...(options.parsers ? { keepText: Object.keys(options.parsers).map(Number) } : {}),
+  };
 }
 
 export interface PgliteTransaction {
@@ -57,7 +66,8 @@ export class PgliteThreadClient {
     thread.onmessage = (event: MessageEvent<ThreadReply>) => this.receive(event.data);
     // A thread that dies (out of memory, an abort of the engine) fails everything waiting, and every
     // later request: "PGlite is closed" is classified as the database being unavailable (503).
-    thread.onerror = (event) => this.lost(`PGlite is closed: its thread stopped (${(event as ErrorEvent).message ?? "error"})`);
+    thread.onerror = (event) =>
+      this.lost(`PGlite is closed: its thread stopped (${(event as ErrorEvent).message ?? "error"})`);
     thread.addEventListener("close", () => this.lost("PGlite is closed: its thread stopped"));
   }
 
@@ -67,7 +77,10 @@ export class PgliteThreadClient {
   }
 
   /** Starts the thread and opens `dataDir` there (`memory://` for a throw-away database). */
-  static async open(dataDir: string, options: { template?: Blob; modules?: CarriedModules } = {}): Promise<PgliteThreadClient> {
+  static async open(
+    dataDir: string,
+    options: { template?: Blob; modules?: CarriedModules } = {},
+  ): Promise<PgliteThreadClient> {
     const client = new PgliteThreadClient(new Worker(new URL("./pglite-thread.ts", import.meta.url).href) as Thread);
     try {
       await client.send({ op: "open", dataDir, ...options });
@@ -78,7 +91,11 @@ export class PgliteThreadClient {
     return client;
   }
 
-  query<T = Record<string, unknown>>(text: string, params?: unknown[], options?: QueryOptions): Promise<QueryResult<T>> {
+  query<T = Record<string, unknown>>(
+    text: string,
+    params?: unknown[],
+    options?: QueryOptions,
+  ): Promise<QueryResult<T>> {
     return this.send({ op: "query", text, params, ...sentOptions(options) }) as Promise<QueryResult<T>>;
   }
 
@@ -92,7 +109,9 @@ export class PgliteThreadClient {
     let closed = false;
     const tx: PgliteTransaction = {
       query: <R>(text: string, params?: unknown[], options?: QueryOptions) =>
-        closed ? Promise.reject(new Error("the transaction has ended")) : (this.send({ op: "query", text, params, tx: id, ...sentOptions(options) }) as Promise<QueryResult<R>>),
+        closed
+          ? Promise.reject(new Error("the transaction has ended"))
+          : (this.send({ op: "query", text, params, tx: id, ...sentOptions(options) }) as Promise<QueryResult<R>>),
       get closed() {
         return closed;
       },
@@ -134,17 +153,25 @@ export class PgliteThreadClient {
    */
   watch(deadlineMs: number): void {
     let sentAt: number | null = null;
-    const timer = setInterval(() => {
-      if (this.gone) return clearInterval(timer);
-      if (sentAt === null) {
-        sentAt = performance.now();
-        this.query("select 1").then(() => (sentAt = null), () => {});
-      } else if (performance.now() - sentAt > deadlineMs) {
-        clearInterval(timer);
-        this.lost(`PGlite is closed: its thread stopped answering (no heartbeat answer within ${deadlineMs / 1000} s)`);
-        this.thread.terminate();
-      }
-    }, Math.max(50, Math.min(5000, Math.round(deadlineMs / 3))));
+    const timer = setInterval(
+      () => {
+        if (this.gone) return clearInterval(timer);
+        if (sentAt === null) {
+          sentAt = performance.now();
+          this.query("select 1").then(
+            () => (sentAt = null),
+            () => {},
+          );
+        } else if (performance.now() - sentAt > deadlineMs) {
+          clearInterval(timer);
+          this.lost(
+            `PGlite is closed: its thread stopped answering (no heartbeat answer within ${deadlineMs / 1000} s)`,
+          );
+          this.thread.terminate();
+        }
+      },
+      Math.max(50, Math.min(5000, Math.round(deadlineMs / 3))),
+    );
     timer.unref?.();
   }
 

@@ -25,7 +25,15 @@ export interface CarriedModules {
 
 export type ThreadRequest =
   | { id: number; op: "open"; dataDir: string; template?: Blob; modules?: CarriedModules }
-  | { id: number; op: "query"; text: string; params?: unknown[]; rowMode?: "array" | "object"; keepText?: number[]; tx?: number }
+  | {
+      id: number;
+      op: "query";
+      text: string;
+      params?: unknown[];
+      rowMode?: "array" | "object";
+      keepText?: number[];
+      tx?: number;
+    }
   | { id: number; op: "begin" }
   | { id: number; op: "end"; tx: number; commit: boolean }
   | { id: number; op: "listen"; channel: string }
@@ -41,7 +49,10 @@ export type SerializedError = Record<string, unknown> & { name: string; message:
 
 export function serializeError(e: unknown): SerializedError {
   if (!(e instanceof Error) && (typeof e !== "object" || e === null)) return { name: "Error", message: String(e) };
-  const out: SerializedError = { name: String((e as Error).name ?? "Error"), message: String((e as Error).message ?? "") };
+  const out: SerializedError = {
+    name: String((e as Error).name ?? "Error"),
+    message: String((e as Error).message ?? ""),
+  };
   for (const [key, value] of Object.entries(e)) {
     if (value === null || ["string", "number", "boolean"].includes(typeof value)) out[key] = value;
   }

@@ -37,7 +37,9 @@ function pgliteVersion(): string {
 export function templateDir(): string {
   if (process.env.TESSERA_PGLITE_TEMPLATE) return process.env.TESSERA_PGLITE_TEMPLATE;
   const modules = join(projectRoot, "node_modules");
-  const cache = existsSync(modules) ? join(modules, ".cache", "tessera") : join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "tessera");
+  const cache = existsSync(modules)
+    ? join(modules, ".cache", "tessera")
+    : join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "tessera");
   return join(cache, `pglite-${pgliteVersion()}`);
 }
 

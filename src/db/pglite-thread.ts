@@ -5,7 +5,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { PGLITE_EXTENSIONS, PGLITE_SETTINGS, serializeError, type ThreadReply, type ThreadRequest } from "./pglite-protocol.ts";
+import {
+  PGLITE_EXTENSIONS,
+  PGLITE_SETTINGS,
+  serializeError,
+  type ThreadReply,
+  type ThreadRequest,
+} from "./pglite-protocol.ts";
 
 let db: PGlite | null = null;
 
@@ -42,13 +48,24 @@ async function open(request: Extract<ThreadRequest, { op: "open" }>): Promise<vo
     trgmDir = mkdtempSync(join(tmpdir(), "tessera-pg_trgm-"));
     const file = join(trgmDir, "pg_trgm.tar.gz");
     writeFileSync(file, new Uint8Array(carried.pgTrgmBundle));
-    extensions = { pg_trgm: { name: "pg_trgm", setup: async () => ({ bundlePath: pathToFileURL(file) }) } as unknown as typeof PGLITE_EXTENSIONS.pg_trgm };
+    extensions = {
+      pg_trgm: {
+        name: "pg_trgm",
+        setup: async () => ({ bundlePath: pathToFileURL(file) }),
+      } as unknown as typeof PGLITE_EXTENSIONS.pg_trgm,
+    };
   }
   try {
     db = await PGlite.create(request.dataDir, {
       extensions,
       startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS],
-      ...(carried ? { pgliteWasmModule: carried.wasm, initdbWasmModule: carried.initdbWasm, fsBundle: new Blob([carried.fsBundle]) } : {}),
+      ...(carried
+        ? {
+            pgliteWasmModule: carried.wasm,
+            initdbWasmModule: carried.initdbWasm,
+            fsBundle: new Blob([carried.fsBundle]),
+          }
+        : {}),
       ...(request.template ? { loadDataDir: request.template } : {}),
     });
   } finally {
@@ -64,7 +81,9 @@ function begin(id: number, database: PGlite): Promise<void> {
     const run = database.transaction((tx) => {
       entry.tx = tx;
       begun();
-      return new Promise<void>((commit, rollBack) => (entry.end = (ok) => (ok ? commit() : rollBack(new RolledBack()))));
+      return new Promise<void>(
+        (commit, rollBack) => (entry.end = (ok) => (ok ? commit() : rollBack(new RolledBack()))),
+      );
     });
     run.catch(failed); // a failure to begin (after begun, this does nothing)
     entry.done = run
@@ -83,7 +102,10 @@ async function handle(request: ThreadRequest): Promise<unknown> {
     case "query": {
       const target = request.tx === undefined ? db : transactions.get(request.tx)?.tx;
       if (!target) throw new Error("the transaction has ended");
-      return target.query(request.text, request.params, { rowMode: request.rowMode, parsers: parsersFor(request.keepText) });
+      return target.query(request.text, request.params, {
+        rowMode: request.rowMode,
+        parsers: parsersFor(request.keepText),
+      });
     }
     case "begin":
       return begin(request.id, db);
@@ -94,7 +116,11 @@ async function handle(request: ThreadRequest): Promise<unknown> {
       return entry.done;
     }
     case "listen":
-      if (!unlisten.has(request.channel)) unlisten.set(request.channel, await db.listen(request.channel, (payload) => post({ notify: request.channel, payload })));
+      if (!unlisten.has(request.channel))
+        unlisten.set(
+          request.channel,
+          await db.listen(request.channel, (payload) => post({ notify: request.channel, payload })),
+        );
       return undefined;
     case "unlisten": {
       const stop = unlisten.get(request.channel);

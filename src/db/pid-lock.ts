@@ -78,7 +78,9 @@ export function lockDataDir(dataDir: string): { release(): void } {
     }
     const holder = existsSync(path) ? parseHolder(readFileSync(path, "utf8")) : null;
     if (holder && holderRuns(holder)) {
-      throw new Error(`the embedded database in ${dataDir} is in use by process ${holder.pid}; stop it first (or use PostgreSQL with DATABASE_URL)`);
+      throw new Error(
+        `the embedded database in ${dataDir} is in use by process ${holder.pid}; stop it first (or use PostgreSQL with DATABASE_URL)`,
+      );
     }
     rmSync(path, { force: true }); // stale: its process is gone
   }

@@ -58,8 +58,17 @@ const unquote = (name: string) => name.replace(/^public\./, "").replace(/^"(.*)"
 export async function copyPlan(readSource: Reader, readTarget: Reader): Promise<CopyPlan> {
   const sourceColumns = JSON.parse(await readSource(COLUMNS)) as ColumnInfo[];
   const targetColumns = JSON.parse(await readTarget(COLUMNS)) as ColumnInfo[];
-  const primaryKeys = new Map((JSON.parse(await readTarget(PRIMARY_KEYS)) as Array<{ table: string; columns: string[] }>).map((p) => [unquote(p.table), p.columns]));
-  const foreignKeys = (JSON.parse(await readTarget(FOREIGN_KEYS)) as ForeignKey[]).map((f) => ({ ...f, table: unquote(f.table), ref: unquote(f.ref) }));
+  const primaryKeys = new Map(
+    (JSON.parse(await readTarget(PRIMARY_KEYS)) as Array<{ table: string; columns: string[] }>).map((p) => [
+      unquote(p.table),
+      p.columns,
+    ]),
+  );
+  const foreignKeys = (JSON.parse(await readTarget(FOREIGN_KEYS)) as ForeignKey[]).map((f) => ({
+    ...f,
+    table: unquote(f.table),
+    ref: unquote(f.ref),
+  }));
 
   const inSource = new Set(sourceColumns.map((c) => `${c.table}.${c.column}`));
   const targetTables = [...new Set(targetColumns.map((c) => c.table))];
@@ -70,7 +79,10 @@ export async function copyPlan(readSource: Reader, readTarget: Reader): Promise<
     const self = foreignKeys.find((f) => f.table === table && f.ref === table && f.columns.length === 1);
     plans.set(table, {
       table,
-      columns: columns.map((c) => ({ name: c.column, defaultWhenNull: !c.nullable && c.default && !c.default.startsWith("nextval(") ? c.default : null })),
+      columns: columns.map((c) => ({
+        name: c.column,
+        defaultWhenNull: !c.nullable && c.default && !c.default.startsWith("nextval(") ? c.default : null,
+      })),
       orderBy: primaryKeys.get(table) ?? columns.map((c) => c.column),
       deferred: [],
       selfReference: self ? { column: self.columns[0]!, references: self.refColumns[0]! } : null,
@@ -98,8 +110,13 @@ function foreignKeyOrder(plans: Map<string, TablePlan>, foreignKeys: ForeignKey[
       continue;
     }
     const live = edges.filter((e) => remaining.has(e.table) && remaining.has(e.ref));
-    const breakable = live.find((e) => reaches(live, e.ref, e.table) && e.columns.every((c) => nullable.has(`${e.table}.${c}`)));
-    if (!breakable) throw new Error(`cannot order the tables ${[...remaining].join(", ")}: a foreign-key cycle without a nullable column`);
+    const breakable = live.find(
+      (e) => reaches(live, e.ref, e.table) && e.columns.every((c) => nullable.has(`${e.table}.${c}`)),
+    );
+    if (!breakable)
+      throw new Error(
+        `cannot order the tables ${[...remaining].join(", ")}: a foreign-key cycle without a nullable column`,
+      );
     plans.get(breakable.table)!.deferred.push(...breakable.columns);
     edges = edges.filter((e) => e !== breakable);
   }

@@ -33,7 +33,9 @@ export class TransferError extends Error {}
 /** Reads one JSON text value per query, from a consistent snapshot of the source. */
 export type SourceReader = (query: string) => Promise<string>;
 
-export async function importDatabase(opts: TransferOptions & { from: string; toDataDir: string }): Promise<TransferResult> {
+export async function importDatabase(
+  opts: TransferOptions & { from: string; toDataDir: string },
+): Promise<TransferResult> {
   return withPostgresSource(opts.from, async (read) => {
     await refuseUnknownWazoRevision(read); // before the embedded database is even created
     const target = await openDatabase({ dataDir: opts.toDataDir });
@@ -45,7 +47,9 @@ export async function importDatabase(opts: TransferOptions & { from: string; toD
   });
 }
 
-export async function exportDatabase(opts: TransferOptions & { fromDataDir: string; to: string }): Promise<TransferResult> {
+export async function exportDatabase(
+  opts: TransferOptions & { fromDataDir: string; to: string },
+): Promise<TransferResult> {
   const source = await openDatabase({ dataDir: opts.fromDataDir });
   try {
     const target = await openDatabase({ url: opts.to, poolSize: 2 });
@@ -79,7 +83,9 @@ async function withPostgresSource<T>(url: string, body: (read: SourceReader) => 
 
 async function firstText(db: Db | Tx, query: string): Promise<string> {
   const result = (await db.execute(sql.raw(query))) as unknown;
-  const rows = (Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? [])) as Array<Record<string, unknown>>;
+  const rows = (Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? [])) as Array<
+    Record<string, unknown>
+  >;
   const value = rows[0] ? Object.values(rows[0])[0] : null;
   return typeof value === "string" ? value : JSON.stringify(value ?? null);
 }
@@ -93,7 +99,9 @@ async function copyInto(read: SourceReader, target: Database, opts: TransferOpti
   return db.transaction(async (tx) => {
     const { targetTables, tables: plan } = await copyPlan(read, (query) => firstText(tx, query));
     if (!opts.force && (await targetHasData(tx))) {
-      throw new TransferError("the target database already holds users or tenants of its own; use --force to replace its content");
+      throw new TransferError(
+        "the target database already holds users or tenants of its own; use --force to replace its content",
+      );
     }
     await tx.execute(sql.raw(`TRUNCATE ${targetTables.map(q).join(", ")} RESTART IDENTITY CASCADE`));
     const result: TransferResult = { tables: [] };
@@ -114,7 +122,11 @@ async function copyInto(read: SourceReader, target: Database, opts: TransferOpti
     for (const table of plan) {
       if (table.deferred.length) await tx.execute(await restoreDeferred(read, table));
       for (const seq of table.sequences) {
-        await tx.execute(sql.raw(`select setval(${lit(seq.sequence)}, coalesce((select max(${q(seq.column)}) from ${q(table.table)}), 0) + 1, false)`));
+        await tx.execute(
+          sql.raw(
+            `select setval(${lit(seq.sequence)}, coalesce((select max(${q(seq.column)}) from ${q(table.table)}), 0) + 1, false)`,
+          ),
+        );
       }
     }
     return result;
@@ -124,18 +136,29 @@ async function copyInto(read: SourceReader, target: Database, opts: TransferOpti
 async function refuseUnknownWazoRevision(read: SourceReader): Promise<void> {
   const present = await read(`select (to_regclass('public.alembic_version_auth') is not null)::text`);
   if (present !== "true") return;
-  const versions = JSON.parse(await read(`select coalesce(json_agg(version_num), '[]')::text from alembic_version_auth`)) as string[];
+  const versions = JSON.parse(
+    await read(`select coalesce(json_agg(version_num), '[]')::text from alembic_version_auth`),
+  ) as string[];
   if (versions.length !== 1 || !KNOWN_WAZO_REVISIONS[versions[0]!]) {
-    throw new TransferError(`the source was written by wazo-auth at schema revision ${versions.join(", ") || "(none)"}, which Tessera cannot import; known revision(s): ${Object.keys(KNOWN_WAZO_REVISIONS).join(", ")}`);
+    throw new TransferError(
+      `the source was written by wazo-auth at schema revision ${versions.join(", ") || "(none)"}, which Tessera cannot import; known revision(s): ${Object.keys(KNOWN_WAZO_REVISIONS).join(", ")}`,
+    );
   }
 }
 
 async function targetHasData(tx: Tx): Promise<boolean> {
-  return (await firstText(tx, `select (exists (select 1 from auth_user) or (select count(*) from auth_tenant) > 1)::text`)) === "true";
+  return (
+    (await firstText(
+      tx,
+      `select (exists (select 1 from auth_user) or (select count(*) from auth_tenant) > 1)::text`,
+    )) === "true"
+  );
 }
 
 function selectBatch(table: TablePlan, size: number, offset: number): string {
-  const cols = table.columns.map((c) => (table.deferred.includes(c.name) ? `null as ${q(c.name)}` : q(c.name))).join(", ");
+  const cols = table.columns
+    .map((c) => (table.deferred.includes(c.name) ? `null as ${q(c.name)}` : q(c.name)))
+    .join(", ");
   const order = table.orderBy.map(q).join(", ");
   return `select coalesce(json_agg(r), '[]')::text from (select ${cols} from ${q(table.table)} order by ${order} limit ${size} offset ${offset}) r`;
 }
@@ -143,7 +166,9 @@ function selectBatch(table: TablePlan, size: number, offset: number): string {
 /** The batch (a bound JSON parameter) inserted through json_populate_recordset; NULLs the target forbids take its default. */
 function insertBatch(table: TablePlan, batch: string) {
   const names = table.columns.map((c) => q(c.name)).join(", ");
-  const values = table.columns.map((c) => (c.defaultWhenNull ? `coalesce(j.${q(c.name)}, ${c.defaultWhenNull})` : `j.${q(c.name)}`)).join(", ");
+  const values = table.columns
+    .map((c) => (c.defaultWhenNull ? `coalesce(j.${q(c.name)}, ${c.defaultWhenNull})` : `j.${q(c.name)}`))
+    .join(", ");
   return sql`${sql.raw(`insert into ${q(table.table)} (${names}) select ${values} from json_populate_recordset(null::${q(table.table)}, `)}${batch}::json) j`;
 }
 
@@ -168,7 +193,9 @@ function sortParentsFirst(batch: string, table: TablePlan): string {
 async function restoreDeferred(read: SourceReader, table: TablePlan) {
   const keys = table.orderBy;
   const cols = [...keys, ...table.deferred];
-  const rows = await read(`select coalesce(json_agg(r), '[]')::text from (select ${cols.map(q).join(", ")} from ${q(table.table)}) r`);
+  const rows = await read(
+    `select coalesce(json_agg(r), '[]')::text from (select ${cols.map(q).join(", ")} from ${q(table.table)}) r`,
+  );
   const set = table.deferred.map((c) => `${q(c)} = j.${q(c)}`).join(", ");
   const match = keys.map((k) => `t.${q(k)} = j.${q(k)}`).join(" and ");
   return sql`${sql.raw(`update ${q(table.table)} t set ${set} from json_populate_recordset(null::${q(table.table)}, `)}${rows}::json${sql.raw(`) j where ${match}`)}`;

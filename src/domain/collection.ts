@@ -39,7 +39,12 @@ export function listQuery<F extends string = never>(opts: ListQueryOptions<F>) {
       search: text(CAPS.search).optional(),
       recurse: boolField().optional(),
       // Declared so the OpenAPI document lists them; a repeated filter counts by its first value.
-      ...Object.fromEntries((opts.filters ?? []).map((f) => [f, z.union([text(CAPS.queryValue), z.array(text(CAPS.queryValue))]).optional()])),
+      ...Object.fromEntries(
+        (opts.filters ?? []).map((f) => [
+          f,
+          z.union([text(CAPS.queryValue), z.array(text(CAPS.queryValue))]).optional(),
+        ]),
+      ),
     })
     .catchall(z.unknown())
     .transform((q): ListParams<F> => {
@@ -64,7 +69,10 @@ export function listQuery<F extends string = never>(opts: ListQueryOptions<F>) {
 /** `search` as an ILIKE pattern: words split on spaces, joined as `%w1%w2%` (empty → match all). */
 export function searchPattern(search: string | undefined): string | null {
   if (search === undefined) return null;
-  const words = search.split(" ").filter(Boolean).map((w) => w.replace(/[\\%_]/g, (c) => `\\${c}`));
+  const words = search
+    .split(" ")
+    .filter(Boolean)
+    .map((w) => w.replace(/[\\%_]/g, (c) => `\\${c}`));
   return `%${words.join("%")}${words.length ? "%" : ""}`;
 }
 

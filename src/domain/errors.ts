@@ -60,7 +60,14 @@ export function invalidField(
 export class NotFound extends ApiError {
   constructor(resource: string, resourceId?: string | Record<string, unknown>, message?: string) {
     const id = typeof resourceId === "string" ? resourceId : undefined;
-    super(404, "not-found", message ?? `No such ${singular(resource)}${id ? `: "${id}"` : ""}`, resource, id ? { uuid: id } : {}, resourceId);
+    super(
+      404,
+      "not-found",
+      message ?? `No such ${singular(resource)}${id ? `: "${id}"` : ""}`,
+      resource,
+      id ? { uuid: id } : {},
+      resourceId,
+    );
   }
 }
 
@@ -127,13 +134,9 @@ export class MissingConfiguration extends ServiceUnavailable {
 
 export class TooManySessions extends ApiError {
   constructor(userUuid: string) {
-    super(
-      429,
-      "too-many-sessions",
-      `User ${userUuid} has exceeded the maximum number of active sessions`,
-      "sessions",
-      { user_uuid: userUuid },
-    );
+    super(429, "too-many-sessions", `User ${userUuid} has exceeded the maximum number of active sessions`, "sessions", {
+      user_uuid: userUuid,
+    });
   }
 }
 

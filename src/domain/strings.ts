@@ -54,7 +54,8 @@ const CHARACTERS: StringProblem = {
 
 /** Why a string cannot be stored, or null when it can: NUL, an unpaired surrogate, or over `max`. */
 export function stringProblem(s: string, max: number): StringProblem | null {
-  if (s.length > max) return { constraint_id: "length", constraint: { max }, message: `Longer than maximum length ${max}.` };
+  if (s.length > max)
+    return { constraint_id: "length", constraint: { max }, message: `Longer than maximum length ${max}.` };
   if (s.includes("\u0000") || LONE_SURROGATE.test(s)) return CHARACTERS;
   return null;
 }
@@ -72,9 +73,18 @@ export function text(max: number, opts: TextOptions = {}) {
   let s = z.string();
   if (opts.min !== undefined) s = s.min(opts.min);
   return s.max(max).superRefine((v, ctx) => {
-    if (v.includes("\u0000") || LONE_SURROGATE.test(v)) ctx.addIssue({ code: "custom", message: CHARACTERS.message, params: { constraint_id: CHARACTERS.constraint_id, constraint: CHARACTERS.constraint } });
+    if (v.includes("\u0000") || LONE_SURROGATE.test(v))
+      ctx.addIssue({
+        code: "custom",
+        message: CHARACTERS.message,
+        params: { constraint_id: CHARACTERS.constraint_id, constraint: CHARACTERS.constraint },
+      });
     else if (opts.maxBytes !== undefined && Buffer.byteLength(v, "utf8") > opts.maxBytes) {
-      ctx.addIssue({ code: "custom", message: `Longer than maximum length ${opts.maxBytes} bytes (UTF-8).`, params: { constraint_id: "length", constraint: { max_bytes: opts.maxBytes } } });
+      ctx.addIssue({
+        code: "custom",
+        message: `Longer than maximum length ${opts.maxBytes} bytes (UTF-8).`,
+        params: { constraint_id: "length", constraint: { max_bytes: opts.maxBytes } },
+      });
     }
   });
 }
@@ -94,7 +104,12 @@ export const USERNAME_PATTERN = "^[^\\p{Cc}\\p{Cf}:]+$";
 export const usernameText = () =>
   text(CAPS.username, { min: 1 })
     .superRefine((v, ctx) => {
-      if (USERNAME_BANNED.test(v)) ctx.addIssue({ code: "custom", message: "Must not contain control or invisible characters or a colon.", params: { constraint_id: "regex", constraint: USERNAME_PATTERN } });
+      if (USERNAME_BANNED.test(v))
+        ctx.addIssue({
+          code: "custom",
+          message: "Must not contain control or invisible characters or a colon.",
+          params: { constraint_id: "regex", constraint: USERNAME_PATTERN },
+        });
     })
     .transform(normalizeLogin);
 
@@ -123,12 +138,23 @@ export function jsonBodyProblems(value: unknown, max: number = CAPS.bodyString, 
       if (p) problems.push({ path, problem: p });
     } else if (v !== null && typeof v === "object") {
       if (path.length >= CAPS.jsonDepth) {
-        problems.push({ path, problem: { constraint_id: "predicate", constraint: { max_depth: CAPS.jsonDepth }, message: `Nested deeper than ${CAPS.jsonDepth} levels.` } });
+        problems.push({
+          path,
+          problem: {
+            constraint_id: "predicate",
+            constraint: { max_depth: CAPS.jsonDepth },
+            message: `Nested deeper than ${CAPS.jsonDepth} levels.`,
+          },
+        });
         continue;
       }
       for (const [k, child] of Object.entries(v)) {
         const keyProblem = stringProblem(k, CAPS.pathSegment);
-        if (keyProblem) problems.push({ path: [...path, "_schema"], problem: { ...keyProblem, message: `Invalid key: ${keyProblem.message}` } });
+        if (keyProblem)
+          problems.push({
+            path: [...path, "_schema"],
+            problem: { ...keyProblem, message: `Invalid key: ${keyProblem.message}` },
+          });
         else stack.push({ v: child, path: [...path, k] });
       }
     }

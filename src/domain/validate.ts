@@ -26,7 +26,10 @@ function schemaAt(schema: AnySchema | undefined, path: readonly PropertyKey[]): 
 }
 
 function bag(schema: AnySchema | undefined): Record<string, unknown> {
-  return ((schema as { _zod?: { bag?: Record<string, unknown> } } | undefined)?._zod?.bag ?? {}) as Record<string, unknown>;
+  return ((schema as { _zod?: { bag?: Record<string, unknown> } } | undefined)?._zod?.bag ?? {}) as Record<
+    string,
+    unknown
+  >;
 }
 
 interface FieldError {
@@ -49,39 +52,77 @@ function describeIssue(issue: z.core.$ZodIssue, root: AnySchema | undefined, inp
   const field = schemaAt(root, issue.path);
   const b = bag(field);
   const params = (issue as { params?: { constraint_id?: string; constraint?: unknown } }).params;
-  if (params?.constraint_id) return { constraint_id: params.constraint_id, constraint: params.constraint ?? null, message: issue.message };
+  if (params?.constraint_id)
+    return { constraint_id: params.constraint_id, constraint: params.constraint ?? null, message: issue.message };
   switch (issue.code) {
     case "invalid_type": {
       const value = valueAt(input, issue.path);
-      if (value === undefined) return { constraint_id: "required", constraint: true, message: "Missing data for required field." };
+      if (value === undefined)
+        return { constraint_id: "required", constraint: true, message: "Missing data for required field." };
       if (value === null) return { constraint_id: "not_null", constraint: true, message: "Field may not be null." };
-      const expected = issue.expected === "number" || issue.expected === "int" ? "integer" : issue.expected === "object" ? "dict" : issue.expected === "array" ? "list" : issue.expected;
+      const expected =
+        issue.expected === "number" || issue.expected === "int"
+          ? "integer"
+          : issue.expected === "object"
+            ? "dict"
+            : issue.expected === "array"
+              ? "list"
+              : issue.expected;
       return { constraint_id: "type", constraint: expected, message: `Not a valid ${expected}.` };
     }
     case "too_small":
     case "too_big": {
       if (issue.origin === "string" || issue.origin === "array" || issue.origin === "set") {
-        const min = (b.minimum ?? b.minLength ?? (issue.code === "too_small" ? issue.minimum : undefined)) as number | undefined;
-        const max = (b.maximum ?? b.maxLength ?? (issue.code === "too_big" ? issue.maximum : undefined)) as number | undefined;
-        const constraint = { ...(min !== undefined ? { min: Number(min) } : {}), ...(max !== undefined ? { max: Number(max) } : {}) };
-        const message = min !== undefined && max !== undefined ? `Length must be between ${min} and ${max}.` : min !== undefined ? `Shorter than minimum length ${min}.` : `Longer than maximum length ${max}.`;
+        const min = (b.minimum ?? b.minLength ?? (issue.code === "too_small" ? issue.minimum : undefined)) as
+          | number
+          | undefined;
+        const max = (b.maximum ?? b.maxLength ?? (issue.code === "too_big" ? issue.maximum : undefined)) as
+          | number
+          | undefined;
+        const constraint = {
+          ...(min !== undefined ? { min: Number(min) } : {}),
+          ...(max !== undefined ? { max: Number(max) } : {}),
+        };
+        const message =
+          min !== undefined && max !== undefined
+            ? `Length must be between ${min} and ${max}.`
+            : min !== undefined
+              ? `Shorter than minimum length ${min}.`
+              : `Longer than maximum length ${max}.`;
         return { constraint_id: "length", constraint, message };
       }
       const min = (b.minimum ?? (issue.code === "too_small" ? issue.minimum : undefined)) as number | undefined;
       const max = (b.maximum ?? (issue.code === "too_big" ? issue.maximum : undefined)) as number | undefined;
-      const constraint = { ...(min !== undefined ? { min: Number(min) } : {}), ...(max !== undefined ? { max: Number(max) } : {}) };
-      const message = min !== undefined && max !== undefined ? `Must be greater than or equal to ${min} and less than or equal to ${max}.` : min !== undefined ? `Must be greater than or equal to ${min}.` : `Must be less than or equal to ${max}.`;
+      const constraint = {
+        ...(min !== undefined ? { min: Number(min) } : {}),
+        ...(max !== undefined ? { max: Number(max) } : {}),
+      };
+      const message =
+        min !== undefined && max !== undefined
+          ? `Must be greater than or equal to ${min} and less than or equal to ${max}.`
+          : min !== undefined
+            ? `Must be greater than or equal to ${min}.`
+            : `Must be less than or equal to ${max}.`;
       return { constraint_id: "range", constraint, message };
     }
     case "invalid_format": {
-      if (issue.format === "email") return { constraint_id: "email", constraint: true, message: "Not a valid email address." };
-      if (issue.format === "url") return { constraint_id: "url", constraint: { schemes: ["http", "https"] }, message: "Not a valid URL." };
-      if (issue.format === "uuid" || issue.format === "guid") return { constraint_id: "uuid", constraint: true, message: "Not a valid UUID." };
-      const pattern = (issue as { pattern?: string }).pattern ?? String(b.patterns ? [...(b.patterns as Set<RegExp>)][0]?.source : "");
+      if (issue.format === "email")
+        return { constraint_id: "email", constraint: true, message: "Not a valid email address." };
+      if (issue.format === "url")
+        return { constraint_id: "url", constraint: { schemes: ["http", "https"] }, message: "Not a valid URL." };
+      if (issue.format === "uuid" || issue.format === "guid")
+        return { constraint_id: "uuid", constraint: true, message: "Not a valid UUID." };
+      const pattern =
+        (issue as { pattern?: string }).pattern ??
+        String(b.patterns ? [...(b.patterns as Set<RegExp>)][0]?.source : "");
       return { constraint_id: "regex", constraint: pattern, message: "String does not match expected pattern." };
     }
     case "invalid_value":
-      return { constraint_id: "enum", constraint: { choices: issue.values }, message: `Must be one of: ${issue.values.join(", ")}.` };
+      return {
+        constraint_id: "enum",
+        constraint: { choices: issue.values },
+        message: `Must be one of: ${issue.values.join(", ")}.`,
+      };
     case "invalid_union":
       return { constraint_id: "type", constraint: "union", message: issue.message || "Invalid value." };
     default:
@@ -130,20 +171,25 @@ const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0
 export const isUuid = (s: string) => UUID_RE.test(s);
 
 /** A canonical UUID in a path segment; anything else is a route miss (404). */
-export const uuidParam = z.string().regex(UUID_RE).transform((s) => s.toLowerCase());
+export const uuidParam = z
+  .string()
+  .regex(UUID_RE)
+  .transform((s) => s.toLowerCase());
 
 /** A UUID in a body: accepts the forms Python's uuid.UUID parses, normalised to canonical lowercase. */
-export const uuidField = z
-  .string()
-  .transform((s, ctx) => {
-    const hex = s.trim().replace(/^urn:uuid:/i, "").replace(/^\{|\}$/g, "").replaceAll("-", "");
-    if (!/^[0-9a-fA-F]{32}$/.test(hex)) {
-      ctx.addIssue({ code: "custom", message: "Not a valid UUID.", params: { constraint_id: "uuid", constraint: true } });
-      return z.NEVER;
-    }
-    const h = hex.toLowerCase();
-    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-  });
+export const uuidField = z.string().transform((s, ctx) => {
+  const hex = s
+    .trim()
+    .replace(/^urn:uuid:/i, "")
+    .replace(/^\{|\}$/g, "")
+    .replaceAll("-", "");
+  if (!/^[0-9a-fA-F]{32}$/.test(hex)) {
+    ctx.addIssue({ code: "custom", message: "Not a valid UUID.", params: { constraint_id: "uuid", constraint: true } });
+    return z.NEVER;
+  }
+  const h = hex.toLowerCase();
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+});
 
 /**
  * Integers accept numeric strings and floats (truncated), never booleans. The bounds live on the

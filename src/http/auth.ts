@@ -23,13 +23,20 @@ export function requestToken(c: Context, fromQuery = false): string {
 }
 
 /** 401 for a missing, unknown or expired token; 403 when it lacks `requiredAccess` (D2). */
-export async function authenticate(app: AppContext, token: string, requiredAccess: string | null): Promise<CachedToken> {
+export async function authenticate(
+  app: AppContext,
+  token: string,
+  requiredAccess: string | null,
+): Promise<CachedToken> {
   const tok = token ? await findValidToken(app, token) : null;
   if (!tok) {
     throw new Unauthorized({ reason: "not_found_or_expired", required_access: requiredAccess });
   }
   if (requiredAccess !== null && !tok.matcher.matches(requiredAccess)) {
-    throw new ApiError(403, "forbidden", "Forbidden", "tokens", { reason: "missing_permission", required_access: requiredAccess });
+    throw new ApiError(403, "forbidden", "Forbidden", "tokens", {
+      reason: "missing_permission",
+      required_access: requiredAccess,
+    });
   }
   return tok;
 }
@@ -43,7 +50,11 @@ export async function authenticate(app: AppContext, token: string, requiredAcces
  * tenant missing from that copy (created an instant ago, the NOTIFY not yet here) is looked up in
  * the database before the request is refused.
  */
-export async function resolveCaller(app: AppContext, tok: CachedToken, wazoTenant: string | undefined): Promise<Caller> {
+export async function resolveCaller(
+  app: AppContext,
+  tok: CachedToken,
+  wazoTenant: string | undefined,
+): Promise<Caller> {
   const userUuid = typeof tok.metadata.uuid === "string" ? tok.metadata.uuid : null;
   let ownTenantUuid: string | null;
   if (userUuid) {

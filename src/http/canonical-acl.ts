@@ -34,7 +34,12 @@ async function spellings(app: AppContext, caller: Caller, name: string, value: s
 }
 
 /** Every filling of `template` with every spelling of each parameter (a handful at most). */
-async function filledAccesses(app: AppContext, caller: Caller, template: string, params: Record<string, string>): Promise<string[]> {
+async function filledAccesses(
+  app: AppContext,
+  caller: Caller,
+  template: string,
+  params: Record<string, string>,
+): Promise<string[]> {
   let fills: Array<Record<string, string>> = [{}];
   for (const [, name] of template.matchAll(PLACEHOLDER)) {
     const forms = await spellings(app, caller, name!, String(params[name!] ?? ""));
@@ -43,17 +48,28 @@ async function filledAccesses(app: AppContext, caller: Caller, template: string,
   const own = caller.token.authId;
   return fills.flatMap((f) => {
     const access = fillAcl(template, f);
-    const asOwn = access.split(".").map((s) => (s === "me" ? own : s)).join(".");
+    const asOwn = access
+      .split(".")
+      .map((s) => (s === "me" ? own : s))
+      .join(".");
     return asOwn === access ? [access] : [access, asOwn];
   });
 }
 
 /** 403 when a deny entry of the caller matches any spelling of the required access. */
-export async function requireCanonicalAccess(app: AppContext, caller: Caller, template: string, params: Record<string, string>): Promise<void> {
+export async function requireCanonicalAccess(
+  app: AppContext,
+  caller: Caller,
+  template: string,
+  params: Record<string, string>,
+): Promise<void> {
   if (!template.includes("{") && !template.split(".").includes("me")) return;
   for (const access of await filledAccesses(app, caller, template, params)) {
     if (caller.token.matcher.denies(access)) {
-      throw new ApiError(403, "forbidden", "Forbidden", "tokens", { reason: "missing_permission", required_access: access });
+      throw new ApiError(403, "forbidden", "Forbidden", "tokens", {
+        reason: "missing_permission",
+        required_access: access,
+      });
     }
   }
 }

@@ -26,7 +26,12 @@ export function requestDeadline(app: AppContext): MiddlewareHandler {
     for (const entry of inFlight) {
       if (now - entry.startedAt < ms) continue;
       inFlight.delete(entry);
-      entry.expire(new DatabaseUnavailableError({ code: "DATABASE_TIMEOUT", message: `no answer within db_timeout (${app.config.db_timeout} s)` }));
+      entry.expire(
+        new DatabaseUnavailableError({
+          code: "DATABASE_TIMEOUT",
+          message: `no answer within db_timeout (${app.config.db_timeout} s)`,
+        }),
+      );
     }
   }, SWEEP_MS);
   sweeper.unref?.();

@@ -47,7 +47,11 @@ const cache = new Map<DocsAsset, string>();
 export function docsAsset(name: DocsAsset): string {
   let text = cache.get(name);
   if (text === undefined) {
-    text = name === "init.js" ? INIT : (embedded?.files[`swagger-ui-dist/${name}`] ?? readFileSync(createRequire(import.meta.url).resolve(`swagger-ui-dist/${name}`), "utf8"));
+    text =
+      name === "init.js"
+        ? INIT
+        : (embedded?.files[`swagger-ui-dist/${name}`] ??
+          readFileSync(createRequire(import.meta.url).resolve(`swagger-ui-dist/${name}`), "utf8"));
     cache.set(name, text);
   }
   return text;

@@ -26,7 +26,12 @@ export function errorResponse(c: Context, err: unknown, log: Logger): Response {
   if (err instanceof ApiError) return jsonError(c, err);
   const failure = databaseFailure(err);
   if (failure) {
-    log.error("database unavailable", { method: c.req.method, path: maskPath(c.req.path), code: failure.code, cause: failure.message });
+    log.error("database unavailable", {
+      method: c.req.method,
+      path: maskPath(c.req.path),
+      code: failure.code,
+      cause: failure.message,
+    });
     // A write cut short (no answer in time, connection lost around the commit) has an unknown outcome.
     const write = !["GET", "HEAD", "OPTIONS"].includes(c.req.method);
     const message = write
@@ -36,14 +41,25 @@ export function errorResponse(c: Context, err: unknown, log: Logger): Response {
   }
   // A unique constraint lost to a concurrent request: the same 409 a service check would give.
   if (pgErrorCode(err) === "23505") {
-    return jsonError(c, new Conflict(resourceOfPath(c.req.path), { constraint: { constraint_id: "unique", message: "Already exists" } }));
+    return jsonError(
+      c,
+      new Conflict(resourceOfPath(c.req.path), { constraint: { constraint_id: "unique", message: "Already exists" } }),
+    );
   }
   if (isHttpException(err) && err.status < 500) {
-    return jsonError(c, new ApiError(err.status, "invalid-request", err.message || "Invalid request", resourceOfPath(c.req.path)));
+    return jsonError(
+      c,
+      new ApiError(err.status, "invalid-request", err.message || "Invalid request", resourceOfPath(c.req.path)),
+    );
   }
   // Never the error's own message or stack as they are: a driver's message carries the query's
   // parameters (password hashes, tokens). Class, code and a sanitised first line are enough.
-  log.error("unexpected error", { method: c.req.method, path: maskPath(c.req.path), ...errorFields(err), frames: stackFrames(err) });
+  log.error("unexpected error", {
+    method: c.req.method,
+    path: maskPath(c.req.path),
+    ...errorFields(err),
+    frames: stackFrames(err),
+  });
   return jsonError(c, new ApiError(500, "internal-error", "Internal Server Error", resourceOfPath(c.req.path)));
 }
 
@@ -54,11 +70,21 @@ function pgErrorCode(err: unknown): string | undefined {
 }
 
 function isHttpException(err: unknown): err is { status: number; message: string } {
-  return typeof err === "object" && err !== null && "status" in err && typeof (err as { status: unknown }).status === "number" && "getResponse" in err;
+  return (
+    typeof err === "object" &&
+    err !== null &&
+    "status" in err &&
+    typeof (err as { status: unknown }).status === "number" &&
+    "getResponse" in err
+  );
 }
 
 /** Where it was thrown: the stack's frames only (its first line repeats the unsafe message). */
 function stackFrames(err: unknown): string[] | undefined {
   const stack = err instanceof Error ? err.stack : undefined;
-  return stack?.split("\n").filter((l) => /^\s+at /.test(l)).slice(0, 8).map((l) => l.trim());
+  return stack
+    ?.split("\n")
+    .filter((l) => /^\s+at /.test(l))
+    .slice(0, 8)
+    .map((l) => l.trim());
 }

@@ -27,11 +27,21 @@ export type Router = (req: Request, peers: PeerSource) => Response | Promise<Res
 
 // Nothing here allocates a closure per request: the flood path and the 204 path allocate only the
 // strings they slice and the Response.
-export function fastTokenCheck(app: AppContext, req: Request, peers: PeerSource, router: Router): Response | Promise<Response> {
+export function fastTokenCheck(
+  app: AppContext,
+  req: Request,
+  peers: PeerSource,
+  router: Router,
+): Response | Promise<Response> {
   return shortcut(app, req, peers, router) ?? router(req, peers);
 }
 
-function shortcut(app: AppContext, req: Request, peers: PeerSource, router: Router): Response | Promise<Response> | null {
+function shortcut(
+  app: AppContext,
+  req: Request,
+  peers: PeerSource,
+  router: Router,
+): Response | Promise<Response> | null {
   if (req.method !== "HEAD") return null;
   const started = performance.now();
   const url = req.url;
@@ -63,7 +73,10 @@ function shortcut(app: AppContext, req: Request, peers: PeerSource, router: Rout
   if (Date.now() / 1000 > tok.expireT) return null;
   if (query.scope !== undefined && !tok.matcher.matches(query.scope)) return null;
   if (query.tenant !== undefined && tok.authId !== INTERNAL_AUTH_ID) {
-    const userTenant = typeof tok.metadata.uuid === "string" ? tok.userTenantUuid : ((tok.metadata.tenant_uuid as string | undefined) ?? null);
+    const userTenant =
+      typeof tok.metadata.uuid === "string"
+        ? tok.userTenantUuid
+        : ((tok.metadata.tenant_uuid as string | undefined) ?? null);
     if (!userTenant || app.tenantTree.isSubtenantNow(query.tenant, userTenant) !== true) return null;
   }
   const duration = performance.now() - started;
@@ -81,10 +94,24 @@ function notFound(app: AppContext, req: Request, peers: PeerSource, started: num
 }
 
 /** The line the request log would write for `HEAD /0.1/token/{uuid}`, its path masked as maskPath masks it. */
-function logAccess(app: AppContext, req: Request, peers: PeerSource, status: number, duration: number, uuid: string): void {
+function logAccess(
+  app: AppContext,
+  req: Request,
+  peers: PeerSource,
+  status: number,
+  duration: number,
+  uuid: string,
+): void {
   if (!accessLogged(app, status, duration)) return;
   const forwarded = app.config.rest_api.trusted_proxies.length ? req.headers.get("x-forwarded-for") : null;
-  writeAccessLine(app, "HEAD", `"${PREFIX}${maskToken(uuid)}"`, status, duration, clientAddress(app.config.rest_api.trusted_proxies, peers.requestIP(req)?.address ?? "", forwarded));
+  writeAccessLine(
+    app,
+    "HEAD",
+    `"${PREFIX}${maskToken(uuid)}"`,
+    status,
+    duration,
+    clientAddress(app.config.rest_api.trusted_proxies, peers.requestIP(req)?.address ?? "", forwarded),
+  );
 }
 
 interface CheckQuery {

@@ -22,7 +22,16 @@ export function requestLimits(): MiddlewareHandler {
       size += name.length + value.length + 4;
     });
     if (size > MAX_HEADER_BYTES) {
-      return jsonError(c, new ApiError(431, "headers-too-large", `The request headers exceed ${MAX_HEADER_BYTES} bytes.`, resourceOfPath(c.req.path), { max_bytes: MAX_HEADER_BYTES }));
+      return jsonError(
+        c,
+        new ApiError(
+          431,
+          "headers-too-large",
+          `The request headers exceed ${MAX_HEADER_BYTES} bytes.`,
+          resourceOfPath(c.req.path),
+          { max_bytes: MAX_HEADER_BYTES },
+        ),
+      );
     }
     const length = Number(c.req.header("Content-Length") ?? 0);
     if (length > MAX_BODY_BYTES) return jsonError(c, tooLarge(c.req.path));
@@ -32,5 +41,11 @@ export function requestLimits(): MiddlewareHandler {
 
 /** 413 for a body over `MAX_BODY_BYTES` (also raised by `readJson` for bodies sent without a length). */
 export function tooLarge(path: string): ApiError {
-  return new ApiError(413, "payload-too-large", `The request body exceeds ${MAX_BODY_BYTES} bytes.`, resourceOfPath(path), { max_bytes: MAX_BODY_BYTES });
+  return new ApiError(
+    413,
+    "payload-too-large",
+    `The request body exceeds ${MAX_BODY_BYTES} bytes.`,
+    resourceOfPath(path),
+    { max_bytes: MAX_BODY_BYTES },
+  );
 }

@@ -9,7 +9,9 @@ const nullableString = z.string().nullable();
 
 export const errorBody = z
   .object({
-    error_id: z.string().describe("Machine-readable code: `invalid-data`, `not-found`, `unauthorized`, `forbidden`, `conflict`…"),
+    error_id: z
+      .string()
+      .describe("Machine-readable code: `invalid-data`, `not-found`, `unauthorized`, `forbidden`, `conflict`…"),
     message: z.string(),
     resource: z.string(),
     resource_id: z.unknown().optional(),
@@ -41,10 +43,24 @@ const tenant = z.object({
   phone: nullableString,
   default_authentication_method: z.string(),
   domain_names: z.array(z.string()),
-  address: z.object({ line_1: nullableString, line_2: nullableString, city: nullableString, state: nullableString, country: nullableString, zip_code: nullableString }),
+  address: z.object({
+    line_1: nullableString,
+    line_2: nullableString,
+    city: nullableString,
+    state: nullableString,
+    country: nullableString,
+    zip_code: nullableString,
+  }),
 });
 
-const group = z.object({ uuid, name: z.string(), slug: z.string(), tenant_uuid: uuid, read_only: z.boolean(), system_managed: z.boolean() });
+const group = z.object({
+  uuid,
+  name: z.string(),
+  slug: z.string(),
+  tenant_uuid: uuid,
+  read_only: z.boolean(),
+  system_managed: z.boolean(),
+});
 
 const policy = z.object({
   uuid,
@@ -86,7 +102,12 @@ const token = z.object({
 });
 
 const domain = z.object({ uuid, name: z.string() });
-const externalAuth = z.object({ type: z.string(), data: z.record(z.string(), z.unknown()), enabled: z.boolean(), plugin_info: z.record(z.string(), z.unknown()) });
+const externalAuth = z.object({
+  type: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  enabled: z.boolean(),
+  plugin_info: z.record(z.string(), z.unknown()),
+});
 
 /** Named records: `components.schemas` entries, referenced by `$ref`. */
 export const namedSchemas: Record<string, z.ZodType> = {
@@ -134,7 +155,8 @@ export function defaultSuccessSchema(method: string, path: string): Json {
   const endsWithParam = /^\{.*\}$/.test(segments.at(-1) ?? "");
   const literal = segments.filter((s) => !/^\{.*\}$/.test(s));
   const word = literal.at(-1) ?? "";
-  if (word === "token" && (method === "post" || method === "get")) return { type: "object", required: ["data"], properties: { data: ref("Token") } };
+  if (word === "token" && (method === "post" || method === "get"))
+    return { type: "object", required: ["data"], properties: { data: ref("Token") } };
   if (path === "/idp") return collectionOf({ type: "string" });
   const record = FOREIGN_ROOTS.has(literal[0] ?? "") && word !== "external" ? undefined : RECORD_OF_SEGMENT[word];
   if (record && method === "get") return endsWithParam ? ref(record) : collectionOf(ref(record));

@@ -3,28 +3,34 @@
 export const TAG_DESCRIPTIONS: Record<string, string> = {
   tokens:
     "Logins and the token check. `POST /token` exchanges credentials (Basic, a refresh token, or an identity provider's proof) for a token carrying an ACL; `HEAD|GET /token/{token}?scope=&tenant=` is what every other service asks on each request (204/200 valid, 403 scope refused, 404 unknown).",
-  sessions: "Sessions: one per login, holding its tokens. Listing them shows who is signed in where; deleting one revokes its tokens on every instance.",
+  sessions:
+    "Sessions: one per login, holding its tokens. Listing them shows who is signed in where; deleting one revokes its tokens on every instance.",
   users:
     "Users of a tenant: create, read, update, delete, passwords, policies attached to a user, refresh tokens per client, and the user's own view through `me`.",
-  tenants: "The tenant tree: every resource belongs to one tenant, and an administrator sees their tenant and its sub-tenants only. Domains, parent moves, deletion.",
-  groups: "Groups of users of one tenant; the policies of a group apply to each member. Joining a group is granted like attaching its policies.",
-  policies: "Policies: named lists of ACL entries (with `*`, `#`, `me`, `my_session` and deny entries `!…`), attached to users and groups. No caller can grant an entry its own ACL does not cover.",
+  tenants:
+    "The tenant tree: every resource belongs to one tenant, and an administrator sees their tenant and its sub-tenants only. Domains, parent moves, deletion.",
+  groups:
+    "Groups of users of one tenant; the policies of a group apply to each member. Joining a group is granted like attaching its policies.",
+  policies:
+    "Policies: named lists of ACL entries (with `*`, `#`, `me`, `my_session` and deny entries `!…`), attached to users and groups. No caller can grant an entry its own ACL does not cover.",
   emails: "Email addresses of users, their confirmation links, and the administrators' direct edit.",
-  reset: "Password reset by mail: the request (answered the same whether the user exists or not) and the reset itself with the mailed token.",
+  reset:
+    "Password reset by mail: the request (answered the same whether the user exists or not) and the reset itself with the mailed token.",
   external:
     "External accounts linked to users (mobile push tokens, Google, Microsoft…) and their per-tenant configuration; OAuth2 callbacks are served by Tessera itself.",
-  mfa:
-    "Multi-factor authentication: a user's TOTP factor (enrol, confirm with a code to get ten single-use recovery codes, remove), through `me` or by an administrator of the user's tenant, and each tenant's MFA policy (`optional` or `required`, inherited by sub-tenants). Logins of a user with a factor then need `mfa_code`.",
+  mfa: "Multi-factor authentication: a user's TOTP factor (enrol, confirm with a code to get ten single-use recovery codes, remove), through `me` or by an administrator of the user's tenant, and each tenant's MFA policy (`optional` or `required`, inherited by sub-tenants). Logins of a user with a factor then need `mfa_code`.",
   idp: "Identity providers: which login method (native, LDAP, SAML…) each user uses.",
   ldap_config: "The LDAP directory of a tenant: its users log in with their directory password.",
-  saml_config: "The SAML identity provider of a tenant: its metadata, and this service provider's metadata and ACS URL.",
+  saml_config:
+    "The SAML identity provider of a tenant: its metadata, and this service provider's metadata and ACS URL.",
   saml: "SAML single sign-on and logout, as the browser goes through them.",
   backends: "The authentication backends loaded by this service.",
   config: "The effective configuration (secrets masked) and the few settings changeable at run time.",
   status: "Liveness and the health of each component (database, bus, plugins).",
-  ready: "Readiness for load balancers: whether this instance can take traffic now (database reachable, migrations applied, cache invalidation heard, not shutting down).",
-  oidc:
-    "The OpenID Connect provider (issuer `{public_url}/0.1/oidc`): discovery, signing keys, the hosted login page (authorization code with PKCE), the token endpoint, userinfo, introspection and revocation. Its access tokens are ordinary Tessera tokens.",
-  oidc_clients: "OpenID Connect clients (relying parties) of a tenant: registered redirect URIs, grant types, scopes; a confidential client's secret is shown once, at creation.",
+  ready:
+    "Readiness for load balancers: whether this instance can take traffic now (database reachable, migrations applied, cache invalidation heard, not shutting down).",
+  oidc: "The OpenID Connect provider (issuer `{public_url}/0.1/oidc`): discovery, signing keys, the hosted login page (authorization code with PKCE), the token endpoint, userinfo, introspection and revocation. Its access tokens are ordinary Tessera tokens.",
+  oidc_clients:
+    "OpenID Connect clients (relying parties) of a tenant: registered redirect URIs, grant types, scopes; a confidential client's secret is shown once, at creation.",
   api: "This API's own description: the OpenAPI document and its reference page.",
 };

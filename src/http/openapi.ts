@@ -35,7 +35,12 @@ const SECURITY_SCHEMES = {
   XAuthToken: { type: "apiKey", in: "header", name: "X-Auth-Token", description: "A token from `POST /0.1/token`" },
   BearerAuth: { type: "http", scheme: "bearer", description: "The same token as `Authorization: Bearer <token>`" },
   BasicAuth: { type: "http", scheme: "basic", description: "Username (or confirmed email address) and password" },
-  TokenQuery: { type: "apiKey", in: "query", name: "token", description: "The token in the query string (links sent by email)" },
+  TokenQuery: {
+    type: "apiKey",
+    in: "query",
+    name: "token",
+    description: "The token in the query string (links sent by email)",
+  },
 };
 
 /** Answers the route pipeline itself can give, whatever the handler does. */
@@ -63,14 +68,18 @@ function pipelineErrors(spec: RouteSpec): number[] {
 
 function responsesOf(spec: RouteSpec): Record<string, Json> {
   const declared = new Map<number, { description: string; schema?: z.ZodType; contentType?: string }>();
-  for (const [code, r] of Object.entries(spec.responses)) declared.set(Number(code), typeof r === "string" ? { description: r } : r);
-  for (const code of pipelineErrors(spec)) if (!declared.has(code)) declared.set(code, { description: PIPELINE_ERRORS[code]! });
+  for (const [code, r] of Object.entries(spec.responses))
+    declared.set(Number(code), typeof r === "string" ? { description: r } : r);
+  for (const code of pipelineErrors(spec))
+    if (!declared.has(code)) declared.set(code, { description: PIPELINE_ERRORS[code]! });
   const responses: Record<string, Json> = {};
   for (const [code, r] of [...declared].sort(([a], [b]) => a - b)) {
     const entry: Json = { description: r.description };
     if (code >= 400) entry.content = { "application/json": { schema: ERROR_REF } };
-    else if (r.schema) entry.content = { [r.contentType ?? "application/json"]: { schema: jsonSchema(r.schema, "output") } };
-    else if (code !== 204 && spec.method !== "head") entry.content = { "application/json": { schema: defaultSuccessSchema(spec.method, spec.path) } };
+    else if (r.schema)
+      entry.content = { [r.contentType ?? "application/json"]: { schema: jsonSchema(r.schema, "output") } };
+    else if (code !== 204 && spec.method !== "head")
+      entry.content = { "application/json": { schema: defaultSuccessSchema(spec.method, spec.path) } };
     responses[String(code)] = entry;
   }
   return responses;
@@ -79,26 +88,47 @@ function responsesOf(spec: RouteSpec): Record<string, Json> {
 function parametersOf(spec: RouteSpec): Json[] {
   const parameters: Json[] = [];
   if (spec.acl !== undefined && !spec.noTenant) {
-    parameters.push({ name: "Wazo-Tenant", in: "header", required: false, schema: { type: "string" }, description: "Act in this tenant (a sub-tenant of the token's tenant): UUID or slug" });
+    parameters.push({
+      name: "Wazo-Tenant",
+      in: "header",
+      required: false,
+      schema: { type: "string" },
+      description: "Act in this tenant (a sub-tenant of the token's tenant): UUID or slug",
+    });
   }
   for (const [name, description] of Object.entries(spec.headers ?? {})) {
     // Authorization is described by the security schemes, never as a parameter (OpenAPI 3.1 §4.8.12).
-    if (name.toLowerCase() !== "authorization") parameters.push({ name, in: "header", required: false, schema: { type: "string" }, description });
+    if (name.toLowerCase() !== "authorization")
+      parameters.push({ name, in: "header", required: false, schema: { type: "string" }, description });
   }
   const pathNames = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
   const paramSchemas = new Map(objectProperties(spec.params).map(([k, v]) => [k, v]));
-  for (const name of pathNames) parameters.push({ name, in: "path", required: true, schema: paramSchemas.get(name) ?? { type: "string" } });
-  for (const [name, schema, required] of objectProperties(spec.query)) parameters.push({ name, in: "query", required, schema });
+  for (const name of pathNames)
+    parameters.push({ name, in: "path", required: true, schema: paramSchemas.get(name) ?? { type: "string" } });
+  for (const [name, schema, required] of objectProperties(spec.query))
+    parameters.push({ name, in: "query", required, schema });
   return parameters;
 }
 
 /** operationId of every route, checked unique: a duplicate is a programming error caught at start. */
 export function operationIds(specs: RouteSpec[]): string[] {
   const addPaths = new Set(specs.filter((s) => s.method === "put" && !s.body).map((s) => s.path));
-  const ids = specs.map((s) => s.operationId ?? deriveOperationId({ method: s.method, path: s.path, hasBody: !!s.body, undoesAdd: s.method === "delete" && addPaths.has(s.path) }));
+  const ids = specs.map(
+    (s) =>
+      s.operationId ??
+      deriveOperationId({
+        method: s.method,
+        path: s.path,
+        hasBody: !!s.body,
+        undoesAdd: s.method === "delete" && addPaths.has(s.path),
+      }),
+  );
   const seen = new Set<string>();
   for (const [i, id] of ids.entries()) {
-    if (seen.has(id)) throw new Error(`duplicate operationId ${id} (${specs[i]!.method.toUpperCase()} ${specs[i]!.path}): give one route an explicit operationId`);
+    if (seen.has(id))
+      throw new Error(
+        `duplicate operationId ${id} (${specs[i]!.method.toUpperCase()} ${specs[i]!.path}): give one route an explicit operationId`,
+      );
     seen.add(id);
   }
   return ids;
@@ -123,12 +153,15 @@ export function buildOpenApi(specs: RouteSpec[], basePath = "/0.1"): Json {
     }
     if (spec.body) {
       const schema = jsonSchema(spec.body, "input");
-      const types = spec.bodyType === "form" ? ["multipart/form-data", "application/x-www-form-urlencoded"] : ["application/json"];
+      const types =
+        spec.bodyType === "form" ? ["multipart/form-data", "application/x-www-form-urlencoded"] : ["application/json"];
       operation.requestBody = { required: true, content: Object.fromEntries(types.map((t) => [t, { schema }])) };
     }
     (paths[spec.path] ??= {})[spec.method] = operation;
   }
-  const tags = [...new Set(specs.map((s) => s.tag))].sort().map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? "" }));
+  const tags = [...new Set(specs.map((s) => s.tag))]
+    .sort()
+    .map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? "" }));
   return {
     openapi: "3.1.0",
     info: {
@@ -144,7 +177,9 @@ export function buildOpenApi(specs: RouteSpec[], basePath = "/0.1"): Json {
     paths,
     components: {
       securitySchemes: SECURITY_SCHEMES,
-      schemas: Object.fromEntries(Object.entries(namedSchemas).map(([name, schema]) => [name, jsonSchema(schema, "output")])),
+      schemas: Object.fromEntries(
+        Object.entries(namedSchemas).map(([name, schema]) => [name, jsonSchema(schema, "output")]),
+      ),
     },
   };
 }

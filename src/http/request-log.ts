@@ -18,7 +18,14 @@ export function accessLogged(app: AppContext, status: number, durationMs: number
  * Writes the access-log line (fields formatted by hand: this runs for every token check when
  * enabled). `maskedPath` is the path as logged, already JSON-quoted, with any token masked.
  */
-export function writeAccessLine(app: AppContext, method: string, maskedPath: string, status: number, durationMs: number, remoteAddr: string): void {
+export function writeAccessLine(
+  app: AppContext,
+  method: string,
+  maskedPath: string,
+  status: number,
+  durationMs: number,
+  remoteAddr: string,
+): void {
   const fields = `"method":"${method}","path":${maskedPath},"status":${status},"duration_ms":${Math.round(durationMs * 100) / 100},"remote_addr":${JSON.stringify(remoteAddr)}`;
   app.log.raw("info", "request", fields);
 }
@@ -29,6 +36,13 @@ export function requestLog(app: AppContext): MiddlewareHandler {
     await next();
     const duration = performance.now() - started;
     if (!accessLogged(app, c.res.status, duration)) return;
-    writeAccessLine(app, c.req.method, JSON.stringify(maskPath(c.req.path)), c.res.status, duration, requestOrigin(c, app.config.rest_api.trusted_proxies).address);
+    writeAccessLine(
+      app,
+      c.req.method,
+      JSON.stringify(maskPath(c.req.path)),
+      c.res.status,
+      duration,
+      requestOrigin(c, app.config.rest_api.trusted_proxies).address,
+    );
   };
 }

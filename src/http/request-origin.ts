@@ -61,7 +61,11 @@ const isTrusted = (list: BlockList, address: string) => {
  * The client's origin from the socket peer and the `X-Forwarded-For` value. With no trusted proxy
  * (the default) this reads nothing and allocates nothing: the peer is the client.
  */
-export function clientOrigin(peer: string, forwarded: string | null | undefined, trusted: BlockList | null): ClientOrigin {
+export function clientOrigin(
+  peer: string,
+  forwarded: string | null | undefined,
+  trusted: BlockList | null,
+): ClientOrigin {
   if (!trusted || !forwarded || !isTrusted(trusted, peer)) return { address: peer, forwarded: false };
   const hops = forwarded.split(",");
   let client = peer;
@@ -81,7 +85,11 @@ export function clientOrigin(peer: string, forwarded: string | null | undefined,
 const stripBrackets = (s: string) => (s.startsWith("[") && s.endsWith("]") ? s.slice(1, -1) : s);
 
 /** The client address alone (what logs and tokens record). */
-export function clientAddress(trustedProxies: readonly string[], peer: string, forwarded: string | null | undefined): string {
+export function clientAddress(
+  trustedProxies: readonly string[],
+  peer: string,
+  forwarded: string | null | undefined,
+): string {
   const trusted = proxyMatcher(trustedProxies);
   return trusted ? clientOrigin(peer, forwarded, trusted).address : peer;
 }

@@ -23,7 +23,11 @@ export interface Env {
 type Schema = z.ZodType;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
-export interface RouteOptions<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
+export interface RouteOptions<
+  P extends Schema | undefined,
+  Q extends Schema | undefined,
+  B extends Schema | undefined,
+> {
   summary: string;
   description?: string;
   /** OpenAPI operationId (and client method name); derived from method and path when absent. */
@@ -82,13 +86,17 @@ export class RouteGroup {
   /** `resource` names the kind of resource in error bodies and tags the OpenAPI entries. */
   constructor(readonly resource: string) {}
 
-  add<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(
-    method: Method,
-    path: string,
-    opts: RouteOptions<P, Q, B>,
-    handler: Handler<Out<P>, Out<Q>, Out<B>>,
-  ): this {
-    this.specs.push({ ...(opts as RouteOptions<Schema | undefined, Schema | undefined, Schema | undefined>), method, path, tag: this.resource });
+  add<
+    P extends Schema | undefined = undefined,
+    Q extends Schema | undefined = undefined,
+    B extends Schema | undefined = undefined,
+  >(method: Method, path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>): this {
+    this.specs.push({
+      ...(opts as RouteOptions<Schema | undefined, Schema | undefined, Schema | undefined>),
+      method,
+      path,
+      tag: this.resource,
+    });
     const honoPath = path.replace(/\{(\w+)\}/g, ":$1");
     const resource = this.resource;
     // Hono answers HEAD with the GET handler; a declared HEAD route takes HEAD requests first.
@@ -100,50 +108,89 @@ export class RouteGroup {
       checkPathSegments(rawParams, opts.valueParams, resource);
       const params = opts.params ? parseParams(opts.params, rawParams, resource, opts.valueParams) : undefined;
       // ACL placeholders come from the path, or else the query (`?user_uuid=` of the password reset).
-      const aclParams = opts.acl !== undefined ? { ...c.req.query(), ...((params ?? rawParams) as Record<string, string>) } : {};
+      const aclParams =
+        opts.acl !== undefined ? { ...c.req.query(), ...((params ?? rawParams) as Record<string, string>) } : {};
       let caller = undefined as unknown as Caller;
       if (opts.acl !== undefined) {
         try {
           caller = await authorize(c, app, opts, aclParams);
         } catch (e) {
-          if (opts.whenDatabaseDown && (databaseFailure(e) || (e instanceof ApiError && e.status === 401 && !(await databaseAnswers(app))))) return opts.whenDatabaseDown(c, app);
+          if (
+            opts.whenDatabaseDown &&
+            (databaseFailure(e) || (e instanceof ApiError && e.status === 401 && !(await databaseAnswers(app))))
+          )
+            return opts.whenDatabaseDown(c, app);
           throw e;
         }
       }
       const rawQuery = queryObject(c);
       checkQueryValues(rawQuery, resource);
       const query = opts.query ? parseWith(opts.query, rawQuery, resource) : undefined;
-      const raw = opts.body ? (opts.bodyType === "form" ? await readForm(c, resource) : await readJson(c, resource)) : undefined;
+      const raw = opts.body
+        ? opts.bodyType === "form"
+          ? await readForm(c, resource)
+          : await readJson(c, resource)
+        : undefined;
       const body = opts.body ? parseWith(opts.body, raw, resource) : undefined;
       const input = { c, app, params: params as Out<P>, query: query as Out<Q>, body: body as Out<B>, caller };
       const res = await handler(input);
-      if (opts.wazoPutAnswer && res.status === 204 && app.config.compatibility.put_responses === "wazo") return c.json((await opts.wazoPutAnswer.read(input)) as object, 200);
+      if (opts.wazoPutAnswer && res.status === 204 && app.config.compatibility.put_responses === "wazo")
+        return c.json((await opts.wazoPutAnswer.read(input)) as object, 200);
       return res;
     });
     return this;
   }
 
-  get<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
+  get<
+    P extends Schema | undefined = undefined,
+    Q extends Schema | undefined = undefined,
+    B extends Schema | undefined = undefined,
+  >(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
     return this.add("get", path, opts, handler);
   }
-  head<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
+  head<
+    P extends Schema | undefined = undefined,
+    Q extends Schema | undefined = undefined,
+    B extends Schema | undefined = undefined,
+  >(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
     return this.add("head", path, opts, handler);
   }
-  post<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
+  post<
+    P extends Schema | undefined = undefined,
+    Q extends Schema | undefined = undefined,
+    B extends Schema | undefined = undefined,
+  >(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
     return this.add("post", path, opts, handler);
   }
-  put<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
+  put<
+    P extends Schema | undefined = undefined,
+    Q extends Schema | undefined = undefined,
+    B extends Schema | undefined = undefined,
+  >(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
     return this.add("put", path, opts, handler);
   }
-  delete<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
+  delete<
+    P extends Schema | undefined = undefined,
+    Q extends Schema | undefined = undefined,
+    B extends Schema | undefined = undefined,
+  >(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
     return this.add("delete", path, opts, handler);
   }
-  patch<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
+  patch<
+    P extends Schema | undefined = undefined,
+    Q extends Schema | undefined = undefined,
+    B extends Schema | undefined = undefined,
+  >(path: string, opts: RouteOptions<P, Q, B>, handler: Handler<Out<P>, Out<Q>, Out<B>>) {
     return this.add("patch", path, opts, handler);
   }
 }
 
-async function authorize(c: Context<Env>, app: AppContext, opts: RouteOptions<Schema | undefined, Schema | undefined, Schema | undefined>, params: Record<string, string>): Promise<Caller> {
+async function authorize(
+  c: Context<Env>,
+  app: AppContext,
+  opts: RouteOptions<Schema | undefined, Schema | undefined, Schema | undefined>,
+  params: Record<string, string>,
+): Promise<Caller> {
   const access = requiredAccess(opts.acl!, params);
   const tok = await authenticate(app, requestToken(c, opts.tokenFromQuery), access);
   if (opts.topTenantOnly && tok.metadata.tenant_uuid !== app.topTenantUuid) {
@@ -168,10 +215,16 @@ export function asAnswered(spec: RouteSpec, putResponses: "empty" | "wazo"): Rou
   return { ...spec, responses: { 200: spec.wazoPutAnswer.description, ...others } };
 }
 
-function parseParams(schema: Schema, raw: Record<string, string>, resource: string, valueParams: string[] = []): unknown {
+function parseParams(
+  schema: Schema,
+  raw: Record<string, string>,
+  resource: string,
+  valueParams: string[] = [],
+): unknown {
   const result = schema.safeParse(raw);
   if (result.success) return result.data;
-  if (result.error.issues.every((i) => valueParams.includes(String(i.path[0])))) throw new InvalidData(resource, zodDetails(result.error, schema, raw));
+  if (result.error.issues.every((i) => valueParams.includes(String(i.path[0]))))
+    throw new InvalidData(resource, zodDetails(result.error, schema, raw));
   throw new NotFound(resource, undefined, "Not found");
 }
 
@@ -243,12 +296,24 @@ function nestedDetails(problems: ReturnType<typeof jsonBodyProblems>): Record<st
 export async function readForm(c: Context, resource: string): Promise<Record<string, unknown>> {
   const type = c.req.header("Content-Type") ?? "";
   if (!/^(multipart\/form-data|application\/x-www-form-urlencoded)/i.test(type)) {
-    throw new InvalidData(resource, { _schema: { constraint_id: "form", constraint: "multipart/form-data", message: "The request body must be a form (multipart/form-data or application/x-www-form-urlencoded)." } });
+    throw new InvalidData(resource, {
+      _schema: {
+        constraint_id: "form",
+        constraint: "multipart/form-data",
+        message: "The request body must be a form (multipart/form-data or application/x-www-form-urlencoded).",
+      },
+    });
   }
   try {
     return (await c.req.parseBody()) as Record<string, unknown>;
   } catch {
-    throw new InvalidData(resource, { _schema: { constraint_id: "form", constraint: "multipart/form-data", message: "The request body is not a readable form." } });
+    throw new InvalidData(resource, {
+      _schema: {
+        constraint_id: "form",
+        constraint: "multipart/form-data",
+        message: "The request body is not a readable form.",
+      },
+    });
   }
 }
 

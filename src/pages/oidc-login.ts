@@ -30,7 +30,14 @@ export interface PageContent {
 
 export function renderLoginPage(page: PageContent, status: number): Response {
   const nonce = randomBytes(16).toString("base64");
-  const html = pageTemplate().render({ fatal: page.fatal ?? false, message: page.message ?? "", client_name: page.clientName ?? "", username: page.username ?? "", hidden: page.hidden ?? {}, style_nonce: nonce });
+  const html = pageTemplate().render({
+    fatal: page.fatal ?? false,
+    message: page.message ?? "",
+    client_name: page.clientName ?? "",
+    username: page.username ?? "",
+    hidden: page.hidden ?? {},
+    style_nonce: nonce,
+  });
   const formAction = ["'self'", ...(page.redirectUri ? [cspSource(page.redirectUri)] : [])].join(" ");
   return new Response(html, {
     status,
@@ -48,6 +55,7 @@ export function renderLoginPage(page: PageContent, status: number): Response {
 /** A CSP source for a redirect URI: the URI itself for http(s), its scheme for a native app's (RFC 8252 §7.1). */
 function cspSource(uri: string): string {
   const url = new URL(uri);
-  if (url.protocol === "https:" || url.protocol === "http:") return `${url.origin}${url.pathname}`.replace(/[;,\s]/g, encodeURIComponent);
+  if (url.protocol === "https:" || url.protocol === "http:")
+    return `${url.origin}${url.pathname}`.replace(/[;,\s]/g, encodeURIComponent);
   return url.protocol;
 }

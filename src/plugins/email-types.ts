@@ -25,7 +25,15 @@ export interface PasswordResetContext extends ConnectionParams {
 
 /** Renders the configured templates (Jinja syntax, through nunjucks). */
 export interface TemplateFormatter {
-  render(template: "email_confirmation" | "email_confirmation_subject" | "email_confirmation_get_body" | "password_reset_email" | "password_reset_email_subject", context: object): string;
+  render(
+    template:
+      | "email_confirmation"
+      | "email_confirmation_subject"
+      | "email_confirmation_get_body"
+      | "password_reset_email"
+      | "password_reset_email_subject",
+    context: object,
+  ): string;
 }
 
 export interface EmailPluginConfig {

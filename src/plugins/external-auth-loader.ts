@@ -1,7 +1,13 @@
 // Loads the external-auth plugins (default: the stock google, microsoft and mobile), gives each
 // the services bound to its auth type, and registers the types in the database.
 import type { AppContext } from "../context.ts";
-import { deleteUserData, getTenantConfig, getUserData, registerTypes, writeUserData } from "../services/integrations/external-auth.ts";
+import {
+  deleteUserData,
+  getTenantConfig,
+  getUserData,
+  registerTypes,
+  writeUserData,
+} from "../services/integrations/external-auth.ts";
 import { buildOAuth2RedirectUrl, registerOAuth2Callback } from "../services/integrations/oauth2.ts";
 import type { ExternalAuthPlugin, ExternalAuthServices } from "./external-auth-types.ts";
 import { loadKind } from "./loader.ts";
@@ -15,7 +21,8 @@ export function externalAuthServices(app: AppContext, authType: string): Externa
     updateData: (userUuid, data, upsert) => writeUserData(app, authType, userUuid, data, upsert ? "upsert" : "update"),
     deleteData: (userUuid) => deleteUserData(app, authType, userUuid),
     getConfig: (tenantUuid) => getTenantConfig(app.db, authType, tenantUuid),
-    registerOAuth2Callback: (userUuid, state, callback, ...extra) => registerOAuth2Callback(app, authType, userUuid, state, callback, extra),
+    registerOAuth2Callback: (userUuid, state, callback, ...extra) =>
+      registerOAuth2Callback(app, authType, userUuid, state, callback, extra),
     buildOAuth2RedirectUrl: () => buildOAuth2RedirectUrl(app, authType),
   };
 }
@@ -23,7 +30,13 @@ export function externalAuthServices(app: AppContext, authType: string): Externa
 export async function loadExternalAuthPlugins(app: AppContext): Promise<void> {
   // Stock plugins read their section of the service config (`google:`, `microsoft:`, ...) as wazo-auth does.
   const sections = app.config as unknown as Record<string, Record<string, unknown> | undefined>;
-  for (const { name, instance } of await loadKind(app, app.plugins, "external_auth", undefined, (name) => sections[name] ?? {})) {
+  for (const { name, instance } of await loadKind(
+    app,
+    app.plugins,
+    "external_auth",
+    undefined,
+    (name) => sections[name] ?? {},
+  )) {
     const plugin = instance as ExternalAuthPlugin;
     const report = app.plugins.report.find((r) => r.kind === "external_auth" && r.name === name);
     try {

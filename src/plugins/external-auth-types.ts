@@ -35,7 +35,12 @@ export interface ExternalAuthServices {
   /** The tenant's configuration of this type (`/0.1/external/{type}/config`), or null. */
   getConfig(tenantUuid: string): Promise<Record<string, unknown> | null>;
   /** INTERFACE §1.2: run `callback(...extra, message)` when the provider redirects back with `state`. */
-  registerOAuth2Callback(userUuid: string, state: string, callback: (...args: unknown[]) => Promise<void> | void, ...extra: unknown[]): Promise<void>;
+  registerOAuth2Callback(
+    userUuid: string,
+    state: string,
+    callback: (...args: unknown[]) => Promise<void> | void,
+    ...extra: unknown[]
+  ): Promise<void>;
   /** The redirect URL to give the provider; Tessera serves it. */
   buildOAuth2RedirectUrl(): string;
 }
@@ -49,7 +54,13 @@ export interface ExternalAuthPlugin {
     put?: ExternalHandler;
     delete?: ExternalHandler;
     /** Sub-routes such as mobile's `/sender_id`: `path` is appended, `access` to the ACL (`sender_id.read`). */
-    extra?: Array<{ method: "get" | "post" | "put" | "delete"; path: string; access: string; handler: ExternalHandler; summary?: string }>;
+    extra?: Array<{
+      method: "get" | "post" | "put" | "delete";
+      path: string;
+      access: string;
+      handler: ExternalHandler;
+      summary?: string;
+    }>;
   };
   /** What an unprivileged listing may show of the stored record (`GET /users/{u}/external`). */
   safeView?: z.ZodType;

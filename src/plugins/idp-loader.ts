@@ -48,7 +48,9 @@ export async function loadIdentityProviders(app: AppContext): Promise<void> {
  * `purpose_metadata_mapping`, plus any third-party ones under `plugins.metadata`. */
 async function loadMetadataPlugins(app: AppContext): Promise<void> {
   const registry = app.plugins;
-  const enabled = Object.entries(app.config.enabled_metadata_plugins).filter(([, on]) => on).map(([name]) => name);
+  const enabled = Object.entries(app.config.enabled_metadata_plugins)
+    .filter(([, on]) => on)
+    .map(([name]) => name);
   const mapped = Object.values(app.config.purpose_metadata_mapping).flat();
   for (const name of new Set([...enabled, ...mapped])) {
     const path = STOCK_METADATA[name];

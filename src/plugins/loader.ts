@@ -49,7 +49,8 @@ export function pluginEntries(config: Config, kind: PluginKind): Array<[string, 
 /** Module specifier: relative paths are relative to the working directory; others are packages. */
 /** A plugin module: carried by a single-file build when it is a stock one, else imported. */
 export async function importPlugin(spec: string): Promise<Record<string, unknown>> {
-  return ((embeddedModule(spec) as Record<string, unknown> | undefined) ?? (await import(resolveModule(spec)))) as Record<string, unknown>;
+  return ((embeddedModule(spec) as Record<string, unknown> | undefined) ??
+    (await import(resolveModule(spec)))) as Record<string, unknown>;
 }
 
 export function resolveModule(spec: string): string {
@@ -98,7 +99,10 @@ export async function loadKind(
       report.status = "fail";
       report.error = (e as Error).message;
       app.log.error("plugin failed to load", { kind, plugin: name, module: entry.module, error: report.error });
-      if (entry.required) throw new PluginLoadError(`required ${kind} plugin "${name}" (${entry.module}) failed to load: ${report.error}`);
+      if (entry.required)
+        throw new PluginLoadError(
+          `required ${kind} plugin "${name}" (${entry.module}) failed to load: ${report.error}`,
+        );
     }
     registry.report.push(report);
   }

@@ -91,5 +91,13 @@ export interface PluginRegistry {
 }
 
 export function emptyRegistry(): PluginRegistry {
-  return { backends: new Map(), idp: new Map(), builtinIdp: {}, metadata: new Map(), externalAuth: new Map(), email: new Map(), report: [] };
+  return {
+    backends: new Map(),
+    idp: new Map(),
+    builtinIdp: {},
+    metadata: new Map(),
+    externalAuth: new Map(),
+    email: new Map(),
+    report: [],
+  };
 }

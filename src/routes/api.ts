@@ -14,20 +14,44 @@ export function apiRoutes(specs: RouteSpec[]): RouteGroup {
   group
     .get(
       "/api/api.yml",
-      { operationId: "getOpenApiDocument", summary: "This OpenAPI document (YAML)", responses: { 200: { description: "OpenAPI 3.1 document", schema: z.string(), contentType: "application/x-yaml" } } },
+      {
+        operationId: "getOpenApiDocument",
+        summary: "This OpenAPI document (YAML)",
+        responses: {
+          200: { description: "OpenAPI 3.1 document", schema: z.string(), contentType: "application/x-yaml" },
+        },
+      },
       ({ c }) => {
         const prefix = c.req.header("X-Script-Name");
         // No YAML anchors: shared schema objects are written out in full, as every client expects.
-        const render = (basePath?: string) => stringify(buildOpenApi([...specs, ...group.specs], basePath), { aliasDuplicateObjects: false });
+        const render = (basePath?: string) =>
+          stringify(buildOpenApi([...specs, ...group.specs], basePath), { aliasDuplicateObjects: false });
         const yaml = prefix ? render(`${prefix}/0.1`) : (cached ??= render());
         return c.body(yaml, 200, { "Content-Type": "application/x-yaml" });
       },
     )
-    .get("/api/docs", { operationId: "getApiReferencePage", summary: "The API reference page (HTML)", responses: { 200: { description: "HTML page", schema: z.string(), contentType: "text/html" } } }, ({ c }) => c.html(DOCS_HTML))
+    .get(
+      "/api/docs",
+      {
+        operationId: "getApiReferencePage",
+        summary: "The API reference page (HTML)",
+        responses: { 200: { description: "HTML page", schema: z.string(), contentType: "text/html" } },
+      },
+      ({ c }) => c.html(DOCS_HTML),
+    )
     .get(
       "/api/docs/{asset}",
-      { operationId: "getApiReferenceAsset", summary: "A script or style sheet of the API reference page", params: assetParam, responses: { 200: { description: "The file", schema: z.string(), contentType: "application/javascript" } } },
-      ({ c, params }) => c.body(docsAsset(params.asset), 200, { "Content-Type": DOCS_ASSETS[params.asset], "Cache-Control": "public, max-age=3600" }),
+      {
+        operationId: "getApiReferenceAsset",
+        summary: "A script or style sheet of the API reference page",
+        params: assetParam,
+        responses: { 200: { description: "The file", schema: z.string(), contentType: "application/javascript" } },
+      },
+      ({ c, params }) =>
+        c.body(docsAsset(params.asset), 200, {
+          "Content-Type": DOCS_ASSETS[params.asset],
+          "Cache-Control": "public, max-age=3600",
+        }),
     );
   return group;
 }

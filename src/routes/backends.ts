@@ -3,7 +3,9 @@
 import { RouteGroup } from "../http/route.ts";
 
 export function backendRoutes(): RouteGroup {
-  return new RouteGroup("backends").get("/backends", { summary: "Names of the enabled authentication backends", responses: { 200: "`{data: [name]}`" } }, ({ c, app }) =>
-    c.json({ data: [...app.plugins.backends.keys()] }),
+  return new RouteGroup("backends").get(
+    "/backends",
+    { summary: "Names of the enabled authentication backends", responses: { 200: "`{data: [name]}`" } },
+    ({ c, app }) => c.json({ data: [...app.plugins.backends.keys()] }),
   );
 }

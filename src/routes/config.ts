@@ -15,14 +15,26 @@ const patchSchema = z
   .min(1);
 
 function visibleConfig(app: AppContext) {
-  return { ...(maskSecrets(app.config) as Record<string, unknown>), loaded_plugins: app.plugins.report.filter((p) => p.status === "ok").map((p) => p.name) };
+  return {
+    ...(maskSecrets(app.config) as Record<string, unknown>),
+    loaded_plugins: app.plugins.report.filter((p) => p.status === "ok").map((p) => p.name),
+  };
 }
 
 export function configRoutes(): RouteGroup {
   return new RouteGroup("config")
     .get(
       "/config",
-      { summary: "The effective configuration, secrets masked", acl: "auth.config.read", topTenantOnly: true, responses: { 200: "Configuration", 401: "Invalid token or not a top-tenant token", 403: "Missing auth.config.read" } },
+      {
+        summary: "The effective configuration, secrets masked",
+        acl: "auth.config.read",
+        topTenantOnly: true,
+        responses: {
+          200: "Configuration",
+          401: "Invalid token or not a top-tenant token",
+          403: "Missing auth.config.read",
+        },
+      },
       ({ c, app }) => c.json(visibleConfig(app)),
     )
     .patch(
@@ -32,7 +44,12 @@ export function configRoutes(): RouteGroup {
         acl: "auth.config.update",
         topTenantOnly: true,
         body: patchSchema,
-        responses: { 200: "Configuration after the change", 400: "Invalid patch", 401: "Invalid token or not a top-tenant token", 403: "Missing auth.config.update" },
+        responses: {
+          200: "Configuration after the change",
+          400: "Invalid patch",
+          401: "Invalid token or not a top-tenant token",
+          403: "Missing auth.config.update",
+        },
       },
       ({ c, app, body }) => {
         for (const op of body) {

@@ -13,12 +13,23 @@ import { MissingConfiguration } from "../domain/errors.ts";
 
 const address = emailText();
 const userBody = z.object({ emails: z.array(z.object({ address, main: boolField().optional() })) });
-const adminBody = z.object({ emails: z.array(z.object({ address, main: boolField().optional(), confirmed: boolField().nullable().optional() })) });
+const adminBody = z.object({
+  emails: z.array(z.object({ address, main: boolField().optional(), confirmed: boolField().nullable().optional() })),
+});
 const userParam = z.object({ user_uuid: uuidParam });
 const emailParam = z.object({ email_uuid: uuidParam });
-const listResponses = { 204: "Replaced", 400: "Invalid list", 404: "No such user", 409: "An address used by another user" };
+const listResponses = {
+  204: "Replaced",
+  400: "Invalid list",
+  404: "No such user",
+  409: "An address used by another user",
+};
 /** wazo-auth answers both email PUTs with the user's addresses `[{uuid, address, main, confirmed}]`. */
-const emailsAnswer = { description: "The addresses `[{uuid, address, main, confirmed}]`", read: async ({ app, caller, params }: { app: AppContext; caller: Caller; params: { user_uuid: string } }) => (await getUser(app, caller, params.user_uuid)).emails };
+const emailsAnswer = {
+  description: "The addresses `[{uuid, address, main, confirmed}]`",
+  read: async ({ app, caller, params }: { app: AppContext; caller: Caller; params: { user_uuid: string } }) =>
+    (await getUser(app, caller, params.user_uuid)).emails,
+};
 
 /**
  * The link parts of mails: the configured `public_url`. Without it the link would come from the
@@ -27,21 +38,46 @@ const emailsAnswer = { description: "The addresses `[{uuid, address, main, confi
  */
 export const requestConnection = (c: Context<Env>, resource: string) => {
   const conn = publicConnection(c.get("app").config.public_url);
-  if (!conn) throw new MissingConfiguration(resource, "public_url", "Mails linking back to the service need public_url (its public base URL) in the configuration");
+  if (!conn)
+    throw new MissingConfiguration(
+      resource,
+      "public_url",
+      "Mails linking back to the service need public_url (its public base URL) in the configuration",
+    );
   return conn;
 };
 
 export function emailRoutes(): RouteGroup {
   return new RouteGroup("emails")
-    .put("/users/{user_uuid}/emails", { summary: "Replace a user's addresses (new ones unconfirmed)", acl: "auth.users.{user_uuid}.emails.update", params: userParam, body: userBody, responses: listResponses, wazoPutAnswer: emailsAnswer }, async ({ c, app, caller, params, body }) => {
-      await updateEmails(app, caller, params.user_uuid, body.emails, false);
-      return c.body(null, 204);
-    },
+    .put(
+      "/users/{user_uuid}/emails",
+      {
+        summary: "Replace a user's addresses (new ones unconfirmed)",
+        acl: "auth.users.{user_uuid}.emails.update",
+        params: userParam,
+        body: userBody,
+        responses: listResponses,
+        wazoPutAnswer: emailsAnswer,
+      },
+      async ({ c, app, caller, params, body }) => {
+        await updateEmails(app, caller, params.user_uuid, body.emails, false);
+        return c.body(null, 204);
+      },
     )
-    .put("/admin/users/{user_uuid}/emails", { summary: "Replace a user's addresses, setting `confirmed`", acl: "auth.admin.users.{user_uuid}.emails.update", params: userParam, body: adminBody, responses: listResponses, wazoPutAnswer: emailsAnswer }, async ({ c, app, caller, params, body }) => {
-      await updateEmails(app, caller, params.user_uuid, body.emails, true);
-      return c.body(null, 204);
-    },
+    .put(
+      "/admin/users/{user_uuid}/emails",
+      {
+        summary: "Replace a user's addresses, setting `confirmed`",
+        acl: "auth.admin.users.{user_uuid}.emails.update",
+        params: userParam,
+        body: adminBody,
+        responses: listResponses,
+        wazoPutAnswer: emailsAnswer,
+      },
+      async ({ c, app, caller, params, body }) => {
+        await updateEmails(app, caller, params.user_uuid, body.emails, true);
+        return c.body(null, 204);
+      },
     )
     .get(
       "/users/{user_uuid}/emails/{email_uuid}/confirm",
@@ -50,16 +86,30 @@ export function emailRoutes(): RouteGroup {
         summary: "Mail a new confirmation link for an unconfirmed address",
         acl: "auth.users.{user_uuid}.emails.{email_uuid}.confirm.read",
         params: z.object({ user_uuid: uuidParam, email_uuid: uuidParam }),
-        responses: { 204: "Sent", 404: "No such user or address", 409: "Already confirmed", 503: "The mail could not be sent, or `public_url` is not configured" },
+        responses: {
+          204: "Sent",
+          404: "No such user or address",
+          409: "Already confirmed",
+          503: "The mail could not be sent, or `public_url` is not configured",
+        },
       },
       async ({ c, app, caller, params }) => {
-        await requestConfirmation(app, caller, params.user_uuid, params.email_uuid, () => requestConnection(c, "emails"));
+        await requestConfirmation(app, caller, params.user_uuid, params.email_uuid, () =>
+          requestConnection(c, "emails"),
+        );
         return c.body(null, 204);
       },
     )
     .get(
       "/emails/{email_uuid}/confirm",
-      { operationId: "confirmEmailFromLink", summary: "Confirm an address with the emailed link (`?token=`)", acl: "auth.emails.{email_uuid}.confirm.update", tokenFromQuery: true, params: emailParam, responses: { 200: "The confirmation page", 404: "No such address" } },
+      {
+        operationId: "confirmEmailFromLink",
+        summary: "Confirm an address with the emailed link (`?token=`)",
+        acl: "auth.emails.{email_uuid}.confirm.update",
+        tokenFromQuery: true,
+        params: emailParam,
+        responses: { 200: "The confirmation page", 404: "No such address" },
+      },
       async ({ c, app, caller, params }) => {
         await confirmEmail(app, caller, params.email_uuid);
         const body = templateFormatter(app.config).render("email_confirmation_get_body", {});
@@ -68,7 +118,13 @@ export function emailRoutes(): RouteGroup {
     )
     .put(
       "/emails/{email_uuid}/confirm",
-      { operationId: "confirmEmail", summary: "Confirm an address (token in the header)", acl: "auth.emails.{email_uuid}.confirm.update", params: emailParam, responses: { 204: "Confirmed", 404: "No such address" } },
+      {
+        operationId: "confirmEmail",
+        summary: "Confirm an address (token in the header)",
+        acl: "auth.emails.{email_uuid}.confirm.update",
+        params: emailParam,
+        responses: { 204: "Confirmed", 404: "No such address" },
+      },
       async ({ c, app, caller, params }) => {
         await confirmEmail(app, caller, params.email_uuid);
         return c.body(null, 204);

@@ -8,7 +8,13 @@ import { segment } from "../domain/strings.ts";
 import { RouteGroup, type RouteInput } from "../http/route.ts";
 import { uuidParam } from "../domain/validate.ts";
 import type { ExternalAuthPlugin, ExternalHandler } from "../plugins/external-auth-types.ts";
-import { deleteTenantConfig, listExternalUsers, listUserExternal, readTenantConfig, writeTenantConfig } from "../services/integrations/external-auth.ts";
+import {
+  deleteTenantConfig,
+  listExternalUsers,
+  listUserExternal,
+  readTenantConfig,
+  writeTenantConfig,
+} from "../services/integrations/external-auth.ts";
 import { completeOAuth2 } from "../services/integrations/oauth2.ts";
 import { requireVisibleUser } from "../services/identity/visibility.ts";
 
@@ -21,11 +27,20 @@ const VERB = { get: "read", post: "create", put: "update", delete: "delete" } as
 function pluginHandler(handler: ExternalHandler) {
   return async ({ c, app, caller, params, body }: RouteInput<{ user_uuid: string }, undefined, unknown>) => {
     // DELETE of an absent or unseen user's data: the desired state already (D4).
-    const user = c.req.method === "DELETE" ? await orAbsent(requireVisibleUser(app, caller, params.user_uuid)) : await requireVisibleUser(app, caller, params.user_uuid);
+    const user =
+      c.req.method === "DELETE"
+        ? await orAbsent(requireVisibleUser(app, caller, params.user_uuid))
+        : await requireVisibleUser(app, caller, params.user_uuid);
     if (!user) return c.body(null, 204);
-    const res = await handler({ userUuid: user.uuid, tenantUuid: user.tenantUuid, body: body ?? {}, query: c.req.query() });
+    const res = await handler({
+      userUuid: user.uuid,
+      tenantUuid: user.tenantUuid,
+      body: body ?? {},
+      query: c.req.query(),
+    });
     // A PUT answers 204 with no body (D3), whatever the plugin returns.
-    if (c.req.method === "PUT" || res.body === undefined) return c.body(null, c.req.method === "PUT" ? 204 : (res.status as 204));
+    if (c.req.method === "PUT" || res.body === undefined)
+      return c.body(null, c.req.method === "PUT" ? 204 : (res.status as 204));
     return c.json(res.body as object, res.status as 200);
   };
 }
@@ -53,7 +68,9 @@ function mountPlugin(group: RouteGroup, type: string, plugin: ExternalAuthPlugin
         params: userParam,
         ...(withBody ? { body: z.unknown() } : {}),
         responses: { 200: "Plugin response", 404: "No such user or data" },
-        ...(method === "put" && plugin.routes.get ? { wazoPutAnswer: { description: "The stored data, as GET answers it", read: readBack(plugin.routes.get) } } : {}),
+        ...(method === "put" && plugin.routes.get
+          ? { wazoPutAnswer: { description: "The stored data, as GET answers it", read: readBack(plugin.routes.get) } }
+          : {}),
       },
       pluginHandler(handler) as never,
     );
@@ -62,7 +79,12 @@ function mountPlugin(group: RouteGroup, type: string, plugin: ExternalAuthPlugin
     group.add(
       extra.method,
       `${base}${extra.path}`,
-      { summary: extra.summary ?? `${type} ${extra.path}`, acl: `auth.users.{user_uuid}.external.${type}.${extra.access}`, params: userParam, responses: { 200: "Plugin response", 404: "No such user or data" } },
+      {
+        summary: extra.summary ?? `${type} ${extra.path}`,
+        acl: `auth.users.{user_uuid}.external.${type}.${extra.access}`,
+        params: userParam,
+        responses: { 200: "Plugin response", 404: "No such user or data" },
+      },
       pluginHandler(extra.handler) as never,
     );
   }
@@ -72,15 +94,35 @@ export function externalRoutes(app: AppContext): RouteGroup {
   const group = new RouteGroup("external")
     .get(
       "/users/{user_uuid}/external",
-      { summary: "Every enabled external auth type with the user's safe data", acl: "auth.users.{user_uuid}.external.read", params: userParam, query: listQuery<"type">({ order: ["type"], defaultOrder: "type", filters: ["type"] }), responses: { 200: "`{items, filtered, total}`", 404: "No such user" } },
-      async ({ c, app: a, caller, params, query }) => c.json(await listUserExternal(a, caller, params.user_uuid, query)),
+      {
+        summary: "Every enabled external auth type with the user's safe data",
+        acl: "auth.users.{user_uuid}.external.read",
+        params: userParam,
+        query: listQuery<"type">({ order: ["type"], defaultOrder: "type", filters: ["type"] }),
+        responses: { 200: "`{items, filtered, total}`", 404: "No such user" },
+      },
+      async ({ c, app: a, caller, params, query }) =>
+        c.json(await listUserExternal(a, caller, params.user_uuid, query)),
     )
-    .get("/external/{auth_type}/config", { summary: "The scoping tenant's configuration of a type", acl: "auth.{auth_type}.external.config.read", params: typeParam, responses: { 200: "The configuration", 404: "No such type or configuration" } }, async ({ c, app: a, caller, params }) =>
-      c.json(await readTenantConfig(a, caller, params.auth_type)),
+    .get(
+      "/external/{auth_type}/config",
+      {
+        summary: "The scoping tenant's configuration of a type",
+        acl: "auth.{auth_type}.external.config.read",
+        params: typeParam,
+        responses: { 200: "The configuration", 404: "No such type or configuration" },
+      },
+      async ({ c, app: a, caller, params }) => c.json(await readTenantConfig(a, caller, params.auth_type)),
     )
     .post(
       "/external/{auth_type}/config",
-      { summary: "Configure a type for the scoping tenant", acl: "auth.{auth_type}.external.config.create", params: typeParam, body: anyObject, responses: { 201: '`""`', 404: "No such type", 409: "Already configured" } },
+      {
+        summary: "Configure a type for the scoping tenant",
+        acl: "auth.{auth_type}.external.config.create",
+        params: typeParam,
+        body: anyObject,
+        responses: { 201: '`""`', 404: "No such type", 409: "Already configured" },
+      },
       async ({ c, app: a, caller, params, body }) => {
         await writeTenantConfig(a, caller, params.auth_type, body, "create");
         return c.json("", 201);
@@ -88,27 +130,55 @@ export function externalRoutes(app: AppContext): RouteGroup {
     )
     .put(
       "/external/{auth_type}/config",
-      { summary: "Replace the scoping tenant's configuration of a type", acl: "auth.{auth_type}.external.config.update", params: typeParam, body: anyObject, responses: { 204: "Replaced", 404: "No such type or configuration" } },
+      {
+        summary: "Replace the scoping tenant's configuration of a type",
+        acl: "auth.{auth_type}.external.config.update",
+        params: typeParam,
+        body: anyObject,
+        responses: { 204: "Replaced", 404: "No such type or configuration" },
+      },
       async ({ c, app: a, caller, params, body }) => {
         await writeTenantConfig(a, caller, params.auth_type, body, "update");
         return c.body(null, 204);
       },
     )
-    .delete("/external/{auth_type}/config", { summary: "Remove the scoping tenant's configuration of a type", acl: "auth.{auth_type}.external.config.delete", params: typeParam, responses: { 204: "Removed", 404: "No such type or configuration" } }, async ({ c, app: a, caller, params }) => {
-      await deleteTenantConfig(a, caller, params.auth_type);
-      return c.body(null, 204);
-    })
+    .delete(
+      "/external/{auth_type}/config",
+      {
+        summary: "Remove the scoping tenant's configuration of a type",
+        acl: "auth.{auth_type}.external.config.delete",
+        params: typeParam,
+        responses: { 204: "Removed", 404: "No such type or configuration" },
+      },
+      async ({ c, app: a, caller, params }) => {
+        await deleteTenantConfig(a, caller, params.auth_type);
+        return c.body(null, 204);
+      },
+    )
     .get(
       "/external/{auth_type}/users",
-      { summary: "Users of the scoping tenant linked to a type", acl: "auth.{auth_type}.external.users.read", params: typeParam, query: listQuery({ order: [] }), responses: { 200: "`{items: [{uuid}], filtered, total}`", 404: "No such type" } },
-      async ({ c, app: a, caller, params, query }) => c.json(await listExternalUsers(a, caller, params.auth_type, query)),
+      {
+        summary: "Users of the scoping tenant linked to a type",
+        acl: "auth.{auth_type}.external.users.read",
+        params: typeParam,
+        query: listQuery({ order: [] }),
+        responses: { 200: "`{items: [{uuid}], filtered, total}`", 404: "No such type" },
+      },
+      async ({ c, app: a, caller, params, query }) =>
+        c.json(await listExternalUsers(a, caller, params.auth_type, query)),
     )
     .get(
       "/external/{auth_type}/oauth2/callback",
-      { summary: "OAuth2 redirect endpoint: the provider sends the user back here with `code` and `state`", params: typeParam, responses: { 200: "Authorization complete", 404: "Unknown or expired state" } },
+      {
+        summary: "OAuth2 redirect endpoint: the provider sends the user back here with `code` and `state`",
+        params: typeParam,
+        responses: { 200: "Authorization complete", 404: "Unknown or expired state" },
+      },
       async ({ c, app: a, params }) => {
         await completeOAuth2(a, params.auth_type, c.req.query());
-        return c.html("<!DOCTYPE html><html><body><p>Authorization complete. You may close this window.</p></body></html>");
+        return c.html(
+          "<!DOCTYPE html><html><body><p>Authorization complete. You may close this window.</p></body></html>",
+        );
       },
     );
   for (const [type, plugin] of app.plugins.externalAuth) mountPlugin(group, type, plugin);

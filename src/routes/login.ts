@@ -21,11 +21,19 @@ const tokenBody = z
   })
   .superRefine((b, ctx) => {
     const rule = (path: string, message: string) =>
-      ctx.addIssue({ code: "custom", path: [path], message, params: { constraint_id: "predicate", constraint: message } });
-    if (b.access_type === "offline" && !b.client_id) rule("client_id", '"client_id" must be specified when "access_type" is "offline"');
-    if (b.access_type === "offline" && b.refresh_token) rule("refresh_token", '"refresh_token" cannot be used with "access_type" "offline"');
+      ctx.addIssue({
+        code: "custom",
+        path: [path],
+        message,
+        params: { constraint_id: "predicate", constraint: message },
+      });
+    if (b.access_type === "offline" && !b.client_id)
+      rule("client_id", '"client_id" must be specified when "access_type" is "offline"');
+    if (b.access_type === "offline" && b.refresh_token)
+      rule("refresh_token", '"refresh_token" cannot be used with "access_type" "offline"');
     if (b.refresh_token && !b.client_id) rule("client_id", '"client_id" must be specified when using "refresh_token"');
-    if (b.refresh_token && b.saml_session_id) rule("saml_session_id", '"refresh_token" and "saml_session_id" cannot be used together');
+    if (b.refresh_token && b.saml_session_id)
+      rule("saml_session_id", '"refresh_token" and "saml_session_id" cannot be used together');
     if (b.tenant_id && b.domain_name) rule("domain_name", '"tenant_id" and "domain_name" cannot be used together');
   });
 

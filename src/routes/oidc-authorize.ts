@@ -10,7 +10,12 @@ import { ApiError } from "../domain/errors.ts";
 import { requestOrigin } from "../http/request-origin.ts";
 import { queryObject, RouteGroup, type Env } from "../http/route.ts";
 import { renderLoginPage } from "../pages/oidc-login.ts";
-import { authorizationRedirect, checkAuthorizationRequest, REQUEST_PARAMS, type AuthorizeCheck } from "../services/oidc/authorize.ts";
+import {
+  authorizationRedirect,
+  checkAuthorizationRequest,
+  REQUEST_PARAMS,
+  type AuthorizeCheck,
+} from "../services/oidc/authorize.ts";
 import { signInForCode } from "../services/oidc/sign-in.ts";
 import { requestIssuer } from "./oidc.ts";
 
@@ -22,8 +27,9 @@ type Params = Record<string, string | undefined>;
 
 function stringParams(raw: Record<string, unknown>): Params {
   const out: Params = {};
-  for (const [k, v] of Object.entries(raw)) if (typeof v === "string") out[k] = v;
-  else if (Array.isArray(v) && typeof v[0] === "string") out[k] = v[0];
+  for (const [k, v] of Object.entries(raw))
+    if (typeof v === "string") out[k] = v;
+    else if (Array.isArray(v) && typeof v[0] === "string") out[k] = v[0];
   return out;
 }
 
@@ -56,7 +62,15 @@ function csrfMatches(c: Context<Env>, presented: string | undefined): boolean {
 
 function answerCheck(c: Context<Env>, app: AppContext, check: Exclude<AuthorizeCheck, { kind: "ok" }>): Response {
   if (check.kind === "page_error") return renderLoginPage({ fatal: true, message: check.message }, 400);
-  return c.redirect(authorizationRedirect(check.redirectUri, { error: check.error, error_description: check.description, state: check.state, iss: requestIssuer(c, app) }), 303);
+  return c.redirect(
+    authorizationRedirect(check.redirectUri, {
+      error: check.error,
+      error_description: check.description,
+      state: check.state,
+      iss: requestIssuer(c, app),
+    }),
+    303,
+  );
 }
 
 const UNAVAILABLE = "Signing in is not possible right now. Try again in a moment.";
@@ -78,17 +92,37 @@ async function showLoginPage(c: Context<Env>, app: AppContext): Promise<Response
   const check = await checkAuthorizationRequest(app, params);
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const csrf = csrfCookie(c, app);
-  const page = renderLoginPage({ clientName: check.client.name, hidden: hiddenFields(params, csrf), redirectUri: check.request.redirectUri }, 200);
+  const page = renderLoginPage(
+    { clientName: check.client.name, hidden: hiddenFields(params, csrf), redirectUri: check.request.redirectUri },
+    200,
+  );
   for (const [k, v] of c.res.headers) if (k === "set-cookie") page.headers.append(k, v);
   return page;
 }
 
 async function submitLoginForm(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
   const params = stringParams(body);
-  if (!csrfMatches(c, params.csrf_token)) return renderLoginPage({ fatal: true, message: "This form has expired or did not come from this site. Go back to the application and start again." }, 400);
+  if (!csrfMatches(c, params.csrf_token))
+    return renderLoginPage(
+      {
+        fatal: true,
+        message: "This form has expired or did not come from this site. Go back to the application and start again.",
+      },
+      400,
+    );
   const check = await checkAuthorizationRequest(app, params);
   if (check.kind !== "ok") return answerCheck(c, app, check);
-  const again = (message: string, status: number) => renderLoginPage({ clientName: check.client.name, message, username: params.username ?? "", hidden: hiddenFields(params, params.csrf_token!), redirectUri: check.request.redirectUri }, status);
+  const again = (message: string, status: number) =>
+    renderLoginPage(
+      {
+        clientName: check.client.name,
+        message,
+        username: params.username ?? "",
+        hidden: hiddenFields(params, params.csrf_token!),
+        redirectUri: check.request.redirectUri,
+      },
+      status,
+    );
   if (!params.username || !params.password) return again(GENERIC_FAILURE, 401);
   const origin = requestOrigin(c, app.config.rest_api.trusted_proxies);
   let code: string;
@@ -107,24 +141,46 @@ async function submitLoginForm(c: Context<Env>, app: AppContext, body: Record<st
     if (e.status >= 500) return renderLoginPage({ fatal: true, message: UNAVAILABLE }, 503);
     return again(GENERIC_FAILURE, 401);
   }
-  return c.redirect(authorizationRedirect(check.request.redirectUri, { code, state: check.request.state, iss: requestIssuer(c, app) }), 303);
+  return c.redirect(
+    authorizationRedirect(check.request.redirectUri, { code, state: check.request.state, iss: requestIssuer(c, app) }),
+    303,
+  );
 }
 
 export function oidcAuthorizeRoutes(): RouteGroup {
   return new RouteGroup("oidc")
     .get(
       "/oidc/authorize",
-      { summary: "Authorization endpoint: the hosted login page (OIDC Core §3.1.2)", operationId: "getOidcAuthorize", responses: { 200: { description: "The login page", contentType: "text/html" }, 303: "Back to the client with an error (RFC 6749 §4.1.2.1)", 400: { description: "Error page: unknown client or unregistered redirect URI (never redirected)", contentType: "text/html" }, 503: { description: "Error page: database outage", contentType: "text/html" } } },
+      {
+        summary: "Authorization endpoint: the hosted login page (OIDC Core §3.1.2)",
+        operationId: "getOidcAuthorize",
+        responses: {
+          200: { description: "The login page", contentType: "text/html" },
+          303: "Back to the client with an error (RFC 6749 §4.1.2.1)",
+          400: {
+            description: "Error page: unknown client or unregistered redirect URI (never redirected)",
+            contentType: "text/html",
+          },
+          503: { description: "Error page: database outage", contentType: "text/html" },
+        },
+      },
       ({ c, app }) => outagePage(() => showLoginPage(c, app)),
     )
     .post(
       "/oidc/authorize",
       {
-        summary: "The login form's submission: signs in as POST /0.1/token does, then redirects to the client with a code",
+        summary:
+          "The login form's submission: signs in as POST /0.1/token does, then redirects to the client with a code",
         operationId: "submitOidcLogin",
         bodyType: "form",
         body: formBody,
-        responses: { 303: "Back to the client with `code`, `state` and `iss` (RFC 9207)", 400: { description: "Error page", contentType: "text/html" }, 401: { description: "The form again, with the generic failure", contentType: "text/html" }, 429: { description: "Too many attempts", contentType: "text/html" }, 503: { description: "Sign-in unavailable (database outage): no code issued", contentType: "text/html" } },
+        responses: {
+          303: "Back to the client with `code`, `state` and `iss` (RFC 9207)",
+          400: { description: "Error page", contentType: "text/html" },
+          401: { description: "The form again, with the generic failure", contentType: "text/html" },
+          429: { description: "Too many attempts", contentType: "text/html" },
+          503: { description: "Sign-in unavailable (database outage): no code issued", contentType: "text/html" },
+        },
       },
       ({ c, app, body }) => outagePage(() => submitLoginForm(c, app, body)),
     );

@@ -4,10 +4,23 @@ import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";
 import { CAPS, text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
-import { clientJson, createClient, deleteClient, GRANT_TYPES, listClients, requireVisibleClient, updateClient, type ClientFilter } from "../services/oidc/clients.ts";
+import {
+  clientJson,
+  createClient,
+  deleteClient,
+  GRANT_TYPES,
+  listClients,
+  requireVisibleClient,
+  updateClient,
+  type ClientFilter,
+} from "../services/oidc/clients.ts";
 import { RETIRED_KEY_PUBLISHED_SECONDS, SIGNING_ALGS } from "../services/oidc/keys.ts";
 
-const clientList = listQuery<ClientFilter>({ order: ["name", "created_at", "client_id"], defaultOrder: "name", filters: ["client_id", "name", "client_type"] });
+const clientList = listQuery<ClientFilter>({
+  order: ["name", "created_at", "client_id"],
+  defaultOrder: "name",
+  filters: ["client_id", "name", "client_type"],
+});
 const clientParam = z.object({ oidc_client_id: uuidParam });
 
 // Schemes a redirect URI may use: web (http, https) and RFC 8252 §7.1 private-use schemes of native
@@ -20,13 +33,26 @@ const redirectUri = text(2_048, { min: 1 }).superRefine((v, ctx) => {
   try {
     url = new URL(v);
   } catch {
-    ctx.addIssue({ code: "custom", message: "Not an absolute URI.", params: { constraint_id: "uri", constraint: "absolute" } });
+    ctx.addIssue({
+      code: "custom",
+      message: "Not an absolute URI.",
+      params: { constraint_id: "uri", constraint: "absolute" },
+    });
     return;
   }
   const scheme = url.protocol.slice(0, -1);
-  if (v.includes("#")) ctx.addIssue({ code: "custom", message: "A redirect URI must not contain a fragment (RFC 6749 §3.1.2).", params: { constraint_id: "uri", constraint: "no fragment" } });
+  if (v.includes("#"))
+    ctx.addIssue({
+      code: "custom",
+      message: "A redirect URI must not contain a fragment (RFC 6749 §3.1.2).",
+      params: { constraint_id: "uri", constraint: "no fragment" },
+    });
   else if (scheme !== "https" && scheme !== "http" && !PRIVATE_USE_SCHEME.test(scheme)) {
-    ctx.addIssue({ code: "custom", message: "The scheme must be https, http or a reverse-domain private-use scheme (RFC 8252 §7.1).", params: { constraint_id: "uri", constraint: "scheme" } });
+    ctx.addIssue({
+      code: "custom",
+      message: "The scheme must be https, http or a reverse-domain private-use scheme (RFC 8252 §7.1).",
+      params: { constraint_id: "uri", constraint: "scheme" },
+    });
   }
 });
 
@@ -52,22 +78,38 @@ const updateBody = z.object(clientFields);
 
 export function oidcClientRoutes(): RouteGroup {
   return new RouteGroup("oidc_clients")
-    .get("/oidc/clients", { summary: "OpenID Connect clients of the scoping tenant (and below with `recurse`)", acl: "auth.oidc.clients.read", query: clientList, responses: { 200: "`{items, filtered, total}`", 400: "Invalid list parameter" } }, async ({ c, app, caller, query }) =>
-      c.json(await listClients(app, caller, query)),
+    .get(
+      "/oidc/clients",
+      {
+        summary: "OpenID Connect clients of the scoping tenant (and below with `recurse`)",
+        acl: "auth.oidc.clients.read",
+        query: clientList,
+        responses: { 200: "`{items, filtered, total}`", 400: "Invalid list parameter" },
+      },
+      async ({ c, app, caller, query }) => c.json(await listClients(app, caller, query)),
     )
     .post(
       "/oidc/clients",
       {
         summary: "Register an OpenID Connect client in the scoping tenant",
-        description: "A confidential client's `client_secret` is in this answer only (it is stored hashed). Public clients must use PKCE S256. `grant_types` defaults to authorization_code and refresh_token.",
+        description:
+          "A confidential client's `client_secret` is in this answer only (it is stored hashed). Public clients must use PKCE S256. `grant_types` defaults to authorization_code and refresh_token.",
         acl: "auth.oidc.clients.create",
         body: createBody,
         responses: { 201: "The client, with `client_secret` for a confidential client", 400: "Invalid body" },
       },
       async ({ c, app, caller, body }) => c.json(await createClient(app, caller, body), 201),
     )
-    .get("/oidc/clients/{oidc_client_id}", { summary: "An OpenID Connect client (never its secret)", acl: "auth.oidc.clients.{oidc_client_id}.read", params: clientParam, responses: { 200: "The client", 404: "No such client" } }, async ({ c, app, caller, params }) =>
-      c.json(clientJson(await requireVisibleClient(app, caller, params.oidc_client_id))),
+    .get(
+      "/oidc/clients/{oidc_client_id}",
+      {
+        summary: "An OpenID Connect client (never its secret)",
+        acl: "auth.oidc.clients.{oidc_client_id}.read",
+        params: clientParam,
+        responses: { 200: "The client", 404: "No such client" },
+      },
+      async ({ c, app, caller, params }) =>
+        c.json(clientJson(await requireVisibleClient(app, caller, params.oidc_client_id))),
     )
     .put(
       "/oidc/clients/{oidc_client_id}",
@@ -83,8 +125,17 @@ export function oidcClientRoutes(): RouteGroup {
         return c.body(null, 204);
       },
     )
-    .delete("/oidc/clients/{oidc_client_id}", { summary: "Delete an OpenID Connect client", acl: "auth.oidc.clients.{oidc_client_id}.delete", params: clientParam, responses: { 204: "Deleted or absent" } }, async ({ c, app, caller, params }) => {
-      await deleteClient(app, caller, params.oidc_client_id);
-      return c.body(null, 204);
-    });
+    .delete(
+      "/oidc/clients/{oidc_client_id}",
+      {
+        summary: "Delete an OpenID Connect client",
+        acl: "auth.oidc.clients.{oidc_client_id}.delete",
+        params: clientParam,
+        responses: { 204: "Deleted or absent" },
+      },
+      async ({ c, app, caller, params }) => {
+        await deleteClient(app, caller, params.oidc_client_id);
+        return c.body(null, 204);
+      },
+    );
 }

@@ -31,7 +31,12 @@ function formOf(body: Record<string, unknown>): Form {
 const SUPPORTED_GRANTS = ["authorization_code"];
 
 /** Runs an endpoint of authenticated clients, answering OAuth errors (RFC 6749 §5.2) and outages (503). */
-async function asClient(c: Context<Env>, app: AppContext, form: Form, answer: (client: ClientRow) => Promise<Response>): Promise<Response> {
+async function asClient(
+  c: Context<Env>,
+  app: AppContext,
+  form: Form,
+  answer: (client: ClientRow) => Promise<Response>,
+): Promise<Response> {
   try {
     return await answer(await authenticateClient(app, c.req.header("Authorization"), form));
   } catch (e) {
@@ -42,26 +47,36 @@ async function asClient(c: Context<Env>, app: AppContext, form: Form, answer: (c
 }
 
 const formSchema = z.record(z.string(), z.unknown());
-const CLIENT_AUTH = { Authorization: "client_secret_basic: Basic base64(urlencoded client_id:urlencoded client_secret)" };
+const CLIENT_AUTH = {
+  Authorization: "client_secret_basic: Basic base64(urlencoded client_id:urlencoded client_secret)",
+};
 
 export function oidcTokenRoutes(): RouteGroup {
   return new RouteGroup("oidc")
     .post(
       "/oidc/token",
       {
-        summary: "Token endpoint: exchanges an authorization code (with PKCE) for an access token (a Tessera token) and an ID token",
+        summary:
+          "Token endpoint: exchanges an authorization code (with PKCE) for an access token (a Tessera token) and an ID token",
         operationId: "createOidcToken",
         bodyType: "form",
         body: formSchema,
         headers: CLIENT_AUTH,
-        responses: { 200: "`{access_token, token_type, expires_in, id_token, scope}`", 400: "`{error, error_description}` (RFC 6749 §5.2)", 401: "`invalid_client`, with WWW-Authenticate", 503: "`temporarily_unavailable` (database outage)" },
+        responses: {
+          200: "`{access_token, token_type, expires_in, id_token, scope}`",
+          400: "`{error, error_description}` (RFC 6749 §5.2)",
+          401: "`invalid_client`, with WWW-Authenticate",
+          503: "`temporarily_unavailable` (database outage)",
+        },
       },
       async ({ c, app, body }) => {
         const form = formOf(body);
         return asClient(c, app, form, async (client) => {
           const grant = form.grant_type ?? "";
-          if (!SUPPORTED_GRANTS.includes(grant)) throw new OAuthError(400, "unsupported_grant_type", "supported: authorization_code");
-          if (!client.grantTypes.includes(grant)) throw new OAuthError(400, "unauthorized_client", "this client may not use this grant type");
+          if (!SUPPORTED_GRANTS.includes(grant))
+            throw new OAuthError(400, "unsupported_grant_type", "supported: authorization_code");
+          if (!client.grantTypes.includes(grant))
+            throw new OAuthError(400, "unauthorized_client", "this client may not use this grant type");
           const answer = await exchangeAuthorizationCode(app, client, form, requestIssuer(c, app));
           c.header("Cache-Control", "no-store");
           c.header("Pragma", "no-cache");
@@ -72,12 +87,17 @@ export function oidcTokenRoutes(): RouteGroup {
     .post(
       "/oidc/introspect",
       {
-        summary: "Token introspection (RFC 7662): is a token (an OIDC access token or any Tessera token) active, and whose",
+        summary:
+          "Token introspection (RFC 7662): is a token (an OIDC access token or any Tessera token) active, and whose",
         operationId: "introspectOidcToken",
         bodyType: "form",
         body: formSchema,
         headers: CLIENT_AUTH,
-        responses: { 200: "`{active, sub, exp, iat, iss, scope, client_id, tenant_uuid, session_uuid}`, or `{active: false}`", 401: "`invalid_client`, with WWW-Authenticate", 503: "`temporarily_unavailable`" },
+        responses: {
+          200: "`{active, sub, exp, iat, iss, scope, client_id, tenant_uuid, session_uuid}`, or `{active: false}`",
+          401: "`invalid_client`, with WWW-Authenticate",
+          503: "`temporarily_unavailable`",
+        },
       },
       async ({ c, app, body }) => {
         const form = formOf(body);
@@ -92,7 +112,18 @@ export function oidcTokenRoutes(): RouteGroup {
     )
     .post(
       "/oidc/revoke",
-      { summary: "Token revocation (RFC 7009): a client revokes an access token issued to it (its session ends)", operationId: "revokeOidcToken", bodyType: "form", body: formSchema, headers: CLIENT_AUTH, responses: { 200: "Revoked, or nothing to revoke (the same answer)", 401: "`invalid_client`", 503: "`temporarily_unavailable`" } },
+      {
+        summary: "Token revocation (RFC 7009): a client revokes an access token issued to it (its session ends)",
+        operationId: "revokeOidcToken",
+        bodyType: "form",
+        body: formSchema,
+        headers: CLIENT_AUTH,
+        responses: {
+          200: "Revoked, or nothing to revoke (the same answer)",
+          401: "`invalid_client`",
+          503: "`temporarily_unavailable`",
+        },
+      },
       async ({ c, app, body }) => {
         const form = formOf(body);
         return asClient(c, app, form, async (client) => {
@@ -104,7 +135,12 @@ export function oidcTokenRoutes(): RouteGroup {
     )
     .get(
       "/oidc/userinfo",
-      { summary: "UserInfo endpoint: claims about the signed-in user, by granted scope (OIDC Core §5.3)", operationId: "getOidcUserinfo", headers: { Authorization: "Bearer <access token>" }, responses: { 200: "The claims", 401: "`invalid_token` (RFC 6750 §3.1)", 503: "Database unavailable" } },
+      {
+        summary: "UserInfo endpoint: claims about the signed-in user, by granted scope (OIDC Core §5.3)",
+        operationId: "getOidcUserinfo",
+        headers: { Authorization: "Bearer <access token>" },
+        responses: { 200: "The claims", 401: "`invalid_token` (RFC 6750 §3.1)", 503: "Database unavailable" },
+      },
       async ({ c, app }) => {
         const bearer = /^bearer\s+(\S+)$/i.exec(c.req.header("Authorization") ?? "")?.[1];
         const refuse = () => {

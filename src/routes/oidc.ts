@@ -6,21 +6,34 @@ import { issuerOf, providerMetadata } from "../services/oidc/discovery.ts";
 import { publicJwks } from "../services/oidc/keys.ts";
 
 /** The issuer as this request sees it (see `issuerOf`). */
-export const requestIssuer = (c: Context<Env>, app: AppContext) => issuerOf(app, new URL(c.req.url).origin, c.req.header("X-Script-Name"));
+export const requestIssuer = (c: Context<Env>, app: AppContext) =>
+  issuerOf(app, new URL(c.req.url).origin, c.req.header("X-Script-Name"));
 
 export function oidcRoutes(): RouteGroup {
   return new RouteGroup("oidc")
     .get(
       "/oidc/.well-known/openid-configuration",
-      { summary: "OpenID Provider metadata (OIDC Discovery 1.0 §4, RFC 8414 §3)", operationId: "getOidcDiscovery", responses: { 200: "The provider metadata" } },
+      {
+        summary: "OpenID Provider metadata (OIDC Discovery 1.0 §4, RFC 8414 §3)",
+        operationId: "getOidcDiscovery",
+        responses: { 200: "The provider metadata" },
+      },
       ({ c, app }) => {
         c.header("Cache-Control", "public, max-age=300");
         return c.json(providerMetadata(requestIssuer(c, app)));
       },
     )
-    .get("/oidc/jwks", { summary: "Public keys that sign ID tokens (RFC 7517 §5 JWK Set)", operationId: "getOidcJwks", responses: { 200: "`{keys}`", 503: "Database unavailable" } }, async ({ c, app }) => {
-      const jwks = await publicJwks(app);
-      c.header("Cache-Control", "public, max-age=300");
-      return c.json(jwks);
-    });
+    .get(
+      "/oidc/jwks",
+      {
+        summary: "Public keys that sign ID tokens (RFC 7517 §5 JWK Set)",
+        operationId: "getOidcJwks",
+        responses: { 200: "`{keys}`", 503: "Database unavailable" },
+      },
+      async ({ c, app }) => {
+        const jwks = await publicJwks(app);
+        c.header("Cache-Control", "public, max-age=300");
+        return c.json(jwks);
+      },
+    );
 }

@@ -8,7 +8,11 @@ import { uuidParam } from "../domain/validate.ts";
 import { requestPasswordReset, resetPassword, type ResetQuery } from "../services/auth/password-reset.ts";
 import { requestConnection } from "./emails.ts";
 
-const askQuery = z.object({ username: text(CAPS.username, { min: 1 }).optional(), email: emailText().optional(), login: text(CAPS.username, { min: 1 }).optional() });
+const askQuery = z.object({
+  username: text(CAPS.username, { min: 1 }).optional(),
+  email: emailText().optional(),
+  login: text(CAPS.username, { min: 1 }).optional(),
+});
 
 export function passwordResetRoutes(): RouteGroup {
   return new RouteGroup("reset")
@@ -27,9 +31,15 @@ export function passwordResetRoutes(): RouteGroup {
       },
       async ({ c, app, query }) => {
         const given = (["username", "email", "login"] as const).filter((k) => query[k] !== undefined);
-        if (given.length !== 1) throw invalidField("reset", "_schema", "predicate", null, '"username" or "email" or "login" should be used');
+        if (given.length !== 1)
+          throw invalidField("reset", "_schema", "predicate", null, '"username" or "email" or "login" should be used');
         const key = given[0]!;
-        await requestPasswordReset(app, { [key]: query[key] } as ResetQuery, requestConnection(c, "reset"), requestOrigin(c, app.config.rest_api.trusted_proxies));
+        await requestPasswordReset(
+          app,
+          { [key]: query[key] } as ResetQuery,
+          requestConnection(c, "reset"),
+          requestOrigin(c, app.config.rest_api.trusted_proxies),
+        );
         return c.body(null, 204);
       },
     )
@@ -42,7 +52,14 @@ export function passwordResetRoutes(): RouteGroup {
         tokenFromQuery: true,
         query: z.object({ user_uuid: uuidParam, token: text(CAPS.queryValue).optional() }),
         body: z.object({ password: text(CAPS.password, { min: 1 }).nullable() }),
-        responses: { 204: "Done; the user's sessions ended", 400: "Invalid body", 401: "Invalid token", 403: "Token not for this user", 404: "No such user", 405: "Password managed by an identity provider" },
+        responses: {
+          204: "Done; the user's sessions ended",
+          400: "Invalid body",
+          401: "Invalid token",
+          403: "Token not for this user",
+          404: "No such user",
+          405: "Password managed by an identity provider",
+        },
       },
       async ({ c, app, caller, query, body }) => {
         await resetPassword(app, caller, query.user_uuid, body.password);

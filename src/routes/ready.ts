@@ -29,7 +29,10 @@ const probeMs = (app: AppContext) => Math.max(100, Math.round(app.config.db_time
 export async function readiness(app: AppContext): Promise<Readiness> {
   let newest: number | null = null;
   const reached = await bounded(async () => {
-    const rows = await execRows<{ newest: string | number | null }>(app.db, sql`select max(created_at) as newest from "drizzle"."__drizzle_migrations"`);
+    const rows = await execRows<{ newest: string | number | null }>(
+      app.db,
+      sql`select max(created_at) as newest from "drizzle"."__drizzle_migrations"`,
+    );
     newest = rows[0]?.newest == null ? null : Number(rows[0].newest);
   }, probeMs(app));
   return {
@@ -46,13 +49,20 @@ const WHAT: Record<keyof Readiness, string> = {
 };
 
 /** The 503 of an instance that is not ready, naming each failing check (also used while draining). */
-export function notReady(failing: Partial<Record<keyof Readiness | "draining", Check>>, message: string): ServiceUnavailable {
+export function notReady(
+  failing: Partial<Record<keyof Readiness | "draining", Check>>,
+  message: string,
+): ServiceUnavailable {
   const error = new ServiceUnavailable("ready", message, "not-ready");
   Object.assign(error.details, failing);
   return error;
 }
 
-const readyBody = z.object({ database: z.literal("ok"), migrations: z.literal("ok"), cache_invalidation: z.literal("ok") });
+const readyBody = z.object({
+  database: z.literal("ok"),
+  migrations: z.literal("ok"),
+  cache_invalidation: z.literal("ok"),
+});
 
 export function readyRoutes(): RouteGroup {
   const group = new RouteGroup("ready");
@@ -63,7 +73,8 @@ export function readyRoutes(): RouteGroup {
     return jsonError(c, notReady(checks, `Not ready: ${failing.map((k) => WHAT[k]).join("; ")}`));
   };
   const spec = {
-    summary: "Readiness (load balancers): 200 when the database answers, its migrations are applied and cache invalidation is listening; else 503 naming what is not",
+    summary:
+      "Readiness (load balancers): 200 when the database answers, its migrations are applied and cache invalidation is listening; else 503 naming what is not",
     responses: {
       200: { description: "Ready: every check is ok", schema: readyBody },
       503: "Not ready: `details` names each check (`database`, `migrations`, `cache_invalidation`, or `draining`) and its state",

@@ -17,9 +17,20 @@ const body = z.object({
 export function registerRoutes(): RouteGroup {
   return new RouteGroup("users").post(
     "/users/register",
-    { summary: "Register: a new tenant and user, then a confirmation mail", body, responses: { 200: "The user", 400: "Invalid body", 404: "Registration is disabled", 409: "Username or email already used", 503: "The mail could not be sent, or `public_url` is not configured (nothing was created)" } },
+    {
+      summary: "Register: a new tenant and user, then a confirmation mail",
+      body,
+      responses: {
+        200: "The user",
+        400: "Invalid body",
+        404: "Registration is disabled",
+        409: "Username or email already used",
+        503: "The mail could not be sent, or `public_url` is not configured (nothing was created)",
+      },
+    },
     async ({ c, app, body }) => {
-      if (!app.config.enabled_http_plugins.user_registration) throw new NotFound("users", undefined, "Registration is disabled");
+      if (!app.config.enabled_http_plugins.user_registration)
+        throw new NotFound("users", undefined, "Registration is disabled");
       return c.json(await registerUser(app, body, requestConnection(c, "users")));
     },
   );

@@ -11,12 +11,22 @@ export function sessionRoutes(): RouteGroup {
   return new RouteGroup("sessions")
     .get(
       "/sessions",
-      { summary: "Sessions of the scoping tenant (and below with `recurse`)", acl: "auth.sessions.read", query: sessionList, responses: { 200: "`{items, filtered, total}`", 400: "Invalid list parameter" } },
+      {
+        summary: "Sessions of the scoping tenant (and below with `recurse`)",
+        acl: "auth.sessions.read",
+        query: sessionList,
+        responses: { 200: "`{items, filtered, total}`", 400: "Invalid list parameter" },
+      },
       async ({ c, app, caller, query }) => c.json(await listSessions(app, caller, query)),
     )
     .delete(
       "/sessions/{session_uuid}",
-      { summary: "Delete a session and its tokens (204 even when absent)", acl: "auth.sessions.{session_uuid}.delete", params: z.object({ session_uuid: uuidParam }), responses: { 204: "Deleted or absent" } },
+      {
+        summary: "Delete a session and its tokens (204 even when absent)",
+        acl: "auth.sessions.{session_uuid}.delete",
+        params: z.object({ session_uuid: uuidParam }),
+        responses: { 204: "Deleted or absent" },
+      },
       async ({ c, app, caller, params }) => {
         await deleteSession(app, caller, params.session_uuid);
         return c.body(null, 204);
@@ -24,7 +34,13 @@ export function sessionRoutes(): RouteGroup {
     )
     .get(
       "/users/{user_uuid}/sessions",
-      { summary: "Sessions of a user", acl: "auth.users.{user_uuid}.sessions.read", params: z.object({ user_uuid: uuidParam }), query: sessionList, responses: { 200: "`{items, filtered, total}`", 404: "No such user" } },
+      {
+        summary: "Sessions of a user",
+        acl: "auth.users.{user_uuid}.sessions.read",
+        params: z.object({ user_uuid: uuidParam }),
+        query: sessionList,
+        responses: { 200: "`{items, filtered, total}`", 404: "No such user" },
+      },
       async ({ c, app, caller, params, query }) => c.json(await listUserSessions(app, caller, params.user_uuid, query)),
     )
     .delete(

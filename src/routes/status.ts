@@ -39,10 +39,17 @@ export async function collectStatus(app: AppContext): Promise<Record<string, Com
 
 export function statusRoutes(): RouteGroup {
   return new RouteGroup("status")
-    .head("/status", { summary: "Liveness: 200 when the service and its database are up, else 503", responses: { 200: "Up", 503: "Down" } }, async ({ c, app }) => {
-      const ok = await app.database.ping(probeMs(app));
-      return c.body(null, ok ? 200 : 503);
-    })
+    .head(
+      "/status",
+      {
+        summary: "Liveness: 200 when the service and its database are up, else 503",
+        responses: { 200: "Up", 503: "Down" },
+      },
+      async ({ c, app }) => {
+        const ok = await app.database.ping(probeMs(app));
+        return c.body(null, ok ? 200 : 503);
+      },
+    )
     .get(
       "/status",
       {
@@ -59,7 +66,10 @@ export function statusRoutes(): RouteGroup {
         // Without the database nobody can be authenticated (a token may have been revoked meanwhile),
         // so the answer is the 503 error body carrying what anyone may know: the database is down.
         whenDatabaseDown: async (c, app) => {
-          const error = new DatabaseUnavailable("status", "The database is unavailable; the caller cannot be authenticated");
+          const error = new DatabaseUnavailable(
+            "status",
+            "The database is unavailable; the caller cannot be authenticated",
+          );
           Object.assign(error.details, { rest_api: { status: "ok" }, database: { status: "fail" } });
           app.log.error("status asked while the database is unavailable", {});
           return jsonError(c, error);

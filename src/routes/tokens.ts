@@ -16,7 +16,8 @@ export function tokenRoutes(): RouteGroup {
     .head(
       "/token/{token}",
       {
-        summary: "Check a token (the hot path of the platform): 204 valid, 403 scope or tenant refused, 404 unknown or expired",
+        summary:
+          "Check a token (the hot path of the platform): 204 valid, 403 scope or tenant refused, 404 unknown or expired",
         params: tokenParams,
         query: checkQuery,
         responses: { 204: "Valid", 403: "Scope or tenant not granted", 404: "No such token" },
@@ -57,7 +58,10 @@ export function tokenRoutes(): RouteGroup {
       {
         summary: "Check several scopes at once: `{scopes: {<scope>: bool}}`",
         params: tokenParams,
-        body: z.object({ scopes: z.array(text(CAPS.queryValue)), tenant_uuid: text(CAPS.shortName).nullable().optional() }),
+        body: z.object({
+          scopes: z.array(text(CAPS.queryValue)),
+          tenant_uuid: text(CAPS.shortName).nullable().optional(),
+        }),
         responses: { 200: "Per-scope result", 400: "Invalid body", 403: "Tenant not granted", 404: "No such token" },
       },
       async ({ c, app, params, body }) => {

@@ -23,7 +23,10 @@ export async function buildContext(config: Config, database: Database, log: Logg
     topTenantUuid: await readTopTenantUuid(database.db),
     xivoUuid: config.uuid,
     tokenCache: new TokenCache(),
-    tokenLookups: new LookupGate(tokenReader(database.db), database.kind === "pglite" ? 1 : Math.max(1, Math.floor(config.db_pool_size / 2))),
+    tokenLookups: new LookupGate(
+      tokenReader(database.db),
+      database.kind === "pglite" ? 1 : Math.max(1, Math.floor(config.db_pool_size / 2)),
+    ),
     tokenIds: database.kind === "pglite" ? await EmbeddedTokenIds.of(database) : null,
     tenantTree: new TenantTreeCache(),
     plugins: emptyRegistry(),
@@ -68,7 +71,10 @@ function watchCacheInvalidation(app: AppContext): void {
       forgetPairLocks(app); // an unlock may have been missed
       log.warn("notifications heard again: token cache and tenant tree dropped and trusted again");
     } else if (graceMs > 0) {
-      log.error("notifications may be missed (LISTEN connection lost or silent): token cache still used for token_check_staleness", { seconds: app.config.token_check_staleness });
+      log.error(
+        "notifications may be missed (LISTEN connection lost or silent): token cache still used for token_check_staleness",
+        { seconds: app.config.token_check_staleness },
+      );
       grace = setTimeout(suspend, graceMs);
       grace.unref?.();
     } else {
@@ -85,10 +91,16 @@ function watchCacheInvalidation(app: AppContext): void {
  * steps not yet done (a hook by its function's name), so a caller that stops waiting can say what
  * it abandoned.
  */
-export async function closeContext(app: AppContext, progress: { remaining: string[] } = { remaining: [] }): Promise<void> {
+export async function closeContext(
+  app: AppContext,
+  progress: { remaining: string[] } = { remaining: [] },
+): Promise<void> {
   const hooks = [...app.onClose].reverse();
   app.onClose.length = 0;
-  progress.remaining = [...hooks.map((hook, i) => hook.name || `close hook ${hooks.length - i}`), `database (${app.database.kind})`];
+  progress.remaining = [
+    ...hooks.map((hook, i) => hook.name || `close hook ${hooks.length - i}`),
+    `database (${app.database.kind})`,
+  ];
   for (const hook of hooks) {
     try {
       await hook();

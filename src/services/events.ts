@@ -66,7 +66,13 @@ export async function publishEvents(app: AppContext, tx: DbOrTx, events: BusEven
 
 function outboxRow(app: AppContext, event: BusEvent) {
   const headers = eventHeaders(app, event);
-  return { name: event.name, routingKey: event.routingKey, headers, payload: { ...headers, data: event.data }, aggregate: event.aggregate };
+  return {
+    name: event.name,
+    routingKey: event.routingKey,
+    headers,
+    payload: { ...headers, data: event.data },
+    aggregate: event.aggregate,
+  };
 }
 
 /** The outbox insert of `event`, to run or to embed in a larger statement (a login's one write). */
@@ -98,7 +104,12 @@ export async function listRecordedEvents(db: DbOrTx): Promise<RecordedEvent[]> {
 
 // ---- the events of §13 that more than one service emits ----
 
-export function sessionCreatedEvent(s: { uuid: string; tenantUuid: string; userUuid: string | null; mobile: boolean }): BusEvent {
+export function sessionCreatedEvent(s: {
+  uuid: string;
+  tenantUuid: string;
+  userUuid: string | null;
+  mobile: boolean;
+}): BusEvent {
   return {
     name: "auth_session_created",
     routingKey: routingKey("auth.sessions.{session_uuid}.created", { session_uuid: s.uuid }),

@@ -162,7 +162,9 @@ async function hearCommits(app: AppContext, cache: ListCache): Promise<void> {
     app.onClose.push(unlisten);
     cache.hear(await versionReader(app)());
   } catch (e) {
-    app.log.warn("list cache: notifications of list changes unavailable, reading the version per request", { error: String(e) });
+    app.log.warn("list cache: notifications of list changes unavailable, reading the version per request", {
+      error: String(e),
+    });
   }
 }
 

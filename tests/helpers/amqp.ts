@@ -19,7 +19,9 @@ export const amqpAvailable: boolean =
       return true;
     })
     .catch(() => {
-      console.warn(`RabbitMQ is not reachable at ${AMQP_URL}: the bus tests are skipped (set TEST_AMQP_URL to require them)`);
+      console.warn(
+        `RabbitMQ is not reachable at ${AMQP_URL}: the bus tests are skipped (set TEST_AMQP_URL to require them)`,
+      );
       return false;
     }));
 
@@ -44,7 +46,11 @@ export async function consume(exchange: string, bindingKey = "#"): Promise<Consu
   const messages: Received[] = [];
   await channel.consume(queue, (msg) => {
     if (!msg) return;
-    messages.push({ routingKey: msg.fields.routingKey, headers: (msg.properties.headers ?? {}) as Record<string, unknown>, body: JSON.parse(msg.content.toString()) });
+    messages.push({
+      routingKey: msg.fields.routingKey,
+      headers: (msg.properties.headers ?? {}) as Record<string, unknown>,
+      body: JSON.parse(msg.content.toString()),
+    });
     channel.ack(msg);
   });
   return {
@@ -52,7 +58,8 @@ export async function consume(exchange: string, bindingKey = "#"): Promise<Consu
     async waitFor(predicate, timeoutMs = 15_000) {
       const until = Date.now() + timeoutMs;
       while (!predicate(messages)) {
-        if (Date.now() > until) throw new Error(`timed out; received ${messages.length}: ${messages.map((m) => m.routingKey).join(", ")}`);
+        if (Date.now() > until)
+          throw new Error(`timed out; received ${messages.length}: ${messages.map((m) => m.routingKey).join(", ")}`);
         await Bun.sleep(50);
       }
       return messages;
@@ -68,5 +75,7 @@ export async function consume(exchange: string, bindingKey = "#"): Promise<Consu
 export function brokerProxy(): TcpProxy & { url: string } {
   const target = new URL(AMQP_URL);
   const proxy = tcpProxy(target.hostname, Number(target.port || 5672));
-  return Object.assign(proxy, { url: `amqp://${target.username}:${target.password}@127.0.0.1:${proxy.port}${target.pathname}` });
+  return Object.assign(proxy, {
+    url: `amqp://${target.username}:${target.password}@127.0.0.1:${proxy.port}${target.pathname}`,
+  });
 }

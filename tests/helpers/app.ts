@@ -102,8 +102,17 @@ export interface TestAppOptions {
 }
 
 export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Promise<TestApp> {
-  const config: Config = parseConfig({ password_hash_iterations: 1000, argon2: TEST_ARGON2, token_cleanup_interval: 0, ...(opts.config ?? {}) });
-  const database = opts.database ? await opts.database() : kind === "postgres" ? await freshPostgres() : await freshPglite();
+  const config: Config = parseConfig({
+    password_hash_iterations: 1000,
+    argon2: TEST_ARGON2,
+    token_cleanup_interval: 0,
+    ...(opts.config ?? {}),
+  });
+  const database = opts.database
+    ? await opts.database()
+    : kind === "postgres"
+      ? await freshPostgres()
+      : await freshPglite();
   const log = opts.log ?? (process.env.TEST_LOG ? createLogger("debug") : silentLogger);
   const app = await buildContext(config, database, log);
   if (opts.services !== false) await startServices(app);
@@ -123,7 +132,10 @@ export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Pr
         headers["Content-Type"] ??= "application/json";
       }
       // Through the server's handler, so the token check's in-memory shortcut is exercised too.
-      const res = await handle(new Request(`http://localhost${path}`, { method, headers, body }), peerAt(o.remoteAddr ?? "127.0.0.1"));
+      const res = await handle(
+        new Request(`http://localhost${path}`, { method, headers, body }),
+        peerAt(o.remoteAddr ?? "127.0.0.1"),
+      );
       const text = await res.text();
       let json: unknown = undefined;
       try {

@@ -6,10 +6,23 @@ import { tenants, users, groups } from "../../src/db/schema.ts";
 import { insertToken } from "../../src/services/auth/tokens.ts";
 import { hashPassword } from "../../src/services/auth/passwords.ts";
 
-export async function createTenantRow(app: AppContext, opts: { parentUuid?: string; name?: string } = {}): Promise<string> {
+export async function createTenantRow(
+  app: AppContext,
+  opts: { parentUuid?: string; name?: string } = {},
+): Promise<string> {
   const uuid = randomUUID();
-  await app.db.insert(tenants).values({ uuid, name: opts.name ?? `t-${uuid.slice(0, 6)}`, slug: uuid.replaceAll("-", "").slice(0, 10), parentUuid: opts.parentUuid ?? app.topTenantUuid });
-  await app.db.insert(groups).values({ name: `wazo-all-users-tenant-${uuid}`, slug: `wazo-all-users-tenant-${uuid}`, tenantUuid: uuid, systemManaged: true });
+  await app.db.insert(tenants).values({
+    uuid,
+    name: opts.name ?? `t-${uuid.slice(0, 6)}`,
+    slug: uuid.replaceAll("-", "").slice(0, 10),
+    parentUuid: opts.parentUuid ?? app.topTenantUuid,
+  });
+  await app.db.insert(groups).values({
+    name: `wazo-all-users-tenant-${uuid}`,
+    slug: `wazo-all-users-tenant-${uuid}`,
+    tenantUuid: uuid,
+    systemManaged: true,
+  });
   app.tenantTree.invalidate(); // as the tenant service does after its commit
   return uuid;
 }
@@ -34,14 +47,24 @@ export async function createUserRow(
 }
 
 /** A token for a (new) user of `tenantUuid` holding exactly `acl`. */
-export async function tokenFor(app: AppContext, opts: { acl: string[]; tenantUuid?: string; userUuid?: string; expiration?: number } ): Promise<{ token: string; userUuid: string; sessionUuid: string; tenantUuid: string }> {
+export async function tokenFor(
+  app: AppContext,
+  opts: { acl: string[]; tenantUuid?: string; userUuid?: string; expiration?: number },
+): Promise<{ token: string; userUuid: string; sessionUuid: string; tenantUuid: string }> {
   const tenantUuid = opts.tenantUuid ?? app.topTenantUuid;
   const userUuid = opts.userUuid ?? (await createUserRow(app, { tenantUuid }));
   const issued = await insertToken(app, app.db, {
     authId: userUuid,
     pbxUserUuid: userUuid,
     acl: opts.acl,
-    metadata: { uuid: userUuid, tenant_uuid: tenantUuid, auth_id: userUuid, pbx_user_uuid: userUuid, xivo_uuid: app.xivoUuid, purpose: "user" },
+    metadata: {
+      uuid: userUuid,
+      tenant_uuid: tenantUuid,
+      auth_id: userUuid,
+      pbx_user_uuid: userUuid,
+      xivo_uuid: app.xivoUuid,
+      purpose: "user",
+    },
     expiration: opts.expiration ?? 3600,
     userAgent: "tests",
     remoteAddr: "127.0.0.1",

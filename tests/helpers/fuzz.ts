@@ -42,7 +42,9 @@ export function operationsOf(doc: { paths: Record<string, Record<string, Json>> 
   for (const [path, methods] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(methods)) {
       const params = (op.parameters ?? []) as Array<{ name: string; in: string; schema?: Json }>;
-      const body = ((op.requestBody as Json | undefined)?.content as Json | undefined)?.["application/json"] as Json | undefined;
+      const body = ((op.requestBody as Json | undefined)?.content as Json | undefined)?.["application/json"] as
+        | Json
+        | undefined;
       ops.push({
         method: method.toUpperCase(),
         path,
@@ -59,7 +61,15 @@ export function operationsOf(doc: { paths: Record<string, Record<string, Json>> 
 // ---- values ----
 
 /** What the database cannot store or index: the audit's 500s. */
-const UNSTORABLE = ["a\u0000b", "\u0000", "bad\ud800surrogate", "\udfff", "x".repeat(3000), "é".repeat(1500), "\u{1F600}".repeat(800)];
+const UNSTORABLE = [
+  "a\u0000b",
+  "\u0000",
+  "bad\ud800surrogate",
+  "\udfff",
+  "x".repeat(3000),
+  "é".repeat(1500),
+  "\u{1F600}".repeat(800),
+];
 
 const ODD_STRINGS = [
   "",
@@ -100,16 +110,28 @@ const nastyNumber = fc.oneof(
 
 const scalar = fc.oneof(nastyString, nastyNumber, fc.boolean(), fc.constant(null));
 const anyJson: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
-  value: fc.oneof({ maxDepth: 3 }, scalar, fc.array(tie("value"), { maxLength: 4 }), fc.dictionary(fc.string({ maxLength: 12 }), tie("value"), { maxKeys: 4 })),
+  value: fc.oneof(
+    { maxDepth: 3 },
+    scalar,
+    fc.array(tie("value"), { maxLength: 4 }),
+    fc.dictionary(fc.string({ maxLength: 12 }), tie("value"), { maxKeys: 4 }),
+  ),
 })).value;
 
 /** Mostly plausible, sometimes wrong: most requests then break one rule at a time, deep enough to matter. */
-const mostly = <T, U>(plausible: fc.Arbitrary<T>, wrong: fc.Arbitrary<U>, odds = 7) => fc.oneof({ arbitrary: plausible, weight: odds }, { arbitrary: wrong, weight: 1 });
-const sometimes = <T>(a: fc.Arbitrary<T>, weight = 2) => fc.oneof({ arbitrary: fc.constant(undefined), weight: 5 - Math.min(weight, 4) }, { arbitrary: a, weight });
+const mostly = <T, U>(plausible: fc.Arbitrary<T>, wrong: fc.Arbitrary<U>, odds = 7) =>
+  fc.oneof({ arbitrary: plausible, weight: odds }, { arbitrary: wrong, weight: 1 });
+const sometimes = <T>(a: fc.Arbitrary<T>, weight = 2) =>
+  fc.oneof({ arbitrary: fc.constant(undefined), weight: 5 - Math.min(weight, 4) }, { arbitrary: a, weight });
 
 /** A value for a JSON schema (`name` is the property's, to pick live identifiers that fit). */
 function valueFor(schema: Json, ctx: FuzzContext, name = "", depth = 0): fc.Arbitrary<unknown> {
-  const wrong = fc.oneof({ arbitrary: nastyString, weight: 6 }, { arbitrary: nastyNumber, weight: 1 }, { arbitrary: fc.constantFrom(null, true, [], {}), weight: 1 }, { arbitrary: anyJson, weight: 1 });
+  const wrong = fc.oneof(
+    { arbitrary: nastyString, weight: 6 },
+    { arbitrary: nastyNumber, weight: 1 },
+    { arbitrary: fc.constantFrom(null, true, [], {}), weight: 1 },
+    { arbitrary: anyJson, weight: 1 },
+  );
   return mostly(plausibleFor(schema, ctx, name, depth), wrong, 4);
 }
 
@@ -122,15 +144,33 @@ function plausibleFor(schema: Json, ctx: FuzzContext, name: string, depth: numbe
       if (depth > 3) return fc.constant({});
       const props = (schema.properties ?? {}) as Record<string, Json>;
       const required = new Set((schema.required ?? []) as string[]);
-      const fields = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, required.has(k) ? valueFor(v, ctx, k, depth + 1) : sometimes(valueFor(v, ctx, k, depth + 1), 3)]));
-      const extras = sometimes(fc.dictionary(fc.oneof(fc.string({ maxLength: 10 }), fc.constantFrom("a\u0000", "__proto__", "constructor")), anyJson, { maxKeys: 2 }), 1);
-      return fc.tuple(fc.record(fields), extras).map(([f, e]) => ({ ...(e ?? {}), ...Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)) }));
+      const fields = Object.fromEntries(
+        Object.entries(props).map(([k, v]) => [
+          k,
+          required.has(k) ? valueFor(v, ctx, k, depth + 1) : sometimes(valueFor(v, ctx, k, depth + 1), 3),
+        ]),
+      );
+      const extras = sometimes(
+        fc.dictionary(
+          fc.oneof(fc.string({ maxLength: 10 }), fc.constantFrom("a\u0000", "__proto__", "constructor")),
+          anyJson,
+          { maxKeys: 2 },
+        ),
+        1,
+      );
+      return fc.tuple(fc.record(fields), extras).map(([f, e]) => ({
+        ...(e ?? {}),
+        ...Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)),
+      }));
     }
     case "array":
       return fc.array(valueFor((schema.items ?? {}) as Json, ctx, name, depth + 1), { maxLength: 4 });
     case "integer":
     case "number":
-      return fc.integer({ min: (schema.minimum as number) ?? 0, max: Math.min((schema.maximum as number) ?? 100, 1000) });
+      return fc.integer({
+        min: (schema.minimum as number) ?? 0,
+        max: Math.min((schema.maximum as number) ?? 100, 1000),
+      });
     case "boolean":
       return fc.boolean();
     case "string":
@@ -142,7 +182,11 @@ function plausibleFor(schema: Json, ctx: FuzzContext, name: string, depth: numbe
 
 function plausibleText(name: string, schema: Json, ctx: FuzzContext): fc.Arbitrary<string> {
   const fitting = ctx.byName[name];
-  if (fitting) return fc.oneof({ arbitrary: fc.constantFrom(...fitting), weight: 4 }, { arbitrary: fc.constantFrom(...ctx.ids), weight: 1 });
+  if (fitting)
+    return fc.oneof(
+      { arbitrary: fc.constantFrom(...fitting), weight: 4 },
+      { arbitrary: fc.constantFrom(...ctx.ids), weight: 1 },
+    );
   if (schema.format === "email" || name.includes("email") || name === "address") return fc.emailAddress();
   if (schema.format === "uuid" || name.endsWith("uuid")) return fc.oneof(fc.constantFrom(...ctx.ids), fc.uuid());
   return fc.oneof(fc.stringMatching(/^[a-z][a-z0-9_.-]{0,15}$/), fc.constantFrom(...ctx.ids));
@@ -150,8 +194,20 @@ function plausibleText(name: string, schema: Json, ctx: FuzzContext): fc.Arbitra
 
 /** A value for a path segment or query string, as text. */
 function textFor(name: string, schema: Json, ctx: FuzzContext): fc.Arbitrary<string> {
-  const plausible = schema.type === "integer" ? fc.integer({ min: (schema.minimum as number) ?? 0, max: 50 }).map(String) : schema.type === "boolean" ? fc.constantFrom("true", "false", "1", "no") : plausibleFor(schema, ctx, name, 0).map((v) => (typeof v === "string" ? v : (JSON.stringify(v) ?? "")));
-  return mostly(plausible, fc.oneof({ arbitrary: nastyString, weight: 6 }, { arbitrary: nastyNumber.map(String), weight: 1 }, { arbitrary: fc.uuid(), weight: 1 }));
+  const plausible =
+    schema.type === "integer"
+      ? fc.integer({ min: (schema.minimum as number) ?? 0, max: 50 }).map(String)
+      : schema.type === "boolean"
+        ? fc.constantFrom("true", "false", "1", "no")
+        : plausibleFor(schema, ctx, name, 0).map((v) => (typeof v === "string" ? v : (JSON.stringify(v) ?? "")));
+  return mostly(
+    plausible,
+    fc.oneof(
+      { arbitrary: nastyString, weight: 6 },
+      { arbitrary: nastyNumber.map(String), weight: 1 },
+      { arbitrary: fc.uuid(), weight: 1 },
+    ),
+  );
 }
 
 /** Percent-encoding that survives lone surrogates (sent as the bytes of their CESU-8 form). */
@@ -159,18 +215,57 @@ export function encodeSegment(s: string): string {
   try {
     return encodeURIComponent(s);
   } catch {
-    return [...s].map((ch) => (/[\uD800-\uDFFF]/.test(ch) ? `%ED%${(0xa0 + ((ch.charCodeAt(0) >> 6) & 0x1f)).toString(16).toUpperCase()}%${(0x80 + (ch.charCodeAt(0) & 0x3f)).toString(16).toUpperCase()}` : encodeURIComponent(ch))).join("");
+    return [...s]
+      .map((ch) =>
+        /[\uD800-\uDFFF]/.test(ch)
+          ? `%ED%${(0xa0 + ((ch.charCodeAt(0) >> 6) & 0x1f)).toString(16).toUpperCase()}%${(0x80 + (ch.charCodeAt(0) & 0x3f)).toString(16).toUpperCase()}`
+          : encodeURIComponent(ch),
+      )
+      .join("");
   }
 }
 
-const MALFORMED_BODIES = ["{", "nul", "[1,", '"unterminated', '{"a":}', "{'single': 1}", "\u0000", "[]", "42", '"text"', "null", "true", " ", '{"a":1}{"b":2}'];
+const MALFORMED_BODIES = [
+  "{",
+  "nul",
+  "[1,",
+  '"unterminated',
+  '{"a":}',
+  "{'single': 1}",
+  "\u0000",
+  "[]",
+  "42",
+  '"text"',
+  "null",
+  "true",
+  " ",
+  '{"a":1}{"b":2}',
+];
 
-const headerValue = fc.oneof(fc.uuid(), fc.constantFrom("not-a-uuid", "", "a".repeat(3000), "00000000-0000-0000-0000-000000000000"));
+const headerValue = fc.oneof(
+  fc.uuid(),
+  fc.constantFrom("not-a-uuid", "", "a".repeat(3000), "00000000-0000-0000-0000-000000000000"),
+);
 
 function requestFor(op: Operation, ctx: FuzzContext): fc.Arbitrary<FuzzRequest> {
   const params = fc.tuple(...op.pathParams.map((p) => textFor(p.name, p.schema, ctx)));
   const declared = fc.tuple(...op.queryParams.map((p) => sometimes(textFor(p.name, p.schema, ctx), 2)));
-  const extraQuery = fc.oneof({ arbitrary: fc.constant([]), weight: 4 }, { arbitrary: fc.array(fc.tuple(fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom("limit", "offset", "order", "direction", "search", "recurse", "token", "a\u0000")), nastyString), { minLength: 1, maxLength: 2 }), weight: 1 });
+  const extraQuery = fc.oneof(
+    { arbitrary: fc.constant([]), weight: 4 },
+    {
+      arbitrary: fc.array(
+        fc.tuple(
+          fc.oneof(
+            fc.string({ maxLength: 8 }),
+            fc.constantFrom("limit", "offset", "order", "direction", "search", "recurse", "token", "a\u0000"),
+          ),
+          nastyString,
+        ),
+        { minLength: 1, maxLength: 2 },
+      ),
+      weight: 1,
+    },
+  );
   const body: fc.Arbitrary<string | undefined> = op.body
     ? fc.oneof(
         { arbitrary: valueFor(op.body, ctx).map((v) => JSON.stringify(v) ?? "null"), weight: 6 },
@@ -178,23 +273,41 @@ function requestFor(op: Operation, ctx: FuzzContext): fc.Arbitrary<FuzzRequest> 
         { arbitrary: fc.constant(undefined), weight: 1 },
       )
     : fc.option(fc.constantFrom('{"unexpected": true}', "{"), { nil: undefined });
-  const auth = fc.oneof({ arbitrary: fc.constant("admin"), weight: 6 }, { arbitrary: fc.constantFrom("none", "bogus"), weight: 2 });
+  const auth = fc.oneof(
+    { arbitrary: fc.constant("admin"), weight: 6 },
+    { arbitrary: fc.constantFrom("none", "bogus"), weight: 2 },
+  );
   // Mostly no Wazo-Tenant (a bad one stops the request at 401), sometimes a real sub-tenant.
-  const tenant = fc.oneof({ arbitrary: fc.constant(undefined), weight: 8 }, { arbitrary: fc.constantFrom(...ctx.tenants), weight: 2 }, { arbitrary: headerValue, weight: 1 });
-  const basic = fc.oneof({ arbitrary: fc.constant(undefined), weight: 9 }, { arbitrary: fc.tuple(nastyString, nastyString), weight: 1 });
+  const tenant = fc.oneof(
+    { arbitrary: fc.constant(undefined), weight: 8 },
+    { arbitrary: fc.constantFrom(...ctx.tenants), weight: 2 },
+    { arbitrary: headerValue, weight: 1 },
+  );
+  const basic = fc.oneof(
+    { arbitrary: fc.constant(undefined), weight: 9 },
+    { arbitrary: fc.tuple(nastyString, nastyString), weight: 1 },
+  );
   return fc.record({ params, declared, extraQuery, body, auth, tenant, basic }).map((g) => {
     let path = `/0.1${op.path}`;
     for (const [i, p] of op.pathParams.entries()) path = path.replace(`{${p.name}}`, encodeSegment(g.params[i]!));
     const query: string[] = [];
-    for (const [i, p] of op.queryParams.entries()) if (g.declared[i] !== undefined) query.push(`${encodeSegment(p.name)}=${encodeSegment(g.declared[i]!)}`);
+    for (const [i, p] of op.queryParams.entries())
+      if (g.declared[i] !== undefined) query.push(`${encodeSegment(p.name)}=${encodeSegment(g.declared[i]!)}`);
     for (const [k, v] of g.extraQuery) query.push(`${encodeSegment(k)}=${encodeSegment(v)}`);
     if (query.length) path += `?${query.join("&")}`;
     const headers: Record<string, string> = { "Content-Type": "application/json" };
     if (g.auth === "admin") headers["X-Auth-Token"] = ctx.token;
     if (g.auth === "bogus") headers["X-Auth-Token"] = "not-a-token";
     if (g.tenant !== undefined) headers["Wazo-Tenant"] = g.tenant;
-    if (g.basic) headers.Authorization = `Basic ${Buffer.from(`${g.basic[0]}:${g.basic[1]}`, "utf8").toString("base64")}`;
-    return { method: op.method, path, headers, body: op.method === "GET" || op.method === "HEAD" ? undefined : g.body, op: `${op.method} ${op.path}` };
+    if (g.basic)
+      headers.Authorization = `Basic ${Buffer.from(`${g.basic[0]}:${g.basic[1]}`, "utf8").toString("base64")}`;
+    return {
+      method: op.method,
+      path,
+      headers,
+      body: op.method === "GET" || op.method === "HEAD" ? undefined : g.body,
+      op: `${op.method} ${op.path}`,
+    };
   });
 }
 
@@ -222,11 +335,14 @@ const OAUTH_ERROR_PATHS = /^\/0\.1\/oidc\/(token|userinfo|introspect|revoke)(\?|
 const HTML_ERROR_PATHS = /^\/0\.1\/oidc\/authorize(\?|$)/;
 
 function protocolErrorProblem(path: string, text: string): string | null | undefined {
-  if (HTML_ERROR_PATHS.test(path)) return text.startsWith("<!doctype html>") ? null : "login page error without its HTML page";
+  if (HTML_ERROR_PATHS.test(path))
+    return text.startsWith("<!doctype html>") ? null : "login page error without its HTML page";
   if (!OAUTH_ERROR_PATHS.test(path)) return undefined;
   try {
     const body = JSON.parse(text) as Json;
-    return typeof body.error === "string" && typeof body.error_description === "string" ? null : "OAuth error body fields";
+    return typeof body.error === "string" && typeof body.error_description === "string"
+      ? null
+      : "OAuth error body fields";
   } catch {
     return "OAuth error without a JSON body";
   }
@@ -249,9 +365,18 @@ function tesseraErrorProblem(text: string): string | null {
   } catch {
     return "error without a JSON body";
   }
-  const keys = Object.keys(body).filter((k) => k !== "resource_id").sort();
+  const keys = Object.keys(body)
+    .filter((k) => k !== "resource_id")
+    .sort();
   if (JSON.stringify(keys) !== JSON.stringify(ERROR_KEYS)) return `error body keys ${keys.join(",")}`;
-  if (typeof body.error_id !== "string" || typeof body.message !== "string" || typeof body.resource !== "string" || typeof body.timestamp !== "number" || typeof body.details !== "object" || body.details === null) {
+  if (
+    typeof body.error_id !== "string" ||
+    typeof body.message !== "string" ||
+    typeof body.resource !== "string" ||
+    typeof body.timestamp !== "number" ||
+    typeof body.details !== "object" ||
+    body.details === null
+  ) {
     return "error body field types";
   }
   return null;
@@ -264,7 +389,10 @@ export interface FuzzReport {
 }
 
 /** Sends every request through `send` and returns what went wrong. */
-export async function runFuzz(requests: FuzzRequest[], send: (r: FuzzRequest) => Promise<{ status: number; text: string }>): Promise<FuzzReport> {
+export async function runFuzz(
+  requests: FuzzRequest[],
+  send: (r: FuzzRequest) => Promise<{ status: number; text: string }>,
+): Promise<FuzzReport> {
   const findings: FuzzFinding[] = [];
   const statuses: Record<number, number> = {};
   for (const request of requests) {
@@ -278,11 +406,28 @@ export async function runFuzz(requests: FuzzRequest[], send: (r: FuzzRequest) =>
 
 /** Live resources whose identifiers the generator uses, so requests also reach deep into handlers. */
 export async function seedResources(t: TestApp, token: string): Promise<FuzzContext> {
-  const tenant = (await t.request("POST", "/0.1/tenants", { token, body: { name: "fuzz", slug: "fuzz" } })).json.uuid as string;
-  const user = (await t.request("POST", "/0.1/users", { token, tenant, body: { username: "fuzzed", password: "pw", email_address: "fuzzed@example.com" } })).json;
-  const group = (await t.request("POST", "/0.1/groups", { token, tenant, body: { name: "fuzz-group" } })).json.uuid as string;
-  const policy = (await t.request("POST", "/0.1/policies", { token, tenant, body: { name: "fuzz-policy", slug: "fuzz_policy", acl: ["confd.#"] } })).json.uuid as string;
-  const login = await t.request("POST", "/0.1/token", { body: { access_type: "offline", client_id: "fuzz-app" }, headers: { Authorization: `Basic ${btoa("fuzzed:pw")}` } });
+  const tenant = (await t.request("POST", "/0.1/tenants", { token, body: { name: "fuzz", slug: "fuzz" } })).json
+    .uuid as string;
+  const user = (
+    await t.request("POST", "/0.1/users", {
+      token,
+      tenant,
+      body: { username: "fuzzed", password: "pw", email_address: "fuzzed@example.com" },
+    })
+  ).json;
+  const group = (await t.request("POST", "/0.1/groups", { token, tenant, body: { name: "fuzz-group" } })).json
+    .uuid as string;
+  const policy = (
+    await t.request("POST", "/0.1/policies", {
+      token,
+      tenant,
+      body: { name: "fuzz-policy", slug: "fuzz_policy", acl: ["confd.#"] },
+    })
+  ).json.uuid as string;
+  const login = await t.request("POST", "/0.1/token", {
+    body: { access_type: "offline", client_id: "fuzz-app" },
+    headers: { Authorization: `Basic ${btoa("fuzzed:pw")}` },
+  });
   if (login.status !== 200) throw new Error(`fuzz fixtures: login failed (${login.status})`);
   const session = login.json.data.session_uuid as string;
   const byName: Record<string, string[]> = {

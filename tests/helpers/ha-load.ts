@@ -36,8 +36,18 @@ export const longestGap = (r: LoadResult) => Math.max(r.checks.gapMs, r.reads.ga
 export async function runLoad(url: string, token: string, opts: LoadOptions): Promise<LoadResult> {
   const end = Date.now() + opts.seconds * 1000;
   const outcome = (): Outcome => ({ ok: 0, failed: [], gapMs: 0 });
-  const result: LoadResult = { checks: outcome(), reads: outcome(), logins: outcome(), writes: { ...outcome(), acknowledged: [] } };
-  const loop = async (outcome: Outcome, request: () => Promise<Response>, want: number, answered?: (body: string) => void) => {
+  const result: LoadResult = {
+    checks: outcome(),
+    reads: outcome(),
+    logins: outcome(),
+    writes: { ...outcome(), acknowledged: [] },
+  };
+  const loop = async (
+    outcome: Outcome,
+    request: () => Promise<Response>,
+    want: number,
+    answered?: (body: string) => void,
+  ) => {
     let lastOk = performance.now();
     while (Date.now() < end) {
       let status = -1;
@@ -62,12 +72,32 @@ export async function runLoad(url: string, token: string, opts: LoadOptions): Pr
   };
   const basic = { Authorization: `Basic ${btoa("admin:s3cret")}`, "Content-Type": "application/json" };
   const loops: Promise<void>[] = [];
-  for (let i = 0; i < opts.checkers; i++) loops.push(loop(result.checks, () => fetch(`${url}/token/${token}?scope=auth.users.read`, { method: "HEAD" }), 204));
-  for (let i = 0; i < opts.readers; i++) loops.push(loop(result.reads, () => fetch(`${url}/users?limit=5`, { headers: { "X-Auth-Token": token } }), 200));
-  for (let i = 0; i < opts.loginers; i++) loops.push(loop(result.logins, () => fetch(`${url}/token`, { method: "POST", headers: basic, body: '{"expiration":600}' }), 200));
+  for (let i = 0; i < opts.checkers; i++)
+    loops.push(
+      loop(result.checks, () => fetch(`${url}/token/${token}?scope=auth.users.read`, { method: "HEAD" }), 204),
+    );
+  for (let i = 0; i < opts.readers; i++)
+    loops.push(loop(result.reads, () => fetch(`${url}/users?limit=5`, { headers: { "X-Auth-Token": token } }), 200));
+  for (let i = 0; i < opts.loginers; i++)
+    loops.push(
+      loop(
+        result.logins,
+        () => fetch(`${url}/token`, { method: "POST", headers: basic, body: '{"expiration":600}' }),
+        200,
+      ),
+    );
   for (let i = 0; i < (opts.writers ?? 0); i++) {
-    const create = () => fetch(`${url}/users`, { method: "POST", headers: { "X-Auth-Token": token, "Content-Type": "application/json" }, body: JSON.stringify({ username: `w-${crypto.randomUUID()}` }) });
-    loops.push(loop(result.writes, create, 200, (body) => result.writes.acknowledged.push((JSON.parse(body) as { uuid: string }).uuid)));
+    const create = () =>
+      fetch(`${url}/users`, {
+        method: "POST",
+        headers: { "X-Auth-Token": token, "Content-Type": "application/json" },
+        body: JSON.stringify({ username: `w-${crypto.randomUUID()}` }),
+      });
+    loops.push(
+      loop(result.writes, create, 200, (body) =>
+        result.writes.acknowledged.push((JSON.parse(body) as { uuid: string }).uuid),
+      ),
+    );
   }
   if (opts.at) {
     const { seconds, action } = opts.at;
@@ -78,8 +108,14 @@ export async function runLoad(url: string, token: string, opts: LoadOptions): Pr
 }
 
 export function summary(r: LoadResult): string {
-  const one = (name: string, o: Outcome) => `${name} ${o.ok} ok / ${o.failed.length} failed${o.failed.length ? ` (${[...new Set(o.failed)].join(",")})` : ""}, longest gap ${o.gapMs.toFixed(0)} ms`;
-  return [one("token checks", r.checks), one("reads", r.reads), one("logins", r.logins), ...(r.writes.ok + r.writes.failed.length ? [one("user creations", r.writes)] : [])].join("; ");
+  const one = (name: string, o: Outcome) =>
+    `${name} ${o.ok} ok / ${o.failed.length} failed${o.failed.length ? ` (${[...new Set(o.failed)].join(",")})` : ""}, longest gap ${o.gapMs.toFixed(0)} ms`;
+  return [
+    one("token checks", r.checks),
+    one("reads", r.reads),
+    one("logins", r.logins),
+    ...(r.writes.ok + r.writes.failed.length ? [one("user creations", r.writes)] : []),
+  ].join("; ");
 }
 
 /**

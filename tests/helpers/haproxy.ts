@@ -8,7 +8,9 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { freePort } from "./tessera-instances.ts";
 
-export const haproxyBinary: string | null = Bun.which("haproxy") ?? (Bun.spawnSync(["test", "-x", "/usr/sbin/haproxy"]).exitCode === 0 ? "/usr/sbin/haproxy" : null);
+export const haproxyBinary: string | null =
+  Bun.which("haproxy") ??
+  (Bun.spawnSync(["test", "-x", "/usr/sbin/haproxy"]).exitCode === 0 ? "/usr/sbin/haproxy" : null);
 
 export interface Haproxy {
   port: number;
@@ -68,7 +70,8 @@ export async function startHaproxy(servers: { name: string; port: number }[]): P
   const file = join(dir, "haproxy.cfg");
   writeFileSync(file, config);
   const check = Bun.spawnSync([haproxyBinary, "-c", "-q", "-f", file]);
-  if (check.exitCode !== 0) throw new Error(`haproxy rejects its configuration: ${check.stderr.toString()}${check.stdout.toString()}`);
+  if (check.exitCode !== 0)
+    throw new Error(`haproxy rejects its configuration: ${check.stderr.toString()}${check.stdout.toString()}`);
   const proc: Subprocess = Bun.spawn([haproxyBinary, "-db", "-f", file], { stdout: "ignore", stderr: "ignore" });
   const url = `http://127.0.0.1:${port}/0.1`;
   for (let i = 0; i < 100; i++) {

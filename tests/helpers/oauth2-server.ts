@@ -2,7 +2,11 @@
 // /authorize redirects back with a code, /token serves authorization_code and refresh_token grants.
 import { OAuth2Server } from "oauth2-mock-server";
 
-export async function startOAuth2Server(): Promise<{ url: string; tokenRequests: () => number; close(): Promise<void> }> {
+export async function startOAuth2Server(): Promise<{
+  url: string;
+  tokenRequests: () => number;
+  close(): Promise<void>;
+}> {
   const server = new OAuth2Server();
   await server.issuer.keys.generate("RS256");
   await server.start(0, "127.0.0.1");

@@ -10,7 +10,11 @@ export interface ServedApp {
 
 export function serveApp(t: TestApp): ServedApp {
   const handle = createHandler(t.app, t.http);
-  const server: ReturnType<typeof Bun.serve> = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (req) => handle(req, server) });
+  const server: ReturnType<typeof Bun.serve> = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: (req) => handle(req, server),
+  });
   return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
 }
 
@@ -31,19 +35,36 @@ export async function openLoginPage(url: string, cookie = ""): Promise<LoginPage
   const res = await fetch(url, { redirect: "manual", headers: cookie ? { Cookie: cookie } : {} });
   const html = await res.text();
   const hidden: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) hidden[htmlUnescape(m[1]!)] = htmlUnescape(m[2]!);
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    hidden[htmlUnescape(m[1]!)] = htmlUnescape(m[2]!);
   const set = res.headers.get("set-cookie");
   return { status: res.status, headers: res.headers, html, hidden, cookie: set ? set.split(";")[0]! : cookie };
 }
 
 /** POST the login form; answers the raw response (a 303 to the client, or the page again). */
-export async function submitLogin(base: string, page: LoginPage, username: string, password: string, override: Record<string, string> = {}): Promise<Response> {
+export async function submitLogin(
+  base: string,
+  page: LoginPage,
+  username: string,
+  password: string,
+  override: Record<string, string> = {},
+): Promise<Response> {
   const form = new URLSearchParams({ ...page.hidden, username, password, ...override });
-  return fetch(`${base}/0.1/oidc/authorize`, { method: "POST", redirect: "manual", body: form, headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: page.cookie } });
+  return fetch(`${base}/0.1/oidc/authorize`, {
+    method: "POST",
+    redirect: "manual",
+    body: form,
+    headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: page.cookie },
+  });
 }
 
 /** Signs in through the page; the URL the browser is sent back to. */
-export async function browserSignIn(base: string, authorizationUrl: string, username: string, password: string): Promise<URL> {
+export async function browserSignIn(
+  base: string,
+  authorizationUrl: string,
+  username: string,
+  password: string,
+): Promise<URL> {
   const page = await openLoginPage(authorizationUrl);
   if (page.status !== 200) throw new Error(`login page: ${page.status} ${page.html.slice(0, 200)}`);
   const res = await submitLogin(base, page, username, password);

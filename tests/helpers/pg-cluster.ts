@@ -32,7 +32,9 @@ export interface PgClusterOptions {
 function binDir(): string | null {
   const root = "/usr/lib/postgresql";
   if (!existsSync(root)) return null;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, "bin", "initdb")))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] ? join(root, versions[0], "bin") : null;
 }
 
@@ -67,7 +69,12 @@ export async function startPgCluster(opts: PgClusterOptions = {}): Promise<PgClu
   const data = join(dir, "data");
   // initdb's pg_hba.conf trusts replication connections from 127.0.0.1 as it trusts the others.
   await run([join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
-  const cluster = clusterAt(bin, dir, freePort(), opts.synchronous ? "-c synchronous_standby_names='*' -c synchronous_commit=on" : "");
+  const cluster = clusterAt(
+    bin,
+    dir,
+    freePort(),
+    opts.synchronous ? "-c synchronous_standby_names='*' -c synchronous_commit=on" : "",
+  );
   await cluster.start();
   return cluster;
 }
@@ -77,7 +84,23 @@ export async function startStandby(primary: PgCluster): Promise<PgCluster> {
   const bin = binDir()!;
   const dir = mkdtempSync(join(tmpdir(), "tessera-pg-standby-"));
   chmodSync(dir, 0o777);
-  await run([join(bin, "pg_basebackup"), "-D", join(dir, "data"), "-h", "127.0.0.1", "-p", String(primary.port), "-U", "postgres", "-X", "stream", "-R", "--no-sync", "-c", "fast"]);
+  await run([
+    join(bin, "pg_basebackup"),
+    "-D",
+    join(dir, "data"),
+    "-h",
+    "127.0.0.1",
+    "-p",
+    String(primary.port),
+    "-U",
+    "postgres",
+    "-X",
+    "stream",
+    "-R",
+    "--no-sync",
+    "-c",
+    "fast",
+  ]);
   const cluster = clusterAt(bin, dir, freePort(), "-c hot_standby=on");
   await cluster.start();
   return cluster;
@@ -92,7 +115,11 @@ function clusterAt(bin: string, dir: string, port: number, extra: string): PgClu
     const pidFile = join(data, "postmaster.pid");
     if (!existsSync(pidFile)) return [];
     const postmaster = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
-    const children = Bun.spawnSync(["pgrep", "-P", String(postmaster)]).stdout.toString().split("\n").filter(Boolean).map(Number);
+    const children = Bun.spawnSync(["pgrep", "-P", String(postmaster)])
+      .stdout.toString()
+      .split("\n")
+      .filter(Boolean)
+      .map(Number);
     return [postmaster, ...children];
   };
   const signal = (sig: NodeJS.Signals) => {

@@ -40,7 +40,9 @@ export function sampleOf(schema: Json | undefined): unknown {
     if (options?.length) return sampleOf(options.find((o) => o.type !== "null") ?? options[0]);
   }
   if (Array.isArray(schema.allOf) && schema.allOf.length) return sampleOf(schema.allOf[0] as Json);
-  const type = Array.isArray(schema.type) ? (schema.type as string[]).find((t) => t !== "null") : (schema.type as string | undefined);
+  const type = Array.isArray(schema.type)
+    ? (schema.type as string[]).find((t) => t !== "null")
+    : (schema.type as string | undefined);
   switch (type) {
     case "object": {
       const out: Json = {};
@@ -73,7 +75,10 @@ export function sampleBody(spec: RouteSpec, overrides: Record<string, unknown> =
 
 /** Every row of every table, as text: equal snapshots prove a sweep of requests changed nothing. */
 export async function snapshotDatabase(app: AppContext): Promise<Record<string, string[]>> {
-  const tables = await execRows<{ name: string }>(app.db, sql`select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`);
+  const tables = await execRows<{ name: string }>(
+    app.db,
+    sql`select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`,
+  );
   const out: Record<string, string[]> = {};
   for (const { name } of tables) {
     const rows = await execRows<{ r: string }>(app.db, sql.raw(`select row_to_json(t)::text as r from "${name}" t`));

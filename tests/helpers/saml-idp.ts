@@ -59,8 +59,15 @@ export interface TestIdp {
 function serviceProvider(spMetadataXml: string, opts: ResponseOptions): samlify.ServiceProviderInstance {
   const sign = opts.sign ?? "assertion";
   const wantAssertions = sign === "assertion" || sign === "both";
-  const metadata = spMetadataXml.replace(/WantAssertionsSigned="(true|false)"/, `WantAssertionsSigned="${wantAssertions}"`);
-  return samlify.ServiceProvider({ metadata, wantMessageSigned: sign === "response" || sign === "both", wantLogoutResponseSigned: true });
+  const metadata = spMetadataXml.replace(
+    /WantAssertionsSigned="(true|false)"/,
+    `WantAssertionsSigned="${wantAssertions}"`,
+  );
+  return samlify.ServiceProvider({
+    metadata,
+    wantMessageSigned: sign === "response" || sign === "both",
+    wantLogoutResponseSigned: true,
+  });
 }
 
 export async function startTestIdp(name: string): Promise<TestIdp> {
@@ -94,11 +101,18 @@ export async function startTestIdp(name: string): Promise<TestIdp> {
       const html = await page.text();
       if (page.status !== 200) throw new Error(`IdP refused the AuthnRequest: ${page.status} ${html}`);
       const requestKey = /name="request" value="([^"]+)"/.exec(html)?.[1];
-      const res = await fetch(`${base()}/login`, { method: "POST", body: new URLSearchParams({ request: requestKey!, username, password }) });
+      const res = await fetch(`${base()}/login`, {
+        method: "POST",
+        body: new URLSearchParams({ request: requestKey!, username, password }),
+      });
       const form = await res.text();
       if (res.status !== 200) throw new Error(`IdP login failed: ${res.status} ${form}`);
       const field = (n: string) => new RegExp(`name="${n}" value="([^"]*)"`).exec(form)?.[1] ?? "";
-      return { action: /action="([^"]+)"/.exec(form)![1]!, SAMLResponse: field("SAMLResponse"), RelayState: field("RelayState") };
+      return {
+        action: /action="([^"]+)"/.exec(form)![1]!,
+        SAMLResponse: field("SAMLResponse"),
+        RelayState: field("RelayState"),
+      };
     },
     async browserLogout(location) {
       const res = await fetch(location, { redirect: "manual" });
@@ -119,12 +133,24 @@ export async function startTestIdp(name: string): Promise<TestIdp> {
       const sp = serviceProvider(idp.spMetadata, {});
       if (url.pathname === "/sso") {
         // samlify checks the SP's signature over the raw query, as sent.
-        const octetString = url.search.slice(1).split("&").filter((p) => !p.startsWith("Signature=")).join("&");
+        const octetString = url.search
+          .slice(1)
+          .split("&")
+          .filter((p) => !p.startsWith("Signature="))
+          .join("&");
         try {
-          const parsed = await idpFor(keys).parseLoginRequest(sp, "redirect", { query: Object.fromEntries(url.searchParams), octetString });
+          const parsed = await idpFor(keys).parseLoginRequest(sp, "redirect", {
+            query: Object.fromEntries(url.searchParams),
+            octetString,
+          });
           const key = crypto.randomUUID();
-          pending.set(key, { requestId: String(parsed.extract.request?.id), relayState: url.searchParams.get("RelayState") ?? "" });
-          return html(`<form method="post" action="/login"><input type="hidden" name="request" value="${key}"><input name="username"><input name="password" type="password"></form>`);
+          pending.set(key, {
+            requestId: String(parsed.extract.request?.id),
+            relayState: url.searchParams.get("RelayState") ?? "",
+          });
+          return html(
+            `<form method="post" action="/login"><input type="hidden" name="request" value="${key}"><input name="username"><input name="password" type="password"></form>`,
+          );
         } catch (e) {
           return new Response(`bad AuthnRequest: ${(e as Error).message ?? e}`, { status: 400 });
         }
@@ -133,18 +159,39 @@ export async function startTestIdp(name: string): Promise<TestIdp> {
         const form = await req.formData();
         const request = pending.get(String(form.get("request")));
         const user = idp.users.get(String(form.get("username")));
-        if (!request || !user || user.password !== form.get("password")) return new Response("wrong credentials", { status: 401 });
+        if (!request || !user || user.password !== form.get("password"))
+          return new Response("wrong credentials", { status: 401 });
         pending.delete(String(form.get("request")));
         const opts = idp.next;
         idp.next = {};
-        const { context, entityEndpoint } = (await signedResponse(idpFor(opts.signWith ?? keys), serviceProvider(idp.spMetadata, opts), request, user.login, opts)) as { context: string; entityEndpoint: string };
-        return html(`<form method="post" action="${entityEndpoint}"><input type="hidden" name="SAMLResponse" value="${context}"><input type="hidden" name="RelayState" value="${request.relayState}"></form>`);
+        const { context, entityEndpoint } = (await signedResponse(
+          idpFor(opts.signWith ?? keys),
+          serviceProvider(idp.spMetadata, opts),
+          request,
+          user.login,
+          opts,
+        )) as { context: string; entityEndpoint: string };
+        return html(
+          `<form method="post" action="${entityEndpoint}"><input type="hidden" name="SAMLResponse" value="${context}"><input type="hidden" name="RelayState" value="${request.relayState}"></form>`,
+        );
       }
       if (url.pathname === "/slo") {
-        const octetString = url.search.slice(1).split("&").filter((p) => !p.startsWith("Signature=")).join("&");
+        const octetString = url.search
+          .slice(1)
+          .split("&")
+          .filter((p) => !p.startsWith("Signature="))
+          .join("&");
         try {
-          const parsed = await idpFor(keys).parseLogoutRequest(sp, "redirect", { query: Object.fromEntries(url.searchParams), octetString });
-          const out = idpFor(keys).createLogoutResponse(sp, parsed as never, "redirect", url.searchParams.get("RelayState") ?? "");
+          const parsed = await idpFor(keys).parseLogoutRequest(sp, "redirect", {
+            query: Object.fromEntries(url.searchParams),
+            octetString,
+          });
+          const out = idpFor(keys).createLogoutResponse(
+            sp,
+            parsed as never,
+            "redirect",
+            url.searchParams.get("RelayState") ?? "",
+          );
           return new Response(null, { status: 302, headers: { Location: out.context } });
         } catch (e) {
           return new Response(`bad LogoutRequest: ${(e as Error).message ?? e}`, { status: 400 });
@@ -158,12 +205,21 @@ export async function startTestIdp(name: string): Promise<TestIdp> {
 }
 
 function html(body: string): Response {
-  return new Response(`<!doctype html><html><body onload="document.forms[0].submit()">${body}</body></html>`, { headers: { "Content-Type": "text/html" } });
+  return new Response(`<!doctype html><html><body onload="document.forms[0].submit()">${body}</body></html>`, {
+    headers: { "Content-Type": "text/html" },
+  });
 }
 
-const xmlEscape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const xmlEscape = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
-async function signedResponse(idp: samlify.IdentityProviderInstance, sp: samlify.ServiceProviderInstance, request: { requestId: string }, login: string, opts: ResponseOptions) {
+async function signedResponse(
+  idp: samlify.IdentityProviderInstance,
+  sp: samlify.ServiceProviderInstance,
+  request: { requestId: string },
+  login: string,
+  opts: ResponseOptions,
+) {
   const now = Date.now();
   const iso = (s: number) => new Date(now + s * 1000).toISOString();
   const acs = sp.entityMeta.getAssertionConsumerService("post") as string;
@@ -190,10 +246,17 @@ async function signedResponse(idp: samlify.IdentityProviderInstance, sp: samlify
     AttributeStatement: "",
   };
   const statements = `<saml:AuthnStatement AuthnInstant="${iso(0)}" SessionIndex="_session-${crypto.randomUUID()}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>${attributes}`;
-  const render = (template: string) => samlify.SamlLib.replaceTagsByValue(template, values).replace("</saml:Assertion>", `${statements}</saml:Assertion>`);
+  const render = (template: string) =>
+    samlify.SamlLib.replaceTagsByValue(template, values).replace("</saml:Assertion>", `${statements}</saml:Assertion>`);
   if (opts.sign === "none") {
     const xml = render(samlify.SamlLib.defaultLoginResponseTemplate.context);
     return { context: Buffer.from(xml).toString("base64"), entityEndpoint: acs };
   }
-  return idp.createLoginResponse(sp, { extract: { request: { id: request.requestId } } }, "post", {}, (template: string) => ({ id: values.ID, context: render(template) }));
+  return idp.createLoginResponse(
+    sp,
+    { extract: { request: { id: request.requestId } } },
+    "post",
+    {},
+    (template: string) => ({ id: values.ID, context: render(template) }),
+  );
 }

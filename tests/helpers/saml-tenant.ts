@@ -8,7 +8,13 @@ import type { AcsPost, TestIdp } from "./saml-idp.ts";
 export const APP_URL = "https://app.example.com/after-login";
 
 /** Sends an HTML form (multipart) to the in-process app. */
-export async function sendForm(t: TestApp, method: string, path: string, fields: Record<string, string | Blob>, opts: { token?: string; tenant?: string } = {}) {
+export async function sendForm(
+  t: TestApp,
+  method: string,
+  path: string,
+  fields: Record<string, string | Blob>,
+  opts: { token?: string; tenant?: string } = {},
+) {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   const headers: Record<string, string> = {};
@@ -45,7 +51,13 @@ export async function samlTenant(t: TestApp, admin: string, idp: TestIdp, name: 
   const domainUuid = domains.json.items[0].uuid as string;
   const acsUrl = `https://${name}.tessera.test/0.1/saml/acs`;
   const entityId = `https://${name}.tessera.test/saml/sp`;
-  const r = await sendForm(t, "POST", "/0.1/backends/saml", { domain_uuid: domainUuid, entity_id: entityId, acs_url: acsUrl, metadata: metadataFile(idp.metadata()) }, { token: admin, tenant });
+  const r = await sendForm(
+    t,
+    "POST",
+    "/0.1/backends/saml",
+    { domain_uuid: domainUuid, entity_id: entityId, acs_url: acsUrl, metadata: metadataFile(idp.metadata()) },
+    { token: admin, tenant },
+  );
   expect(r.status).toBe(200);
   const sp = await t.request("GET", "/0.1/backends/saml/sp_metadata", { token: admin, tenant });
   expect(sp.status).toBe(200);
@@ -54,8 +66,18 @@ export async function samlTenant(t: TestApp, admin: string, idp: TestIdp, name: 
 }
 
 /** A user of the tenant whose authentication method is `saml`, known to the IdP as `login`. */
-export async function samlUser(t: TestApp, admin: string, idp: TestIdp, tenant: string, username: string): Promise<string> {
-  const r = await t.request("POST", "/0.1/users", { token: admin, tenant, body: { username, password: "native-pw", email_address: `${username}@mail.test` } });
+export async function samlUser(
+  t: TestApp,
+  admin: string,
+  idp: TestIdp,
+  tenant: string,
+  username: string,
+): Promise<string> {
+  const r = await t.request("POST", "/0.1/users", {
+    token: admin,
+    tenant,
+    body: { username, password: "native-pw", email_address: `${username}@mail.test` },
+  });
   expect(r.status).toBe(200);
   expect((await t.request("PUT", `/0.1/idp/saml/users/${r.json.uuid}`, { token: admin, tenant })).status).toBe(204);
   idp.users.set(username, { password: `${username}-idp-pw`, login: username });
@@ -79,7 +101,13 @@ export async function startLogin(t: TestApp, idp: TestIdp, domain: string, usern
 }
 
 /** The whole flow; returns the ACS answer and the token answer. */
-export async function fullLogin(t: TestApp, idp: TestIdp, domain: string, username: string, tokenBody: Record<string, unknown> = {}) {
+export async function fullLogin(
+  t: TestApp,
+  idp: TestIdp,
+  domain: string,
+  username: string,
+  tokenBody: Record<string, unknown> = {},
+) {
   const { sessionId, post } = await startLogin(t, idp, domain, username);
   const acs = await postAcs(t, post);
   const token = await t.request("POST", "/0.1/token", { body: { saml_session_id: sessionId, ...tokenBody } });

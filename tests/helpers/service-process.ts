@@ -18,7 +18,9 @@ export async function waitForService(base: string, seconds: number): Promise<boo
 }
 
 /** `Authorization: Basic …` for a login and password, encoded as UTF-8. */
-export const basicAuth = (login: string, password: string) => ({ Authorization: `Basic ${Buffer.from(`${login}:${password}`, "utf8").toString("base64")}` });
+export const basicAuth = (login: string, password: string) => ({
+  Authorization: `Basic ${Buffer.from(`${login}:${password}`, "utf8").toString("base64")}`,
+});
 
 /** A TCP port free on 127.0.0.1 now (taken and released), for a process a test starts. */
 export function freePort(): number {

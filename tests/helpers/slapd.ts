@@ -48,11 +48,52 @@ function run(cmd: string, args: string[], input?: string): void {
 function makeCertificates(dir: string): void {
   const ossl = (...args: string[]) => run("openssl", args);
   for (const ca of ["ca", "other-ca"]) {
-    ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", `/CN=Tessera test ${ca}`, "-keyout", join(dir, `${ca}.key`), "-out", join(dir, `${ca}.crt`));
+    ossl(
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-days",
+      "2",
+      "-subj",
+      `/CN=Tessera test ${ca}`,
+      "-keyout",
+      join(dir, `${ca}.key`),
+      "-out",
+      join(dir, `${ca}.crt`),
+    );
   }
-  ossl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", join(dir, "server.key"), "-out", join(dir, "server.csr"));
+  ossl(
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-subj",
+    "/CN=127.0.0.1",
+    "-keyout",
+    join(dir, "server.key"),
+    "-out",
+    join(dir, "server.csr"),
+  );
   writeFileSync(join(dir, "server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
-  ossl("x509", "-req", "-in", join(dir, "server.csr"), "-CA", join(dir, "ca.crt"), "-CAkey", join(dir, "ca.key"), "-CAcreateserial", "-days", "2", "-extfile", join(dir, "server.ext"), "-out", join(dir, "server.crt"));
+  ossl(
+    "x509",
+    "-req",
+    "-in",
+    join(dir, "server.csr"),
+    "-CA",
+    join(dir, "ca.crt"),
+    "-CAkey",
+    join(dir, "ca.key"),
+    "-CAcreateserial",
+    "-days",
+    "2",
+    "-extfile",
+    join(dir, "server.ext"),
+    "-out",
+    join(dir, "server.crt"),
+  );
 }
 
 function slapdConf(dir: string): string {
@@ -111,7 +152,19 @@ export async function startSlapd(ldif: string): Promise<Slapd> {
 
   const start = async () => {
     output = "";
-    proc = spawn(SLAPD, ["-f", join(dir, "slapd.conf"), "-h", `ldap://127.0.0.1:${port}/ ldaps://127.0.0.1:${ldapsPort}/`, "-d", "0", ...asUser], { stdio: ["ignore", "pipe", "pipe"] });
+    proc = spawn(
+      SLAPD,
+      [
+        "-f",
+        join(dir, "slapd.conf"),
+        "-h",
+        `ldap://127.0.0.1:${port}/ ldaps://127.0.0.1:${ldapsPort}/`,
+        "-d",
+        "0",
+        ...asUser,
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     proc.stdout!.on("data", (d) => (output += d));
     proc.stderr!.on("data", (d) => (output += d));
     await waitForPort(port, proc, () => output);

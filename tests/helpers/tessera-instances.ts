@@ -66,7 +66,10 @@ export class InstanceFleet {
     const file = join(this.dir, "bootstrap.yml");
     writeFileSync(file, configText(opts.dbUri, 0, opts.extra ?? {}));
     const root = opts.root ?? ROOT;
-    const boot = Bun.spawnSync([process.execPath, "src/cli.ts", "bootstrap", "admin", "s3cret"], { cwd: root, env: { ...process.env, TESSERA_CONFIG: file } });
+    const boot = Bun.spawnSync([process.execPath, "src/cli.ts", "bootstrap", "admin", "s3cret"], {
+      cwd: root,
+      env: { ...process.env, TESSERA_CONFIG: file },
+    });
     if (boot.exitCode !== 0) throw new Error(`bootstrap failed: ${boot.stderr.toString()}`);
   }
 
@@ -75,15 +78,29 @@ export class InstanceFleet {
     const port = opts.port ?? freePort();
     const file = join(this.dir, `${name}.yml`);
     writeFileSync(file, configText(opts.dbUri, port, opts.extra ?? {}));
-    const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: opts.root ?? ROOT, env: { ...process.env, TESSERA_CONFIG: file }, stdout: "ignore", stderr: "pipe" });
+    const proc = Bun.spawn([process.execPath, "src/main.ts"], {
+      cwd: opts.root ?? ROOT,
+      env: { ...process.env, TESSERA_CONFIG: file },
+      stdout: "ignore",
+      stderr: "pipe",
+    });
     const log: string[] = [];
     void (async () => {
       const decoder = new TextDecoder();
-      for await (const chunk of proc.stderr as ReadableStream<Uint8Array>) log.push(...decoder.decode(chunk).split("\n").filter(Boolean));
+      for await (const chunk of proc.stderr as ReadableStream<Uint8Array>)
+        log.push(...decoder.decode(chunk).split("\n").filter(Boolean));
     })();
-    const instance: Instance = { name, port, url: `http://127.0.0.1:${port}/0.1`, proc, log, kill: (signal = "SIGKILL") => proc.kill(signal) };
+    const instance: Instance = {
+      name,
+      port,
+      url: `http://127.0.0.1:${port}/0.1`,
+      proc,
+      log,
+      kill: (signal = "SIGKILL") => proc.kill(signal),
+    };
     this.instances.push(instance);
-    if (!(await waitReady(instance.url, 60, proc, opts.probe))) throw new Error(`instance ${name} did not become ready:\n${log.slice(-20).join("\n")}`);
+    if (!(await waitReady(instance.url, 60, proc, opts.probe)))
+      throw new Error(`instance ${name} did not become ready:\n${log.slice(-20).join("\n")}`);
     return instance;
   }
 
@@ -95,7 +112,12 @@ export class InstanceFleet {
 }
 
 /** Polls GET {base}/ready (or HEAD {base}/status) until 200; false after `seconds` or when the process exits. */
-export async function waitReady(base: string, seconds: number, proc?: Subprocess, probe: "ready" | "status" = "ready"): Promise<boolean> {
+export async function waitReady(
+  base: string,
+  seconds: number,
+  proc?: Subprocess,
+  probe: "ready" | "status" = "ready",
+): Promise<boolean> {
   for (const until = Date.now() + seconds * 1000; Date.now() < until; ) {
     if (proc?.exitCode !== null && proc?.exitCode !== undefined) return false;
     try {

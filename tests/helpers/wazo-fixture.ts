@@ -21,8 +21,12 @@ export interface FixtureDatabase {
 export async function loadWazoFixture(): Promise<FixtureDatabase> {
   const scratch = await scratchDatabase("tessera_wazo");
   const url = new URL(scratch.url);
-  const proc = Bun.spawn(["psql", "-q", "-v", "ON_ERROR_STOP=1", "-d", url.toString(), "-f", DUMP], { stdout: "ignore", stderr: "pipe" });
-  if ((await proc.exited) !== 0) throw new Error(`psql could not load the fixture: ${await new Response(proc.stderr).text()}`);
+  const proc = Bun.spawn(["psql", "-q", "-v", "ON_ERROR_STOP=1", "-d", url.toString(), "-f", DUMP], {
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  if ((await proc.exited) !== 0)
+    throw new Error(`psql could not load the fixture: ${await new Response(proc.stderr).text()}`);
   const sql = postgres(url.toString(), { max: 2, onnotice: () => {} });
   return {
     url: url.toString(),

@@ -1,6 +1,18 @@
 // Tenants, users, emails, groups, policies and their links (COMPATIBILITY.md §8).
 import { sql } from "drizzle-orm";
-import { boolean, check, index, integer, pgTable, primaryKey, serial, text, unique, uniqueIndex, varchar } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  check,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  serial,
+  text,
+  unique,
+  uniqueIndex,
+  varchar,
+} from "drizzle-orm/pg-core";
 import { bytea, uuidPk } from "./columns.ts";
 
 export const tenants = pgTable(

@@ -1,7 +1,20 @@
 // External auth, LDAP and SAML configuration (COMPATIBILITY.md §8), and Tessera's own tables:
 // the event outbox and pending OAuth2 authorizations.
 import { sql } from "drizzle-orm";
-import { bigserial, boolean, check, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, varchar } from "drizzle-orm/pg-core";
+import {
+  bigserial,
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  smallint,
+  text,
+  timestamp,
+  varchar,
+} from "drizzle-orm/pg-core";
 import { uuidPk } from "./columns.ts";
 import { tenantDomains, tenants, users } from "./identity.ts";
 import { refreshTokens } from "./tokens.ts";
@@ -23,7 +36,10 @@ export const userExternalAuths = pgTable(
       .references(() => externalAuthTypes.uuid, { onDelete: "cascade" }),
     data: text("data"),
   },
-  (t) => [primaryKey({ columns: [t.userUuid, t.externalAuthTypeUuid] }), index("auth_user_external_auth_type_idx").on(t.externalAuthTypeUuid)],
+  (t) => [
+    primaryKey({ columns: [t.userUuid, t.externalAuthTypeUuid] }),
+    index("auth_user_external_auth_type_idx").on(t.externalAuthTypeUuid),
+  ],
 );
 
 export const externalAuthConfigs = pgTable(

@@ -79,5 +79,8 @@ export const oidcCodes = pgTable(
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
     usedAt: timestamp("used_at", { withTimezone: true, mode: "date" }),
   },
-  (t) => [index("tessera_oidc_code_token_uuid_idx").on(t.tokenUuid), index("tessera_oidc_code_session_uuid_idx").on(t.sessionUuid)],
+  (t) => [
+    index("tessera_oidc_code_token_uuid_idx").on(t.tokenUuid),
+    index("tessera_oidc_code_session_uuid_idx").on(t.sessionUuid),
+  ],
 );

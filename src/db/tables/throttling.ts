@@ -13,5 +13,8 @@ export const loginThrottle = pgTable(
     /** `failures` when the current lock was set: tells the failure that set it (one event per lock). */
     lockedAtFailures: integer("locked_at_failures"),
   },
-  (t) => [primaryKey({ columns: [t.kind, t.key] }), index("tessera_login_throttle_last_failure_idx").on(t.lastFailureAt)],
+  (t) => [
+    primaryKey({ columns: [t.kind, t.key] }),
+    index("tessera_login_throttle_last_failure_idx").on(t.lastFailureAt),
+  ],
 );

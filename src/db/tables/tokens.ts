@@ -32,7 +32,10 @@ export const refreshTokens = pgTable(
     mobile: boolean("mobile").notNull().default(false),
     metadata: json("metadata").notNull().default({}),
   },
-  (t) => [unique("auth_refresh_token_client_id_user_uuid").on(t.clientId, t.userUuid), index("auth_refresh_token_user_idx").on(t.userUuid)],
+  (t) => [
+    unique("auth_refresh_token_client_id_user_uuid").on(t.clientId, t.userUuid),
+    index("auth_refresh_token_user_idx").on(t.userUuid),
+  ],
 );
 
 export const tokens = pgTable(

@@ -8,7 +8,12 @@ export interface Argon2Params {
 }
 
 export async function argon2Hash(password: string, params: Argon2Params, sizes: HashPoolSizes): Promise<string> {
-  return (await hashPool(sizes).run({ op: "argon2_hash", password, memoryKib: params.memoryKib, timeCost: params.timeCost })) as string;
+  return (await hashPool(sizes).run({
+    op: "argon2_hash",
+    password,
+    memoryKib: params.memoryKib,
+    timeCost: params.timeCost,
+  })) as string;
 }
 
 /** True when `password` matches; a malformed stored hash never matches. */

@@ -8,7 +8,13 @@ import { resolveMethod } from "./identity-providers.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { describeCause } from "../../db/failures.ts";
 import { isDatabaseUnavailable } from "../../db/errors.ts";
-import { ApiError, AuthenticationFailed, MfaRequired, ServiceUnavailable, TooManySessions } from "../../domain/errors.ts";
+import {
+  ApiError,
+  AuthenticationFailed,
+  MfaRequired,
+  ServiceUnavailable,
+  TooManySessions,
+} from "../../domain/errors.ts";
 import { isUuid } from "../../domain/validate.ts";
 import type { BackendPlugin, IdpPlugin, LoginArgs } from "../../plugins/types.ts";
 import { publishEvent, sessionCreatedEvent } from "../events.ts";
@@ -109,7 +115,9 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
       recordLogin("error", method);
       const cause = describeCause(e); // never a query's parameters
       app.log.error("login unavailable", { login: req.login, code: cause.code, error: cause.message });
-      throw e instanceof ServiceUnavailable ? e : new ServiceUnavailable("tokens", "The service cannot log in now; try again later");
+      throw e instanceof ServiceUnavailable
+        ? e
+        : new ServiceUnavailable("tokens", "The service cannot log in now; try again later");
     }
     const expected = e instanceof LoginRefused || e instanceof AuthenticationFailed;
     recordLogin(expected ? "failure" : "error", method);
@@ -151,7 +159,9 @@ async function authenticate(app: AppContext, args: LoginArgs): Promise<Authentic
       refreshTokenUuid: (args.refreshTokenUuid as string) ?? null,
     };
   }
-  const configured = [...app.plugins.idp.entries()].sort((a, b) => a[1].priority - b[1].priority).map(([name, e]) => [name, e.plugin] as const);
+  const configured = [...app.plugins.idp.entries()]
+    .sort((a, b) => a[1].priority - b[1].priority)
+    .map(([name, e]) => [name, e.plugin] as const);
   for (const [name, idp] of [...configured, ["native", native] as const]) {
     if (!idp) continue;
     let accepts = false;
@@ -163,7 +173,15 @@ async function authenticate(app: AppContext, args: LoginArgs): Promise<Authentic
     if (!accepts) continue;
     const { backend, login } = await idp.verifyAuth(args);
     await requireMethod(app, login, idp.authenticationMethod, args);
-    return { idp, backend, backendName: backendNameOf(app, backend), login, method: idp.authenticationMethod, persistentMetadata: {}, refreshTokenUuid: null };
+    return {
+      idp,
+      backend,
+      backendName: backendNameOf(app, backend),
+      login,
+      method: idp.authenticationMethod,
+      persistentMetadata: {},
+      refreshTokenUuid: null,
+    };
   }
   throw new LoginRefused();
 }
@@ -226,7 +244,8 @@ async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req:
         tenantUuid: typeof metadata.tenant_uuid === "string" ? metadata.tenant_uuid : app.topTenantUuid,
       });
     }
-    const sessionTenantUuid = typeof tokenMetadata.tenant_uuid === "string" ? tokenMetadata.tenant_uuid : app.topTenantUuid;
+    const sessionTenantUuid =
+      typeof tokenMetadata.tenant_uuid === "string" ? tokenMetadata.tenant_uuid : app.topTenantUuid;
     const userUuid = isUuid(authId) ? authId : null;
     const issued = await insertToken(
       app,
@@ -243,11 +262,17 @@ async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req:
         mobile: req.mobile,
         refreshTokenUuid: auth.refreshTokenUuid ?? rt?.uuid ?? null,
       },
-      (sessionUuid) => sessionCreatedEvent({ uuid: sessionUuid, tenantUuid: sessionTenantUuid, userUuid, mobile: req.mobile }),
+      (sessionUuid) =>
+        sessionCreatedEvent({ uuid: sessionUuid, tenantUuid: sessionTenantUuid, userUuid, mobile: req.mobile }),
     );
     await auth.idp?.onTokenIssued?.(
       args,
-      { tokenUuid: issued.record.uuid, sessionUuid: issued.record.sessionUuid, userUuid, refreshTokenUuid: issued.record.refreshTokenUuid ?? null },
+      {
+        tokenUuid: issued.record.uuid,
+        sessionUuid: issued.record.sessionUuid,
+        userUuid,
+        refreshTokenUuid: issued.record.refreshTokenUuid ?? null,
+      },
       tx,
     );
     return {
@@ -291,7 +316,11 @@ async function recordLoginFailure(app: AppContext, req: LoginRequest, subject: T
         routingKey: "auth.logins.failed",
         // A login is raw Basic input: a NUL in it cannot be stored in jsonb (and would make a
         // refused login a 503), so it is shown as U+FFFD.
-        data: { login: req.login?.replaceAll("\0", "\uFFFD") ?? null, remote_addr: req.remoteAddr, user_agent: req.userAgent },
+        data: {
+          login: req.login?.replaceAll("\0", "\uFFFD") ?? null,
+          remote_addr: req.remoteAddr,
+          user_agent: req.userAgent,
+        },
         tenantUuid: null,
         userUuid: null,
         aggregate: "logins",
@@ -300,6 +329,7 @@ async function recordLoginFailure(app: AppContext, req: LoginRequest, subject: T
     });
   } catch (e) {
     app.log.warn("could not record a failed login", { error: (e as Error).message });
-    if (app.config.login_throttling.enabled) throw new ServiceUnavailable("tokens", "The service cannot log in now; try again later");
+    if (app.config.login_throttling.enabled)
+      throw new ServiceUnavailable("tokens", "The service cannot log in now; try again later");
   }
 }

@@ -67,7 +67,11 @@ export class HashPool {
 
   /** Threads started, derivations running and waiting (for tests and metrics). */
   get load(): { threads: number; running: number; waiting: number } {
-    return { threads: this.slots.length, running: this.slots.filter((s) => s.running).length, waiting: this.waiting.length };
+    return {
+      threads: this.slots.length,
+      running: this.slots.filter((s) => s.running).length,
+      waiting: this.waiting.length,
+    };
   }
 
   run(job: HashJob): Promise<string | boolean> {
@@ -102,7 +106,9 @@ export class HashPool {
   private spawn(): Slot {
     const worker = new Worker(new URL("./hash-worker.ts", import.meta.url).href) as Thread;
     const slot: Slot = { worker, ready: false, running: null };
-    worker.onmessage = (e: MessageEvent<{ ready?: boolean; id?: number; value?: string | boolean; error?: string }>) => {
+    worker.onmessage = (
+      e: MessageEvent<{ ready?: boolean; id?: number; value?: string | boolean; error?: string }>,
+    ) => {
       if (e.data.ready) {
         slot.ready = true;
         this.next(slot);
@@ -111,7 +117,9 @@ export class HashPool {
       const running = slot.running;
       if (!running || running.id !== e.data.id) return;
       slot.running = null;
-      running.settle(e.data.error === undefined ? e.data.value! : new HashingUnavailable(`Password hashing failed: ${e.data.error}`));
+      running.settle(
+        e.data.error === undefined ? e.data.value! : new HashingUnavailable(`Password hashing failed: ${e.data.error}`),
+      );
       this.next(slot);
     };
     // A thread that dies (out of memory, a crash in native code) fails its job and is replaced at
@@ -142,10 +150,14 @@ export class HashPool {
     slot.worker.ref();
     // The metric times the derivation itself (sent to a thread → answer), not the wait in the queue.
     const algorithm = job.op === "pbkdf2" ? "pbkdf2_sha512" : "argon2id";
-    timePasswordHash(algorithm, () => new Promise<string | boolean>((done, fail) => {
-      slot.running = { id, settle: (v) => (v instanceof Error ? fail(v) : done(v)) };
-      slot.worker.postMessage({ id, job });
-    })).then(resolve, reject);
+    timePasswordHash(
+      algorithm,
+      () =>
+        new Promise<string | boolean>((done, fail) => {
+          slot.running = { id, settle: (v) => (v instanceof Error ? fail(v) : done(v)) };
+          slot.worker.postMessage({ id, job });
+        }),
+    ).then(resolve, reject);
   }
 }
 

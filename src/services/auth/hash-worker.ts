@@ -22,12 +22,14 @@ async function loadArgon2(): Promise<Argon2Impl> {
   try {
     const rs = await import("@node-rs/argon2");
     return {
-      hash: (password, memoryKib, timeCost) => rs.hashSync(password, { memoryCost: memoryKib, timeCost, parallelism: 1, algorithm: 2 as never }),
+      hash: (password, memoryKib, timeCost) =>
+        rs.hashSync(password, { memoryCost: memoryKib, timeCost, parallelism: 1, algorithm: 2 as never }),
       verify: (password, phc) => rs.verifySync(phc, password),
     };
   } catch {
     return {
-      hash: (password, memoryKib, timeCost) => Bun.password.hashSync(password, { algorithm: "argon2id", memoryCost: memoryKib, timeCost }),
+      hash: (password, memoryKib, timeCost) =>
+        Bun.password.hashSync(password, { algorithm: "argon2id", memoryCost: memoryKib, timeCost }),
       verify: (password, phc) => Bun.password.verifySync(password, phc),
     };
   }

@@ -39,12 +39,16 @@ export function resolveMethod(own: string, tenantDefault: string | null | undefi
 /** `resolveMethod`, reading the tenant's default when it is needed. */
 export async function effectiveMethod(db: DbOrTx, own: string, tenantUuid: string): Promise<string> {
   if (own !== "default") return own;
-  const [t] = await db.select({ m: tenants.defaultAuthenticationMethod }).from(tenants).where(eq(tenants.uuid, tenantUuid));
+  const [t] = await db
+    .select({ m: tenants.defaultAuthenticationMethod })
+    .from(tenants)
+    .where(eq(tenants.uuid, tenantUuid));
   return resolveMethod(own, t?.m);
 }
 
 function requireMethod(app: AppContext, type: string): void {
-  if (!authenticationMethods(app).includes(type)) throw new NotFound("idp", type, `No such identity provider: "${type}"`);
+  if (!authenticationMethods(app).includes(type))
+    throw new NotFound("idp", type, `No such identity provider: "${type}"`);
 }
 
 /** PUT /idp/{type}/users[/{u}]: all the users must be visible, else nothing changes. */
@@ -52,7 +56,8 @@ export async function assignIdp(app: AppContext, caller: Caller, type: string, u
   requireMethod(app, type);
   await inTransaction(app, async (tx) => {
     for (const uuid of userUuids) await requireVisibleUser(app, caller, uuid, tx);
-    if (userUuids.length) await tx.update(users).set({ authenticationMethod: type }).where(inArray(users.uuid, userUuids));
+    if (userUuids.length)
+      await tx.update(users).set({ authenticationMethod: type }).where(inArray(users.uuid, userUuids));
   });
 }
 
@@ -61,6 +66,9 @@ export async function unassignIdp(app: AppContext, caller: Caller, type: string,
   requireMethod(app, type);
   const user = await orAbsent(requireVisibleUser(app, caller, userUuid));
   if (user?.authenticationMethod === type) {
-    await app.db.update(users).set({ authenticationMethod: "default" }).where(and(eq(users.uuid, userUuid), eq(users.authenticationMethod, type)));
+    await app.db
+      .update(users)
+      .set({ authenticationMethod: "default" })
+      .where(and(eq(users.uuid, userUuid), eq(users.authenticationMethod, type)));
   }
 }

@@ -9,7 +9,11 @@ import { isUuid } from "../../domain/validate.ts";
 export async function findLoginTenant(app: AppContext, body: Record<string, unknown>): Promise<string | null> {
   const { domain_name: domainName, tenant_id: tenantId } = body;
   if (typeof domainName === "string" && domainName !== "") {
-    const [row] = await app.db.select({ uuid: tenantDomains.tenantUuid }).from(tenantDomains).where(sql`${tenantDomains.name} = lower(${domainName})`).limit(1);
+    const [row] = await app.db
+      .select({ uuid: tenantDomains.tenantUuid })
+      .from(tenantDomains)
+      .where(sql`${tenantDomains.name} = lower(${domainName})`)
+      .limit(1);
     return row?.uuid ?? null;
   }
   if (typeof tenantId === "string" && tenantId !== "") {

@@ -46,16 +46,34 @@ function counterKeys(app: AppContext, s: ThrottleSubject): CounterKey[] {
   const keys: CounterKey[] = [];
   const address = addressKey(s.remoteAddr);
   if (s.login && reset) {
-    keys.push({ kind: "reset_login", key: normaliseLogin(s.login), threshold: c.password_reset_max_requests, by: "login", locks: true });
+    keys.push({
+      kind: "reset_login",
+      key: normaliseLogin(s.login),
+      threshold: c.password_reset_max_requests,
+      by: "login",
+      locks: true,
+    });
   } else if (s.login) {
     const login = normaliseLogin(s.login);
     // The per-login count first: its total decides the pair's threshold (countFailure).
     keys.push({ kind: "login", key: login, threshold: c.max_failures_per_login, by: "login", locks: false });
-    keys.push({ kind: "login_address", key: pairKey(login, address), threshold: c.max_failures, by: "login_address", locks: true });
+    keys.push({
+      kind: "login_address",
+      key: pairKey(login, address),
+      threshold: c.max_failures,
+      by: "login_address",
+      locks: true,
+    });
   }
   const exempt = !s.forwarded && c.exempt_addresses.some((e) => canonicalAddress(e) === canonicalAddress(s.remoteAddr));
   if (address && !exempt) {
-    keys.push({ kind: reset ? "reset_address" : "address", key: address, threshold: reset ? c.password_reset_max_requests_per_address : c.max_failures_per_address, by: "address", locks: true });
+    keys.push({
+      kind: reset ? "reset_address" : "address",
+      key: address,
+      threshold: reset ? c.password_reset_max_requests_per_address : c.max_failures_per_address,
+      by: "address",
+      locks: true,
+    });
   }
   return keys;
 }
@@ -64,7 +82,8 @@ function counterKeys(app: AppContext, s: ThrottleSubject): CounterKey[] {
 export const forgetPairLocks = (app: AppContext) => cacheOf(app).dropPrefix("login_address\n");
 
 const cacheKey = (k: { kind: string; key: string }) => `${k.kind}\n${k.key}`;
-const matching = (keys: Array<Pick<CounterKey, "kind" | "key">>): SQL => or(...keys.map((k) => and(eq(loginThrottle.kind, k.kind), eq(loginThrottle.key, k.key))))!;
+const matching = (keys: Array<Pick<CounterKey, "kind" | "key">>): SQL =>
+  or(...keys.map((k) => and(eq(loginThrottle.kind, k.kind), eq(loginThrottle.key, k.key))))!;
 
 /**
  * Throws 429 (with Retry-After) when the login from this address, or the address, is locked; 503
@@ -73,7 +92,11 @@ const matching = (keys: Array<Pick<CounterKey, "kind" | "key">>): SQL => or(...k
  * login name has failures on record, which a successful login then clears (the same query tells
  * both: a login with nothing to clear makes no write for it).
  */
-export async function assertNotThrottled(app: AppContext, subject: ThrottleSubject, resource: string): Promise<{ loginFailures: boolean }> {
+export async function assertNotThrottled(
+  app: AppContext,
+  subject: ThrottleSubject,
+  resource: string,
+): Promise<{ loginFailures: boolean }> {
   const none = { loginFailures: false };
   if (!app.config.login_throttling.enabled) return none;
   const keys = counterKeys(app, subject);
@@ -85,7 +108,12 @@ export async function assertNotThrottled(app: AppContext, subject: ThrottleSubje
   const c = app.config.login_throttling;
   try {
     rows = await app.db
-      .select({ kind: loginThrottle.kind, key: loginThrottle.key, leftMs: msUntil(loginThrottle.lockedUntil), failures: liveFailures(c.failure_reset_seconds) })
+      .select({
+        kind: loginThrottle.kind,
+        key: loginThrottle.key,
+        leftMs: msUntil(loginThrottle.lockedUntil),
+        failures: liveFailures(c.failure_reset_seconds),
+      })
       .from(loginThrottle)
       .where(matching(keys));
   } catch (e) {
@@ -107,7 +135,8 @@ const liveFailures = (resetSeconds: number) =>
   sql<number>`(case when ${loginThrottle.lastFailureAt} <= now() - ${resetSeconds}::int * interval '1 second' then 0 else ${loginThrottle.failures} end)::int`;
 
 /** Milliseconds (database clock, shared by every instance) until a lock ends. */
-const msUntil = (column: SQL | typeof loginThrottle.lockedUntil) => sql<number>`coalesce(extract(epoch from ${column} - now()) * 1000, 0)::float8`;
+const msUntil = (column: SQL | typeof loginThrottle.lockedUntil) =>
+  sql<number>`coalesce(extract(epoch from ${column} - now()) * 1000, 0)::float8`;
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 /**
@@ -132,18 +161,36 @@ export async function countFailure(app: AppContext, tx: DbOrTx, subject: Throttl
     const retryAfter = seconds(counted.leftMs);
     afterCommit(tx, () => {
       cacheOf(app).lock(cacheKey(k), counted.leftMs);
-      app.log.warn("login throttled", { action: subject.action, throttled_by: k.by, login: subject.login, remote_addr: subject.remoteAddr, retry_after: retryAfter });
+      app.log.warn("login throttled", {
+        action: subject.action,
+        throttled_by: k.by,
+        login: subject.login,
+        remote_addr: subject.remoteAddr,
+        retry_after: retryAfter,
+      });
     });
     await throttledEvent(app, tx, subject, k.by, retryAfter);
   }
 }
 
 /** `auth_user_login_throttled`: a lock set (retry_after in seconds), or a login slowed (retry_after null). */
-async function throttledEvent(app: AppContext, tx: DbOrTx, subject: ThrottleSubject, by: CounterKey["by"], retryAfter: number | null): Promise<void> {
+async function throttledEvent(
+  app: AppContext,
+  tx: DbOrTx,
+  subject: ThrottleSubject,
+  by: CounterKey["by"],
+  retryAfter: number | null,
+): Promise<void> {
   await publishEvent(app, tx, {
     name: "auth_user_login_throttled",
     routingKey: "auth.logins.throttled",
-    data: { login: subject.login, remote_addr: subject.remoteAddr, retry_after: retryAfter, throttled_by: by, action: subject.action },
+    data: {
+      login: subject.login,
+      remote_addr: subject.remoteAddr,
+      retry_after: retryAfter,
+      throttled_by: by,
+      action: subject.action,
+    },
     tenantUuid: null,
     userUuid: null,
     aggregate: "logins",
@@ -157,12 +204,17 @@ interface Timing {
 }
 
 /** One atomic statement: restart after `failure_reset_seconds` of quiet, count, lock at the threshold. */
-async function upsertFailure(tx: DbOrTx, k: CounterKey, c: Timing): Promise<{ lockedNow: boolean; leftMs: number; failures: number } | undefined> {
+async function upsertFailure(
+  tx: DbOrTx,
+  k: CounterKey,
+  c: Timing,
+): Promise<{ lockedNow: boolean; leftMs: number; failures: number } | undefined> {
   const t = loginThrottle;
   const stale = sql`${t.lastFailureAt} <= now() - ${c.failure_reset_seconds}::int * interval '1 second'`;
   const n = sql`(case when ${stale} then 1 else ${t.failures} + 1 end)`;
   // The exponent is capped so a key failing for weeks never overflows; the wait is capped anyway.
-  const wait = (failures: SQL) => sql`least(${c.max_wait_seconds}::int, ${c.wait_increment_seconds}::int * power(2, least(${failures} - ${k.threshold}::int, 30))) * interval '1 second'`;
+  const wait = (failures: SQL) =>
+    sql`least(${c.max_wait_seconds}::int, ${c.wait_increment_seconds}::int * power(2, least(${failures} - ${k.threshold}::int, 30))) * interval '1 second'`;
   const firstLocks = k.locks && k.threshold <= 1;
   const locksNow = k.locks ? sql`${n} >= ${k.threshold}::int` : sql`false`;
   const rows = await tx
@@ -201,10 +253,12 @@ export async function clearLoginFailures(app: AppContext, subject: ThrottleSubje
   if (!app.config.login_throttling.enabled || !subject.login) return;
   const login = normaliseLogin(subject.login);
   try {
-    await app.db.delete(loginThrottle).where(matching([
-      { kind: "login", key: login },
-      { kind: "login_address", key: pairKey(login, addressKey(subject.remoteAddr)) },
-    ]));
+    await app.db.delete(loginThrottle).where(
+      matching([
+        { kind: "login", key: login },
+        { kind: "login_address", key: pairKey(login, addressKey(subject.remoteAddr)) },
+      ]),
+    );
   } catch (e) {
     app.log.warn("could not clear the failed logins of a login", { error: (e as Error).message });
   }
@@ -215,7 +269,12 @@ export async function purgeThrottleCounters(app: AppContext): Promise<number> {
   const seconds = app.config.login_throttling.failure_reset_seconds;
   const deleted = await app.db
     .delete(loginThrottle)
-    .where(and(lt(loginThrottle.lastFailureAt, sql`now() - ${seconds}::int * interval '1 second'`), sql`(${loginThrottle.lockedUntil} is null or ${loginThrottle.lockedUntil} <= now())`))
+    .where(
+      and(
+        lt(loginThrottle.lastFailureAt, sql`now() - ${seconds}::int * interval '1 second'`),
+        sql`(${loginThrottle.lockedUntil} is null or ${loginThrottle.lockedUntil} <= now())`,
+      ),
+    )
     .returning({ kind: loginThrottle.kind });
   return deleted.length;
 }

@@ -25,7 +25,11 @@ export async function unlockUserLogins(app: AppContext, caller: Caller, userUuid
     const [user] = await tx.select().from(users).where(eq(users.uuid, userUuid));
     if (!user || !(await tenantVisible(app, caller, user.tenantUuid, tx))) return false;
     const addresses = await tx.select({ address: emails.address }).from(emails).where(eq(emails.userUuid, user.uuid));
-    const names = [...new Set([user.username, ...addresses.map((e) => e.address)].filter((n): n is string => !!n).map(normaliseLogin))];
+    const names = [
+      ...new Set(
+        [user.username, ...addresses.map((e) => e.address)].filter((n): n is string => !!n).map(normaliseLogin),
+      ),
+    ];
     const cleared = names.length
       ? await tx
           .delete(loginThrottle)
@@ -33,7 +37,10 @@ export async function unlockUserLogins(app: AppContext, caller: Caller, userUuid
             or(
               and(eq(loginThrottle.kind, "login"), inArray(loginThrottle.key, names)),
               // A pair key is `login \n address`; an address key never holds a newline.
-              and(eq(loginThrottle.kind, "login_address"), inArray(sql`regexp_replace(${loginThrottle.key}, E'\\n[^\\n]*$', '')`, names)),
+              and(
+                eq(loginThrottle.kind, "login_address"),
+                inArray(sql`regexp_replace(${loginThrottle.key}, E'\\n[^\\n]*$', '')`, names),
+              ),
             ),
           )
           .returning({ kind: loginThrottle.kind })
@@ -43,7 +50,12 @@ export async function unlockUserLogins(app: AppContext, caller: Caller, userUuid
     await publishEvent(app, tx, {
       name: "auth_user_login_failures_deleted",
       routingKey: routingKey("auth.users.{user_uuid}.login_failures.deleted", { user_uuid: user.uuid }),
-      data: { user_uuid: user.uuid, tenant_uuid: user.tenantUuid, counters_cleared: cleared.length, by: caller.userUuid },
+      data: {
+        user_uuid: user.uuid,
+        tenant_uuid: user.tenantUuid,
+        counters_cleared: cleared.length,
+        by: caller.userUuid,
+      },
       tenantUuid: user.tenantUuid,
       userUuid: user.uuid,
       aggregate: `user:${user.uuid}`,

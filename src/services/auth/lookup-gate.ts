@@ -28,7 +28,8 @@ export class LookupGate<Row extends { uuid: string }> {
   lookup(uuid: string): Promise<Row | undefined> {
     let waiters = this.pending.get(uuid);
     if (!waiters) {
-      if (this.pending.size >= this.maxPending) return Promise.reject(new ServiceUnavailable("tokens", "Too many token lookups in progress; retry later"));
+      if (this.pending.size >= this.maxPending)
+        return Promise.reject(new ServiceUnavailable("tokens", "Too many token lookups in progress; retry later"));
       this.pending.set(uuid, (waiters = []));
     }
     const answer = new Promise<Row | undefined>((resolve, reject) => waiters.push({ resolve, reject }));

@@ -17,7 +17,12 @@ const rings = new WeakMap<AppContext, KeyRing>();
 
 function decodeKey(id: string, encoded: string): Buffer {
   const key = Buffer.from(encoded, "base64");
-  if (key.length !== 32) throw new ServiceUnavailable("mfa", `mfa.encryption_keys: key "${id}" is not the base64 of 32 bytes`, "mfa-not-configured");
+  if (key.length !== 32)
+    throw new ServiceUnavailable(
+      "mfa",
+      `mfa.encryption_keys: key "${id}" is not the base64 of 32 bytes`,
+      "mfa-not-configured",
+    );
   return key;
 }
 
@@ -32,7 +37,11 @@ export function keyRing(app: AppContext): KeyRing {
   let entries = app.config.mfa.encryption_keys.map((k) => ({ id: k.id, key: decodeKey(k.id, k.key) }));
   if (entries.length === 0) {
     if (app.database.kind !== "pglite") {
-      throw new ServiceUnavailable("mfa", "Multi-factor authentication needs mfa.encryption_keys in the configuration", "mfa-not-configured");
+      throw new ServiceUnavailable(
+        "mfa",
+        "Multi-factor authentication needs mfa.encryption_keys in the configuration",
+        "mfa-not-configured",
+      );
     }
     entries = [{ id: "generated", key: generatedKey(app.config.data_dir) }];
   }
@@ -63,7 +72,12 @@ export function decryptSecret(ring: KeyRing, stored: string, userUuid: string): 
   const colon = stored.indexOf(":");
   const id = stored.slice(0, colon);
   const key = ring.byId.get(id);
-  if (colon < 0 || !key) throw new ServiceUnavailable("mfa", `The MFA secret of this user is encrypted under key "${id}", which is not configured`, "mfa-not-configured");
+  if (colon < 0 || !key)
+    throw new ServiceUnavailable(
+      "mfa",
+      `The MFA secret of this user is encrypted under key "${id}", which is not configured`,
+      "mfa-not-configured",
+    );
   const raw = Buffer.from(stored.slice(colon + 1), "base64");
   const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12));
   decipher.setAAD(Buffer.from(userUuid));

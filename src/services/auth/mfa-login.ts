@@ -26,11 +26,17 @@ const PASS: SecondFactorOutcome = { enrolOnlyAcl: null };
  * Throws `mfa-required` (no code given: nothing created, nothing counted) or AuthenticationFailed
  * (wrong, expired or replayed code: the login pipeline counts it like a wrong password).
  */
-export async function secondFactorStep(app: AppContext, args: LoginArgs, login: string, mfaCode: string | undefined): Promise<SecondFactorOutcome> {
+export async function secondFactorStep(
+  app: AppContext,
+  args: LoginArgs,
+  login: string,
+  mfaCode: string | undefined,
+): Promise<SecondFactorOutcome> {
   const user = knownLoginUser(args, login);
   if (!user) return PASS; // not a user of this database (an external backend's login)
   if (!user.mfaEnabled) {
-    if (!user.mfaPoliciesSet || user.purpose === "internal" || !(await tenantRequiresMfa(app, user.tenantUuid))) return PASS;
+    if (!user.mfaPoliciesSet || user.purpose === "internal" || !(await tenantRequiresMfa(app, user.tenantUuid)))
+      return PASS;
     recordMfa("restricted");
     return { enrolOnlyAcl: MFA_ENROL_ONLY_ACL };
   }
@@ -56,10 +62,27 @@ async function refused(app: AppContext, user: { uuid: string; tenantUuid: string
  * A code a signed-in user gives to prove it holds its factor (removing it through `me`): the same
  * check as a login, throttled as one (a stolen token cannot guess its way to removing the factor).
  */
-export async function requireOwnCode(app: AppContext, user: UserRow, code: string | undefined, origin: { address: string; forwarded: boolean }): Promise<void> {
+export async function requireOwnCode(
+  app: AppContext,
+  user: UserRow,
+  code: string | undefined,
+  origin: { address: string; forwarded: boolean },
+): Promise<void> {
   if (!(await hasConfirmedFactor(app, user.uuid))) return; // nothing to prove: removal is a no-op or drops a pending enrolment
-  if (!code) throw invalidField("mfa", "code", "required", true, "A current code (or a recovery code) is required to remove a confirmed factor");
-  const subject = { action: "login" as const, login: user.username ?? user.uuid, remoteAddr: origin.address, forwarded: origin.forwarded };
+  if (!code)
+    throw invalidField(
+      "mfa",
+      "code",
+      "required",
+      true,
+      "A current code (or a recovery code) is required to remove a confirmed factor",
+    );
+  const subject = {
+    action: "login" as const,
+    login: user.username ?? user.uuid,
+    remoteAddr: origin.address,
+    forwarded: origin.forwarded,
+  };
   await assertNotThrottled(app, subject, "mfa");
   if (await useSecondFactor(app, user.uuid, code)) return;
   recordMfa("refused");

@@ -21,7 +21,12 @@ export const MFA_ENROL_ONLY_ACL = [MFA_SELF_SERVICE_ACL];
 
 /** The policy's ACL with the self-service entry, for the `default_user_policy` when `mfa.self_service` is on. */
 export function withSelfService(app: AppContext, policyName: string, acl: string[]): string[] {
-  if (!app.config.mfa.self_service || policyName !== app.config.default_user_policy || acl.includes(MFA_SELF_SERVICE_ACL)) return acl;
+  if (
+    !app.config.mfa.self_service ||
+    policyName !== app.config.default_user_policy ||
+    acl.includes(MFA_SELF_SERVICE_ACL)
+  )
+    return acl;
   return [...acl, MFA_SELF_SERVICE_ACL];
 }
 
@@ -33,7 +38,10 @@ export function withSelfService(app: AppContext, policyName: string, acl: string
  * PGlite: a recursive query planned twice, once per UNION branch, at every login.)
  */
 export const loginMfaColumns = {
-  mfaEnabled: sql<boolean>`exists (select 1 from ${mfaTotp} where ${mfaTotp.userUuid} = ${users.uuid} and ${mfaTotp.confirmedAt} is not null)`.as("mfa_enabled"),
+  mfaEnabled:
+    sql<boolean>`exists (select 1 from ${mfaTotp} where ${mfaTotp.userUuid} = ${users.uuid} and ${mfaTotp.confirmedAt} is not null)`.as(
+      "mfa_enabled",
+    ),
   mfaPoliciesSet: sql<boolean>`exists (select 1 from ${tenantMfaPolicy})`.as("mfa_policies_set"),
 };
 
@@ -42,7 +50,11 @@ export async function tenantRequiresMfa(app: AppContext, tenantUuid: string): Pr
 }
 
 /** The tenant's effective policy and where it comes from (the tenant itself, an ancestor, or the default). */
-async function effectivePolicy(app: AppContext, tenantUuid: string, skipSelf = false): Promise<{ mfa: MfaPolicy; from: string | null }> {
+async function effectivePolicy(
+  app: AppContext,
+  tenantUuid: string,
+  skipSelf = false,
+): Promise<{ mfa: MfaPolicy; from: string | null }> {
   const rows = await execRows<{ mfa: MfaPolicy; uuid: string }>(
     app.db,
     sql`with recursive up(uuid, parent_uuid, depth) as (
@@ -68,19 +80,41 @@ async function requireVisibleTenant(app: AppContext, caller: Caller, tenantUuid:
 
 export async function getTenantMfaPolicy(app: AppContext, caller: Caller, tenantUuid: string): Promise<TenantMfaJson> {
   await requireVisibleTenant(app, caller, tenantUuid);
-  const [own] = await app.db.select({ mfa: tenantMfaPolicy.mfa }).from(tenantMfaPolicy).where(eq(tenantMfaPolicy.tenantUuid, tenantUuid));
+  const [own] = await app.db
+    .select({ mfa: tenantMfaPolicy.mfa })
+    .from(tenantMfaPolicy)
+    .where(eq(tenantMfaPolicy.tenantUuid, tenantUuid));
   const eff = await effectivePolicy(app, tenantUuid);
-  return { mfa: (own?.mfa as MfaPolicy | undefined) ?? null, effective: eff.mfa, inherited_from: eff.from === tenantUuid ? null : eff.from };
+  return {
+    mfa: (own?.mfa as MfaPolicy | undefined) ?? null,
+    effective: eff.mfa,
+    inherited_from: eff.from === tenantUuid ? null : eff.from,
+  };
 }
 
 /** Sets the tenant's own policy (null: inherit again). */
-export async function setTenantMfaPolicy(app: AppContext, caller: Caller, tenantUuid: string, mfa: MfaPolicy | null): Promise<void> {
+export async function setTenantMfaPolicy(
+  app: AppContext,
+  caller: Caller,
+  tenantUuid: string,
+  mfa: MfaPolicy | null,
+): Promise<void> {
   await requireVisibleTenant(app, caller, tenantUuid);
   if (mfa !== "required") {
     const above = await effectivePolicy(app, tenantUuid, true);
     const own = caller.ownTenantUuid;
-    if (above.mfa === "required" && above.from && !(own && (await isSubtenant(app.db, above.from, own, app.topTenantUuid)))) {
-      throw new Forbidden("tenants", "A parent tenant requires MFA; only its administrators can relax it here", { inherited_from: above.from }, "forbidden", tenantUuid);
+    if (
+      above.mfa === "required" &&
+      above.from &&
+      !(own && (await isSubtenant(app.db, above.from, own, app.topTenantUuid)))
+    ) {
+      throw new Forbidden(
+        "tenants",
+        "A parent tenant requires MFA; only its administrators can relax it here",
+        { inherited_from: above.from },
+        "forbidden",
+        tenantUuid,
+      );
     }
   }
   await inTransaction(app, async (tx) => {

@@ -24,7 +24,12 @@ export interface MfaStatus {
 }
 
 /** The user the route names: the caller itself (`me`), or a user of the caller's tenant or below (else 404). */
-export async function mfaSubject(app: AppContext, caller: Caller, userUuid: string | "me", db: DbOrTx = app.db): Promise<UserRow> {
+export async function mfaSubject(
+  app: AppContext,
+  caller: Caller,
+  userUuid: string | "me",
+  db: DbOrTx = app.db,
+): Promise<UserRow> {
   if (userUuid === "me") {
     const [own] = caller.userUuid ? await db.select().from(users).where(eq(users.uuid, caller.userUuid)) : [];
     if (!own) throw new NotFound("users", undefined, "This token has no user");
@@ -34,40 +39,70 @@ export async function mfaSubject(app: AppContext, caller: Caller, userUuid: stri
 }
 
 export async function mfaStatus(app: AppContext, user: UserRow): Promise<MfaStatus> {
-  const [totp] = await app.db.select({ createdAt: mfaTotp.createdAt, confirmedAt: mfaTotp.confirmedAt }).from(mfaTotp).where(eq(mfaTotp.userUuid, user.uuid));
+  const [totp] = await app.db
+    .select({ createdAt: mfaTotp.createdAt, confirmedAt: mfaTotp.confirmedAt })
+    .from(mfaTotp)
+    .where(eq(mfaTotp.userUuid, user.uuid));
   const [left] = await app.db
     .select({ n: sql<number>`count(*)::int` })
     .from(mfaRecoveryCodes)
     .where(and(eq(mfaRecoveryCodes.userUuid, user.uuid), isNull(mfaRecoveryCodes.usedAt)));
   const confirmed = Boolean(totp?.confirmedAt);
   return {
-    totp: { enrolled: Boolean(totp), confirmed, created_at: totp?.createdAt.toISOString() ?? null, confirmed_at: totp?.confirmedAt?.toISOString() ?? null },
+    totp: {
+      enrolled: Boolean(totp),
+      confirmed,
+      created_at: totp?.createdAt.toISOString() ?? null,
+      confirmed_at: totp?.confirmedAt?.toISOString() ?? null,
+    },
     recovery_codes_left: confirmed ? (left?.n ?? 0) : 0,
     methods: confirmed ? MFA_METHODS : [],
   };
 }
 
 export async function hasConfirmedFactor(app: AppContext, userUuid: string): Promise<boolean> {
-  const [row] = await app.db.select({ confirmedAt: mfaTotp.confirmedAt }).from(mfaTotp).where(eq(mfaTotp.userUuid, userUuid));
+  const [row] = await app.db
+    .select({ confirmedAt: mfaTotp.confirmedAt })
+    .from(mfaTotp)
+    .where(eq(mfaTotp.userUuid, userUuid));
   return Boolean(row?.confirmedAt);
 }
 
 /** Starts (or restarts) a TOTP enrolment: 409 while a confirmed factor exists (remove it first). */
-export async function startTotpEnrolment(app: AppContext, user: UserRow): Promise<{ secret: string; otpauth_uri: string; qr_code: string }> {
+export async function startTotpEnrolment(
+  app: AppContext,
+  user: UserRow,
+): Promise<{ secret: string; otpauth_uri: string; qr_code: string }> {
   const ring = keyRing(app);
   const secret = newTotpSecret();
   const encrypted = encryptSecret(ring, secret, user.uuid);
   const stored = await app.db
     .insert(mfaTotp)
     .values({ userUuid: user.uuid, secretEncrypted: encrypted })
-    .onConflictDoUpdate({ target: mfaTotp.userUuid, set: { secretEncrypted: encrypted, createdAt: sql`now()`, lastUsedStep: null }, setWhere: isNull(mfaTotp.confirmedAt) })
+    .onConflictDoUpdate({
+      target: mfaTotp.userUuid,
+      set: { secretEncrypted: encrypted, createdAt: sql`now()`, lastUsedStep: null },
+      setWhere: isNull(mfaTotp.confirmedAt),
+    })
     .returning({ userUuid: mfaTotp.userUuid });
-  if (stored.length === 0) throw new Conflict("mfa", { totp: { constraint_id: "unique", constraint: "one TOTP factor", message: "A TOTP factor is already confirmed; remove it first" } }, "A TOTP factor is already confirmed");
+  if (stored.length === 0)
+    throw new Conflict(
+      "mfa",
+      {
+        totp: {
+          constraint_id: "unique",
+          constraint: "one TOTP factor",
+          message: "A TOTP factor is already confirmed; remove it first",
+        },
+      },
+      "A TOTP factor is already confirmed",
+    );
   const { otpauthUri, qrCode } = await totpEnrolment(secret, user.username ?? user.uuid, app.config.mfa.issuer);
   return { secret, otpauth_uri: otpauthUri, qr_code: qrCode };
 }
 
-export const wrongCode = () => invalidField("mfa", "code", "mfa_code", "a current, unused code", "Wrong, expired or already used code");
+export const wrongCode = () =>
+  invalidField("mfa", "code", "mfa_code", "a current, unused code", "Wrong, expired or already used code");
 
 /** Confirms a pending enrolment with a current code: 200 with ten recovery codes, shown this once. */
 export async function confirmTotp(app: AppContext, user: UserRow, code: string): Promise<{ recovery_codes: string[] }> {
@@ -75,13 +110,29 @@ export async function confirmTotp(app: AppContext, user: UserRow, code: string):
   return inTransaction(app, async (tx) => {
     const [row] = await tx.select().from(mfaTotp).where(eq(mfaTotp.userUuid, user.uuid)).for("update");
     if (!row) throw new NotFound("mfa", user.uuid, "No TOTP enrolment in progress for this user");
-    if (row.confirmedAt) throw new Conflict("mfa", { totp: { constraint_id: "confirmed", constraint: "pending enrolment", message: "The TOTP factor is already confirmed" } }, "Already confirmed");
+    if (row.confirmedAt)
+      throw new Conflict(
+        "mfa",
+        {
+          totp: {
+            constraint_id: "confirmed",
+            constraint: "pending enrolment",
+            message: "The TOTP factor is already confirmed",
+          },
+        },
+        "Already confirmed",
+      );
     const step = matchingStep(decryptSecret(ring, row.secretEncrypted, user.uuid).secret, code);
     if (step === null) throw wrongCode();
-    await tx.update(mfaTotp).set({ confirmedAt: sql`now()`, lastUsedStep: step }).where(eq(mfaTotp.userUuid, user.uuid));
+    await tx
+      .update(mfaTotp)
+      .set({ confirmedAt: sql`now()`, lastUsedStep: step })
+      .where(eq(mfaTotp.userUuid, user.uuid));
     const codes = newRecoveryCodes();
     await tx.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userUuid, user.uuid));
-    await tx.insert(mfaRecoveryCodes).values(codes.map((c) => ({ userUuid: user.uuid, codeHash: recoveryCodeHash(c)! })));
+    await tx
+      .insert(mfaRecoveryCodes)
+      .values(codes.map((c) => ({ userUuid: user.uuid, codeHash: recoveryCodeHash(c)! })));
     await publishMfaEvent(app, tx, "enrolled", user);
     recordMfa("enrolled");
     return { recovery_codes: codes };
@@ -91,7 +142,10 @@ export async function confirmTotp(app: AppContext, user: UserRow, code: string):
 /** Removes the TOTP factor and its recovery codes. Absent: nothing to do (D4). */
 export async function removeTotp(app: AppContext, user: UserRow): Promise<void> {
   await inTransaction(app, async (tx) => {
-    const gone = await tx.delete(mfaTotp).where(eq(mfaTotp.userUuid, user.uuid)).returning({ confirmedAt: mfaTotp.confirmedAt });
+    const gone = await tx
+      .delete(mfaTotp)
+      .where(eq(mfaTotp.userUuid, user.uuid))
+      .returning({ confirmedAt: mfaTotp.confirmedAt });
     await tx.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userUuid, user.uuid));
     if (gone[0]?.confirmedAt) {
       await publishMfaEvent(app, tx, "removed", user);
@@ -105,7 +159,11 @@ export async function removeTotp(app: AppContext, user: UserRow): Promise<void> 
  * recorded, in one conditional update: two requests racing with one code cannot both pass), or an
  * unused recovery code (then spent).
  */
-export async function useSecondFactor(app: AppContext, userUuid: string, code: string): Promise<"totp" | "recovery_code" | null> {
+export async function useSecondFactor(
+  app: AppContext,
+  userUuid: string,
+  code: string,
+): Promise<"totp" | "recovery_code" | null> {
   if (isTotpCode(code)) {
     const [row] = await app.db.select().from(mfaTotp).where(eq(mfaTotp.userUuid, userUuid));
     if (!row?.confirmedAt) return null;
@@ -117,7 +175,12 @@ export async function useSecondFactor(app: AppContext, userUuid: string, code: s
     const accepted = await app.db
       .update(mfaTotp)
       .set({ lastUsedStep: step, ...reencrypted })
-      .where(and(eq(mfaTotp.userUuid, userUuid), sql`(${mfaTotp.lastUsedStep} is null or ${mfaTotp.lastUsedStep} < ${step})`))
+      .where(
+        and(
+          eq(mfaTotp.userUuid, userUuid),
+          sql`(${mfaTotp.lastUsedStep} is null or ${mfaTotp.lastUsedStep} < ${step})`,
+        ),
+      )
       .returning({ userUuid: mfaTotp.userUuid });
     return accepted.length ? "totp" : null;
   }
@@ -126,14 +189,25 @@ export async function useSecondFactor(app: AppContext, userUuid: string, code: s
   const spent = await app.db
     .update(mfaRecoveryCodes)
     .set({ usedAt: sql`now()` })
-    .where(and(eq(mfaRecoveryCodes.userUuid, userUuid), eq(mfaRecoveryCodes.codeHash, hash), isNull(mfaRecoveryCodes.usedAt)))
+    .where(
+      and(
+        eq(mfaRecoveryCodes.userUuid, userUuid),
+        eq(mfaRecoveryCodes.codeHash, hash),
+        isNull(mfaRecoveryCodes.usedAt),
+      ),
+    )
     .returning({ id: mfaRecoveryCodes.id });
   if (!spent.length) return null;
   recordMfa("recovery_code_used");
   return "recovery_code";
 }
 
-export async function publishMfaEvent(app: AppContext, tx: DbOrTx, kind: "enrolled" | "removed" | "failed", user: { uuid: string; tenantUuid: string }): Promise<void> {
+export async function publishMfaEvent(
+  app: AppContext,
+  tx: DbOrTx,
+  kind: "enrolled" | "removed" | "failed",
+  user: { uuid: string; tenantUuid: string },
+): Promise<void> {
   await publishEvent(app, tx, {
     name: `auth_user_mfa_${kind}`,
     routingKey: routingKey(`auth.users.{user_uuid}.mfa.${kind}`, { user_uuid: user.uuid }),

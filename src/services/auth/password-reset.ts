@@ -21,18 +21,40 @@ import { errorFields } from "../../log.ts";
 
 export type ResetQuery = { username: string } | { email: string } | { login: string };
 
-async function findUser(app: AppContext, given: ResetQuery): Promise<{ user: UserRow; destination: string | null } | null> {
+async function findUser(
+  app: AppContext,
+  given: ResetQuery,
+): Promise<{ user: UserRow; destination: string | null } | null> {
   // Usernames are stored NFC-normalised; so is what the caller typed.
-  const q: ResetQuery = "username" in given ? { username: normalizeLogin(given.username) } : "login" in given ? { login: normalizeLogin(given.login) } : given;
+  const q: ResetQuery =
+    "username" in given
+      ? { username: normalizeLogin(given.username) }
+      : "login" in given
+        ? { login: normalizeLogin(given.login) }
+        : given;
   const byName = async (cond: SQL) => (await app.db.select().from(users).where(cond).limit(1))[0];
-  const byEmail = async (cond: SQL) => (await app.db.select({ user: users }).from(emails).innerJoin(users, eq(users.uuid, emails.userUuid)).where(cond).limit(1))[0]?.user;
+  const byEmail = async (cond: SQL) =>
+    (
+      await app.db
+        .select({ user: users })
+        .from(emails)
+        .innerJoin(users, eq(users.uuid, emails.userUuid))
+        .where(cond)
+        .limit(1)
+    )[0]?.user;
   let user: UserRow | undefined;
   if ("username" in q) user = await byName(eq(users.username, q.username));
   else if ("email" in q) user = await byEmail(eq(emails.address, q.email));
-  else user = (await byName(sql`${storedLoginKey(users.username)} = ${typedLoginKey(q.login)}`)) ?? (await byEmail(sql`lower(${emails.address}) = lower(${q.login})`));
+  else
+    user =
+      (await byName(sql`${storedLoginKey(users.username)} = ${typedLoginKey(q.login)}`)) ??
+      (await byEmail(sql`lower(${emails.address}) = lower(${q.login})`));
   if (!user) return null;
   if ("email" in q) return { user, destination: q.email };
-  const confirmed = await app.db.select().from(emails).where(and(eq(emails.userUuid, user.uuid), eq(emails.confirmed, true)));
+  const confirmed = await app.db
+    .select()
+    .from(emails)
+    .where(and(eq(emails.userUuid, user.uuid), eq(emails.confirmed, true)));
   const destination = confirmed.find((e) => e.main) ?? confirmed[0];
   return { user, destination: destination?.address ?? null };
 }
@@ -49,19 +71,27 @@ async function mailReset(app: AppContext, q: ResetQuery, conn: ConnectionParams)
   // The token is committed before the mail goes out, and dropped if it cannot go: a transaction held
   // open across an SMTP exchange would stall every other query on the embedded database (one
   // connection), and the next reset request's throttle check would time this one's mail.
-  const issued = await inTransaction(app, (tx) => insertToken(app, tx, {
-    authId: INTERNAL_AUTH_ID,
-    pbxUserUuid: null,
-    acl: [resetAcl(user.uuid)],
-    metadata: {},
-    expiration: app.config.password_reset_expiration,
-    userAgent: "wazo-auth-email-reset",
-    remoteAddr: "",
-    sessionTenantUuid: app.topTenantUuid,
-    mobile: false,
-  }));
+  const issued = await inTransaction(app, (tx) =>
+    insertToken(app, tx, {
+      authId: INTERNAL_AUTH_ID,
+      pbxUserUuid: null,
+      acl: [resetAcl(user.uuid)],
+      metadata: {},
+      expiration: app.config.password_reset_expiration,
+      userAgent: "wazo-auth-email-reset",
+      remoteAddr: "",
+      sessionTenantUuid: app.topTenantUuid,
+      mobile: false,
+    }),
+  );
   try {
-    await sendPasswordReset(app, { ...conn, token: issued.record.uuid, username: user.username, user_uuid: user.uuid, email_address: destination });
+    await sendPasswordReset(app, {
+      ...conn,
+      token: issued.record.uuid,
+      username: user.username,
+      user_uuid: user.uuid,
+      email_address: destination,
+    });
   } catch (e) {
     await app.db.delete(sessions).where(eq(sessions.uuid, issued.record.sessionUuid));
     throw e;
@@ -73,8 +103,18 @@ async function mailReset(app: AppContext, q: ResetQuery, conn: ConnectionParams)
  * query, the same for known and unknown logins — then counts the request and mails the link in
  * the background. Returns the background work for tests and graceful shutdown.
  */
-export async function requestPasswordReset(app: AppContext, q: ResetQuery, conn: ConnectionParams, origin: { address: string; forwarded: boolean }): Promise<{ done: Promise<void> }> {
-  const subject: ThrottleSubject = { action: "password_reset", login: Object.values(q)[0] ?? null, remoteAddr: origin.address, forwarded: origin.forwarded };
+export async function requestPasswordReset(
+  app: AppContext,
+  q: ResetQuery,
+  conn: ConnectionParams,
+  origin: { address: string; forwarded: boolean },
+): Promise<{ done: Promise<void> }> {
+  const subject: ThrottleSubject = {
+    action: "password_reset",
+    login: Object.values(q)[0] ?? null,
+    remoteAddr: origin.address,
+    forwarded: origin.forwarded,
+  };
   await assertNotThrottled(app, subject, "reset");
   const done = inTransaction(app, (tx) => countFailure(app, tx, subject))
     .then(() => mailReset(app, q, conn))
@@ -86,9 +126,16 @@ export async function requestPasswordReset(app: AppContext, q: ResetQuery, conn:
  * POST /users/password/reset: sets (or, with null, removes) the password. Only the emailed token
  * acts whatever the tenant (and is consumed); any other caller must see the user (D9), else 404.
  */
-export async function resetPassword(app: AppContext, caller: Caller, userUuid: string, password: string | null): Promise<void> {
+export async function resetPassword(
+  app: AppContext,
+  caller: Caller,
+  userUuid: string,
+  password: string | null,
+): Promise<void> {
   const emailed = isEmailedToken(caller, resetAcl(userUuid));
-  const user = emailed ? (await app.db.select().from(users).where(eq(users.uuid, userUuid)))[0] : await requireVisibleUser(app, caller, userUuid);
+  const user = emailed
+    ? (await app.db.select().from(users).where(eq(users.uuid, userUuid)))[0]
+    : await requireVisibleUser(app, caller, userUuid);
   if (!user) throw new NotFound("users", userUuid);
   await setPassword(app, user, password);
   if (emailed) await revokeToken(app, caller.token.uuid);

@@ -26,7 +26,14 @@ export interface StoredPassword {
   iterations: number | null;
 }
 
-type HashConfig = Pick<Config, "password_hash_algorithm" | "password_hash_iterations" | "argon2" | "password_hash_concurrency" | "password_hash_queue">;
+type HashConfig = Pick<
+  Config,
+  | "password_hash_algorithm"
+  | "password_hash_iterations"
+  | "argon2"
+  | "password_hash_concurrency"
+  | "password_hash_queue"
+>;
 
 function argon2Params(config: HashConfig): Argon2Params {
   return { memoryKib: config.argon2.memory_kib, timeCost: config.argon2.time_cost };
@@ -43,7 +50,11 @@ export async function hashPassword(password: string, config: HashConfig): Promis
   }
   const salt = crypto.getRandomValues(new Uint8Array(64));
   const iterations = config.password_hash_iterations;
-  return { hash: await pbkdf2(password, salt, iterations, config), salt, iterations: iterations === WAZO_ITERATIONS ? null : iterations };
+  return {
+    hash: await pbkdf2(password, salt, iterations, config),
+    salt,
+    iterations: iterations === WAZO_ITERATIONS ? null : iterations,
+  };
 }
 
 const dummySalt = crypto.getRandomValues(new Uint8Array(64));
@@ -69,7 +80,11 @@ async function dummyVerification(password: string, config: HashConfig): Promise<
  * True when `password` matches. With no stored hash (unknown login, user without password) the
  * configured algorithm runs against a dummy and the answer is false, so both cost the same time.
  */
-export async function verifyPassword(password: string, stored: StoredPassword | null, config: HashConfig): Promise<boolean> {
+export async function verifyPassword(
+  password: string,
+  stored: StoredPassword | null,
+  config: HashConfig,
+): Promise<boolean> {
   if (stored?.hash?.startsWith("$argon2")) return argon2Verify(password, stored.hash, config);
   if (!stored?.hash || !stored.salt) {
     await dummyVerification(password, config);
@@ -98,10 +113,14 @@ export function hashingWarnings(config: HashConfig): string[] {
   if (config.password_hash_algorithm === "argon2id") {
     const p = argon2Params(config);
     if (p.memoryKib < ARGON2_MIN.memoryKib || p.timeCost < ARGON2_MIN.timeCost) {
-      warnings.push(`argon2 parameters (memory_kib ${p.memoryKib}, time_cost ${p.timeCost}) are below OWASP's minimum (${ARGON2_MIN.memoryKib}, ${ARGON2_MIN.timeCost}): for tests only`);
+      warnings.push(
+        `argon2 parameters (memory_kib ${p.memoryKib}, time_cost ${p.timeCost}) are below OWASP's minimum (${ARGON2_MIN.memoryKib}, ${ARGON2_MIN.timeCost}): for tests only`,
+      );
     }
   } else if (config.password_hash_iterations !== WAZO_ITERATIONS) {
-    warnings.push(`password_hash_iterations is ${config.password_hash_iterations}: wazo-auth verifies only ${WAZO_ITERATIONS}, so new hashes will not work after a rollback`);
+    warnings.push(
+      `password_hash_iterations is ${config.password_hash_iterations}: wazo-auth verifies only ${WAZO_ITERATIONS}, so new hashes will not work after a rollback`,
+    );
   }
   return warnings;
 }

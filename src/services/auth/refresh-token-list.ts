@@ -23,15 +23,24 @@ export interface RefreshTokenJson {
 
 export type RefreshTokenFilter = "client_id" | "created_at" | "mobile";
 
-const COLUMNS = { created_at: refreshTokens.createdAt, client_id: refreshTokens.clientId, mobile: refreshTokens.mobile } as const;
+const COLUMNS = {
+  created_at: refreshTokens.createdAt,
+  client_id: refreshTokens.clientId,
+  mobile: refreshTokens.mobile,
+} as const;
 const createdAtText = sql<string>`to_char(${refreshTokens.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || '+00:00'`;
 
-async function list(app: AppContext, base: SQL, params: ListParams<RefreshTokenFilter>): Promise<Collection<RefreshTokenJson>> {
+async function list(
+  app: AppContext,
+  base: SQL,
+  params: ListParams<RefreshTokenFilter>,
+): Promise<Collection<RefreshTokenJson>> {
   const conditions: SQL[] = [base];
   const pattern = searchPattern(params.search);
   if (pattern) conditions.push(ilike(refreshTokens.clientId, pattern));
   if (params.filters.client_id !== undefined) conditions.push(eq(refreshTokens.clientId, params.filters.client_id));
-  if (params.filters.mobile !== undefined) conditions.push(sql`${refreshTokens.mobile}::text = ${params.filters.mobile}`);
+  if (params.filters.mobile !== undefined)
+    conditions.push(sql`${refreshTokens.mobile}::text = ${params.filters.mobile}`);
   if (params.filters.created_at !== undefined) conditions.push(sql`${createdAtText} = ${params.filters.created_at}`);
   const filtered = and(...conditions);
   const column = COLUMNS[(params.order ?? "created_at") as keyof typeof COLUMNS] ?? refreshTokens.createdAt;
@@ -45,7 +54,11 @@ async function list(app: AppContext, base: SQL, params: ListParams<RefreshTokenF
     .$dynamic();
   if (params.limit !== undefined) query = query.limit(params.limit);
   const count = (where: SQL | undefined) =>
-    app.db.select({ n: sql<number>`count(*)::int` }).from(refreshTokens).innerJoin(users, eq(users.uuid, refreshTokens.userUuid)).where(where);
+    app.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(refreshTokens)
+      .innerJoin(users, eq(users.uuid, refreshTokens.userUuid))
+      .where(where);
   const [rows, [total], [matching]] = await Promise.all([query, count(base), count(filtered)]);
   const items = rows.map(({ rt, tenantUuid }) => ({
     client_id: rt.clientId,
@@ -69,13 +82,23 @@ export function resolveUser(caller: Caller, userUuid: string): string {
   return caller.userUuid;
 }
 
-export async function listUserRefreshTokens(app: AppContext, caller: Caller, userUuid: string, params: ListParams<RefreshTokenFilter>) {
+export async function listUserRefreshTokens(
+  app: AppContext,
+  caller: Caller,
+  userUuid: string,
+  params: ListParams<RefreshTokenFilter>,
+) {
   const user = await requireVisibleUser(app, caller, resolveUser(caller, userUuid));
   return list(app, eq(refreshTokens.userUuid, user.uuid), params);
 }
 
 /** Deletes the user's refresh token for `clientId` (sessions issued from it stay, §5.6); absent or unseen → nothing (D4). */
-export async function deleteUserRefreshToken(app: AppContext, caller: Caller, userUuid: string, clientId: string): Promise<void> {
+export async function deleteUserRefreshToken(
+  app: AppContext,
+  caller: Caller,
+  userUuid: string,
+  clientId: string,
+): Promise<void> {
   const user = await orAbsent(requireVisibleUser(app, caller, resolveUser(caller, userUuid)));
   if (!user) return;
   await inTransaction(app, async (tx) => {

@@ -30,10 +30,17 @@ export interface RefreshTokenOutcome {
 
 type RefreshTokenRow = typeof refreshTokens.$inferSelect;
 
-export function refreshTokenEvent(kind: "created" | "deleted", rt: Pick<RefreshTokenRow, "clientId" | "mobile" | "userUuid">, tenantUuid: string): BusEvent {
+export function refreshTokenEvent(
+  kind: "created" | "deleted",
+  rt: Pick<RefreshTokenRow, "clientId" | "mobile" | "userUuid">,
+  tenantUuid: string,
+): BusEvent {
   return {
     name: `auth_refresh_token_${kind}`,
-    routingKey: routingKey(`auth.users.{user_uuid}.tokens.{client_id}.${kind}`, { user_uuid: rt.userUuid, client_id: rt.clientId }),
+    routingKey: routingKey(`auth.users.{user_uuid}.tokens.{client_id}.${kind}`, {
+      user_uuid: rt.userUuid,
+      client_id: rt.clientId,
+    }),
     data: { client_id: rt.clientId, mobile: rt.mobile, user_uuid: rt.userUuid, tenant_uuid: tenantUuid },
     tenantUuid,
     userUuid: rt.userUuid,
@@ -53,7 +60,13 @@ export async function issueRefreshToken(app: AppContext, tx: DbOrTx, n: NewRefre
     const others = await tx
       .select()
       .from(refreshTokens)
-      .where(and(eq(refreshTokens.userUuid, n.userUuid), eq(refreshTokens.mobile, true), ne(refreshTokens.clientId, n.clientId)));
+      .where(
+        and(
+          eq(refreshTokens.userUuid, n.userUuid),
+          eq(refreshTokens.mobile, true),
+          ne(refreshTokens.clientId, n.clientId),
+        ),
+      );
     for (const other of others) revoked += await purgeRefreshToken(app, tx, other, n.tenantUuid);
   }
   const [row] = await tx
@@ -74,7 +87,12 @@ export async function issueRefreshToken(app: AppContext, tx: DbOrTx, n: NewRefre
 }
 
 /** Deletes a refresh token and every session issued from it; returns the number of sessions. */
-export async function purgeRefreshToken(app: AppContext, tx: DbOrTx, rt: RefreshTokenRow, tenantUuid: string): Promise<number> {
+export async function purgeRefreshToken(
+  app: AppContext,
+  tx: DbOrTx,
+  rt: RefreshTokenRow,
+  tenantUuid: string,
+): Promise<number> {
   const revoked = await revokeSessions(
     app,
     tx,
@@ -92,7 +110,11 @@ export async function purgeRefreshToken(app: AppContext, tx: DbOrTx, rt: Refresh
  * its event, as the revocation routes publish them. `compatibility.refresh_token_revocation: keep` keeps
  * the refresh tokens, as wazo-auth did before its 2025 releases (§5.6).
  */
-export async function revokeUserAccess(app: AppContext, tx: DbOrTx, user: { uuid: string; tenantUuid: string }): Promise<void> {
+export async function revokeUserAccess(
+  app: AppContext,
+  tx: DbOrTx,
+  user: { uuid: string; tenantUuid: string },
+): Promise<void> {
   await revokeUserSessions(app, tx, user.uuid);
   if (app.config.compatibility.refresh_token_revocation === "keep") return;
   const deleted = await tx.delete(refreshTokens).where(eq(refreshTokens.userUuid, user.uuid)).returning();

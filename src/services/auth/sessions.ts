@@ -24,7 +24,10 @@ export async function revokeSessions(app: AppContext, tx: DbOrTx, where: SQL): P
     .innerJoin(sessions, eq(tokens.sessionUuid, sessions.uuid))
     .where(where);
   const authIdBySession = new Map(owners.map((o) => [o.sessionUuid, o.authId]));
-  const deleted = await tx.delete(sessions).where(where).returning({ uuid: sessions.uuid, tenantUuid: sessions.tenantUuid });
+  const deleted = await tx
+    .delete(sessions)
+    .where(where)
+    .returning({ uuid: sessions.uuid, tenantUuid: sessions.tenantUuid });
   const revoked = deleted.map((s) => {
     const authId = authIdBySession.get(s.uuid) ?? null;
     return { uuid: s.uuid, tenantUuid: s.tenantUuid, userUuid: authId && isUuid(authId) ? authId : null };
@@ -54,7 +57,11 @@ export async function revokeUserSessions(app: AppContext, tx: DbOrTx, userUuid: 
 /** DELETE /token/{t}: the token goes, with its session when no other token uses that session. */
 export async function revokeToken(app: AppContext, tokenUuid: string): Promise<void> {
   await inTransaction(app, async (tx) => {
-    const rows = await tx.select({ sessionUuid: tokens.sessionUuid }).from(tokens).where(eq(tokens.uuid, tokenUuid)).limit(1);
+    const rows = await tx
+      .select({ sessionUuid: tokens.sessionUuid })
+      .from(tokens)
+      .where(eq(tokens.uuid, tokenUuid))
+      .limit(1);
     const sessionUuid = rows[0]?.sessionUuid;
     if (!sessionUuid) return;
     const siblings = await tx

@@ -30,7 +30,12 @@ export function addressKey(address: string): string | null {
   const canonical = canonicalAddress(address);
   if (!canonical) return null;
   const groups = ipv6Groups(canonical);
-  return groups ? `${groups.slice(0, 4).map((g) => g.toString(16)).join(":")}::/64` : canonical;
+  return groups
+    ? `${groups
+        .slice(0, 4)
+        .map((g) => g.toString(16))
+        .join(":")}::/64`
+    : canonical;
 }
 
 function ipv6Groups(address: string): number[] | null {

@@ -45,7 +45,10 @@ export async function notifyExpiringSoon(app: AppContext): Promise<number> {
       const userUuid = isUuid(t.authId) ? t.authId : null;
       notices.push({
         name: "auth_session_expire_soon",
-        routingKey: routingKey("auth.users.{user_uuid}.sessions.{session_uuid}.expire_soon", { user_uuid: userUuid, session_uuid: t.sessionUuid }),
+        routingKey: routingKey("auth.users.{user_uuid}.sessions.{session_uuid}.expire_soon", {
+          user_uuid: userUuid,
+          session_uuid: t.sessionUuid,
+        }),
         data: { uuid: t.sessionUuid, user_uuid: userUuid, tenant_uuid: tenantUuid },
         tenantUuid,
         userUuid,
@@ -65,4 +68,3 @@ function safeJson(text: string | null): Record<string, unknown> {
     return {};
   }
 }
-

@@ -50,13 +50,16 @@ function recordOf(row: TokenRow): TokenRecord {
   };
 }
 
-
 /**
  * Reads the tokens with these ids (those missing from the cache, gathered by the lookup gate). The
  * query is built and prepared once: a flood of unknown tokens runs it every turn of the event loop.
  */
 export function tokenReader(db: Db): (uuids: string[]) => Promise<TokenRow[]> {
-  const query = db.select().from(tokens).where(sql`${tokens.uuid} = any(${sql.placeholder("uuids")}::varchar[])`).prepare("tessera_tokens_by_uuid");
+  const query = db
+    .select()
+    .from(tokens)
+    .where(sql`${tokens.uuid} = any(${sql.placeholder("uuids")}::varchar[])`)
+    .prepare("tessera_tokens_by_uuid");
   return (uuids) => query.execute({ uuids });
 }
 
@@ -84,7 +87,9 @@ export async function findValidToken(app: AppContext, uuid: string): Promise<Cac
 
 /** True when memory alone tells that no such token exists (so a check answers 404 without a query). */
 export function knownAbsent(app: AppContext, uuid: string): boolean {
-  return !isTokenShaped(uuid) || app.tokenCache.knownUnknown(uuid) || (app.tokenIds !== null && !app.tokenIds.mayExist(uuid));
+  return (
+    !isTokenShaped(uuid) || app.tokenCache.knownUnknown(uuid) || (app.tokenIds !== null && !app.tokenIds.mayExist(uuid))
+  );
 }
 
 const TOKEN_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -157,7 +162,8 @@ export async function checkToken(
     try {
       await checkTokenTenant(app, tok, tenant);
     } catch (e) {
-      if (e instanceof Forbidden || e instanceof NotFound) recordTokenCheck(e instanceof Forbidden ? "forbidden" : "invalid");
+      if (e instanceof Forbidden || e instanceof NotFound)
+        recordTokenCheck(e instanceof Forbidden ? "forbidden" : "invalid");
       throw e;
     }
   }
@@ -170,7 +176,9 @@ export async function checkTokenTenant(app: AppContext, tok: CachedToken, tenant
   if (tok.authId === INTERNAL_AUTH_ID) return;
   const userUuid = typeof tok.metadata.uuid === "string" ? tok.metadata.uuid : null;
   // A user never changes tenant (and deleting it revokes its tokens), so its tenant is read once per token.
-  tok.userTenantUuid ??= userUuid ? await userTenantUuid(app.db, userUuid) : ((tok.metadata.tenant_uuid as string | undefined) ?? null);
+  tok.userTenantUuid ??= userUuid
+    ? await userTenantUuid(app.db, userUuid)
+    : ((tok.metadata.tenant_uuid as string | undefined) ?? null);
   const currentTenant = tok.userTenantUuid;
   if (userUuid && !currentTenant) throw new NotFound("users", userUuid);
   if (!currentTenant || !(await app.tenantTree.isSubtenant(app.db, tenant, currentTenant))) {
@@ -205,7 +213,12 @@ export interface IssuedToken {
  * or PGlite's thread). Both ids are drawn here
  * (random v4 UUIDs, as the database's `gen_random_uuid()` would), so nothing is read back.
  */
-export async function insertToken(app: AppContext, tx: DbOrTx, t: NewToken, sessionEvent?: (sessionUuid: string) => BusEvent): Promise<IssuedToken> {
+export async function insertToken(
+  app: AppContext,
+  tx: DbOrTx,
+  t: NewToken,
+  sessionEvent?: (sessionUuid: string) => BusEvent,
+): Promise<IssuedToken> {
   const issuedAt = nowSeconds();
   const expiresAt = issuedAt + t.expiration;
   const sessionUuid = crypto.randomUUID();
@@ -225,7 +238,9 @@ export async function insertToken(app: AppContext, tx: DbOrTx, t: NewToken, sess
     expireSoonNotified: false,
   };
   // (getSQL(): a query builder embedded as such would be parenthesised, as a subquery.)
-  const writes = [sql`session as (${tx.insert(sessions).values({ uuid: sessionUuid, tenantUuid: t.sessionTenantUuid, mobile: t.mobile }).getSQL()})`];
+  const writes = [
+    sql`session as (${tx.insert(sessions).values({ uuid: sessionUuid, tenantUuid: t.sessionTenantUuid, mobile: t.mobile }).getSQL()})`,
+  ];
   if (sessionEvent) writes.push(sql`event as (${outboxInsert(app, tx, sessionEvent(sessionUuid)).getSQL()})`);
   // The token's foreign key to its session is checked at the end of the statement, once both exist.
   app.tokenIds?.add(row.uuid); // before the commit reveals the id to anyone
@@ -242,4 +257,3 @@ export async function deleteTokens(tx: DbOrTx, uuids: string[]): Promise<TokenRe
 }
 
 export { recordOf as tokenRecordOf };
-

@@ -9,7 +9,14 @@ const DIGITS = 6;
 const WINDOW = 1;
 
 function totpOf(secretBase32: string, label = "user", issuer = "Tessera"): TOTP {
-  return new TOTP({ issuer, label, algorithm: "SHA1", digits: DIGITS, period: PERIOD, secret: Secret.fromBase32(secretBase32) });
+  return new TOTP({
+    issuer,
+    label,
+    algorithm: "SHA1",
+    digits: DIGITS,
+    period: PERIOD,
+    secret: Secret.fromBase32(secretBase32),
+  });
 }
 
 /** A new 160-bit secret (RFC 4226 §4 recommends 160 bits), base32. */
@@ -17,7 +24,11 @@ export function newTotpSecret(): string {
   return new Secret({ size: 20 }).base32;
 }
 
-export async function totpEnrolment(secretBase32: string, label: string, issuer: string): Promise<{ otpauthUri: string; qrCode: string }> {
+export async function totpEnrolment(
+  secretBase32: string,
+  label: string,
+  issuer: string,
+): Promise<{ otpauthUri: string; qrCode: string }> {
   const otpauthUri = totpOf(secretBase32, label, issuer).toString();
   const svg = await QRCode.toString(otpauthUri, { type: "svg", errorCorrectionLevel: "M", margin: 2 });
   return { otpauthUri, qrCode: `data:image/svg+xml;base64,${Buffer.from(svg).toString("base64")}` };

@@ -4,7 +4,18 @@ import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/pg-core";
 import type { AppContext } from "../../context.ts";
 import { execRows, type DbOrTx } from "../../db/index.ts";
-import { accesses, emails, groupPolicies, groups, policies, policyAccesses, tenants, userGroups, userPolicies, users } from "../../db/schema.ts";
+import {
+  accesses,
+  emails,
+  groupPolicies,
+  groups,
+  policies,
+  policyAccesses,
+  tenants,
+  userGroups,
+  userPolicies,
+  users,
+} from "../../db/schema.ts";
 import type { LoginArgs } from "../../plugins/types.ts";
 import { isStorableString, normalizeLogin } from "../../domain/strings.ts";
 import { storedLoginKey, typedLoginKey } from "../identity/login-names.ts";
@@ -18,9 +29,17 @@ export type UserRow = typeof users.$inferSelect;
  * A user as read for a login, with its tenant's default authentication method (for `default`) and
  * its MFA state (a confirmed factor; any tenant MFA policy set), so MFA costs no statement of its own.
  */
-export type LoginUserRow = UserRow & { tenantAuthenticationMethod: string; mfaEnabled: boolean; mfaPoliciesSet: boolean };
+export type LoginUserRow = UserRow & {
+  tenantAuthenticationMethod: string;
+  mfaEnabled: boolean;
+  mfaPoliciesSet: boolean;
+};
 
-const loginColumns = { ...getTableColumns(users), tenantAuthenticationMethod: tenants.defaultAuthenticationMethod, ...loginMfaColumns };
+const loginColumns = {
+  ...getTableColumns(users),
+  tenantAuthenticationMethod: tenants.defaultAuthenticationMethod,
+  ...loginMfaColumns,
+};
 
 /**
  * Enabled user by confirmed email, else by username; case-insensitive, after NFC normalisation
@@ -74,9 +93,16 @@ export async function findLoginUser(db: DbOrTx, login: string, args?: LoginArgs)
   return user;
 }
 
-export async function checkUserPassword(app: AppContext, login: string, password: string, args?: LoginArgs): Promise<boolean> {
+export async function checkUserPassword(
+  app: AppContext,
+  login: string,
+  password: string,
+  args?: LoginArgs,
+): Promise<boolean> {
   const user = await findLoginUser(app.db, login, args);
-  const stored = user ? { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations } : null;
+  const stored = user
+    ? { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations }
+    : null;
   let ok = await verifyPassword(password, stored, app.config);
   // FreeIPA's way for Basic-only clients: password followed by the current code (mfa-login.ts).
   const split = !ok && user?.mfaEnabled && args ? appendedCode(password) : null;
@@ -130,7 +156,11 @@ export function loginUser(args: LoginArgs): { uuid: string; tenantUuid: string; 
   return (args.user as { uuid: string; tenantUuid: string; purpose: string } | undefined) ?? null;
 }
 
-const STOCK_BY_PURPOSE: Record<string, string> = { user: "default_user", internal: "default_internal", external_api: "default_external_api" };
+const STOCK_BY_PURPOSE: Record<string, string> = {
+  user: "default_user",
+  internal: "default_internal",
+  external_api: "default_external_api",
+};
 
 /**
  * Token metadata (§12.2): the base `{uuid, tenant_uuid, auth_id, pbx_user_uuid, xivo_uuid}`, then
@@ -140,9 +170,17 @@ export async function userMetadata(app: AppContext, login: string, args: LoginAr
   const user = await findLoginUser(app.db, login, args);
   if (!user) return { auth_id: null, username: login, xivo_uuid: app.xivoUuid, pbx_user_uuid: null };
   args.user = { uuid: user.uuid, tenantUuid: user.tenantUuid, purpose: user.purpose };
-  const metadata: Record<string, unknown> = { uuid: user.uuid, tenant_uuid: user.tenantUuid, auth_id: user.uuid, pbx_user_uuid: null, xivo_uuid: app.xivoUuid };
+  const metadata: Record<string, unknown> = {
+    uuid: user.uuid,
+    tenant_uuid: user.tenantUuid,
+    auth_id: user.uuid,
+    pbx_user_uuid: null,
+    xivo_uuid: app.xivoUuid,
+  };
   const mapping = app.config.purpose_metadata_mapping as Record<string, string[]>;
-  const names = [STOCK_BY_PURPOSE[user.purpose], ...(mapping[user.purpose] ?? [])].filter((n): n is string => Boolean(n));
+  const names = [STOCK_BY_PURPOSE[user.purpose], ...(mapping[user.purpose] ?? [])].filter((n): n is string =>
+    Boolean(n),
+  );
   for (const name of names) {
     const plugin = app.plugins.metadata.get(name);
     if (plugin) Object.assign(metadata, await plugin.getTokenMetadata(login, args));
@@ -151,7 +189,12 @@ export async function userMetadata(app: AppContext, login: string, args: LoginAr
 }
 
 /** True when the user holds a policy with `policySlug` or is a member of a group with `groupSlug`. */
-export async function hasPolicyOrGroupSlug(db: DbOrTx, userUuid: string, policySlug: string, groupSlug: string): Promise<boolean> {
+export async function hasPolicyOrGroupSlug(
+  db: DbOrTx,
+  userUuid: string,
+  policySlug: string,
+  groupSlug: string,
+): Promise<boolean> {
   const viaPolicy = await db
     .select({ uuid: policies.uuid })
     .from(userPolicies)

@@ -20,7 +20,10 @@ export async function bootstrapUser(app: AppContext, username: string, password:
       .from(policies)
       .where(and(eq(policies.tenantUuid, app.topTenantUuid), sql`lower(${policies.slug}) = lower(${policySlug})`));
     if (!policy) throw new Error(`bootstrap policy "${policySlug}" does not exist in the master tenant`);
-    const [existing] = await tx.select({ uuid: users.uuid }).from(users).where(sql`lower(${users.username}) = lower(${username})`);
+    const [existing] = await tx
+      .select({ uuid: users.uuid })
+      .from(users)
+      .where(sql`lower(${users.username}) = lower(${username})`);
     let userUuid = existing?.uuid;
     if (!userUuid) {
       const [row] = await tx
@@ -54,7 +57,10 @@ export async function bootstrapOnStartup(app: AppContext): Promise<void> {
     throw new Error("bootstrap_user_on_startup needs bootstrap_user_username and bootstrap_user_password");
   }
   const result = await bootstrapUser(app, c.bootstrap_user_username, c.bootstrap_user_password);
-  app.log.info(result.created ? "bootstrap user created" : "bootstrap user already present", { username: c.bootstrap_user_username, uuid: result.userUuid });
+  app.log.info(result.created ? "bootstrap user created" : "bootstrap user already present", {
+    username: c.bootstrap_user_username,
+    uuid: result.userUuid,
+  });
 }
 
 /** A first start (no user at all) says, in one line, how to create the first administrator. */

@@ -25,7 +25,13 @@ function invalidList(message: string): InvalidData {
 }
 
 /** Replaces a user's addresses; `admin` may set `confirmed`. Existing addresses keep uuid and state. */
-export async function updateEmails(app: AppContext, caller: Caller, userUuid: string, input: EmailInput[], admin: boolean): Promise<EmailJson[]> {
+export async function updateEmails(
+  app: AppContext,
+  caller: Caller,
+  userUuid: string,
+  input: EmailInput[],
+  admin: boolean,
+): Promise<EmailJson[]> {
   const mains = input.filter((e) => e.main).length;
   if (input.length > 0 && mains === 0) throw invalidList("At least one address should be main");
   if (mains > 1) throw invalidList("Only one address should be main");
@@ -35,15 +41,23 @@ export async function updateEmails(app: AppContext, caller: Caller, userUuid: st
     const user = await requireVisibleUser(app, caller, userUuid, tx);
     for (const e of input) await checkLoginFree(tx, e.address, "email_address", user.uuid);
     const existing = await tx.select().from(emails).where(eq(emails.userUuid, user.uuid));
-    if (lower.length) await tx.delete(emails).where(and(eq(emails.userUuid, user.uuid), notInArray(sql`lower(${emails.address})`, lower)));
+    if (lower.length)
+      await tx
+        .delete(emails)
+        .where(and(eq(emails.userUuid, user.uuid), notInArray(sql`lower(${emails.address})`, lower)));
     else await tx.delete(emails).where(eq(emails.userUuid, user.uuid));
     const out: EmailJson[] = [];
     for (const e of input) {
       const old = existing.find((x) => x.address.toLowerCase() === e.address.toLowerCase());
-      const confirmed = admin && e.confirmed != null ? e.confirmed : (old?.confirmed ?? (admin ? (e.confirmed ?? false) : false));
+      const confirmed =
+        admin && e.confirmed != null ? e.confirmed : (old?.confirmed ?? (admin ? (e.confirmed ?? false) : false));
       const main = e.main ?? false;
       const [row] = old
-        ? await tx.update(emails).set({ address: e.address, main, confirmed }).where(eq(emails.uuid, old.uuid)).returning()
+        ? await tx
+            .update(emails)
+            .set({ address: e.address, main, confirmed })
+            .where(eq(emails.uuid, old.uuid))
+            .returning()
         : await tx.insert(emails).values({ address: e.address, main, confirmed, userUuid: user.uuid }).returning();
       out.push({ uuid: row!.uuid, address: row!.address, main: row!.main, confirmed: row!.confirmed });
     }
@@ -52,7 +66,13 @@ export async function updateEmails(app: AppContext, caller: Caller, userUuid: st
 }
 
 /** Issues a single-purpose confirmation token and mails it, inside `tx` (a failed send undoes it). */
-export async function mailConfirmation(app: AppContext, tx: DbOrTx, email: { uuid: string; address: string }, username: string | null, conn: ConnectionParams): Promise<void> {
+export async function mailConfirmation(
+  app: AppContext,
+  tx: DbOrTx,
+  email: { uuid: string; address: string },
+  username: string | null,
+  conn: ConnectionParams,
+): Promise<void> {
   const issued = await insertToken(app, tx, {
     authId: INTERNAL_AUTH_ID,
     pbxUserUuid: null,
@@ -64,7 +84,13 @@ export async function mailConfirmation(app: AppContext, tx: DbOrTx, email: { uui
     sessionTenantUuid: app.topTenantUuid,
     mobile: false,
   });
-  await sendConfirmation(app, { ...conn, token: issued.record.uuid, username, email_uuid: email.uuid, email_address: email.address });
+  await sendConfirmation(app, {
+    ...conn,
+    token: issued.record.uuid,
+    username,
+    email_uuid: email.uuid,
+    email_address: email.address,
+  });
 }
 
 /**
@@ -72,12 +98,27 @@ export async function mailConfirmation(app: AppContext, tx: DbOrTx, email: { uui
  * link's parts are asked for (`conn`, which may refuse: no public_url) only once the caller may see
  * the address, so a caller of another tenant gets the 404 it gets everywhere.
  */
-export async function requestConfirmation(app: AppContext, caller: Caller, userUuid: string, emailUuid: string, conn: () => ConnectionParams): Promise<void> {
+export async function requestConfirmation(
+  app: AppContext,
+  caller: Caller,
+  userUuid: string,
+  emailUuid: string,
+  conn: () => ConnectionParams,
+): Promise<void> {
   await inTransaction(app, async (tx) => {
     const user = await requireVisibleUser(app, caller, userUuid, tx);
-    const [email] = await tx.select().from(emails).where(and(eq(emails.uuid, emailUuid), eq(emails.userUuid, user.uuid)));
+    const [email] = await tx
+      .select()
+      .from(emails)
+      .where(and(eq(emails.uuid, emailUuid), eq(emails.userUuid, user.uuid)));
     if (!email) throw new NotFound("emails", emailUuid);
-    if (email.confirmed) throw new Conflict("emails", { uuid: { constraint_id: "unique", constraint: emailUuid, message: "The address is already confirmed" } }, "Email already confirmed", emailUuid);
+    if (email.confirmed)
+      throw new Conflict(
+        "emails",
+        { uuid: { constraint_id: "unique", constraint: emailUuid, message: "The address is already confirmed" } },
+        "Email already confirmed",
+        emailUuid,
+      );
     await mailConfirmation(app, tx, email, user.username, conn());
   });
 }
@@ -108,4 +149,3 @@ async function orNotFound<T>(p: Promise<T>, resource: string, id: string): Promi
     throw e;
   }
 }
-

@@ -49,17 +49,38 @@ export function groupConditions(params: ListParams<GroupFilter>): SQL[] {
   if (f.uuid !== undefined) c.push(eq(groups.uuid, f.uuid));
   if (f.name !== undefined) c.push(eq(groups.name, f.name));
   if (f.slug !== undefined) c.push(eq(groups.slug, f.slug));
-  if (f.read_only !== undefined) c.push(eq(groups.systemManaged, ["true", "1", "yes", "on"].includes(f.read_only.toLowerCase())));
-  if (f.user_uuid !== undefined) c.push(sql`exists (select 1 from auth_user_group ug where ug.group_uuid = ${groups.uuid} and ug.user_uuid = ${f.user_uuid})`);
-  if (f.policy_uuid !== undefined) c.push(sql`exists (select 1 from auth_group_policy gp where gp.group_uuid = ${groups.uuid} and gp.policy_uuid = ${f.policy_uuid})`);
-  if (f.policy_slug !== undefined) c.push(sql`exists (select 1 from auth_group_policy gp join auth_policy p on p.uuid = gp.policy_uuid where gp.group_uuid = ${groups.uuid} and p.slug = ${f.policy_slug})`);
+  if (f.read_only !== undefined)
+    c.push(eq(groups.systemManaged, ["true", "1", "yes", "on"].includes(f.read_only.toLowerCase())));
+  if (f.user_uuid !== undefined)
+    c.push(
+      sql`exists (select 1 from auth_user_group ug where ug.group_uuid = ${groups.uuid} and ug.user_uuid = ${f.user_uuid})`,
+    );
+  if (f.policy_uuid !== undefined)
+    c.push(
+      sql`exists (select 1 from auth_group_policy gp where gp.group_uuid = ${groups.uuid} and gp.policy_uuid = ${f.policy_uuid})`,
+    );
+  if (f.policy_slug !== undefined)
+    c.push(
+      sql`exists (select 1 from auth_group_policy gp join auth_policy p on p.uuid = gp.policy_uuid where gp.group_uuid = ${groups.uuid} and p.slug = ${f.policy_slug})`,
+    );
   return c;
 }
 
-export async function listGroupsWhere(app: AppContext, base: SQL, params: ListParams<GroupFilter>): Promise<Collection<GroupJson>> {
+export async function listGroupsWhere(
+  app: AppContext,
+  base: SQL,
+  params: ListParams<GroupFilter>,
+): Promise<Collection<GroupJson>> {
   const where = and(base, ...groupConditions(params));
   const column = SORT[(params.order ?? "name") as keyof typeof SORT] ?? groups.name;
-  const page = await listPage(app.db, groups, base, where, [params.direction === "desc" ? desc(column) : asc(column), asc(groups.uuid)], params);
+  const page = await listPage(
+    app.db,
+    groups,
+    base,
+    where,
+    [params.direction === "desc" ? desc(column) : asc(column), asc(groups.uuid)],
+    params,
+  );
   return collection(page.rows.map(groupJson), page.filtered, page.total);
 }
 
@@ -68,14 +89,20 @@ export async function listGroups(app: AppContext, caller: Caller, params: ListPa
 }
 
 /** The group when it lives in the caller's scoping tenant or below, else 404. */
-export async function requireVisibleGroup(app: AppContext, caller: Caller, uuid: string, db: DbOrTx = app.db): Promise<GroupRow> {
+export async function requireVisibleGroup(
+  app: AppContext,
+  caller: Caller,
+  uuid: string,
+  db: DbOrTx = app.db,
+): Promise<GroupRow> {
   const [g] = await db.select().from(groups).where(eq(groups.uuid, uuid));
   if (!g || !(await tenantVisible(app, caller, g.tenantUuid, db))) throw new NotFound("groups", uuid);
   return g;
 }
 
 function forbidSystemGroup(g: GroupRow): void {
-  if (g.systemManaged) throw new Forbidden("groups", `Forbidden group modification: "${g.uuid}"`, { uuid: g.uuid }, "forbidden-group");
+  if (g.systemManaged)
+    throw new Forbidden("groups", `Forbidden group modification: "${g.uuid}"`, { uuid: g.uuid }, "forbidden-group");
 }
 
 /**
@@ -84,19 +111,52 @@ function forbidSystemGroup(g: GroupRow): void {
  * losing `!x` grants `x`).
  */
 async function requireGroupGrant(tx: DbOrTx, caller: Caller, g: GroupRow, joining: boolean): Promise<void> {
-  const attached = await tx.select({ uuid: groupPolicies.policyUuid }).from(groupPolicies).where(eq(groupPolicies.groupUuid, g.uuid));
-  const acl = [...(await aclOf(tx, attached.map((p) => p.uuid))).values()].flat();
+  const attached = await tx
+    .select({ uuid: groupPolicies.policyUuid })
+    .from(groupPolicies)
+    .where(eq(groupPolicies.groupUuid, g.uuid));
+  const acl = [
+    ...(
+      await aclOf(
+        tx,
+        attached.map((p) => p.uuid),
+      )
+    ).values(),
+  ].flat();
   if (joining) requireGrant(caller, acl, [], "groups");
   else requireGrant(caller, [], acl, "groups");
 }
 
-async function checkUnique(tx: DbOrTx, tenantUuid: string, name: string, slug: string | null, except?: string): Promise<void> {
-  const same = slug === null ? eq(groups.name, name) : or(eq(groups.name, name), sql`lower(${groups.slug}) = lower(${slug})`)!;
-  const clash = await tx.select({ uuid: groups.uuid }).from(groups).where(and(eq(groups.tenantUuid, tenantUuid), same, except ? ne(groups.uuid, except) : undefined)).limit(1);
-  if (clash.length) throw new Conflict("groups", { name: { constraint_id: "unique", constraint: name, message: `Group "${name}" already exists` } }, `Group "${name}" already exists`);
+async function checkUnique(
+  tx: DbOrTx,
+  tenantUuid: string,
+  name: string,
+  slug: string | null,
+  except?: string,
+): Promise<void> {
+  const same =
+    slug === null ? eq(groups.name, name) : or(eq(groups.name, name), sql`lower(${groups.slug}) = lower(${slug})`)!;
+  const clash = await tx
+    .select({ uuid: groups.uuid })
+    .from(groups)
+    .where(and(eq(groups.tenantUuid, tenantUuid), same, except ? ne(groups.uuid, except) : undefined))
+    .limit(1);
+  if (clash.length)
+    throw new Conflict(
+      "groups",
+      { name: { constraint_id: "unique", constraint: name, message: `Group "${name}" already exists` } },
+      `Group "${name}" already exists`,
+    );
 }
 
-export function groupEvent(app: AppContext, tx: DbOrTx, name: string, key: string, g: GroupRow, data: Record<string, unknown> = {}) {
+export function groupEvent(
+  app: AppContext,
+  tx: DbOrTx,
+  name: string,
+  key: string,
+  g: GroupRow,
+  data: Record<string, unknown> = {},
+) {
   return publishEvent(app, tx, {
     name,
     routingKey: key,
@@ -109,11 +169,22 @@ export function groupEvent(app: AppContext, tx: DbOrTx, name: string, key: strin
 
 const keyOf = (g: GroupRow, suffix: string) => routingKey(`auth.groups.{group_uuid}.${suffix}`, { group_uuid: g.uuid });
 
-export async function createGroup(app: AppContext, caller: Caller, input: { name: string; slug?: string }): Promise<GroupJson> {
+export async function createGroup(
+  app: AppContext,
+  caller: Caller,
+  input: { name: string; slug?: string },
+): Promise<GroupJson> {
   const tenantUuid = caller.tenantUuid;
   if (!tenantUuid) throw new NotFound("tenants");
   return inTransaction(app, async (tx) => {
-    const taken = async (s: string) => (await tx.select({ uuid: groups.uuid }).from(groups).where(and(eq(groups.tenantUuid, tenantUuid), sql`lower(${groups.slug}) = lower(${s})`)).limit(1)).length > 0;
+    const taken = async (s: string) =>
+      (
+        await tx
+          .select({ uuid: groups.uuid })
+          .from(groups)
+          .where(and(eq(groups.tenantUuid, tenantUuid), sql`lower(${groups.slug}) = lower(${s})`))
+          .limit(1)
+      ).length > 0;
     const slug = input.slug ?? (await generateSlug(input.name, /[^a-zA-Z0-9_-]/g, 80, taken));
     await checkUnique(tx, tenantUuid, input.name, slug);
     const [row] = await tx.insert(groups).values({ name: input.name, slug, tenantUuid }).returning();
@@ -143,35 +214,76 @@ export async function deleteGroup(app: AppContext, caller: Caller, uuid: string)
   });
 }
 
-export async function listGroupUsers(app: AppContext, caller: Caller, uuid: string, params: ListParams<UserFilter>): Promise<Collection<UserJson>> {
+export async function listGroupUsers(
+  app: AppContext,
+  caller: Caller,
+  uuid: string,
+  params: ListParams<UserFilter>,
+): Promise<Collection<UserJson>> {
   const g = await requireVisibleGroup(app, caller, uuid);
-  return listUsersWhere(app, sql`${users.uuid} in (select ug.user_uuid from auth_user_group ug where ug.group_uuid = ${g.uuid})`, params);
+  return listUsersWhere(
+    app,
+    sql`${users.uuid} in (select ug.user_uuid from auth_user_group ug where ug.group_uuid = ${g.uuid})`,
+    params,
+  );
 }
 
 /** PUT /groups/{g}/users/{u}: same tenant only; not the all-users group; idempotent. */
-export async function addGroupUser(app: AppContext, caller: Caller, groupUuid: string, userUuid: string): Promise<void> {
+export async function addGroupUser(
+  app: AppContext,
+  caller: Caller,
+  groupUuid: string,
+  userUuid: string,
+): Promise<void> {
   await inTransaction(app, async (tx) => {
     const user = await requireVisibleUser(app, caller, userUuid, tx);
     const g = await requireVisibleGroup(app, caller, groupUuid, tx);
     if (user.tenantUuid !== g.tenantUuid) {
-      throw new ApiError(400, "missmatching-tenant", "Resources are not in the same tenant", "groups", { user_tenant_uuid: user.tenantUuid, group_tenant_uuid: g.tenantUuid });
+      throw new ApiError(400, "missmatching-tenant", "Resources are not in the same tenant", "groups", {
+        user_tenant_uuid: user.tenantUuid,
+        group_tenant_uuid: g.tenantUuid,
+      });
     }
     forbidSystemGroup(g);
     await requireGroupGrant(tx, caller, g, true);
     const added = await tx.insert(userGroups).values({ groupUuid, userUuid }).onConflictDoNothing().returning();
-    if (added.length) await groupEvent(app, tx, "auth_group_user_added", routingKey("auth.groups.{group_uuid}.users.{user_uuid}.created", { group_uuid: g.uuid, user_uuid: userUuid }), g, { user_uuid: userUuid });
+    if (added.length)
+      await groupEvent(
+        app,
+        tx,
+        "auth_group_user_added",
+        routingKey("auth.groups.{group_uuid}.users.{user_uuid}.created", { group_uuid: g.uuid, user_uuid: userUuid }),
+        g,
+        { user_uuid: userUuid },
+      );
   });
 }
 
 /** Absent or invisible group or user: nothing to remove, the desired state (D4). */
-export async function removeGroupUser(app: AppContext, caller: Caller, groupUuid: string, userUuid: string): Promise<void> {
+export async function removeGroupUser(
+  app: AppContext,
+  caller: Caller,
+  groupUuid: string,
+  userUuid: string,
+): Promise<void> {
   await inTransaction(app, async (tx) => {
     const g = await orAbsent(requireVisibleGroup(app, caller, groupUuid, tx));
     if (!g) return;
     forbidSystemGroup(g);
     if (!(await orAbsent(requireVisibleUser(app, caller, userUuid, tx)))) return;
     await requireGroupGrant(tx, caller, g, false);
-    const removed = await tx.delete(userGroups).where(and(eq(userGroups.groupUuid, groupUuid), eq(userGroups.userUuid, userUuid))).returning();
-    if (removed.length) await groupEvent(app, tx, "auth_group_user_removed", routingKey("auth.groups.{group_uuid}.users.{user_uuid}.deleted", { group_uuid: g.uuid, user_uuid: userUuid }), g, { user_uuid: userUuid });
+    const removed = await tx
+      .delete(userGroups)
+      .where(and(eq(userGroups.groupUuid, groupUuid), eq(userGroups.userUuid, userUuid)))
+      .returning();
+    if (removed.length)
+      await groupEvent(
+        app,
+        tx,
+        "auth_group_user_removed",
+        routingKey("auth.groups.{group_uuid}.users.{user_uuid}.deleted", { group_uuid: g.uuid, user_uuid: userUuid }),
+        g,
+        { user_uuid: userUuid },
+      );
   });
 }

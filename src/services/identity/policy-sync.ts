@@ -9,7 +9,6 @@ import { inTransaction } from "../../db/tx.ts";
 import { writeAcl } from "./policies.ts";
 import { withSelfService } from "../auth/mfa-policy.ts";
 
-
 /**
  * Policy uuids by slug, in the master tenant only (where config-managed policies live): a policy a
  * tenant administrator gives a configured slug in its own tenant must not join every tenant's groups.
@@ -32,24 +31,43 @@ async function policiesBySlug(app: AppContext, tx: DbOrTx, slugs: string[]): Pro
  * switched on or off: one statement per group kind and policy, whatever the number of tenants
  * (`tenant` limits it to one tenant, at its creation; none means all of them, at start-up).
  */
-async function ensureGroups(app: AppContext, tx: DbOrTx, name: SQL, systemManaged: boolean, wanted: Record<string, boolean>, tenant: string | undefined): Promise<void> {
+async function ensureGroups(
+  app: AppContext,
+  tx: DbOrTx,
+  name: SQL,
+  systemManaged: boolean,
+  wanted: Record<string, boolean>,
+  tenant: string | undefined,
+): Promise<void> {
   const only = tenant === undefined ? sql`true` : sql`t.uuid = ${tenant}`;
-  await execRows(tx, sql`insert into auth_group (name, slug, tenant_uuid, system_managed)
-    select ${name}, ${name}, t.uuid, ${systemManaged} from auth_tenant t where ${only} on conflict do nothing`);
+  await execRows(
+    tx,
+    sql`insert into auth_group (name, slug, tenant_uuid, system_managed)
+    select ${name}, ${name}, t.uuid, ${systemManaged} from auth_tenant t where ${only} on conflict do nothing`,
+  );
   const bySlug = await policiesBySlug(app, tx, Object.keys(wanted));
   const theGroups = sql`select g.uuid from auth_group g join auth_tenant t on t.uuid = g.tenant_uuid and g.name = ${name} where ${only}`;
   for (const [slug, on] of Object.entries(wanted)) {
     const policyUuid = bySlug.get(slug);
     if (!policyUuid) continue;
-    if (on) await execRows(tx, sql`insert into auth_group_policy (group_uuid, policy_uuid) select uuid, ${policyUuid} from (${theGroups}) g on conflict do nothing`);
-    else await execRows(tx, sql`delete from auth_group_policy where policy_uuid = ${policyUuid} and group_uuid in (${theGroups})`);
+    if (on)
+      await execRows(
+        tx,
+        sql`insert into auth_group_policy (group_uuid, policy_uuid) select uuid, ${policyUuid} from (${theGroups}) g on conflict do nothing`,
+      );
+    else
+      await execRows(
+        tx,
+        sql`delete from auth_group_policy where policy_uuid = ${policyUuid} and group_uuid in (${theGroups})`,
+      );
   }
 }
 
 /** The all-users group and default groups of one tenant, or of every tenant, with their configured policies. */
 async function ensureTenantGroups(app: AppContext, tx: DbOrTx, tenant: string | undefined): Promise<void> {
   await ensureGroups(app, tx, sql`'wazo-all-users-tenant-' || t.uuid`, true, app.config.all_users_policies, tenant);
-  for (const [slug, spec] of Object.entries(app.config.tenant_default_groups)) await ensureGroups(app, tx, sql`${slug}::text`, false, spec.policies, tenant);
+  for (const [slug, spec] of Object.entries(app.config.tenant_default_groups))
+    await ensureGroups(app, tx, sql`${slug}::text`, false, spec.policies, tenant);
 }
 
 /** Called by tenant creation inside its transaction. */
@@ -63,18 +81,38 @@ export async function syncPoliciesOnStartup(app: AppContext): Promise<void> {
   await inTransaction(app, async (tx) => {
     const configured = app.config.default_policies;
     for (const [slug, spec] of Object.entries(configured)) {
-      const [existing] = await tx.select().from(policies).where(and(eq(policies.tenantUuid, app.topTenantUuid), sql`lower(${policies.slug}) = lower(${slug})`));
-      const values = { name: slug, description: spec.description ?? "Automatically created", configManaged: true, shared: spec.shared };
+      const [existing] = await tx
+        .select()
+        .from(policies)
+        .where(and(eq(policies.tenantUuid, app.topTenantUuid), sql`lower(${policies.slug}) = lower(${slug})`));
+      const values = {
+        name: slug,
+        description: spec.description ?? "Automatically created",
+        configManaged: true,
+        shared: spec.shared,
+      };
       const uuid = existing
         ? (await tx.update(policies).set(values).where(eq(policies.uuid, existing.uuid)).returning())[0]!.uuid
-        : (await tx.insert(policies).values({ ...values, slug, tenantUuid: app.topTenantUuid }).returning())[0]!.uuid;
+        : (
+            await tx
+              .insert(policies)
+              .values({ ...values, slug, tenantUuid: app.topTenantUuid })
+              .returning()
+          )[0]!.uuid;
       await writeAcl(tx, uuid, withSelfService(app, slug, spec.acl));
     }
     // Config-managed policies not enabled in `all_users_policies` leave the all-users groups (step 2).
-    const enabled = Object.entries(app.config.all_users_policies).filter(([, on]) => on).map(([slug]) => slug);
-    const notListed = tx.select({ uuid: policies.uuid }).from(policies).where(and(eq(policies.configManaged, true), enabled.length ? notInArray(policies.slug, enabled) : undefined));
+    const enabled = Object.entries(app.config.all_users_policies)
+      .filter(([, on]) => on)
+      .map(([slug]) => slug);
+    const notListed = tx
+      .select({ uuid: policies.uuid })
+      .from(policies)
+      .where(and(eq(policies.configManaged, true), enabled.length ? notInArray(policies.slug, enabled) : undefined));
     const allUsersGroups = tx.select({ uuid: groups.uuid }).from(groups).where(eq(groups.systemManaged, true));
-    await tx.delete(groupPolicies).where(and(inArray(groupPolicies.policyUuid, notListed), inArray(groupPolicies.groupUuid, allUsersGroups)));
+    await tx
+      .delete(groupPolicies)
+      .where(and(inArray(groupPolicies.policyUuid, notListed), inArray(groupPolicies.groupUuid, allUsersGroups)));
     // Config-managed policies gone from `default_policies` are deleted unless still in use (step 4).
     const listed = Object.keys(configured);
     const orphans = await tx

@@ -33,10 +33,17 @@ export interface PolicyScope {
   ancestors: string[];
 }
 
-export async function policyScope(app: AppContext, caller: Caller, recurse: boolean, db: DbOrTx = app.db): Promise<PolicyScope> {
+export async function policyScope(
+  app: AppContext,
+  caller: Caller,
+  recurse: boolean,
+  db: DbOrTx = app.db,
+): Promise<PolicyScope> {
   const requested = caller.tenantUuid;
   if (!requested) throw new NotFound("policies");
-  const tenants = recurse ? inSubtree(policies.tenantUuid, requested, app.topTenantUuid) : eq(policies.tenantUuid, requested);
+  const tenants = recurse
+    ? inSubtree(policies.tenantUuid, requested, app.topTenantUuid)
+    : eq(policies.tenantUuid, requested);
   return { tenants, requested, ancestors: await ancestorUuids(db, requested) };
 }
 
@@ -46,7 +53,11 @@ export function fromAncestor(scope: PolicyScope): SQL {
 }
 
 export function visibleCondition(scope: PolicyScope): SQL {
-  return or(scope.tenants, eq(policies.configManaged, true), and(eq(policies.shared, true), or(eq(policies.tenantUuid, scope.requested), fromAncestor(scope))))!;
+  return or(
+    scope.tenants,
+    eq(policies.configManaged, true),
+    and(eq(policies.shared, true), or(eq(policies.tenantUuid, scope.requested), fromAncestor(scope))),
+  )!;
 }
 
 /**
@@ -76,7 +87,10 @@ export async function aclOf(db: DbOrTx, policyUuids: string[]): Promise<Map<stri
 }
 
 export async function policiesJson(db: DbOrTx, scope: PolicyScope | null, rows: PolicyRow[]): Promise<PolicyJson[]> {
-  const acls = await aclOf(db, rows.map((r) => r.uuid));
+  const acls = await aclOf(
+    db,
+    rows.map((r) => r.uuid),
+  );
   return rows.map((p) => {
     const own = !scope || isOwn(scope, p);
     const exposedTenant = own ? p.tenantUuid : scope!.requested;
@@ -97,11 +111,20 @@ export async function policiesJson(db: DbOrTx, scope: PolicyScope | null, rows: 
  * A visible policy by uuid (searched in the whole subtree) or by slug (the scoping tenant's own
  * and read-only visible ones only, §6.12); 404 otherwise.
  */
-export async function findVisiblePolicy(app: AppContext, caller: Caller, idOrSlug: string, db: DbOrTx = app.db): Promise<{ row: PolicyRow; scope: PolicyScope }> {
+export async function findVisiblePolicy(
+  app: AppContext,
+  caller: Caller,
+  idOrSlug: string,
+  db: DbOrTx = app.db,
+): Promise<{ row: PolicyRow; scope: PolicyScope }> {
   const byUuid = isUuid(idOrSlug);
   const scope = await policyScope(app, caller, byUuid, db);
   const key = byUuid ? eq(policies.uuid, idOrSlug.toLowerCase()) : sql`lower(${policies.slug}) = lower(${idOrSlug})`;
-  const rows = await db.select().from(policies).where(and(key, visibleCondition(scope))).orderBy(sql`${policies.tenantUuid} = ${scope.requested} desc`);
+  const rows = await db
+    .select()
+    .from(policies)
+    .where(and(key, visibleCondition(scope)))
+    .orderBy(sql`${policies.tenantUuid} = ${scope.requested} desc`);
   const row = rows[0];
   if (!row) throw new NotFound("policies", idOrSlug, `No such policy: "${idOrSlug}"`);
   return { row, scope };

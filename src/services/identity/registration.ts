@@ -23,7 +23,15 @@ export async function registerUser(app: AppContext, input: Registration, conn: C
       app,
       tx,
       tenant.uuid,
-      { username: input.username, password: input.password, firstname: input.firstname, lastname: input.lastname, email_address: input.email_address, purpose: "user", authentication_method: "default" },
+      {
+        username: input.username,
+        password: input.password,
+        firstname: input.firstname,
+        lastname: input.lastname,
+        email_address: input.email_address,
+        purpose: "user",
+        authentication_method: "default",
+      },
       false,
     );
     await mailConfirmation(app, tx, user.emails[0]!, user.username, conn);

@@ -6,7 +6,11 @@ import { execRows, type DbOrTx } from "../../db/index.ts";
 import { tenants, users } from "../../db/schema.ts";
 
 export async function readTopTenantUuid(db: DbOrTx): Promise<string> {
-  const rows = await db.select({ uuid: tenants.uuid }).from(tenants).where(eq(tenants.uuid, tenants.parentUuid)).limit(1);
+  const rows = await db
+    .select({ uuid: tenants.uuid })
+    .from(tenants)
+    .where(eq(tenants.uuid, tenants.parentUuid))
+    .limit(1);
   const top = rows[0];
   if (!top) throw new Error("the master tenant is missing: the database was not migrated");
   return top.uuid;
@@ -40,8 +44,13 @@ export async function ancestorUuids(db: DbOrTx, tenantUuid: string): Promise<str
 }
 
 /** is_subtenant(child, parent): true when equal, or `parent` is an ancestor of `child`. */
-export async function isSubtenant(db: DbOrTx, childUuid: string, parentUuid: string, topTenantUuid: string): Promise<boolean> {
-  if (childUuid === parentUuid) return (await tenantExists(db, childUuid));
+export async function isSubtenant(
+  db: DbOrTx,
+  childUuid: string,
+  parentUuid: string,
+  topTenantUuid: string,
+): Promise<boolean> {
+  if (childUuid === parentUuid) return await tenantExists(db, childUuid);
   if (!(await tenantExists(db, childUuid))) return false;
   if (parentUuid === topTenantUuid) return true;
   return (await ancestorUuids(db, childUuid)).includes(parentUuid);

@@ -83,33 +83,59 @@ function tenantJsonOf(t: TenantRow, domainNames: string[], address: AddressRow |
  * query (a page of 100,000 tenants would not fit in a parameter list of their uuids).
  */
 const domainsField = sql<string>`(select coalesce(json_agg(d.name order by d.name), '[]')::text from auth_tenant_domain d where d.tenant_uuid = "auth_tenant"."uuid")`;
-const addressField = sql<string | null>`(select row_to_json(a)::text from auth_address a where a.tenant_uuid = "auth_tenant"."uuid" limit 1)`;
+const addressField = sql<
+  string | null
+>`(select row_to_json(a)::text from auth_address a where a.tenant_uuid = "auth_tenant"."uuid" limit 1)`;
 
 function addressOf(text: string | null): AddressRow | undefined {
   if (!text) return undefined;
   const a = JSON.parse(text) as Record<string, string | null>;
-  return { line1: a.line_1, line2: a.line_2, city: a.city, state: a.state, country: a.country, zipCode: a.zip_code } as AddressRow;
+  return {
+    line1: a.line_1,
+    line2: a.line_2,
+    city: a.city,
+    state: a.state,
+    country: a.country,
+    zipCode: a.zip_code,
+  } as AddressRow;
 }
 
 async function tenantJsonByUuid(db: DbOrTx, uuid: string): Promise<TenantJson> {
   const [row] = await db.select().from(tenants).where(eq(tenants.uuid, uuid));
   if (!row) throw new NotFound("tenants", uuid);
   const [domains, [address]] = await Promise.all([
-    db.select({ name: tenantDomains.name }).from(tenantDomains).where(eq(tenantDomains.tenantUuid, uuid)).orderBy(asc(tenantDomains.name)),
+    db
+      .select({ name: tenantDomains.name })
+      .from(tenantDomains)
+      .where(eq(tenantDomains.tenantUuid, uuid))
+      .orderBy(asc(tenantDomains.name)),
     db.select().from(addresses).where(eq(addresses.tenantUuid, uuid)),
   ]);
-  return tenantJsonOf(row, domains.map((d) => d.name), address);
+  return tenantJsonOf(
+    row,
+    domains.map((d) => d.name),
+    address,
+  );
 }
 
 export type TenantFilter = "uuid" | "uuids" | "name" | "slug" | "domain_name";
 const SORT = { name: tenants.name, slug: tenants.slug } as const;
 
-export async function listTenants(app: AppContext, caller: Caller, params: ListParams<TenantFilter>, uuids: string[] | undefined): Promise<Collection<TenantJson>> {
+export async function listTenants(
+  app: AppContext,
+  caller: Caller,
+  params: ListParams<TenantFilter>,
+  uuids: string[] | undefined,
+): Promise<Collection<TenantJson>> {
   const scope = caller.tenantUuid ? inSubtree(tenants.uuid, caller.tenantUuid, app.topTenantUuid) : sql`false`;
   const conditions: SQL[] = [scope];
   const pattern = searchPattern(params.search);
-  const hasDomain = (cond: SQL) => sql`exists (select 1 from ${tenantDomains} d where d.tenant_uuid = ${tenants.uuid} and ${cond})`;
-  if (pattern) conditions.push(or(ilike(tenants.name, pattern), ilike(tenants.slug, pattern), hasDomain(sql`d.name ilike ${pattern}`))!);
+  const hasDomain = (cond: SQL) =>
+    sql`exists (select 1 from ${tenantDomains} d where d.tenant_uuid = ${tenants.uuid} and ${cond})`;
+  if (pattern)
+    conditions.push(
+      or(ilike(tenants.name, pattern), ilike(tenants.slug, pattern), hasDomain(sql`d.name ilike ${pattern}`))!,
+    );
   const f = params.filters;
   if (f.uuid !== undefined) conditions.push(eq(tenants.uuid, f.uuid));
   if (uuids !== undefined) conditions.push(inArray(tenants.uuid, uuids.length ? uuids : [""]));
@@ -119,12 +145,23 @@ export async function listTenants(app: AppContext, caller: Caller, params: ListP
   const where = and(...conditions);
   const column = SORT[(params.order ?? "name") as keyof typeof SORT] ?? tenants.name;
   const order = [params.direction === "desc" ? desc(column) : asc(column), asc(tenants.uuid)];
-  const page = await listPage(app.db, tenants, scope, where, order, params, { fields: { domains: domainsField, address: addressField } });
-  return collection(page.rows.map((r) => tenantJsonOf(r, JSON.parse(r.domains) as string[], addressOf(r.address))), page.filtered, page.total);
+  const page = await listPage(app.db, tenants, scope, where, order, params, {
+    fields: { domains: domainsField, address: addressField },
+  });
+  return collection(
+    page.rows.map((r) => tenantJsonOf(r, JSON.parse(r.domains) as string[], addressOf(r.address))),
+    page.filtered,
+    page.total,
+  );
 }
 
 /** The tenant when the caller may see it (its scoping tenant or below), else 404. */
-export async function requireVisibleTenant(app: AppContext, caller: Caller, uuid: string, db: DbOrTx = app.db): Promise<TenantJson> {
+export async function requireVisibleTenant(
+  app: AppContext,
+  caller: Caller,
+  uuid: string,
+  db: DbOrTx = app.db,
+): Promise<TenantJson> {
   if (!(await tenantVisible(app, caller, uuid, db))) throw new NotFound("tenants", uuid);
   return tenantJsonByUuid(db, uuid);
 }
@@ -133,12 +170,23 @@ function checkAuthenticationMethod(app: AppContext, method: string | undefined):
   const value = method ?? "native";
   const choices = authenticationMethods(app);
   if (!choices.includes(value)) {
-    throw invalidField("tenants", "default_authentication_method", "enum", { choices }, `Invalid authentication method ${value}`);
+    throw invalidField(
+      "tenants",
+      "default_authentication_method",
+      "enum",
+      { choices },
+      `Invalid authentication method ${value}`,
+    );
   }
   return value;
 }
 
-async function checkContact(app: AppContext, caller: Caller, db: DbOrTx, contact: string | null | undefined): Promise<string | null> {
+async function checkContact(
+  app: AppContext,
+  caller: Caller,
+  db: DbOrTx,
+  contact: string | null | undefined,
+): Promise<string | null> {
   if (!contact) return null;
   const [user] = await db.select({ tenantUuid: users.tenantUuid }).from(users).where(eq(users.uuid, contact));
   if (!user || !(await tenantVisible(app, caller, user.tenantUuid, db))) throw new NotFound("users", contact);
@@ -148,9 +196,19 @@ async function checkContact(app: AppContext, caller: Caller, db: DbOrTx, contact
 /** Domain names are globally unique; `keepTenant` may already hold them. */
 async function checkDomains(db: DbOrTx, names: string[], keepTenant?: string): Promise<void> {
   if (names.length === 0) return;
-  const used = await db.select({ name: tenantDomains.name, tenantUuid: tenantDomains.tenantUuid }).from(tenantDomains).where(inArray(tenantDomains.name, names));
+  const used = await db
+    .select({ name: tenantDomains.name, tenantUuid: tenantDomains.tenantUuid })
+    .from(tenantDomains)
+    .where(inArray(tenantDomains.name, names));
   const clash = used.find((d) => d.tenantUuid !== keepTenant);
-  if (clash) throw new Conflict("tenants", { domain_names: { constraint_id: "unique", constraint: clash.name, message: `The domain name "${clash.name}" is already used` } });
+  if (clash)
+    throw new Conflict("tenants", {
+      domain_names: {
+        constraint_id: "unique",
+        constraint: clash.name,
+        message: `The domain name "${clash.name}" is already used`,
+      },
+    });
 }
 
 async function writeAddress(db: DbOrTx, tenantUuid: string, address: AddressInput | null | undefined): Promise<void> {
@@ -167,30 +225,70 @@ async function writeAddress(db: DbOrTx, tenantUuid: string, address: AddressInpu
   });
 }
 
-const normaliseDomains = (names: string[] | undefined) => [...new Set((names ?? []).map((n) => n.toLowerCase()))].sort();
+const normaliseDomains = (names: string[] | undefined) =>
+  [...new Set((names ?? []).map((n) => n.toLowerCase()))].sort();
 
-function tenantEvent(kind: "created" | "updated" | "deleted", name: string, data: Record<string, unknown>, uuid: string): BusEvent {
-  return { name, routingKey: routingKey(`auth.tenants.{tenant_uuid}.${kind}`, { tenant_uuid: uuid }), data, tenantUuid: uuid, userUuid: "*", aggregate: `tenant:${uuid}` };
+function tenantEvent(
+  kind: "created" | "updated" | "deleted",
+  name: string,
+  data: Record<string, unknown>,
+  uuid: string,
+): BusEvent {
+  return {
+    name,
+    routingKey: routingKey(`auth.tenants.{tenant_uuid}.${kind}`, { tenant_uuid: uuid }),
+    data,
+    tenantUuid: uuid,
+    userUuid: "*",
+    aggregate: `tenant:${uuid}`,
+  };
 }
 
 /** Creates a tenant under `parentUuid` in the caller's transaction (also used by registration). */
-export async function createTenant(app: AppContext, tx: DbOrTx, caller: Caller | null, parentUuid: string, input: TenantInput): Promise<TenantJson> {
+export async function createTenant(
+  app: AppContext,
+  tx: DbOrTx,
+  caller: Caller | null,
+  parentUuid: string,
+  input: TenantInput,
+): Promise<TenantJson> {
   const method = checkAuthenticationMethod(app, input.default_authentication_method);
   if (input.uuid) {
-    if (input.uuid === parentUuid) throw new Forbidden("tenants", "A master tenant already exists", { parent_uuid: { constraint_id: "unique", message: "A master tenant already exists" } }, "conflict");
+    if (input.uuid === parentUuid)
+      throw new Forbidden(
+        "tenants",
+        "A master tenant already exists",
+        { parent_uuid: { constraint_id: "unique", message: "A master tenant already exists" } },
+        "conflict",
+      );
     const [dup] = await tx.select({ uuid: tenants.uuid }).from(tenants).where(eq(tenants.uuid, input.uuid));
-    if (dup) throw new Conflict("tenants", { uuid: { constraint_id: "unique", constraint: input.uuid, message: "A tenant with this uuid already exists" } });
+    if (dup)
+      throw new Conflict("tenants", {
+        uuid: { constraint_id: "unique", constraint: input.uuid, message: "A tenant with this uuid already exists" },
+      });
   }
   const contact = caller ? await checkContact(app, caller, tx, input.contact) : null;
   const domains = normaliseDomains(input.domain_names);
   await checkDomains(tx, domains);
-  const slugTaken = async (slug: string) => (await tx.select({ uuid: tenants.uuid }).from(tenants).where(eq(tenants.slug, slug))).length > 0;
+  const slugTaken = async (slug: string) =>
+    (await tx.select({ uuid: tenants.uuid }).from(tenants).where(eq(tenants.slug, slug))).length > 0;
   let slug = input.slug;
-  if (slug !== undefined && (await slugTaken(slug))) throw new Conflict("tenants", { slug: { constraint_id: "unique", constraint: slug, message: `The slug "${slug}" is already used` } });
+  if (slug !== undefined && (await slugTaken(slug)))
+    throw new Conflict("tenants", {
+      slug: { constraint_id: "unique", constraint: slug, message: `The slug "${slug}" is already used` },
+    });
   slug ??= await generateSlug(input.name, /[^a-zA-Z0-9_]/g, 10, slugTaken);
   const [row] = await tx
     .insert(tenants)
-    .values({ ...(input.uuid ? { uuid: input.uuid } : {}), name: input.name ?? null, slug, contactUuid: contact, phone: input.phone ?? null, parentUuid, defaultAuthenticationMethod: method })
+    .values({
+      ...(input.uuid ? { uuid: input.uuid } : {}),
+      name: input.name ?? null,
+      slug,
+      contactUuid: contact,
+      phone: input.phone ?? null,
+      parentUuid,
+      defaultAuthenticationMethod: method,
+    })
     .returning();
   const uuid = row!.uuid;
   if (domains.length) await tx.insert(tenantDomains).values(domains.map((name) => ({ tenantUuid: uuid, name })));
@@ -198,7 +296,11 @@ export async function createTenant(app: AppContext, tx: DbOrTx, caller: Caller |
   await setupTenantGroups(app, tx, uuid);
   afterCommit(tx, () => app.tenantTree.created(uuid, parentUuid));
   const json = await tenantJsonByUuid(tx, uuid);
-  await publishEvent(app, tx, tenantEvent("created", "auth_tenant_added", { uuid, name: json.name, slug, domain_names: json.domain_names }, uuid));
+  await publishEvent(
+    app,
+    tx,
+    tenantEvent("created", "auth_tenant_added", { uuid, name: json.name, slug, domain_names: json.domain_names }, uuid),
+  );
   return json;
 }
 
@@ -215,7 +317,15 @@ export async function updateTenant(app: AppContext, caller: Caller, uuid: string
     const contact = await checkContact(app, caller, tx, input.contact);
     const domains = normaliseDomains(input.domain_names);
     await checkDomains(tx, domains, uuid);
-    await tx.update(tenants).set({ name: input.name ?? null, phone: input.phone ?? null, contactUuid: contact, defaultAuthenticationMethod: method }).where(eq(tenants.uuid, uuid));
+    await tx
+      .update(tenants)
+      .set({
+        name: input.name ?? null,
+        phone: input.phone ?? null,
+        contactUuid: contact,
+        defaultAuthenticationMethod: method,
+      })
+      .where(eq(tenants.uuid, uuid));
     // Domains that stay keep their uuid (SAML configs refer to them).
     const existing = await tx.select().from(tenantDomains).where(eq(tenantDomains.tenantUuid, uuid));
     const gone = existing.filter((d) => !domains.includes(d.name)).map((d) => d.uuid);
@@ -223,23 +333,51 @@ export async function updateTenant(app: AppContext, caller: Caller, uuid: string
     const added = domains.filter((n) => !existing.some((d) => d.name === n));
     if (added.length) await tx.insert(tenantDomains).values(added.map((name) => ({ tenantUuid: uuid, name })));
     await writeAddress(tx, uuid, input.address);
-    await publishEvent(app, tx, tenantEvent("updated", "auth_tenant_updated", { uuid, name: input.name ?? null }, uuid));
+    await publishEvent(
+      app,
+      tx,
+      tenantEvent("updated", "auth_tenant_updated", { uuid, name: input.name ?? null }, uuid),
+    );
   });
 }
 
 /** Deletes a visible tenant without children; its sessions end first (events, token cache). */
 export async function deleteTenant(app: AppContext, caller: Caller, uuid: string): Promise<void> {
   if (uuid === caller.tenantUuid || uuid === app.topTenantUuid) {
-    throw new Forbidden("tenants", "A tenant cannot delete itself", { tenant_uuid: uuid }, "deleting-own-tenant-forbidden");
+    throw new Forbidden(
+      "tenants",
+      "A tenant cannot delete itself",
+      { tenant_uuid: uuid },
+      "deleting-own-tenant-forbidden",
+    );
   }
   await inTransaction(app, async (tx) => {
     if (!(await tenantVisible(app, caller, uuid, tx))) return; // absent or not ours: nothing to do (D4)
-    const [child] = await tx.select({ uuid: tenants.uuid }).from(tenants).where(and(eq(tenants.parentUuid, uuid), sql`${tenants.uuid} <> ${tenants.parentUuid}`)).limit(1);
-    if (child) throw new Conflict("tenants", { uuid: { constraint_id: "no_children", constraint: child.uuid, message: "The tenant has sub-tenants: delete or move them first" } }, "Tenant has children", uuid);
+    const [child] = await tx
+      .select({ uuid: tenants.uuid })
+      .from(tenants)
+      .where(and(eq(tenants.parentUuid, uuid), sql`${tenants.uuid} <> ${tenants.parentUuid}`))
+      .limit(1);
+    if (child)
+      throw new Conflict(
+        "tenants",
+        {
+          uuid: {
+            constraint_id: "no_children",
+            constraint: child.uuid,
+            message: "The tenant has sub-tenants: delete or move them first",
+          },
+        },
+        "Tenant has children",
+        uuid,
+      );
     await revokeSessions(
       app,
       tx,
-      or(eq(sessions.tenantUuid, uuid), sql`${sessions.uuid} in (select t.session_uuid from auth_token t join auth_user u on u.uuid = t.auth_id where u.tenant_uuid = ${uuid})`)!,
+      or(
+        eq(sessions.tenantUuid, uuid),
+        sql`${sessions.uuid} in (select t.session_uuid from auth_token t join auth_user u on u.uuid = t.auth_id where u.tenant_uuid = ${uuid})`,
+      )!,
     );
     await tx.delete(tenants).where(eq(tenants.uuid, uuid));
     afterCommit(tx, () => app.tenantTree.invalidate());
@@ -247,22 +385,39 @@ export async function deleteTenant(app: AppContext, caller: Caller, uuid: string
   });
 }
 
-export async function tenantDomainsOf(app: AppContext, caller: Caller, uuid: string): Promise<{ total: number; items: Array<{ name: string; uuid: string }> }> {
+export async function tenantDomainsOf(
+  app: AppContext,
+  caller: Caller,
+  uuid: string,
+): Promise<{ total: number; items: Array<{ name: string; uuid: string }> }> {
   if (!(await tenantVisible(app, caller, uuid))) throw new NotFound("tenants", uuid);
-  const rows = await app.db.select().from(tenantDomains).where(eq(tenantDomains.tenantUuid, uuid)).orderBy(asc(tenantDomains.name));
+  const rows = await app.db
+    .select()
+    .from(tenantDomains)
+    .where(eq(tenantDomains.tenantUuid, uuid))
+    .orderBy(asc(tenantDomains.name));
   return { total: rows.length, items: rows.map((d) => ({ name: d.name, uuid: d.uuid })) };
 }
 
 /** Moves a tenant under another visible tenant; never under itself or its own descendants. */
-export async function setTenantParent(app: AppContext, caller: Caller, uuid: string, parentUuid: string): Promise<void> {
+export async function setTenantParent(
+  app: AppContext,
+  caller: Caller,
+  uuid: string,
+  parentUuid: string,
+): Promise<void> {
   await inTransaction(app, async (tx) => {
     if (!(await tenantVisible(app, caller, uuid, tx))) throw new NotFound("tenants", uuid);
     if (!(await tenantVisible(app, caller, parentUuid, tx))) throw new NotFound("tenants", parentUuid);
     if (uuid === app.topTenantUuid || parentUuid === uuid || (await ancestorUuids(tx, parentUuid)).includes(uuid)) {
-      throw new Conflict("tenants", { uuid, parent_uuid: parentUuid }, "A tenant cannot be moved under itself or its descendants", uuid);
+      throw new Conflict(
+        "tenants",
+        { uuid, parent_uuid: parentUuid },
+        "A tenant cannot be moved under itself or its descendants",
+        uuid,
+      );
     }
     await tx.update(tenants).set({ parentUuid }).where(eq(tenants.uuid, uuid));
     afterCommit(tx, () => app.tenantTree.invalidate());
   });
 }
-

@@ -53,8 +53,24 @@ export interface UserJson {
 /** User JSON (A.8) for several rows: one query for all their emails. */
 export async function usersJson(db: DbOrTx, rows: UserRow[]): Promise<UserJson[]> {
   if (rows.length === 0) return [];
-  const mails = await db.select().from(emails).where(inArray(emails.userUuid, rows.map((r) => r.uuid))).orderBy(desc(emails.main), asc(emails.address));
-  return rows.map((u) => userJsonOf(u, mails.filter((m) => m.userUuid === u.uuid).map((m) => ({ uuid: m.uuid, address: m.address, main: m.main, confirmed: m.confirmed }))));
+  const mails = await db
+    .select()
+    .from(emails)
+    .where(
+      inArray(
+        emails.userUuid,
+        rows.map((r) => r.uuid),
+      ),
+    )
+    .orderBy(desc(emails.main), asc(emails.address));
+  return rows.map((u) =>
+    userJsonOf(
+      u,
+      mails
+        .filter((m) => m.userUuid === u.uuid)
+        .map((m) => ({ uuid: m.uuid, address: m.address, main: m.main, confirmed: m.confirmed })),
+    ),
+  );
 }
 
 function userJsonOf(u: UserRow, mails: EmailJson[]): UserJson {
@@ -83,8 +99,17 @@ export async function userJson(db: DbOrTx, row: UserRow): Promise<UserJson> {
 }
 
 export type UserFilter =
-  | "uuid" | "username" | "firstname" | "lastname" | "purpose" | "email_address"
-  | "group_uuid" | "policy_uuid" | "policy_slug" | "has_policy_uuid" | "has_policy_slug";
+  | "uuid"
+  | "username"
+  | "firstname"
+  | "lastname"
+  | "purpose"
+  | "email_address"
+  | "group_uuid"
+  | "policy_uuid"
+  | "policy_slug"
+  | "has_policy_uuid"
+  | "has_policy_slug";
 
 const SORT = { username: users.username, firstname: users.firstname, lastname: users.lastname } as const;
 
@@ -95,7 +120,14 @@ export function userConditions(params: ListParams<UserFilter>): SQL[] {
   if (pattern) {
     // `uuid = any(array(subquery))` rather than `exists`: every branch of the OR is then an index
     // condition (trigram indexes, the primary key), so PostgreSQL combines them in a bitmap.
-    c.push(or(ilike(users.username, pattern), ilike(users.firstname, pattern), ilike(users.lastname, pattern), sql`${users.uuid} = any(array(select e.user_uuid from auth_email e where e.address ilike ${pattern}))`)!);
+    c.push(
+      or(
+        ilike(users.username, pattern),
+        ilike(users.firstname, pattern),
+        ilike(users.lastname, pattern),
+        sql`${users.uuid} = any(array(select e.user_uuid from auth_email e where e.address ilike ${pattern}))`,
+      )!,
+    );
   }
   const f = params.filters;
   if (f.uuid !== undefined) c.push(eq(users.uuid, f.uuid));
@@ -103,15 +135,24 @@ export function userConditions(params: ListParams<UserFilter>): SQL[] {
   if (f.firstname !== undefined) c.push(eq(users.firstname, f.firstname));
   if (f.lastname !== undefined) c.push(eq(users.lastname, f.lastname));
   if (f.purpose !== undefined) c.push(eq(users.purpose, f.purpose));
-  if (f.email_address !== undefined) c.push(sql`exists (select 1 from auth_email e where e.user_uuid = ${users.uuid} and e.address = ${f.email_address})`);
-  if (f.group_uuid !== undefined) c.push(sql`exists (select 1 from auth_user_group ug where ug.user_uuid = ${users.uuid} and ug.group_uuid = ${f.group_uuid})`);
-  const direct = (cond: SQL) => sql`exists (select 1 from auth_user_policy up join auth_policy p on p.uuid = up.policy_uuid where up.user_uuid = ${users.uuid} and ${cond})`;
+  if (f.email_address !== undefined)
+    c.push(
+      sql`exists (select 1 from auth_email e where e.user_uuid = ${users.uuid} and e.address = ${f.email_address})`,
+    );
+  if (f.group_uuid !== undefined)
+    c.push(
+      sql`exists (select 1 from auth_user_group ug where ug.user_uuid = ${users.uuid} and ug.group_uuid = ${f.group_uuid})`,
+    );
+  const direct = (cond: SQL) =>
+    sql`exists (select 1 from auth_user_policy up join auth_policy p on p.uuid = up.policy_uuid where up.user_uuid = ${users.uuid} and ${cond})`;
   const viaGroup = (cond: SQL) =>
     sql`exists (select 1 from auth_user_group ug join auth_group_policy gp on gp.group_uuid = ug.group_uuid join auth_policy p on p.uuid = gp.policy_uuid where ug.user_uuid = ${users.uuid} and ${cond})`;
   if (f.policy_uuid !== undefined) c.push(direct(sql`p.uuid = ${f.policy_uuid}`));
   if (f.policy_slug !== undefined) c.push(direct(sql`p.slug = ${f.policy_slug}`));
-  if (f.has_policy_uuid !== undefined) c.push(or(direct(sql`p.uuid = ${f.has_policy_uuid}`), viaGroup(sql`p.uuid = ${f.has_policy_uuid}`))!);
-  if (f.has_policy_slug !== undefined) c.push(or(direct(sql`p.slug = ${f.has_policy_slug}`), viaGroup(sql`p.slug = ${f.has_policy_slug}`))!);
+  if (f.has_policy_uuid !== undefined)
+    c.push(or(direct(sql`p.uuid = ${f.has_policy_uuid}`), viaGroup(sql`p.uuid = ${f.has_policy_uuid}`))!);
+  if (f.has_policy_slug !== undefined)
+    c.push(or(direct(sql`p.slug = ${f.has_policy_slug}`), viaGroup(sql`p.slug = ${f.has_policy_slug}`))!);
   return c;
 }
 
@@ -119,16 +160,35 @@ export function userConditions(params: ListParams<UserFilter>): SQL[] {
  * A page of users under `base`, in one query: rows, emails and counts. `total` is `totalOf` when
  * the caller has a cheaper expression for it (the per-tenant counters), else a count of `base`.
  */
-export async function listUsersWhere(app: AppContext, base: SQL, params: ListParams<UserFilter>, totalOf?: SQL<number>): Promise<Collection<UserJson>> {
+export async function listUsersWhere(
+  app: AppContext,
+  base: SQL,
+  params: ListParams<UserFilter>,
+  totalOf?: SQL<number>,
+): Promise<Collection<UserJson>> {
   const conditions = userConditions(params);
   const where = conditions.length ? and(base, ...conditions) : base;
   const column = SORT[(params.order ?? "username") as keyof typeof SORT] ?? users.username;
-  const order = [params.direction === "desc" ? desc(column) : asc(column), params.direction === "desc" ? desc(users.uuid) : asc(users.uuid)];
-  const page = await listPage(app.db, users, base, where, order, params, { total: totalOf, fields: { emails: emailsField } });
-  return collection(page.rows.map((r) => userJsonOf(r, JSON.parse(r.emails) as EmailJson[])), page.filtered, page.total);
+  const order = [
+    params.direction === "desc" ? desc(column) : asc(column),
+    params.direction === "desc" ? desc(users.uuid) : asc(users.uuid),
+  ];
+  const page = await listPage(app.db, users, base, where, order, params, {
+    total: totalOf,
+    fields: { emails: emailsField },
+  });
+  return collection(
+    page.rows.map((r) => userJsonOf(r, JSON.parse(r.emails) as EmailJson[])),
+    page.filtered,
+    page.total,
+  );
 }
 
-export async function listUsers(app: AppContext, caller: Caller, params: ListParams<UserFilter>): Promise<Collection<UserJson>> {
+export async function listUsers(
+  app: AppContext,
+  caller: Caller,
+  params: ListParams<UserFilter>,
+): Promise<Collection<UserJson>> {
   const total = sql<number>`(select coalesce(sum(${tenantUserCounts.users}), 0)::int from ${tenantUserCounts} where ${inCallerScope(app, caller, params.recurse, tenantUserCounts.tenantUuid)})`;
   return listUsersWhere(app, inCallerScope(app, caller, params.recurse, users.tenantUuid), params, total);
 }
@@ -151,7 +211,14 @@ const defaultMethod = (purpose: string) => (purpose === "user" ? "default" : "na
 
 function checkMethod(app: AppContext, method: string): string {
   const choices = authenticationMethods(app);
-  if (!choices.includes(method)) throw invalidField("users", "authentication_method", "enum", { choices }, `Invalid authentication method ${method}`);
+  if (!choices.includes(method))
+    throw invalidField(
+      "users",
+      "authentication_method",
+      "enum",
+      { choices },
+      `Invalid authentication method ${method}`,
+    );
   return method;
 }
 
@@ -163,25 +230,45 @@ export async function checkLoginFree(db: DbOrTx, rawLogin: string, field: string
   const login = normalizeLogin(rawLogin);
   await lockLoginNamespace(db);
   const other = exceptUser ? ne(users.uuid, exceptUser) : undefined;
-  const byName = await db.select({ uuid: users.uuid }).from(users).where(and(sql`${storedLoginKey(users.username)} = ${typedLoginKey(login)}`, other)).limit(1);
+  const byName = await db
+    .select({ uuid: users.uuid })
+    .from(users)
+    .where(and(sql`${storedLoginKey(users.username)} = ${typedLoginKey(login)}`, other))
+    .limit(1);
   // Addresses are ASCII in practice: the lower(address) index serves them, with the typed login's key.
   const byEmail = await db
     .select({ uuid: emails.userUuid })
     .from(emails)
-    .where(and(sql`lower(${emails.address}) = ${typedLoginKey(login)}`, exceptUser ? ne(emails.userUuid, exceptUser) : undefined))
+    .where(
+      and(
+        sql`lower(${emails.address}) = ${typedLoginKey(login)}`,
+        exceptUser ? ne(emails.userUuid, exceptUser) : undefined,
+      ),
+    )
     .limit(1);
   if (byName.length || byEmail.length) {
-    throw new Conflict("users", { [field]: { constraint_id: "unique", constraint: field, message: `The login "${login}" is already used` } });
+    throw new Conflict("users", {
+      [field]: { constraint_id: "unique", constraint: field, message: `The login "${login}" is already used` },
+    });
   }
 }
 
 /** Creates a user in `tenantUuid` (caller's transaction); also used by registration (`emailConfirmed: false`). */
-export async function createUser(app: AppContext, tx: DbOrTx, tenantUuid: string, input: UserInput, emailConfirmed = true): Promise<UserJson> {
+export async function createUser(
+  app: AppContext,
+  tx: DbOrTx,
+  tenantUuid: string,
+  input: UserInput,
+  emailConfirmed = true,
+): Promise<UserJson> {
   const purpose = input.purpose ?? "user";
   const method = checkMethod(app, input.authentication_method ?? defaultMethod(purpose));
   if (input.uuid) {
     const [dup] = await tx.select({ uuid: users.uuid }).from(users).where(eq(users.uuid, input.uuid));
-    if (dup) throw new Conflict("users", { uuid: { constraint_id: "unique", constraint: "uuid", message: `The uuid "${input.uuid}" is already used` } });
+    if (dup)
+      throw new Conflict("users", {
+        uuid: { constraint_id: "unique", constraint: "uuid", message: `The uuid "${input.uuid}" is already used` },
+      });
   }
   // Derived before the login checks: they lock the login namespace until the commit.
   const hash = input.password ? await hashPassword(input.password, app.config) : null;
@@ -204,9 +291,16 @@ export async function createUser(app: AppContext, tx: DbOrTx, tenantUuid: string
     })
     .returning();
   const user = row!;
-  if (input.email_address) await tx.insert(emails).values({ address: input.email_address, main: true, confirmed: emailConfirmed, userUuid: user.uuid });
-  const [allUsers] = await tx.select({ uuid: groups.uuid }).from(groups).where(and(eq(groups.tenantUuid, tenantUuid), eq(groups.systemManaged, true)));
-  if (allUsers) await tx.insert(userGroups).values({ groupUuid: allUsers.uuid, userUuid: user.uuid }).onConflictDoNothing();
+  if (input.email_address)
+    await tx
+      .insert(emails)
+      .values({ address: input.email_address, main: true, confirmed: emailConfirmed, userUuid: user.uuid });
+  const [allUsers] = await tx
+    .select({ uuid: groups.uuid })
+    .from(groups)
+    .where(and(eq(groups.tenantUuid, tenantUuid), eq(groups.systemManaged, true)));
+  if (allUsers)
+    await tx.insert(userGroups).values({ groupUuid: allUsers.uuid, userUuid: user.uuid }).onConflictDoNothing();
   await publishUserEvent(app, tx, "created", user);
   return userJson(tx, user);
 }
@@ -216,7 +310,12 @@ export async function createUserAsCaller(app: AppContext, caller: Caller, input:
   return inTransaction(app, (tx) => createUser(app, tx, caller.tenantUuid!, input));
 }
 
-export async function publishUserEvent(app: AppContext, tx: DbOrTx, kind: "created" | "updated" | "deleted", user: UserRow): Promise<void> {
+export async function publishUserEvent(
+  app: AppContext,
+  tx: DbOrTx,
+  kind: "created" | "updated" | "deleted",
+  user: UserRow,
+): Promise<void> {
   await publishEvent(app, tx, {
     name: `auth_user_${kind}`,
     routingKey: routingKey(`auth.users.{user_uuid}.${kind}`, { user_uuid: user.uuid }),
@@ -237,7 +336,14 @@ export async function updateUser(app: AppContext, caller: Caller, uuid: string, 
     const enabled = input.enabled ?? true;
     const [row] = await tx
       .update(users)
-      .set({ username: input.username ?? null, firstname: input.firstname ?? null, lastname: input.lastname ?? null, purpose, authenticationMethod: method, enabled })
+      .set({
+        username: input.username ?? null,
+        firstname: input.firstname ?? null,
+        lastname: input.lastname ?? null,
+        purpose,
+        authenticationMethod: method,
+        enabled,
+      })
       .where(eq(users.uuid, uuid))
       .returning();
     if (!enabled) await revokeUserAccess(app, tx, row!);
@@ -257,11 +363,21 @@ export async function deleteUser(app: AppContext, caller: Caller, uuid: string):
 }
 
 /** PUT /users/{u}/password: the old password must match; every session of the user ends. */
-export async function changePassword(app: AppContext, caller: Caller, uuid: string, oldPassword: string, newPassword: string): Promise<void> {
+export async function changePassword(
+  app: AppContext,
+  caller: Caller,
+  uuid: string,
+  oldPassword: string,
+  newPassword: string,
+): Promise<void> {
   const user = caller.userUuid === uuid ? await ownUser(app, uuid) : await requireVisibleUser(app, caller, uuid);
   // Before the old password: a directory (ldap) or SAML user has none here to compare (§6.4).
   await requireNativePassword(app, user);
-  const ok = await verifyPassword(oldPassword, { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations }, app.config);
+  const ok = await verifyPassword(
+    oldPassword,
+    { hash: user.passwordHash, salt: user.passwordSalt, iterations: user.passwordIterations },
+    app.config,
+  );
   if (!ok) throw new AuthenticationFailed();
   await setPassword(app, user, newPassword);
 }
@@ -269,7 +385,13 @@ export async function changePassword(app: AppContext, caller: Caller, uuid: stri
 /** 405 when the user's effective method is not native: its password lives in its identity provider. */
 async function requireNativePassword(app: AppContext, user: UserRow): Promise<void> {
   if ((await effectiveMethod(app.db, user.authenticationMethod, user.tenantUuid)) !== "native") {
-    throw new ApiError(405, "password-managed-externally", "The password of this user is managed by its identity provider", "users", { uuid: user.uuid });
+    throw new ApiError(
+      405,
+      "password-managed-externally",
+      "The password of this user is managed by its identity provider",
+      "users",
+      { uuid: user.uuid },
+    );
   }
 }
 
@@ -288,7 +410,14 @@ export async function setPassword(app: AppContext, user: UserRow, password: stri
   await requireNativePassword(app, user);
   const hash = password === null ? null : await hashPassword(password, app.config);
   await inTransaction(app, async (tx) => {
-    await tx.update(users).set({ passwordHash: hash?.hash ?? null, passwordSalt: hash?.salt ?? null, passwordIterations: hash?.iterations ?? null }).where(eq(users.uuid, user.uuid));
+    await tx
+      .update(users)
+      .set({
+        passwordHash: hash?.hash ?? null,
+        passwordSalt: hash?.salt ?? null,
+        passwordIterations: hash?.iterations ?? null,
+      })
+      .where(eq(users.uuid, user.uuid));
     await revokeUserAccess(app, tx, user);
     await publishEvent(app, tx, {
       name: "auth_user_password_changed",

@@ -20,14 +20,24 @@ export function inCallerScope(app: AppContext, caller: Caller, recurse: boolean,
 }
 
 /** True when `tenantUuid` is the caller's scoping tenant or one of its descendants. */
-export async function tenantVisible(app: AppContext, caller: Caller, tenantUuid: string, db: DbOrTx = app.db): Promise<boolean> {
+export async function tenantVisible(
+  app: AppContext,
+  caller: Caller,
+  tenantUuid: string,
+  db: DbOrTx = app.db,
+): Promise<boolean> {
   return caller.tenantUuid !== null && isSubtenant(db, tenantUuid, caller.tenantUuid, app.topTenantUuid);
 }
 
 export type UserRow = typeof users.$inferSelect;
 
 /** The user, when it lives in the caller's scoping tenant or below; else 404 (never a hint it exists). */
-export async function requireVisibleUser(app: AppContext, caller: Caller, userUuid: string, db: DbOrTx = app.db): Promise<UserRow> {
+export async function requireVisibleUser(
+  app: AppContext,
+  caller: Caller,
+  userUuid: string,
+  db: DbOrTx = app.db,
+): Promise<UserRow> {
   const [user] = await db.select().from(users).where(eq(users.uuid, userUuid));
   if (!user || !(await tenantVisible(app, caller, user.tenantUuid, db))) throw new NotFound("users", userUuid);
   return user;

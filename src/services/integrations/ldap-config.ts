@@ -89,7 +89,8 @@ export async function getLdapConfig(app: AppContext, caller: Caller): Promise<Ld
  */
 export async function putLdapConfig(app: AppContext, caller: Caller, input: LdapConfigInput): Promise<LdapConfigView> {
   const tenantUuid = scopingTenant(caller);
-  const keep = <T>(given: T | undefined, stored: T | null | undefined): T | null => (given === undefined ? (stored ?? null) : given);
+  const keep = <T>(given: T | undefined, stored: T | null | undefined): T | null =>
+    given === undefined ? (stored ?? null) : given;
   const stored = await findLdapConfig(app, tenantUuid);
   const values = {
     host: input.host,

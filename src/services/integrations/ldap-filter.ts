@@ -14,7 +14,9 @@ export const ATTRIBUTE_RE = /^(?:[A-Za-z][A-Za-z0-9-]*|\d+(?:\.\d+)+)$/;
 /** Why a template cannot be used, or null when it is a valid filter once filled. */
 export function searchFilterProblem(template: string): string | null {
   try {
-    FilterParser.parseString(fillSearchFilter(template, { username: "u", user_login_attribute: "uid", user_email_attribute: "mail" }));
+    FilterParser.parseString(
+      fillSearchFilter(template, { username: "u", user_login_attribute: "uid", user_email_attribute: "mail" }),
+    );
     return null;
   } catch (e) {
     return (e as Error).message;

@@ -4,7 +4,13 @@ import { readFileSync } from "node:fs";
 import nunjucks from "nunjucks";
 import type { AppContext } from "../../context.ts";
 import { ServiceUnavailable } from "../../domain/errors.ts";
-import type { ConfirmationContext, ConnectionParams, EmailNotificationPlugin, PasswordResetContext, TemplateFormatter } from "../../plugins/email-types.ts";
+import type {
+  ConfirmationContext,
+  ConnectionParams,
+  EmailNotificationPlugin,
+  PasswordResetContext,
+  TemplateFormatter,
+} from "../../plugins/email-types.ts";
 import { embeddedFile } from "../../embedded.ts";
 
 const env = new nunjucks.Environment(null, { autoescape: false, throwOnUndefined: false });
@@ -52,7 +58,11 @@ export function publicConnection(publicUrl: string | null): ConnectionParams | n
 
 function activePlugin(app: AppContext): EmailNotificationPlugin {
   const plugin = app.plugins.email.get(app.config.email_notification_plugin);
-  if (!plugin) throw new ServiceUnavailable("emails", `The email notification plugin "${app.config.email_notification_plugin}" is not loaded`);
+  if (!plugin)
+    throw new ServiceUnavailable(
+      "emails",
+      `The email notification plugin "${app.config.email_notification_plugin}" is not loaded`,
+    );
   return plugin;
 }
 
@@ -66,5 +76,7 @@ async function send(app: AppContext, what: string, fn: (p: EmailNotificationPlug
   }
 }
 
-export const sendConfirmation = (app: AppContext, ctx: ConfirmationContext) => send(app, "confirmation", (p) => p.sendConfirmation(ctx));
-export const sendPasswordReset = (app: AppContext, ctx: PasswordResetContext) => send(app, "password_reset", (p) => p.sendPasswordReset(ctx));
+export const sendConfirmation = (app: AppContext, ctx: ConfirmationContext) =>
+  send(app, "confirmation", (p) => p.sendConfirmation(ctx));
+export const sendPasswordReset = (app: AppContext, ctx: PasswordResetContext) =>
+  send(app, "password_reset", (p) => p.sendPasswordReset(ctx));

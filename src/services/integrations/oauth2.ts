@@ -12,10 +12,19 @@ const STATE_TTL_MS = 10 * 60 * 1000;
 type Callback = (...args: unknown[]) => Promise<void> | void;
 const callbacks = new Map<string, { callback: Callback; extra: unknown[] }>();
 
-export async function registerOAuth2Callback(app: AppContext, authType: string, userUuid: string, state: string, callback: Callback, extra: unknown[]): Promise<void> {
+export async function registerOAuth2Callback(
+  app: AppContext,
+  authType: string,
+  userUuid: string,
+  state: string,
+  callback: Callback,
+  extra: unknown[],
+): Promise<void> {
   const [user] = await app.db.select({ tenantUuid: users.tenantUuid }).from(users).where(eq(users.uuid, userUuid));
   if (!user) throw new NotFound("users", userUuid);
-  await app.db.insert(oauth2States).values({ state, authType, userUuid, tenantUuid: user.tenantUuid, extra: extra as never });
+  await app.db
+    .insert(oauth2States)
+    .values({ state, authType, userUuid, tenantUuid: user.tenantUuid, extra: extra as never });
   callbacks.set(state, { callback, extra });
 }
 
@@ -26,17 +35,32 @@ export async function registerOAuth2Callback(app: AppContext, authType: string, 
  */
 export function buildOAuth2RedirectUrl(app: AppContext, authType: string): string {
   const { oauth2_redirect_base_url: configured, public_url: publicUrl, rest_api: api } = app.config;
-  const host = api.listen === "0.0.0.0" || api.listen === "::" ? "127.0.0.1" : api.listen.includes(":") ? `[${api.listen}]` : api.listen;
+  const host =
+    api.listen === "0.0.0.0" || api.listen === "::"
+      ? "127.0.0.1"
+      : api.listen.includes(":")
+        ? `[${api.listen}]`
+        : api.listen;
   const base = configured ?? publicUrl ?? `http://${host}:${api.port}`;
   return `${base.replace(/\/$/, "")}/0.1/external/${encodeURIComponent(authType)}/oauth2/callback`;
 }
 
 /** The provider redirected back: run the callback once (the state is consumed), then announce it. */
-export async function completeOAuth2(app: AppContext, authType: string, message: Record<string, string>): Promise<void> {
+export async function completeOAuth2(
+  app: AppContext,
+  authType: string,
+  message: Record<string, string>,
+): Promise<void> {
   const state = message.state ?? "";
   const [row] = await app.db
     .delete(oauth2States)
-    .where(and(eq(oauth2States.state, state), eq(oauth2States.authType, authType), gt(oauth2States.createdAt, new Date(Date.now() - STATE_TTL_MS))))
+    .where(
+      and(
+        eq(oauth2States.state, state),
+        eq(oauth2States.authType, authType),
+        gt(oauth2States.createdAt, new Date(Date.now() - STATE_TTL_MS)),
+      ),
+    )
     .returning();
   if (!row) throw new NotFound("external", state, "Unknown or expired authorization state");
   const local = callbacks.get(state);

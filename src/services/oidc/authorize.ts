@@ -25,26 +25,59 @@ export type AuthorizeCheck =
   | { kind: "ok"; client: ClientRow; request: AuthorizationRequest };
 
 /** The parameters the request carries; kept as hidden fields of the login form. */
-export const REQUEST_PARAMS = ["client_id", "redirect_uri", "response_type", "scope", "state", "nonce", "code_challenge", "code_challenge_method", "prompt", "max_age", "request", "request_uri", "response_mode"] as const;
+export const REQUEST_PARAMS = [
+  "client_id",
+  "redirect_uri",
+  "response_type",
+  "scope",
+  "state",
+  "nonce",
+  "code_challenge",
+  "code_challenge_method",
+  "prompt",
+  "max_age",
+  "request",
+  "request_uri",
+  "response_mode",
+] as const;
 
 const MAX_PARAM = 2_048;
 /** RFC 7636 §4.2: BASE64URL(SHA-256) of a verifier is 43 characters. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
-export async function checkAuthorizationRequest(app: AppContext, p: Record<string, string | undefined>): Promise<AuthorizeCheck> {
-  for (const name of REQUEST_PARAMS) if ((p[name]?.length ?? 0) > MAX_PARAM || p[name]?.includes("\0")) return { kind: "page_error", message: "The sign-in request is malformed." };
+export async function checkAuthorizationRequest(
+  app: AppContext,
+  p: Record<string, string | undefined>,
+): Promise<AuthorizeCheck> {
+  for (const name of REQUEST_PARAMS)
+    if ((p[name]?.length ?? 0) > MAX_PARAM || p[name]?.includes("\0"))
+      return { kind: "page_error", message: "The sign-in request is malformed." };
   const clientId = p.client_id ?? "";
-  const [client] = isUuid(clientId) ? await app.db.select().from(oidcClients).where(eq(oidcClients.clientId, clientId.toLowerCase())) : [];
-  if (!client || !client.grantTypes.includes("authorization_code")) return { kind: "page_error", message: "The application that sent you here is not known." };
+  const [client] = isUuid(clientId)
+    ? await app.db.select().from(oidcClients).where(eq(oidcClients.clientId, clientId.toLowerCase()))
+    : [];
+  if (!client || !client.grantTypes.includes("authorization_code"))
+    return { kind: "page_error", message: "The application that sent you here is not known." };
   // RFC 6749 §3.1.2.3, RFC 9700 §2.1: the redirect URI must equal a registered one, character for character.
   const redirectUri = p.redirect_uri ?? "";
-  if (!client.redirectUris.includes(redirectUri)) return { kind: "page_error", message: "The application sent you here with a return address it has not registered." };
+  if (!client.redirectUris.includes(redirectUri))
+    return {
+      kind: "page_error",
+      message: "The application sent you here with a return address it has not registered.",
+    };
   const state = p.state ?? null;
-  const fail = (error: string, description: string): AuthorizeCheck => ({ kind: "redirect_error", redirectUri, error, description, state });
+  const fail = (error: string, description: string): AuthorizeCheck => ({
+    kind: "redirect_error",
+    redirectUri,
+    error,
+    description,
+    state,
+  });
   // OIDC Core §6: request objects are not supported.
   if (p.request !== undefined) return fail("request_not_supported", "request objects are not supported");
   if (p.request_uri !== undefined) return fail("request_uri_not_supported", "request_uri is not supported");
-  if (p.response_mode !== undefined && p.response_mode !== "query") return fail("invalid_request", "only response_mode=query is supported");
+  if (p.response_mode !== undefined && p.response_mode !== "query")
+    return fail("invalid_request", "only response_mode=query is supported");
   // Only the code flow: implicit and hybrid are not offered (RFC 9700 §2.1.2).
   if (p.response_type !== "code") return fail("unsupported_response_type", "only response_type=code is supported");
   const scope = [...new Set((p.scope ?? "").split(" ").filter(Boolean))];
@@ -55,7 +88,8 @@ export async function checkAuthorizationRequest(app: AppContext, p: Record<strin
   // RFC 7636 §4.3 and RFC 9700 §2.1.1: S256 only (`plain` refused); public clients must use it.
   const challenge = p.code_challenge ?? null;
   if (challenge !== null) {
-    if ((p.code_challenge_method ?? "plain") !== "S256") return fail("invalid_request", "code_challenge_method must be S256");
+    if ((p.code_challenge_method ?? "plain") !== "S256")
+      return fail("invalid_request", "code_challenge_method must be S256");
     if (!S256_CHALLENGE.test(challenge)) return fail("invalid_request", "code_challenge is not an S256 challenge");
   } else if (client.clientType === "public") {
     return fail("invalid_request", "PKCE (code_challenge with S256) is required for public clients");
@@ -63,7 +97,19 @@ export async function checkAuthorizationRequest(app: AppContext, p: Record<strin
   const prompt = (p.prompt ?? "").split(" ").filter(Boolean);
   // OIDC Core §3.1.2.6: without a signed-in browser session, prompt=none cannot succeed.
   if (prompt.includes("none")) return fail("login_required", "the user is not signed in");
-  return { kind: "ok", client, request: { clientId: client.clientId, redirectUri, scope, state, nonce: p.nonce ?? null, codeChallenge: challenge, prompt } };
+  return {
+    kind: "ok",
+    client,
+    request: {
+      clientId: client.clientId,
+      redirectUri,
+      scope,
+      state,
+      nonce: p.nonce ?? null,
+      codeChallenge: challenge,
+      prompt,
+    },
+  };
 }
 
 /** The redirect of an authorization response or error (RFC 6749 §4.1.2, RFC 9207 `iss`). */

@@ -4,7 +4,11 @@ import { and, eq } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { emails, users } from "../../db/schema.ts";
 
-export async function userClaims(app: AppContext, userUuid: string, scope: string[]): Promise<Record<string, unknown> | null> {
+export async function userClaims(
+  app: AppContext,
+  userUuid: string,
+  scope: string[],
+): Promise<Record<string, unknown> | null> {
   const [user] = await app.db.select().from(users).where(eq(users.uuid, userUuid));
   if (!user) return null;
   const claims: Record<string, unknown> = { sub: user.uuid, tenant_uuid: user.tenantUuid };
@@ -16,7 +20,10 @@ export async function userClaims(app: AppContext, userUuid: string, scope: strin
     if (user.username) claims.preferred_username = user.username;
   }
   if (scope.includes("email")) {
-    const [main] = await app.db.select().from(emails).where(and(eq(emails.userUuid, user.uuid), eq(emails.main, true)));
+    const [main] = await app.db
+      .select()
+      .from(emails)
+      .where(and(eq(emails.userUuid, user.uuid), eq(emails.main, true)));
     if (main) {
       claims.email = main.address;
       claims.email_verified = main.confirmed;

@@ -18,7 +18,12 @@ import type { SigningAlg } from "./keys.ts";
 export type ClientRow = typeof oidcClients.$inferSelect;
 export type ClientType = "confidential" | "public";
 
-export const GRANT_TYPES = ["authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code"] as const;
+export const GRANT_TYPES = [
+  "authorization_code",
+  "refresh_token",
+  "client_credentials",
+  "urn:ietf:params:oauth:grant-type:device_code",
+] as const;
 export type GrantType = (typeof GRANT_TYPES)[number];
 export const DEFAULT_GRANT_TYPES: GrantType[] = ["authorization_code", "refresh_token"];
 export const DEFAULT_SCOPES = ["openid", "profile", "email", "offline_access"];
@@ -94,15 +99,33 @@ export function clientSecretMatches(row: ClientRow, presented: string): boolean 
 function checkCombination(type: ClientType, grants: GrantType[], redirectUris: string[]): void {
   // RFC 6749 §4.4: the client credentials grant is for confidential clients only.
   if (type === "public" && grants.includes("client_credentials")) {
-    throw new InvalidData("oidc_clients", { grant_types: { constraint_id: "confidential_only", constraint: "client_credentials", message: "A public client cannot use the client_credentials grant (RFC 6749 §4.4)." } });
+    throw new InvalidData("oidc_clients", {
+      grant_types: {
+        constraint_id: "confidential_only",
+        constraint: "client_credentials",
+        message: "A public client cannot use the client_credentials grant (RFC 6749 §4.4).",
+      },
+    });
   }
   // RFC 6749 §3.1.2.2: clients of the authorization endpoint must register their redirect URIs.
   if (grants.includes("authorization_code") && redirectUris.length === 0) {
-    throw new InvalidData("oidc_clients", { redirect_uris: { constraint_id: "required", constraint: "authorization_code", message: "The authorization_code grant needs at least one redirect URI (RFC 6749 §3.1.2.2)." } });
+    throw new InvalidData("oidc_clients", {
+      redirect_uris: {
+        constraint_id: "required",
+        constraint: "authorization_code",
+        message: "The authorization_code grant needs at least one redirect URI (RFC 6749 §3.1.2.2).",
+      },
+    });
   }
   // The refresh grant only renews what another grant issued.
   if (grants.length === 1 && grants[0] === "refresh_token") {
-    throw new InvalidData("oidc_clients", { grant_types: { constraint_id: "refresh_alone", constraint: "refresh_token", message: "refresh_token needs another grant that issues the first token." } });
+    throw new InvalidData("oidc_clients", {
+      grant_types: {
+        constraint_id: "refresh_alone",
+        constraint: "refresh_token",
+        message: "refresh_token needs another grant that issues the first token.",
+      },
+    });
   }
 }
 
@@ -134,7 +157,11 @@ function clientEvent(app: AppContext, tx: DbOrTx, action: "created" | "updated" 
   });
 }
 
-export async function createClient(app: AppContext, caller: Caller, input: ClientInput): Promise<ClientJson & { client_secret?: string }> {
+export async function createClient(
+  app: AppContext,
+  caller: Caller,
+  input: ClientInput,
+): Promise<ClientJson & { client_secret?: string }> {
   const tenantUuid = caller.tenantUuid;
   if (!tenantUuid) throw new NotFound("tenants");
   const values = rowValues(input, input.client_type);
@@ -143,7 +170,14 @@ export async function createClient(app: AppContext, caller: Caller, input: Clien
   return inTransaction(app, async (tx) => {
     const [row] = await tx
       .insert(oidcClients)
-      .values({ ...values, clientId: randomUUID(), tenantUuid, clientType: input.client_type, secretHash: secret ? hashClientSecret(secret) : null, idTokenSignedResponseAlg: input.id_token_signed_response_alg ?? app.config.oidc.default_signing_alg })
+      .values({
+        ...values,
+        clientId: randomUUID(),
+        tenantUuid,
+        clientType: input.client_type,
+        secretHash: secret ? hashClientSecret(secret) : null,
+        idTokenSignedResponseAlg: input.id_token_signed_response_alg ?? app.config.oidc.default_signing_alg,
+      })
       .returning();
     await clientEvent(app, tx, "created", row!);
     return secret ? { ...clientJson(row!), client_secret: secret } : clientJson(row!);
@@ -151,19 +185,32 @@ export async function createClient(app: AppContext, caller: Caller, input: Clien
 }
 
 /** The client when it belongs to the caller's scoping tenant or below; else 404. */
-export async function requireVisibleClient(app: AppContext, caller: Caller, clientId: string, db: DbOrTx = app.db): Promise<ClientRow> {
+export async function requireVisibleClient(
+  app: AppContext,
+  caller: Caller,
+  clientId: string,
+  db: DbOrTx = app.db,
+): Promise<ClientRow> {
   const [row] = await db.select().from(oidcClients).where(eq(oidcClients.clientId, clientId));
   if (!row || !(await tenantVisible(app, caller, row.tenantUuid, db))) throw new NotFound("oidc_clients", clientId);
   return row;
 }
 
-export async function updateClient(app: AppContext, caller: Caller, clientId: string, input: ClientUpdate): Promise<void> {
+export async function updateClient(
+  app: AppContext,
+  caller: Caller,
+  clientId: string,
+  input: ClientUpdate,
+): Promise<void> {
   return inTransaction(app, async (tx) => {
     const current = await requireVisibleClient(app, caller, clientId, tx);
     const values = rowValues(input, current.clientType as ClientType);
     const [row] = await tx
       .update(oidcClients)
-      .set({ ...values, idTokenSignedResponseAlg: input.id_token_signed_response_alg ?? current.idTokenSignedResponseAlg })
+      .set({
+        ...values,
+        idTokenSignedResponseAlg: input.id_token_signed_response_alg ?? current.idTokenSignedResponseAlg,
+      })
       .where(eq(oidcClients.clientId, clientId))
       .returning();
     await clientEvent(app, tx, "updated", row!);
@@ -183,7 +230,11 @@ export async function deleteClient(app: AppContext, caller: Caller, clientId: st
 export type ClientFilter = "client_id" | "name" | "client_type";
 const SORT = { name: oidcClients.name, created_at: oidcClients.createdAt, client_id: oidcClients.clientId } as const;
 
-export async function listClients(app: AppContext, caller: Caller, params: ListParams<ClientFilter>): Promise<Collection<ClientJson>> {
+export async function listClients(
+  app: AppContext,
+  caller: Caller,
+  params: ListParams<ClientFilter>,
+): Promise<Collection<ClientJson>> {
   const base = inCallerScope(app, caller, params.recurse, oidcClients.tenantUuid);
   const conditions: SQL[] = [];
   const pattern = searchPattern(params.search);
@@ -194,6 +245,13 @@ export async function listClients(app: AppContext, caller: Caller, params: ListP
   if (f.client_type !== undefined) conditions.push(eq(oidcClients.clientType, f.client_type));
   const where = conditions.length ? and(base, ...conditions) : base;
   const column = SORT[(params.order ?? "name") as keyof typeof SORT] ?? oidcClients.name;
-  const page = await listPage(app.db, oidcClients, base, where, [params.direction === "desc" ? desc(column) : asc(column), asc(oidcClients.clientId)], params);
+  const page = await listPage(
+    app.db,
+    oidcClients,
+    base,
+    where,
+    [params.direction === "desc" ? desc(column) : asc(column), asc(oidcClients.clientId)],
+    params,
+  );
   return collection(page.rows.map(clientJson), page.filtered, page.total);
 }

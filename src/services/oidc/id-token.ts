@@ -28,7 +28,12 @@ export async function signIdToken(app: AppContext, t: IdTokenInput): Promise<str
   const alg = t.client.idTokenSignedResponseAlg as SigningAlg;
   const key = await signingKey(app, alg);
   const now = Math.floor(Date.now() / 1000);
-  const payload: Record<string, unknown> = { ...t.claims, auth_time: t.authTime, amr: t.amr, at_hash: atHash(t.accessToken) };
+  const payload: Record<string, unknown> = {
+    ...t.claims,
+    auth_time: t.authTime,
+    amr: t.amr,
+    at_hash: atHash(t.accessToken),
+  };
   if (t.nonce !== null) payload.nonce = t.nonce;
   return new SignJWT(payload)
     .setProtectedHeader({ alg, kid: key.kid, typ: "JWT" })

@@ -10,7 +10,12 @@ import { grantOfToken } from "./userinfo.ts";
 
 const INACTIVE = { active: false } as const;
 
-export async function introspectToken(app: AppContext, client: ClientRow, token: string, issuer: string): Promise<Record<string, unknown>> {
+export async function introspectToken(
+  app: AppContext,
+  client: ClientRow,
+  token: string,
+  issuer: string,
+): Promise<Record<string, unknown>> {
   if (!isTokenShaped(token)) return INACTIVE;
   const tok = await findValidToken(app, token);
   if (!tok) return INACTIVE;
@@ -18,7 +23,15 @@ export async function introspectToken(app: AppContext, client: ClientRow, token:
   if (!tenantUuid || !(await app.tenantTree.isSubtenant(app.db, tenantUuid, client.tenantUuid))) return INACTIVE;
   const grant = await grantOfToken(app, token);
   // RFC 7662 §2.2 members; `tenant_uuid` and `session_uuid` are Tessera's.
-  const answer: Record<string, unknown> = { active: true, token_type: "Bearer", exp: tok.expireT, iat: tok.issuedT, iss: issuer, tenant_uuid: tenantUuid, session_uuid: tok.sessionUuid };
+  const answer: Record<string, unknown> = {
+    active: true,
+    token_type: "Bearer",
+    exp: tok.expireT,
+    iat: tok.issuedT,
+    iss: issuer,
+    tenant_uuid: tenantUuid,
+    session_uuid: tok.sessionUuid,
+  };
   if (isUuid(tok.authId)) answer.sub = tok.authId;
   if (grant) {
     answer.scope = grant.scope.join(" ");

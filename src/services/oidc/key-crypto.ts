@@ -10,9 +10,16 @@ function wrappingKey(secret: string): Promise<CryptoKey> {
   let key = derived.get(secret);
   if (!key) {
     key = (async () => {
-      const material = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), "HKDF", false, ["deriveKey"]);
+      const material = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), "HKDF", false, [
+        "deriveKey",
+      ]);
       return crypto.subtle.deriveKey(
-        { name: "HKDF", hash: "SHA-256", salt: new TextEncoder().encode("tessera-oidc-signing-keys"), info: new Uint8Array() },
+        {
+          name: "HKDF",
+          hash: "SHA-256",
+          salt: new TextEncoder().encode("tessera-oidc-signing-keys"),
+          info: new Uint8Array(),
+        },
         material,
         { name: "AES-GCM", length: 256 },
         false,
@@ -26,17 +33,28 @@ function wrappingKey(secret: string): Promise<CryptoKey> {
 
 export async function encryptPrivateKey(secret: string, kid: string, plaintext: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const data = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: new TextEncoder().encode(kid) }, await wrappingKey(secret), new TextEncoder().encode(plaintext));
+  const data = await crypto.subtle.encrypt(
+    { name: "AES-GCM", iv, additionalData: new TextEncoder().encode(kid) },
+    await wrappingKey(secret),
+    new TextEncoder().encode(plaintext),
+  );
   return `v1.${base64url.encode(iv)}.${base64url.encode(new Uint8Array(data))}`;
 }
 
 export async function decryptPrivateKey(secret: string, kid: string, stored: string): Promise<string> {
   const [version, iv, data] = stored.split(".");
-  if (version !== "v1" || !iv || !data) throw new Error(`the stored OIDC signing key ${kid} is not in a known encrypted form`);
+  if (version !== "v1" || !iv || !data)
+    throw new Error(`the stored OIDC signing key ${kid} is not in a known encrypted form`);
   try {
-    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: new Uint8Array(base64url.decode(iv)), additionalData: new TextEncoder().encode(kid) }, await wrappingKey(secret), new Uint8Array(base64url.decode(data)));
+    const plain = await crypto.subtle.decrypt(
+      { name: "AES-GCM", iv: new Uint8Array(base64url.decode(iv)), additionalData: new TextEncoder().encode(kid) },
+      await wrappingKey(secret),
+      new Uint8Array(base64url.decode(data)),
+    );
     return new TextDecoder().decode(plain);
   } catch {
-    throw new Error(`the OIDC signing key ${kid} cannot be decrypted: oidc.key_encryption_key is not the one it was stored with`);
+    throw new Error(
+      `the OIDC signing key ${kid} cannot be decrypted: oidc.key_encryption_key is not the one it was stored with`,
+    );
   }
 }

@@ -79,7 +79,9 @@ async function loadOrGenerate(app: AppContext): Promise<Map<SigningAlg, SigningK
   for (const row of rows) {
     const alg = row.alg as SigningAlg;
     if (out.has(alg)) continue; // rows are newest first
-    const jwk = JSON.parse(row.encrypted ? await decryptPrivateKey(requireSecret(app, row.kid), row.kid, row.privateKey) : row.privateKey) as JWK;
+    const jwk = JSON.parse(
+      row.encrypted ? await decryptPrivateKey(requireSecret(app, row.kid), row.kid, row.privateKey) : row.privateKey,
+    ) as JWK;
     out.set(alg, { kid: row.kid, alg, privateKey: (await importJWK(jwk, alg)) as CryptoKey });
   }
   return out;
@@ -87,16 +89,24 @@ async function loadOrGenerate(app: AppContext): Promise<Map<SigningAlg, SigningK
 
 function requireSecret(app: AppContext, kid: string): string {
   const secret = app.config.oidc.key_encryption_key;
-  if (!secret) throw new Error(`the OIDC signing key ${kid} is stored encrypted but oidc.key_encryption_key is not configured`);
+  if (!secret)
+    throw new Error(`the OIDC signing key ${kid} is stored encrypted but oidc.key_encryption_key is not configured`);
   return secret;
 }
 
 function currentRows(db: DbOrTx) {
-  return db.select().from(oidcKeys).where(isNull(oidcKeys.retiredAt)).orderBy(desc(oidcKeys.createdAt), desc(oidcKeys.kid));
+  return db
+    .select()
+    .from(oidcKeys)
+    .where(isNull(oidcKeys.retiredAt))
+    .orderBy(desc(oidcKeys.createdAt), desc(oidcKeys.kid));
 }
 
 async function insertNewKey(app: AppContext, db: DbOrTx, alg: SigningAlg): Promise<void> {
-  const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === "RS256" ? { modulusLength: 2048 } : {}) });
+  const { publicKey, privateKey } = await generateKeyPair(alg, {
+    extractable: true,
+    ...(alg === "RS256" ? { modulusLength: 2048 } : {}),
+  });
   const publicJwk = await exportJWK(publicKey);
   // RFC 7638 thumbprint as the key id: stable, unique, derived from the public key alone.
   const kid = await calculateJwkThumbprint(publicJwk);
@@ -131,7 +141,11 @@ export async function rotateSigningKeysIfDue(app: AppContext): Promise<boolean> 
   if (days <= 0) return false;
   const cutoff = Date.now() - days * 86_400_000;
   const rotated = await inTransaction(app, async (tx) => {
-    const current = await tx.select({ createdAt: oidcKeys.createdAt }).from(oidcKeys).where(isNull(oidcKeys.retiredAt)).for("update");
+    const current = await tx
+      .select({ createdAt: oidcKeys.createdAt })
+      .from(oidcKeys)
+      .where(isNull(oidcKeys.retiredAt))
+      .for("update");
     if (current.length === 0 || current.some((k) => k.createdAt.getTime() > cutoff)) return false;
     await retireAndReplace(app, tx);
     return true;

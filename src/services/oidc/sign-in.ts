@@ -28,7 +28,12 @@ export interface Credentials {
 }
 
 /** Signs the user in and returns a fresh authorization code; throws AuthenticationFailed (401), 429 or 503 as the login does. */
-export async function signInForCode(app: AppContext, client: ClientRow, request: AuthorizationRequest, creds: Credentials): Promise<string> {
+export async function signInForCode(
+  app: AppContext,
+  client: ClientRow,
+  request: AuthorizationRequest,
+  creds: Credentials,
+): Promise<string> {
   const { token } = await login(app, {
     login: creds.login,
     password: creds.password,

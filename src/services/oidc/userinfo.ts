@@ -3,7 +3,10 @@ import { and, eq, isNotNull } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { oidcCodes } from "../../db/schema.ts";
 
-export async function grantOfToken(app: AppContext, tokenUuid: string): Promise<{ userUuid: string; scope: string[]; clientId: string } | null> {
+export async function grantOfToken(
+  app: AppContext,
+  tokenUuid: string,
+): Promise<{ userUuid: string; scope: string[]; clientId: string } | null> {
   const [row] = await app.db
     .select({ userUuid: oidcCodes.userUuid, scope: oidcCodes.scope, clientId: oidcCodes.clientId })
     .from(oidcCodes)

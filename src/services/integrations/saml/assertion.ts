@@ -8,9 +8,15 @@ import type { ResolvedSamlConfig } from "./saml-config.ts";
 import type { SamlNameId } from "./saml-sessions.ts";
 
 /** The attributes whose first value is the login (Entra ID / ADFS claim, then the MACE name). */
-export const LOGIN_ATTRIBUTES = ["http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name", "urn:mace:dir:attribute-def:name"];
+export const LOGIN_ATTRIBUTES = [
+  "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name",
+  "urn:mace:dir:attribute-def:name",
+];
 
-const select = xpath.useNamespaces({ saml: "urn:oasis:names:tc:SAML:2.0:assertion", samlp: "urn:oasis:names:tc:SAML:2.0:protocol" });
+const select = xpath.useNamespaces({
+  saml: "urn:oasis:names:tc:SAML:2.0:assertion",
+  samlp: "urn:oasis:names:tc:SAML:2.0:protocol",
+});
 
 function parse(xml: string): Document {
   return new DOMParser().parseFromString(xml, "text/xml") as unknown as Document;
@@ -25,12 +31,17 @@ export function checkAssertionContext(profile: Profile, cfg: ResolvedSamlConfig,
   if (profile.issuer !== cfg.idp.entityId) throw new Error(`unexpected issuer ${profile.issuer}`);
   const response = parse(profile.getSamlResponseXml?.() ?? "");
   const destination = attributes(response, "/samlp:Response/@Destination");
-  if (destination.length && destination[0] !== cfg.acsUrl) throw new Error(`response destination ${destination[0]} is not this ACS`);
+  if (destination.length && destination[0] !== cfg.acsUrl)
+    throw new Error(`response destination ${destination[0]} is not this ACS`);
   const assertion = parse(profile.getAssertionXml?.() ?? "");
-  const confirmations = select("/saml:Assertion/saml:Subject/saml:SubjectConfirmation[@Method='urn:oasis:names:tc:SAML:2.0:cm:bearer']/saml:SubjectConfirmationData", assertion) as Element[];
+  const confirmations = select(
+    "/saml:Assertion/saml:Subject/saml:SubjectConfirmation[@Method='urn:oasis:names:tc:SAML:2.0:cm:bearer']/saml:SubjectConfirmationData",
+    assertion,
+  ) as Element[];
   if (confirmations.length === 0) throw new Error("no bearer SubjectConfirmationData");
   for (const data of confirmations) {
-    if (data.getAttribute("Recipient") !== cfg.acsUrl) throw new Error(`recipient ${data.getAttribute("Recipient")} is not this ACS`);
+    if (data.getAttribute("Recipient") !== cfg.acsUrl)
+      throw new Error(`recipient ${data.getAttribute("Recipient")} is not this ACS`);
     const inResponseTo = data.getAttribute("InResponseTo");
     if (inResponseTo && inResponseTo !== requestId) throw new Error("the assertion answers another request");
   }

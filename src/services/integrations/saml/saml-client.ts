@@ -34,7 +34,13 @@ export class SingleRequestCache implements CacheProvider {
 export const slsUrlOf = (acsUrl: string) => acsUrl.replace(/\/saml\/acs\/?$/, "/saml/sls");
 
 /** node-saml is loaded on first use: it is half a second of start-up for a service that may never see SAML. */
-export async function samlClient(app: AppContext, cfg: ResolvedSamlConfig, keys: SpKeyPair, cache: CacheProvider, forMetadata = false): Promise<SAML> {
+export async function samlClient(
+  app: AppContext,
+  cfg: ResolvedSamlConfig,
+  keys: SpKeyPair,
+  cache: CacheProvider,
+  forMetadata = false,
+): Promise<SAML> {
   const { SAML } = await import("@node-saml/node-saml");
   return new SAML({
     entryPoint: cfg.idp.ssoUrl,
@@ -68,7 +74,10 @@ export async function samlClient(app: AppContext, cfg: ResolvedSamlConfig, keys:
 
 /** The SP metadata an administrator gives the IdP: entity id, ACS and SLS URLs, signing certificate. */
 export async function spMetadataXml(app: AppContext, cfg: ResolvedSamlConfig, keys: SpKeyPair): Promise<string> {
-  const xml = (await samlClient(app, cfg, keys, new SingleRequestCache(), true)).generateServiceProviderMetadata(null, keys.certificate);
+  const xml = (await samlClient(app, cfg, keys, new SingleRequestCache(), true)).generateServiceProviderMetadata(
+    null,
+    keys.certificate,
+  );
   // node-saml declares the logout endpoint with the HTTP-POST binding; GET /saml/sls is HTTP-Redirect.
   return xml.replace(
     /(<SingleLogoutService Binding=")urn:oasis:names:tc:SAML:2\.0:bindings:HTTP-POST(")/,

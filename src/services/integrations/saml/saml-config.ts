@@ -36,7 +36,12 @@ export interface ResolvedSamlConfig {
 
 type Row = typeof samlConfigs.$inferSelect;
 
-const view = (r: Row): SamlConfigView => ({ tenant_uuid: r.tenantUuid, domain_uuid: r.domainUuid, entity_id: r.entityId, acs_url: r.acsUrl });
+const view = (r: Row): SamlConfigView => ({
+  tenant_uuid: r.tenantUuid,
+  domain_uuid: r.domainUuid,
+  entity_id: r.entityId,
+  acs_url: r.acsUrl,
+});
 
 function scope(caller: Caller): string {
   if (!caller.tenantUuid) throw new NotFound(RESOURCE, undefined, "No SAML configuration");
@@ -64,10 +69,16 @@ export async function getIdpMetadataXml(app: AppContext, caller: Caller): Promis
 }
 
 /** Checks the metadata and that the domain is one of the tenant's; all problems in one 400. */
-async function validate(app: AppContext, tenantUuid: string, input: SamlConfigInput, metadataRequired: boolean): Promise<void> {
+async function validate(
+  app: AppContext,
+  tenantUuid: string,
+  input: SamlConfigInput,
+  metadataRequired: boolean,
+): Promise<void> {
   const details: Details = {};
   if (input.metadata === undefined) {
-    if (metadataRequired) details.metadata = { constraint_id: "required", constraint: true, message: "No metadata file provided." };
+    if (metadataRequired)
+      details.metadata = { constraint_id: "required", constraint: true, message: "No metadata file provided." };
   } else if (input.metadata.trim() === "") {
     details.metadata = { constraint_id: "not_empty", constraint: true, message: "Empty metadata file provided." };
   } else {
@@ -75,7 +86,11 @@ async function validate(app: AppContext, tenantUuid: string, input: SamlConfigIn
       parseIdpMetadata(input.metadata);
     } catch (e) {
       const message = e instanceof InvalidMetadata ? e.message : "unreadable";
-      details.metadata = { constraint_id: "saml_metadata", constraint: "IdP metadata (IDPSSODescriptor)", message: `Invalid IdP metadata: ${message}.` };
+      details.metadata = {
+        constraint_id: "saml_metadata",
+        constraint: "IdP metadata (IDPSSODescriptor)",
+        message: `Invalid IdP metadata: ${message}.`,
+      };
     }
   }
   if (input.domain_uuid !== undefined) {
@@ -83,23 +98,44 @@ async function validate(app: AppContext, tenantUuid: string, input: SamlConfigIn
       .select({ uuid: tenantDomains.uuid })
       .from(tenantDomains)
       .where(and(eq(tenantDomains.uuid, input.domain_uuid), eq(tenantDomains.tenantUuid, tenantUuid)));
-    if (!domain) details.domain_uuid = { constraint_id: "tenant_domain", constraint: tenantUuid, message: "Domain not from tenant." };
+    if (!domain)
+      details.domain_uuid = {
+        constraint_id: "tenant_domain",
+        constraint: tenantUuid,
+        message: "Domain not from tenant.",
+      };
   }
   if (Object.keys(details).length) throw new InvalidData(RESOURCE, details);
 }
 
-export async function createSamlConfig(app: AppContext, caller: Caller, input: Required<SamlConfigInput>): Promise<SamlConfigView> {
+export async function createSamlConfig(
+  app: AppContext,
+  caller: Caller,
+  input: Required<SamlConfigInput>,
+): Promise<SamlConfigView> {
   const tenantUuid = scope(caller);
   await validate(app, tenantUuid, input, true);
   return inTransaction(app, async (tx) => {
     // One configuration per tenant: serialise concurrent creations for the tenant (the key is
     // (tenant, domain), so a unique violation would not catch two different domains).
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`saml_config:${tenantUuid}`}))`);
-    const [existing] = await tx.select({ t: samlConfigs.tenantUuid }).from(samlConfigs).where(eq(samlConfigs.tenantUuid, tenantUuid));
-    if (existing) throw new Conflict(RESOURCE, { tenant_uuid: { constraint_id: "unique", message: "This tenant already has a SAML configuration" } });
+    const [existing] = await tx
+      .select({ t: samlConfigs.tenantUuid })
+      .from(samlConfigs)
+      .where(eq(samlConfigs.tenantUuid, tenantUuid));
+    if (existing)
+      throw new Conflict(RESOURCE, {
+        tenant_uuid: { constraint_id: "unique", message: "This tenant already has a SAML configuration" },
+      });
     const [row] = await tx
       .insert(samlConfigs)
-      .values({ tenantUuid, domainUuid: input.domain_uuid, entityId: input.entity_id, acsUrl: input.acs_url, idpMetadata: input.metadata })
+      .values({
+        tenantUuid,
+        domainUuid: input.domain_uuid,
+        entityId: input.entity_id,
+        acsUrl: input.acs_url,
+        idpMetadata: input.metadata,
+      })
       .returning();
     return view(row!);
   });
@@ -135,9 +171,18 @@ export async function samlConfigForDomain(app: AppContext, domain: string): Prom
   if (!row) return null;
   try {
     const idp = parseIdpMetadata(row.config.idpMetadata);
-    return { tenantUuid: row.config.tenantUuid, domain: row.domain, entityId: row.config.entityId, acsUrl: row.config.acsUrl, idp };
+    return {
+      tenantUuid: row.config.tenantUuid,
+      domain: row.domain,
+      entityId: row.config.entityId,
+      acsUrl: row.config.acsUrl,
+      idp,
+    };
   } catch (e) {
-    app.log.error("stored SAML metadata is unreadable", { tenant_uuid: row.config.tenantUuid, error: (e as Error).message });
+    app.log.error("stored SAML metadata is unreadable", {
+      tenant_uuid: row.config.tenantUuid,
+      error: (e as Error).message,
+    });
     return null;
   }
 }
@@ -145,7 +190,10 @@ export async function samlConfigForDomain(app: AppContext, domain: string): Prom
 /** The scoping tenant's configuration with its IdP metadata read (SP metadata needs both). */
 export async function samlConfigForTenant(app: AppContext, caller: Caller): Promise<ResolvedSamlConfig> {
   const row = await requireRow(app, caller);
-  const [domain] = await app.db.select({ name: tenantDomains.name }).from(tenantDomains).where(eq(tenantDomains.uuid, row.domainUuid));
+  const [domain] = await app.db
+    .select({ name: tenantDomains.name })
+    .from(tenantDomains)
+    .where(eq(tenantDomains.uuid, row.domainUuid));
   const resolved = domain ? await samlConfigForDomain(app, domain.name) : null;
   if (!resolved) throw new NotFound(RESOURCE, row.tenantUuid, "No usable SAML configuration for this tenant");
   return resolved;

@@ -6,7 +6,14 @@ import { ApiError, InvalidData, NotFound } from "../../../domain/errors.ts";
 import { checkAssertionContext, loginOf, nameIdOf } from "./assertion.ts";
 import { samlConfigForDomain } from "./saml-config.ts";
 import { SingleRequestCache, samlClient } from "./saml-client.ts";
-import { completeLogin, deleteSamlSession, insertSamlSession, loginRelayState, newSessionId, pendingLoginByRelayState } from "./saml-sessions.ts";
+import {
+  completeLogin,
+  deleteSamlSession,
+  insertSamlSession,
+  loginRelayState,
+  newSessionId,
+  pendingLoginByRelayState,
+} from "./saml-sessions.ts";
 import { spKeyPair } from "./sp-key.ts";
 
 /** Where the browser is sent back. An absolute http(s) URL, within `saml.allowed_redirect_origins` when set. */
@@ -18,22 +25,46 @@ export function checkRedirectUrl(app: AppContext, redirectUrl: string): void {
     url = null;
   }
   const allowed = app.config.saml.allowed_redirect_origins.map((o) => new URL(o).origin);
-  const refuse = (message: string) => new InvalidData("saml", { redirect_url: { constraint_id: "redirect_url", constraint: allowed.length ? allowed : { schemes: ["http", "https"] }, message } });
+  const refuse = (message: string) =>
+    new InvalidData("saml", {
+      redirect_url: {
+        constraint_id: "redirect_url",
+        constraint: allowed.length ? allowed : { schemes: ["http", "https"] },
+        message,
+      },
+    });
   if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) throw refuse("Not an absolute http(s) URL.");
   if (url.username || url.password) throw refuse("A redirect URL may not carry credentials.");
-  if (allowed.length && !allowed.includes(url.origin)) throw refuse("This origin is not allowed (saml.allowed_redirect_origins).");
+  if (allowed.length && !allowed.includes(url.origin))
+    throw refuse("This origin is not allowed (saml.allowed_redirect_origins).");
 }
 
-export async function startSamlLogin(app: AppContext, redirectUrl: string, domain: string): Promise<{ location: string; saml_session_id: string }> {
+export async function startSamlLogin(
+  app: AppContext,
+  redirectUrl: string,
+  domain: string,
+): Promise<{ location: string; saml_session_id: string }> {
   checkRedirectUrl(app, redirectUrl);
   const cfg = await samlConfigForDomain(app, domain);
   if (!cfg) throw new NotFound("saml", undefined, "No SAML configuration for this domain");
   const cache = new SingleRequestCache();
   const sessionId = newSessionId();
   const relayState = loginRelayState(sessionId);
-  const location = await (await samlClient(app, cfg, await spKeyPair(app), cache)).getAuthorizeUrlAsync(relayState, undefined, {});
-  if (!cache.generatedId) throw new ApiError(500, "configuration-error", "SAML client for domain not found or failed", "saml", { domain });
-  await insertSamlSession(app, { requestId: cache.generatedId, sessionId, redirectUrl, domain: cfg.domain, relayState, startTime: new Date() });
+  const location = await (await samlClient(app, cfg, await spKeyPair(app), cache)).getAuthorizeUrlAsync(
+    relayState,
+    undefined,
+    {},
+  );
+  if (!cache.generatedId)
+    throw new ApiError(500, "configuration-error", "SAML client for domain not found or failed", "saml", { domain });
+  await insertSamlSession(app, {
+    requestId: cache.generatedId,
+    sessionId,
+    redirectUrl,
+    domain: cfg.domain,
+    relayState,
+    startTime: new Date(),
+  });
   return { location, saml_session_id: sessionId };
 }
 
@@ -63,7 +94,12 @@ export async function acceptSamlResponse(app: AppContext, samlResponse: string, 
   let login: string;
   let nameId;
   try {
-    const client = await samlClient(app, cfg, await spKeyPair(app), new SingleRequestCache(session.requestId, session.startTime ?? new Date(0)));
+    const client = await samlClient(
+      app,
+      cfg,
+      await spKeyPair(app),
+      new SingleRequestCache(session.requestId, session.startTime ?? new Date(0)),
+    );
     const { profile } = await client.validatePostResponseAsync({ SAMLResponse: samlResponse });
     if (!profile) return refuse("no assertion");
     checkAssertionContext(profile, cfg, session.requestId);

@@ -12,7 +12,15 @@ import { sessionByUuid, revokeSessions } from "../../auth/sessions.ts";
 import { findValidToken } from "../../auth/tokens.ts";
 import { samlConfigForDomain } from "./saml-config.ts";
 import { SingleRequestCache, samlClient } from "./saml-client.ts";
-import { LOGOUT_RELAY_PREFIX, deleteSamlSession, insertSamlSession, newSessionId, parseNameId, pendingLogoutByRelayState, type SamlNameId } from "./saml-sessions.ts";
+import {
+  LOGOUT_RELAY_PREFIX,
+  deleteSamlSession,
+  insertSamlSession,
+  newSessionId,
+  parseNameId,
+  pendingLogoutByRelayState,
+  type SamlNameId,
+} from "./saml-sessions.ts";
 import { withQuery } from "./saml-login.ts";
 import { spKeyPair } from "./sp-key.ts";
 
@@ -59,7 +67,11 @@ export async function startSamlLogout(app: AppContext, token: string): Promise<{
     ...(nameId.nameQualifier ? { nameQualifier: nameId.nameQualifier } : {}),
     ...(nameId.spNameQualifier ? { spNameQualifier: nameId.spNameQualifier } : {}),
   };
-  const location = await (await samlClient(app, cfg, await spKeyPair(app), cache)).getLogoutUrlAsync(profile, relayState, {});
+  const location = await (await samlClient(app, cfg, await spKeyPair(app), cache)).getLogoutUrlAsync(
+    profile,
+    relayState,
+    {},
+  );
   await insertSamlSession(app, {
     requestId: cache.generatedId!,
     sessionId: newSessionId(),
@@ -81,8 +93,17 @@ const REDIRECT_SIG_DIGESTS: Record<string, string> = {
 };
 
 /** GET /saml/sls: a LogoutResponse signed by the IdP (HTTP-Redirect binding) for our request. */
-export async function finishSamlLogout(app: AppContext, query: Record<string, string>, rawQuery: string): Promise<string> {
-  const refused = (message: string) => new InvalidData("saml", { SAMLResponse: { constraint_id: "saml_logout_response", constraint: "signed LogoutResponse", message } }, "SAML processing failed");
+export async function finishSamlLogout(
+  app: AppContext,
+  query: Record<string, string>,
+  rawQuery: string,
+): Promise<string> {
+  const refused = (message: string) =>
+    new InvalidData(
+      "saml",
+      { SAMLResponse: { constraint_id: "saml_logout_response", constraint: "signed LogoutResponse", message } },
+      "SAML processing failed",
+    );
   if (!query.SAMLResponse || !query.RelayState) throw refused("SAMLResponse and RelayState are required.");
   const pending = await pendingLogoutByRelayState(app, query.RelayState);
   if (!pending) throw new NotFound("saml", undefined, "Context not found");
@@ -93,7 +114,12 @@ export async function finishSamlLogout(app: AppContext, query: Record<string, st
   const digest = REDIRECT_SIG_DIGESTS[query.SigAlg];
   if (!digest) throw refused(`Unsupported SigAlg (supported: ${Object.keys(REDIRECT_SIG_DIGESTS).join(", ")}).`);
   try {
-    const client = await samlClient(app, cfg, await spKeyPair(app), new SingleRequestCache(pending.requestId, pending.startTime ?? new Date(0)));
+    const client = await samlClient(
+      app,
+      cfg,
+      await spKeyPair(app),
+      new SingleRequestCache(pending.requestId, pending.startTime ?? new Date(0)),
+    );
     // node-saml looks the algorithm up by the name after '#' in crypto.getHashes(), where Bun has
     // no `RSA-SHA256`: hand it the digest name (the signed query string keeps the original SigAlg).
     const { loggedOut } = await client.validateRedirectAsync({ ...query, SigAlg: `#${digest}` }, rawQuery);

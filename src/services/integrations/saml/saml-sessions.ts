@@ -32,7 +32,11 @@ export async function insertSamlSession(app: AppContext, row: typeof samlSession
 /** A pending login (not yet answered by the IdP) by its relay state. */
 export async function pendingLoginByRelayState(app: AppContext, relayState: string): Promise<SamlSessionRow | null> {
   if (relayState.startsWith(LOGOUT_RELAY_PREFIX)) return null;
-  const [row] = await app.db.select().from(samlSessions).where(and(eq(samlSessions.relayState, relayState), isNull(samlSessions.login))).limit(1);
+  const [row] = await app.db
+    .select()
+    .from(samlSessions)
+    .where(and(eq(samlSessions.relayState, relayState), isNull(samlSessions.login)))
+    .limit(1);
   return row ?? null;
 }
 
@@ -43,17 +47,26 @@ export async function pendingLogoutByRelayState(app: AppContext, relayState: str
 }
 
 /** Records the IdP's answer; false when another post already answered this request (a replay). */
-export async function completeLogin(app: AppContext, s: SamlSessionRow, login: string, nameId: SamlNameId): Promise<boolean> {
+export async function completeLogin(
+  app: AppContext,
+  s: SamlSessionRow,
+  login: string,
+  nameId: SamlNameId,
+): Promise<boolean> {
   const updated = await app.db
     .update(samlSessions)
     .set({ login, samlNameId: JSON.stringify(nameId) })
-    .where(and(eq(samlSessions.requestId, s.requestId), eq(samlSessions.sessionId, s.sessionId), isNull(samlSessions.login)))
+    .where(
+      and(eq(samlSessions.requestId, s.requestId), eq(samlSessions.sessionId, s.sessionId), isNull(samlSessions.login)),
+    )
     .returning({ id: samlSessions.requestId });
   return updated.length === 1;
 }
 
 export async function deleteSamlSession(app: AppContext, s: SamlSessionRow): Promise<void> {
-  await app.db.delete(samlSessions).where(and(eq(samlSessions.requestId, s.requestId), eq(samlSessions.sessionId, s.sessionId)));
+  await app.db
+    .delete(samlSessions)
+    .where(and(eq(samlSessions.requestId, s.requestId), eq(samlSessions.sessionId, s.sessionId)));
 }
 
 /**
@@ -64,7 +77,14 @@ export async function consumeCompletedLogin(app: AppContext, sessionId: string):
   const since = new Date(Date.now() - app.config.saml.saml_session_lifetime_seconds * 1000);
   const [row] = await app.db
     .delete(samlSessions)
-    .where(and(eq(samlSessions.sessionId, sessionId), isNotNull(samlSessions.login), sql`${samlSessions.relayState} not like ${`${LOGOUT_RELAY_PREFIX}%`}`, gte(samlSessions.startTime, since)))
+    .where(
+      and(
+        eq(samlSessions.sessionId, sessionId),
+        isNotNull(samlSessions.login),
+        sql`${samlSessions.relayState} not like ${`${LOGOUT_RELAY_PREFIX}%`}`,
+        gte(samlSessions.startTime, since),
+      ),
+    )
     .returning();
   return row ?? null;
 }

@@ -39,7 +39,10 @@ async function loadKeyPair(app: AppContext): Promise<SpKeyPair> {
   if (stored) return { privateKey: stored.privateKey, certificate: stored.certificate };
   const generated = await generateSelfSigned("Tessera SAML service provider");
   // Two instances may race on first use: the first insert wins and both read it back.
-  await app.db.insert(samlSpKeys).values({ id: 1, ...generated }).onConflictDoNothing();
+  await app.db
+    .insert(samlSpKeys)
+    .values({ id: 1, ...generated })
+    .onConflictDoNothing();
   const [row] = await app.db.select().from(samlSpKeys);
   app.log.info("generated the SAML service provider key pair");
   return { privateKey: row!.privateKey, certificate: row!.certificate };
