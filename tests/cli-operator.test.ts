@@ -228,9 +228,11 @@ for (const kind of kinds) {
       const command = ["src/cli.ts", "users", "list", "--recurse"];
       const quoted = [process.execPath, ...command].map((a) => `'${a}'`).join(" ");
       // `script` gives the command a real terminal of 60 columns.
+      // Without CI: cli-table3's colour library turns colours off whenever CI is set (as .ci/run does).
+      const { CI: _ci, ...outsideCi } = process.env;
       const p = Bun.spawn(["script", "-qec", `stty cols 60; ${quoted}`, "/dev/null"], {
         cwd: root,
-        env: { ...process.env, ...env, ...admin },
+        env: { ...outsideCi, ...env, ...admin },
         stdout: "pipe",
         stderr: "pipe",
       });
