@@ -57,6 +57,10 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
   });
   afterAll(() => served?.stop());
 
+  /** The confidential web client as openid-client sees it (discovery, client_secret_basic). */
+  const webClient = () =>
+    oidc.discovery(issuer, web.client_id, undefined, oidc.ClientSecretBasic(web.client_secret!), insecure);
+
   async function start(config: oidc.Configuration, extra: Record<string, string> = {}, redirect = REDIRECT) {
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
@@ -75,13 +79,7 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
 
   test("confidential client (client_secret_basic): code → ES256 ID token, userinfo; the access token is a Tessera token", async () => {
     const t = get();
-    const config = await oidc.discovery(
-      issuer,
-      web.client_id,
-      undefined,
-      oidc.ClientSecretBasic(web.client_secret!),
-      insecure,
-    );
+    const config = await webClient();
     const flow = await start(config);
     const back = await browserSignIn(served.url, flow.url, "alice", "alice-secret");
     expect(back.searchParams.get("iss")).toBe(issuer.href); // RFC 9207
@@ -150,13 +148,7 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
   });
 
   test("the login page: strict CSP, no framing, HttpOnly SameSite=Lax CSRF cookie, escaped client name, works without JavaScript", async () => {
-    const config = await oidc.discovery(
-      issuer,
-      web.client_id,
-      undefined,
-      oidc.ClientSecretBasic(web.client_secret!),
-      insecure,
-    );
+    const config = await webClient();
     const page = await openLoginPage((await start(config)).url);
     expect(page.status).toBe(200);
     const csp = page.headers.get("content-security-policy")!;
@@ -182,13 +174,7 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
   });
 
   test("refusals before the client is trusted: an error page, never a redirect", async () => {
-    const config = await oidc.discovery(
-      issuer,
-      web.client_id,
-      undefined,
-      oidc.ClientSecretBasic(web.client_secret!),
-      insecure,
-    );
+    const config = await webClient();
     const flow = await start(config);
     const variants = [
       flow.url.replace(web.client_id, crypto.randomUUID()), // unknown client
@@ -245,13 +231,7 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
       password: "disabled-secret",
       enabled: false,
     });
-    const config = await oidc.discovery(
-      issuer,
-      web.client_id,
-      undefined,
-      oidc.ClientSecretBasic(web.client_secret!),
-      insecure,
-    );
+    const config = await webClient();
     const page = await openLoginPage((await start(config)).url);
     const answers = [];
     for (const [user, pw] of [
@@ -277,13 +257,7 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
 
   test("token endpoint refusals: wrong secret 401 invalid_client; wrong verifier, another client's code, reused code invalid_grant (and the reuse revokes the first token)", async () => {
     const t = get();
-    const config = await oidc.discovery(
-      issuer,
-      web.client_id,
-      undefined,
-      oidc.ClientSecretBasic(web.client_secret!),
-      insecure,
-    );
+    const config = await webClient();
     const token = (body: Record<string, string>, headers: Record<string, string> = {}) =>
       fetch(`${issuer.href}/token`, {
         method: "POST",
