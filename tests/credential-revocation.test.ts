@@ -47,18 +47,20 @@ async function refreshTokenDeleted(t: TestApp, user: string, clientId: string): 
   );
 }
 
+/** An administrator's password reset of the stolen user: its status. */
+async function adminReset(t: TestApp, s: { user: string; admin: string }): Promise<number> {
+  const r = await t.request("POST", `/0.1/users/password/reset?user_uuid=${s.user}`, {
+    token: s.admin,
+    body: { password: "fresh-pw" },
+  });
+  return r.status;
+}
+
 describeEachDb("credential changes end refresh tokens", (get) => {
   test("a password reset by an administrator ends the attacker's sessions and refresh token, with events", async () => {
     const t = get();
     const s = await stolen(t);
-    expect(
-      (
-        await t.request("POST", `/0.1/users/password/reset?user_uuid=${s.user}`, {
-          token: s.admin,
-          body: { password: "fresh-pw" },
-        })
-      ).status,
-    ).toBe(204);
+    expect(await adminReset(t, s)).toBe(204);
     expect(await valid(t, s.token)).toBe(false);
     const r = await refresh(t, s);
     expect([r.status, r.json.error_id]).toEqual([401, "authentication-failed"]);
@@ -136,14 +138,7 @@ describeEachDb(
     test("a password reset or a disabling ends the sessions only, as wazo-auth did", async () => {
       const t = get();
       const s = await stolen(t);
-      expect(
-        (
-          await t.request("POST", `/0.1/users/password/reset?user_uuid=${s.user}`, {
-            token: s.admin,
-            body: { password: "fresh-pw" },
-          })
-        ).status,
-      ).toBe(204);
+      expect(await adminReset(t, s)).toBe(204);
       expect(await valid(t, s.token)).toBe(false);
       expect((await refresh(t, s)).status).toBe(200);
       const put = (enabled: boolean) =>
