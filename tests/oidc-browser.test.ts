@@ -106,6 +106,12 @@ async function authorizationUrl(): Promise<string> {
     .toString();
 }
 
+/** With SCREENSHOT_DIR set, the page as a person sees it is kept there (a test artifact). */
+async function keepScreenshot(page: Page, name: string): Promise<void> {
+  const dir = process.env.SCREENSHOT_DIR;
+  if (dir) await page.screenshot({ path: `${dir}/${name}.png`, fullPage: true });
+}
+
 async function axeViolations(page: Page): Promise<string[]> {
   // Evaluated through the DevTools protocol: the page's CSP (no script) does not apply to it.
   await page.evaluate(AXE_SOURCE);
@@ -132,11 +138,13 @@ describe("the hosted login page in Chromium", () => {
       order.push(await page.evaluate("document.activeElement.id || document.activeElement.tagName"));
     }
     expect(order).toEqual(["password", "BUTTON"]);
+    await keepScreenshot(page, "oidc-login-form");
     await page.fill("#username", "erin");
     await page.fill("#password", "wrong");
     await Promise.all([page.waitForLoadState(), page.click("button[type=submit]")]);
     expect(await page.textContent("[role=alert]")).toBe("Wrong username or password.");
     expect(await page.inputValue("#username")).toBe("erin");
+    await keepScreenshot(page, "oidc-login-error");
     await page.fill("#password", "erin-secret");
     await Promise.all([page.waitForURL(`http://127.0.0.1:${rp.port}/cb**`), page.click("button[type=submit]")]);
     expect(await page.textContent("#who")).toBe("erin");
