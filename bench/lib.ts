@@ -1,6 +1,6 @@
 // What the benchmark sections share: wrk runs, Tessera processes with a given configuration, and
 // scratch PostgreSQL databases.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -11,6 +11,8 @@ export interface WrkResult {
   rps: number;
   p50: number;
   p99: number;
+  /** Requests completed in the run (absent from medians). */
+  requests?: number;
 }
 
 /** Milliseconds from wrk's `1.23ms`, `456.00us`, `1.02s`. */
@@ -39,12 +41,22 @@ export async function wrk(url: string, o: WrkOptions): Promise<WrkResult> {
   if (non2xx) throw new Error(`${non2xx} failed responses during the run of ${url}:\n${out}`);
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0),
+    requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0),
     p50: ms(/\s50%\s+(\S+)/.exec(out)?.[1]),
     p99: ms(/\s99%\s+(\S+)/.exec(out)?.[1]),
   };
 }
 
 /** A short run first, so the JIT has compiled the path before it is measured. */
+/**
+ * CPU seconds (user + system) a process has used so far (Linux /proc, clock ticks of 10 ms). Per
+ * request, it is a cost that a loaded machine stretches far less than wall-clock latency.
+ */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 export async function measure(url: string, o: WrkOptions): Promise<WrkResult> {
   await wrk(url, { ...o, seconds: Math.min(3, o.seconds) });
   return wrk(url, o);
@@ -64,18 +76,27 @@ export interface Tessera {
   base: string;
   config: string;
   run(script: string, ...args: string[]): void;
+  /** The server process (for its CPU time and memory). */
+  pid: number;
   stop(): Promise<void>;
 }
 
-let nextPort = 9590;
+// BENCH_PORT: the first port (another benchmark on the machine may hold 9590).
+let nextPort = Number(process.env.BENCH_PORT ?? 9590);
 
 /** Writes a config file (YAML given as text) and starts Tessera with it; `prepare` runs first. */
 export async function startTessera(
   configYaml: string,
-  prepare?: (t: Omit<Tessera, "stop" | "base">) => void,
+  prepare?: (t: Omit<Tessera, "stop" | "base" | "pid">) => void,
 ): Promise<Tessera> {
   const dir = mkdtempSync(join(tmpdir(), "tessera-bench-"));
   const port = nextPort++;
+  // A port another process holds would have that process answer the measurements instead.
+  try {
+    Bun.serve({ port, hostname: "127.0.0.1", fetch: () => new Response() }).stop(true);
+  } catch {
+    throw new Error(`port ${port} is taken: stop what holds it, or set BENCH_PORT`);
+  }
   const config = join(dir, "config.yml");
   writeFileSync(config, `data_dir: ${join(dir, "data")}\nrest_api: {port: ${port}}\n${configYaml}\n`);
   const env = { ...process.env, TESSERA_CONFIG: config };
@@ -91,6 +112,7 @@ export async function startTessera(
     base,
     config,
     run,
+    pid: proc.pid,
     async stop() {
       proc.kill("SIGTERM");
       await proc.exited;

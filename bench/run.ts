@@ -10,6 +10,11 @@
 //           per request (never cached) and substring searches (p50, one connection, never cached)
 //   workers the token check on PostgreSQL with workers: 1 and workers: 2
 //   startup first start and restart to the first answer, peak and idle memory (bench/startup.ts)
+//   oidc    OpenID Connect (PGlite, argon2id): introspection of a cached access token (64 connections)
+//           against the bare Bun.serve ceiling; the sign-in + code exchange and the exchange alone
+//           (4 in flight) against POST /0.1/token's login (bench/oidc.ts)
+//   audit   (not run by default) GET /0.1/audit over 10,000,000 entries and the cost of recording
+//           on logins and admin writes: see bench/audit.ts
 //   scale   (not run by default) the goals of issue 29 on 100,000 tenants and 1,000,000 users,
 //           loaded by bench/seed-scale.ts: see bench/scale.ts
 // BENCH_SECONDS (default 10) is the length of each measurement, BENCH_ROUNDS (default 3) the number
@@ -28,13 +33,15 @@ import {
   type WrkResult,
 } from "./lib.ts";
 import { printScale, scaleSection, type ScaleRow } from "./scale.ts";
+import { exchange, registerClient, signIn, timed } from "./oidc.ts";
+import { auditSection } from "./audit.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 /** Interleaved rounds of the token section (median reported). */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const sections = process.argv.slice(2).length
   ? process.argv.slice(2)
-  : ["token", "login", "lists", "workers", "startup"];
+  : ["token", "login", "lists", "workers", "startup", "oidc"];
 const ACL = [
   "confd.users.me.read",
   "confd.users.me.update",
@@ -94,16 +101,22 @@ async function resetPg() {
   await c.end();
 }
 
-async function tokenSection() {
-  // Every target runs at once (idle ones cost nothing) and is measured in interleaved rounds, so a
-  // change of the machine's load during the section shifts every figure alike; medians reported.
-  const ceilingPort = 9589;
-  const ceiling = Bun.spawn([process.execPath, "bench/ceiling.ts", String(ceilingPort)], {
+/** bench/ceiling.ts (a bare Bun.serve) on `port`, once it answers. */
+async function startCeiling(port: number) {
+  const ceiling = Bun.spawn([process.execPath, "bench/ceiling.ts", String(port)], {
     cwd: root,
     stdout: "ignore",
     stderr: "ignore",
   });
-  await waitFor(`http://127.0.0.1:${ceilingPort}/`);
+  await waitFor(`http://127.0.0.1:${port}/`);
+  return ceiling;
+}
+
+async function tokenSection() {
+  // Every target runs at once (idle ones cost nothing) and is measured in interleaved rounds, so a
+  // change of the machine's load during the section shifts every figure alike; medians reported.
+  const ceilingPort = 9589;
+  const ceiling = await startCeiling(ceilingPort);
   const o = { connections: 64, seconds, script: "head.lua" };
   const configs = {
     default: "log_level: info",
@@ -245,6 +258,59 @@ async function workersSection() {
   row("same with `workers: 2`", results[1]!, `${(results[1]!.rps / results[0]!.rps).toFixed(2)} × workers: 1`);
 }
 
+async function oidcSection() {
+  const ceilingPort = 9588;
+  const ceiling = await startCeiling(ceilingPort);
+  const t = await seeded(false, `log_level: info\n${HASH.argon2id}`);
+  try {
+    const client = await registerClient(t);
+    const first = await signIn(t, client, "bench", "bench-password");
+    const token = await exchange(t, client, first.code, first.verifier);
+    const o = {
+      connections: 64,
+      seconds,
+      script: "introspect.lua",
+      env: { BENCH_BASIC: btoa(`${client.client_id}:${client.client_secret}`), BENCH_TOKEN: token },
+    };
+    const bare = await measure(`http://127.0.0.1:${ceilingPort}/`, { connections: 64, seconds, script: "head.lua" });
+    const introspection = await measure(`${t.base}/oidc/introspect`, o);
+    const barePost = await measure(`http://127.0.0.1:${ceilingPort}/`, o);
+    row(
+      "OIDC introspection `POST /0.1/oidc/introspect` (64 conns) of a cached access token, PGlite",
+      introspection,
+      `${(introspection.rps / bare.rps).toFixed(2)} × bare HEAD ${Math.round(bare.rps).toLocaleString("en")}/s (goal ≥ 0.5); ${(introspection.rps / barePost.rps).toFixed(2)} × bare POST`,
+    );
+    row("bare `Bun.serve` reading the same POST and answering JSON (POST ceiling)", barePost, "");
+    const logins = await measure(`${t.base}/token`, {
+      connections: 4,
+      seconds,
+      script: "login.lua",
+      env: { BENCH_BASIC: btoa("bench:bench-password") },
+    });
+    const n = Math.max(40, Math.round(logins.rps * seconds));
+    const flows = await timed(n, 4, async () => {
+      const { code, verifier } = await signIn(t, client, "bench", "bench-password");
+      await exchange(t, client, code, verifier);
+    });
+    row(
+      "OIDC sign-in through the hosted page + code exchange (4 in flight), argon2id, PGlite",
+      flows,
+      `${(flows.rps / logins.rps).toFixed(2)} × \`POST /0.1/token\` logins ${fmt(logins.rps)}/s (goal ≈ 1: bounded by the hash)`,
+    );
+    const codes: Array<{ code: string; verifier: string }> = [];
+    for (let i = 0; i < Math.min(n, 300); i++) codes.push(await signIn(t, client, "bench", "bench-password"));
+    const exchanges = await timed(codes.length, 4, (i) => exchange(t, client, codes[i]!.code, codes[i]!.verifier));
+    row(
+      "OIDC code exchange alone `POST /0.1/oidc/token` (4 in flight; ES256 ID token signed with the key in memory), PGlite",
+      exchanges,
+      `${(exchanges.rps / logins.rps).toFixed(0)} × logins: the exchange is not the bound`,
+    );
+  } finally {
+    await t.stop();
+    ceiling.kill();
+  }
+}
+
 const started = Date.now();
 const startup: string[] = [];
 try {
@@ -254,8 +320,11 @@ try {
     else if (s === "lists") await listsSection();
     else if (s === "workers") await workersSection();
     else if (s === "startup") startup.push(...(await startupRows()));
+    else if (s === "oidc") await oidcSection();
     else if (s === "scale") scaleRows.push(...(pgDb ? await scaleSection(seconds, pgDb.url) : []));
-    else throw new Error(`unknown section ${s} (token, login, lists, workers, startup, scale)`);
+    else if (s === "audit")
+      for (const r of await auditSection(seconds)) rows.push(`| ${r.figure} | ${r.value} | ${r.goal} |`);
+    else throw new Error(`unknown section ${s} (token, login, lists, workers, startup, oidc, scale, audit)`);
   }
 } finally {
   await pgDb?.drop();

@@ -8,7 +8,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { login, measure, PG_URL, root, startTessera, wrk, type WrkResult } from "./lib.ts";
+import { cpuSeconds, login, measure, PG_URL, root, startTessera, wrk, type WrkOptions, type WrkResult } from "./lib.ts";
 import { countsAt, createScaleDatabase, depthOf, seedScale, subtreeSize, tenantUuid, userId } from "./seed-scale.ts";
 
 export interface ScaleRow {
@@ -113,6 +113,17 @@ async function userIn(base: string, admin: string, tenant: string, username: str
   return user.uuid;
 }
 
+/**
+ * A wrk run after a short warm-up, with the server's CPU time per request over the run: what one
+ * check costs the process, which a loaded machine stretches far less than latency or rate.
+ */
+async function withCpu(pid: number, url: string, o: WrkOptions): Promise<WrkResult & { cpuUs: number }> {
+  await wrk(url, { ...o, seconds: Math.min(3, o.seconds) });
+  const before = cpuSeconds(pid);
+  const r = await wrk(url, o);
+  return { ...r, cpuUs: ((cpuSeconds(pid) - before) * 1e6) / Math.max(1, r.requests ?? 0) };
+}
+
 /** Token check with `tenant=` and login p50 of a user six tenants deep: the small-data references. */
 async function smallReference(seconds: number, pgUrl: string) {
   const t = await startTessera(`db_uri: "${pgUrl}"\n${COMMON}`, ({ run }) => run("bench/seed.ts", "[]", "100"));
@@ -122,7 +133,7 @@ async function smallReference(seconds: number, pgUrl: string) {
     for (let depth = 1; depth <= 6; depth++)
       parent = (await api(t.base, admin, "POST", "/tenants", { name: `depth${depth}` }, parent || undefined)).uuid;
     await userIn(t.base, admin, parent, "deep");
-    const check = await measure(`${t.base}/token/${admin}?tenant=${parent}`, {
+    const check = await withCpu(t.pid, `${t.base}/token/${admin}?tenant=${parent}`, {
       connections: 64,
       seconds,
       script: "head.lua",
@@ -284,11 +295,11 @@ export async function scaleSection(seconds: number, smallPgUrl: string): Promise
     });
 
     const checkUrl = `${t.base}/token/${admin}?tenant=${deep}`;
-    const check = await measure(checkUrl, { connections: 64, seconds, script: "head.lua" });
+    const check = await withCpu(t.pid, checkUrl, { connections: 64, seconds, script: "head.lua" });
     const ratio = check.rps / small.check.rps;
     add({
       figure: `token check \`?tenant=\` (depth ${depthOf(deepIndex)}, 64 conns)`,
-      value: rps(check),
+      value: `${rps(check)}; server CPU ${fmt(check.cpuUs)} µs/check (small data ${fmt(small.check.cpuUs)} µs)`,
       wazo: "budget < 50 ms (416/s, p99 310 ms)",
       goal: `p99 < 5 ms; ≥ 0.9 × small data (${Math.round(small.check.rps).toLocaleString("en")}/s): ${ratio.toFixed(2)}`,
       met: check.p99 < 5 && ratio >= 0.9,
@@ -359,6 +370,7 @@ export async function scaleSection(seconds: number, smallPgUrl: string): Promise
     const before = await expired();
     const purger = await startOn(url, "token_cleanup_interval: 1", live);
     const purgeStarted = performance.now();
+    const [purgerCpu0, checkerCpu0] = [cpuSeconds(purger.pid), cpuSeconds(t.pid)];
     let purging = true;
     const checks: WrkResult[] = [];
     const watcher = (async () => {
@@ -375,6 +387,7 @@ export async function scaleSection(seconds: number, smallPgUrl: string): Promise
       left = await expired();
     }
     const purgeSeconds = (performance.now() - purgeStarted) / 1000;
+    const [purgerCpu, checkerCpu] = [cpuSeconds(purger.pid) - purgerCpu0, cpuSeconds(t.pid) - checkerCpu0];
     const purged = before - left;
     purging = false;
     await watcher;
@@ -385,7 +398,7 @@ export async function scaleSection(seconds: number, smallPgUrl: string): Promise
     const all = left > 0 ? `; all ${before.toLocaleString("en")} ≈ ${fmt(before / rate / 60)} min` : "";
     add({
       figure: `purge of ${before.toLocaleString("en")} expired tokens (batches of 5,000) by a second instance, token check (16 conns) meanwhile`,
-      value: `${purged.toLocaleString("en")} in ${fmt(purgeSeconds)} s (${Math.round(rate).toLocaleString("en")}/s${all}); worst 5 s window ${rps(worst)}`,
+      value: `${purged.toLocaleString("en")} in ${fmt(purgeSeconds)} s (${Math.round(rate).toLocaleString("en")}/s${all}); worst 5 s window ${rps(worst)}; CPU: purging instance ${fmt((purgerCpu * 1e6) / Math.max(1, purged))} µs per session, checking instance ${fmt((100 * checkerCpu) / purgeSeconds)} % of a core`,
       wazo: "ran out of memory",
       goal: "check p99 < 10 ms",
       met: worst.p99 < 10,

@@ -17,6 +17,7 @@ import { tokenRoutes } from "./routes/tokens.ts";
 import { loginRoutes } from "./routes/login.ts";
 import { refreshTokenRoutes } from "./routes/refresh-tokens.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
+import { auditRoutes } from "./routes/audit.ts";
 import { idpRoutes } from "./routes/idp.ts";
 import { backendRoutes } from "./routes/backends.ts";
 import { ldapConfigRoutes } from "./routes/ldap-config.ts";
@@ -29,6 +30,7 @@ import { userLinkRoutes } from "./routes/user-links.ts";
 import { externalRoutes } from "./routes/external.ts";
 import { userRoutes } from "./routes/users.ts";
 import { mfaRoutes } from "./routes/mfa.ts";
+import { passkeyRoutes } from "./routes/passkeys.ts";
 import { tenantRoutes } from "./routes/tenants.ts";
 import { groupRoutes } from "./routes/groups.ts";
 import { policyRoutes } from "./routes/policies.ts";
@@ -36,7 +38,15 @@ import { apiRoutes } from "./routes/api.ts";
 import { oidcRoutes } from "./routes/oidc.ts";
 import { oidcClientRoutes } from "./routes/oidc-clients.ts";
 import { oidcAuthorizeRoutes } from "./routes/oidc-authorize.ts";
+import { mfaStepRoutes, secondStepPage } from "./routes/mfa-step.ts";
+import { passkeySignInRoutes } from "./routes/passkey-sign-in.ts";
+import { accountRoutes } from "./routes/account.ts";
 import { oidcTokenRoutes } from "./routes/oidc-token.ts";
+import { consoleRoutes } from "./routes/console.ts";
+import { CONSOLE_PATH } from "./services/console/client.ts";
+import { oidcLogoutRoutes } from "./routes/oidc-logout.ts";
+import { oidcDeviceRoutes } from "./routes/oidc-device.ts";
+import { fastIntrospection } from "./http/fast-introspection.ts";
 
 /**
  * Every route group, in mounting order: the first route that matches a path wins, so groups with
@@ -51,6 +61,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     tokenRoutes(),
     refreshTokenRoutes(),
     sessionRoutes(),
+    auditRoutes(),
     idpRoutes(),
     backendRoutes(),
     ldapConfigRoutes(),
@@ -62,14 +73,20 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     userLinkRoutes(),
     externalRoutes(app),
     mfaRoutes(),
+    passkeyRoutes(),
     userRoutes(),
     tenantRoutes(),
     groupRoutes(),
     policyRoutes(),
     oidcRoutes(),
     oidcClientRoutes(),
-    oidcAuthorizeRoutes(),
+    oidcAuthorizeRoutes({ secondStep: secondStepPage }),
+    mfaStepRoutes(),
+    passkeySignInRoutes(),
+    accountRoutes(),
     oidcTokenRoutes(),
+    oidcLogoutRoutes(),
+    oidcDeviceRoutes(),
   ];
 }
 
@@ -96,6 +113,7 @@ export function createApp(app: AppContext): Hono<Env> {
 
   for (const group of groups) hono.route("/0.1", group.hono);
   hono.route("/0.1", apiRoutes(specs).hono);
+  if (app.config.console.enabled) hono.route(CONSOLE_PATH, consoleRoutes());
 
   hono.notFound((c) => {
     const allowed = specs.some((s) => matchesPath(s.path, c.req.path));
@@ -134,7 +152,8 @@ class RequestEnv {
 
 export function createHandler(app: AppContext, hono: Hono<Env> = createApp(app)): RequestHandler {
   const route: Router = (req, peers) => hono.fetch(req, new RequestEnv(req, peers));
-  return (req, peers) => fastTokenCheck(app, req, peers, route);
+  const introspect: Router = (req, peers) => fastIntrospection(app, req, peers, route);
+  return (req, peers) => fastTokenCheck(app, req, peers, introspect);
 }
 
 function matchesPath(template: string, path: string): boolean {

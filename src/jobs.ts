@@ -1,11 +1,18 @@
 // Scheduled work (croner): purge of expired tokens and their sessions, expire-soon notices, and
-// forgotten login-throttling counters, every `token_cleanup_interval` seconds (0 disables).
+// forgotten login-throttling counters, expired WebAuthn challenges and second steps, every
+// `token_cleanup_interval` seconds (0 disables).
 import { Cron } from "croner";
 import type { AppContext } from "./context.ts";
 import { purgeExpiredTokens, notifyExpiringSoon } from "./services/auth/token-cleanup.ts";
 import { purgeThrottleCounters } from "./services/auth/login-throttle.ts";
 import { purgeSamlSessions } from "./services/integrations/saml/saml-sessions.ts";
+import { purgeBrowserSessions } from "./services/oidc/browser-session.ts";
 import { rotateSigningKeysIfDue } from "./services/oidc/keys.ts";
+import { purgeExpiredDeviceCodes } from "./services/oidc/device.ts";
+import { purgeExpiredRefreshTokens } from "./services/oidc/grants.ts";
+import { applyRetention } from "./services/audit/chain.ts";
+import { purgeExpiredChallenges } from "./services/auth/webauthn.ts";
+import { purgeExpiredPendingSignIns } from "./services/oidc/mfa-sign-in.ts";
 
 export function startJobs(app: AppContext): void {
   startKeyRotation(app);
@@ -25,22 +32,37 @@ export function startJobs(app: AppContext): void {
   app.onClose.push(() => job.stop());
 }
 
-export async function runCleanup(
-  app: AppContext,
-): Promise<{ purged: number; notified: number; throttleCounters: number; samlSessions: number }> {
+export async function runCleanup(app: AppContext): Promise<{
+  purged: number;
+  notified: number;
+  throttleCounters: number;
+  samlSessions: number;
+  oidcGrants: number;
+  auditEntries: number;
+  mfaCeremonies: number;
+}> {
   const purged = await purgeExpiredTokens(app);
   const samlSessions = await purgeSamlSessions(app);
+  const oidcGrants = (await purgeExpiredDeviceCodes(app)) + (await purgeExpiredRefreshTokens(app));
   const notified = await notifyExpiringSoon(app);
   const throttleCounters = await purgeThrottleCounters(app);
-  if (purged || notified || throttleCounters || samlSessions) {
+  const browserSessions = await purgeBrowserSessions(app);
+  // Expired WebAuthn challenges and unfinished second steps of the login page (issue 25).
+  const mfaCeremonies = (await purgeExpiredChallenges(app)) + (await purgeExpiredPendingSignIns(app));
+  if (browserSessions) app.log.info("OIDC browser sessions expired", { purged: browserSessions });
+  const auditEntries = await applyRetention(app);
+  if (purged || notified || throttleCounters || samlSessions || oidcGrants || auditEntries || mfaCeremonies) {
     app.log.info("token cleanup", {
       purged_sessions: purged,
       expire_soon_notices: notified,
       forgotten_throttle_counters: throttleCounters,
       purged_saml_sessions: samlSessions,
+      purged_oidc_grants: oidcGrants,
+      expired_audit_entries: auditEntries,
+      purged_mfa_ceremonies: mfaCeremonies,
     });
   }
-  return { purged, notified, throttleCounters, samlSessions };
+  return { purged, notified, throttleCounters, samlSessions, oidcGrants, auditEntries, mfaCeremonies };
 }
 
 /** The OpenID Connect signing keys' scheduled rotation (`oidc.key_rotation_days`), checked hourly. */

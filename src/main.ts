@@ -1,21 +1,30 @@
 // Process entry: config → database (+ migrations) → plugins and startup work → HTTP → jobs.
 // SIGINT/SIGTERM drain in-flight requests, stop jobs and close the database.
+//
+// Only what precedes the database is imported statically: the service's own modules load while
+// the database opens (on a restart of the embedded database the two longest steps, ~0.4 s and
+// ~0.2 s on a 2-core machine, run side by side; docs/benchmarks.md, start-up).
 import { ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/index.ts";
 import { adoptionNote } from "./db/adopt.ts";
 import { describeCause } from "./db/failures.ts";
 import { createProcessLogger } from "./log.ts";
-import { createHandler } from "./app.ts";
 import type { PeerSource } from "./http/fast-token-check.ts";
-import { RUNTIME_BODY_BYTES } from "./http/limits.ts";
-import { buildContext, closeContext, closeContextWithin } from "./services/app-context.ts";
-import { startServices } from "./startup.ts";
-import { PluginLoadError } from "./plugins/loader.ts";
 import { announceReady, isPrimary, isWorker, runPrimary } from "./cluster.ts";
 import { messageOf, portProblem, START_EXIT } from "./start-checks.ts";
-import { startMetricsServer } from "./metrics.ts";
-import { outboxBacklog } from "./bus/outbox.ts";
-import { notReady } from "./routes/ready.ts";
+
+/** The modules of the running service, imported while the database opens. */
+const serviceModules = () =>
+  Promise.all([
+    import("./app.ts"),
+    import("./http/limits.ts"),
+    import("./services/app-context.ts"),
+    import("./startup.ts"),
+    import("./plugins/loader.ts"),
+    import("./metrics.ts"),
+    import("./bus/outbox.ts"),
+    import("./routes/ready.ts"),
+  ]);
 
 export async function serve(argv: string[] = process.argv): Promise<void> {
   // A stop asked during start-up (migrations, plugins) is honoured once started, cleanly: the
@@ -44,15 +53,18 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     process.exit(START_EXIT.port);
   }
   if (isPrimary(config, log)) return runPrimary(config, log);
+  const opening = openDatabase({
+    url: config.db_uri,
+    dataDir: config.data_dir,
+    poolSize: config.db_pool_size,
+    timeoutSeconds: config.db_timeout,
+    watchdogSeconds: config.db_watchdog_seconds,
+  });
+  const loading = serviceModules();
+  loading.catch(() => {}); // awaited below, once the database is open
   let database;
   try {
-    database = await openDatabase({
-      url: config.db_uri,
-      dataDir: config.data_dir,
-      poolSize: config.db_pool_size,
-      timeoutSeconds: config.db_timeout,
-      watchdogSeconds: config.db_watchdog_seconds,
-    });
+    database = await opening;
   } catch (e) {
     const cause = describeCause(e);
     log.error("cannot open the database", {
@@ -73,6 +85,16 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     ...(database.kind === "pglite" ? { data_dir: config.data_dir } : {}),
     ...adoptionNote(database.db),
   });
+  const [
+    { createHandler },
+    { RUNTIME_BODY_BYTES },
+    { buildContext, closeContext, closeContextWithin },
+    { startServices },
+    { PluginLoadError },
+    { startMetricsServer },
+    { outboxBacklog },
+    { notReady },
+  ] = await loading;
   let app;
   try {
     app = await buildContext(config, database, log);
@@ -91,7 +113,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     const res = isLivenessProbe(req)
       ? new Response(null, { status: 503 })
       : isReadinessProbe(req)
-        ? drainingAnswer(req)
+        ? drainingAnswer(req, notReady)
         : await handle(req, peers);
     try {
       res.headers.set("Connection", "close");
@@ -165,7 +187,7 @@ function isReadinessProbe(req: Request): boolean {
 }
 
 /** The readiness probe's 503 while draining: the one error body, naming the reason. */
-function drainingAnswer(req: Request): Response {
+function drainingAnswer(req: Request, notReady: typeof import("./routes/ready.ts")["notReady"]): Response {
   const body = notReady({ draining: "fail" }, "Not ready: the instance is shutting down").toBody();
   return new Response(req.method === "HEAD" ? null : JSON.stringify(body), {
     status: 503,

@@ -73,7 +73,7 @@ export const recordLogin = (result: LoginResult, backend = "unknown") => logins.
 
 const mfaOutcomes = new Counter({
   name: "tessera_mfa_total",
-  help: "Multi-factor authentication outcomes: logins asked for a code, codes accepted or refused, recovery codes used, factors enrolled or removed, restricted (enrol-only) logins",
+  help: "Multi-factor authentication outcomes: logins asked for a code, codes accepted or refused, recovery codes used, factors enrolled or removed, restricted (enrol-only) logins, passkey assertions accepted or refused",
   labelNames: ["outcome"] as const,
   registers: [registry],
 });
@@ -84,7 +84,9 @@ export type MfaOutcome =
   | "recovery_code_used"
   | "enrolled"
   | "removed"
-  | "restricted";
+  | "restricted"
+  | "passkey_accepted"
+  | "passkey_refused";
 export const recordMfa = (outcome: MfaOutcome) => mfaOutcomes.labels(outcome).inc();
 
 const passwordHash = new Histogram({

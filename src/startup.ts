@@ -12,6 +12,7 @@ import { startJobs } from "./jobs.ts";
 import { hashingWarnings } from "./services/auth/passwords.ts";
 import { configWarnings } from "./config-warnings.ts";
 import { ensureSigningKeys } from "./services/oidc/keys.ts";
+import { syncConsoleClient } from "./services/console/client.ts";
 
 export async function startServices(app: AppContext): Promise<void> {
   for (const warning of [...hashingWarnings(app.config), ...configWarnings(app.config)]) app.log.warn(warning);
@@ -23,6 +24,7 @@ export async function startServices(app: AppContext): Promise<void> {
   await bootstrapOnStartup(app);
   await adviseFirstAdministrator(app);
   await ensureSigningKeys(app);
+  await syncConsoleClient(app);
   await startBus(app);
   startJobs(app);
 }

@@ -1,5 +1,6 @@
 // `npm run build` makes one executable that runs from an empty directory: build it, bootstrap an
-// administrator with it, serve, log in, check a token, load the reference page's assets, stop.
+// administrator with it, serve, log in, check a token, load the reference page's assets and the
+// hosted pages' scripts, stop.
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,6 +49,18 @@ test("the single executable starts from an empty directory, creates its database
     };
     expect(status.plugins.status).toBe("ok"); // the stock plugins are inside the executable
     expect((await fetch(`${base}/api/docs/swagger-ui-bundle.js`)).status).toBe(200);
+    // The hosted pages' passkey scripts are inside too (the account page loads them; pages/oidc-assets.ts).
+    for (const [name, marker] of [
+      ["passkey.js", "data-passkey"],
+      ["webauthn-browser.js", "SimpleWebAuthnBrowser"],
+    ]) {
+      const script = await fetch(`${base}/oidc/assets/${name}`);
+      expect([script.status, script.headers.get("content-type")]).toEqual([200, "text/javascript; charset=utf-8"]);
+      expect(await script.text()).toContain(marker!);
+    }
+    const account = await fetch(`${base}/oidc/account`);
+    expect(account.status).toBe(200);
+    expect(await account.text()).toContain("Sign in to manage your two-step verification");
     // A second one on the same port: one line and exit 4, before it creates anything.
     const elsewhere = join(dir, "elsewhere");
     mkdirSync(elsewhere);

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { createTesseraClient, TesseraError, type TesseraClient } from "../clients/typescript/index.ts";
 import { freePort, waitForService } from "./helpers/service-process.ts";
 import { currentCode } from "../src/services/auth/totp.ts";
+import { softAuthenticator } from "./helpers/soft-authenticator.ts";
 
 const root = join(import.meta.dir, "..");
 const dir = mkdtempSync(join(tmpdir(), "tessera-cli-"));
@@ -272,6 +273,23 @@ describe("the tessera CLI", () => {
       auth,
     );
     expect(JSON.parse(pub.out)).not.toHaveProperty("client_secret");
+    const daemon = await tessera(
+      [
+        "oidc-clients",
+        "create",
+        "--name",
+        "daemon",
+        "--grant-types",
+        "client_credentials",
+        "--acl",
+        "confd.users.read,calld.#",
+        "--scopes",
+        "acl:calld.#",
+        "--json",
+      ],
+      auth,
+    );
+    expect(JSON.parse(daemon.out)).toMatchObject({ acl: ["confd.users.read", "calld.#"], scopes: ["acl:calld.#"] });
     expect((await tessera(["oidc-clients", "delete", client.client_id], auth)).code).toBe(0);
     const gone = await tessera(["oidc-clients", "show", client.client_id], auth);
     expect([gone.code, gone.err]).toEqual([1, expect.stringContaining("404")]);
@@ -283,8 +301,18 @@ describe("the tessera CLI", () => {
   }, 120_000);
   test("users mfa show and reset; the typed client's login with mfaCode (the PGlite service generated its MFA key)", async () => {
     const admin = createTesseraClient({ baseUrl: url });
-    await admin.login({ username: "admin", password: "s3cret-admin" });
+    const adminToken = (await admin.login({ username: "admin", password: "s3cret-admin" })).token;
     const user = await admin.call("createUser", { body: { username: "milton", password: "pw-milton" } });
+    // Milton may manage its own factors (a policy with the self-service ACL).
+    const asAdmin = { "X-Auth-Token": adminToken, "Content-Type": "application/json" };
+    const policy = await (
+      await fetch(`${url}/0.1/policies`, {
+        method: "POST",
+        headers: asAdmin,
+        body: JSON.stringify({ name: "self-mfa", acl: ["auth.users.me.mfa.#"] }),
+      })
+    ).json();
+    await fetch(`${url}/0.1/users/${user.uuid}/policies/${policy.uuid}`, { method: "PUT", headers: asAdmin });
     const enrol = (await admin.call("createUserMfaTotp", { params: { path: { user_uuid: user.uuid } } })) as {
       secret: string;
     };
@@ -313,9 +341,26 @@ describe("the tessera CLI", () => {
       mfaCode: currentCode(enrol.secret),
     });
     expect(ok.auth_id).toBe(user.uuid);
+    // A passkey too (registered by milton through `me`, with the software authenticator): shown, then reset.
+    const own = { "X-Auth-Token": ok.token, "Content-Type": "application/json" };
+    const started = await fetch(`${url}/0.1/users/me/mfa/passkeys/registration`, { method: "POST", headers: own });
+    const ceremony = await started.json();
+    expect([started.status, ceremony]).toEqual([201, expect.anything()]);
+    const registered = await fetch(`${url}/0.1/users/me/mfa/passkeys`, {
+      method: "POST",
+      headers: own,
+      body: JSON.stringify({
+        challenge_id: ceremony.challenge_id,
+        name: "Key",
+        credential: softAuthenticator().register(ceremony.options, url),
+      }),
+    });
+    expect(registered.status).toBe(201);
+    expect(JSON.parse((await tessera(["users", "mfa", "show", user.uuid, "--json"], auth)).out).passkeys).toBe(1);
     const reset = await tessera(["users", "mfa", "reset", user.uuid], auth);
     expect([reset.code, reset.out.trim()]).toEqual([0, `removed the second factors of user ${user.uuid}`]);
     expect((await tessera(["users", "mfa", "show", user.uuid], auth)).out).toContain("none");
+    expect(JSON.parse((await tessera(["users", "mfa", "show", user.uuid, "--json"], auth)).out).passkeys).toBe(0);
     expect(
       (await createTesseraClient({ baseUrl: url }).login({ username: "milton", password: "pw-milton" })).auth_id,
     ).toBe(user.uuid);

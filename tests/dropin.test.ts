@@ -28,12 +28,16 @@ interface Variant {
   open(fixture: FixtureDatabase): Promise<{ app: TestApp; cleanup(): Promise<void> }>;
 }
 
+// wazo-auth's PBKDF2 (250,000 iterations) takes seconds on a loaded 2-core machine: a request deadline
+// (db_timeout) of 5 s would answer those logins 503. The deadline itself is tested in tests/outage.test.ts.
+const SLOW_HASH_DEADLINE = 60;
+
 const variants: Variant[] = [
   {
     name: "PostgreSQL, adopted in place",
     async open(fixture) {
       const app = await createTestApp("postgres", {
-        config: { uuid: FIXTURE_XIVO_UUID },
+        config: { uuid: FIXTURE_XIVO_UUID, db_timeout: SLOW_HASH_DEADLINE },
         database: () => openDatabase({ url: fixture.url, poolSize: 5 }),
       });
       return { app, cleanup: async () => {} };
@@ -45,7 +49,7 @@ const variants: Variant[] = [
       const dir = mkdtempSync(join(tmpdir(), "tessera-import-"));
       await importDatabase({ from: fixture.url, toDataDir: dir });
       const app = await createTestApp("pglite", {
-        config: { uuid: FIXTURE_XIVO_UUID },
+        config: { uuid: FIXTURE_XIVO_UUID, db_timeout: SLOW_HASH_DEADLINE },
         database: () => openDatabase({ dataDir: dir }),
       });
       return { app, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };

@@ -5,7 +5,9 @@
 // `x` it could not grant), and no user outside the caller's tenants has changed at all.
 import { expect, test } from "bun:test";
 import fc from "fast-check";
+import { inArray } from "drizzle-orm";
 import { grantCheck } from "../src/acl-grant.ts";
+import { oidcClients } from "../src/db/schema.ts";
 import { describeEachDb, type TestApp, type TestResponse } from "./helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { aclSnapshot, effectiveAcl, ungranted } from "./helpers/grant.ts";
@@ -55,12 +57,22 @@ const KINDS = [
   "deleteGroup",
   "moveTenant",
   "purpose",
+  "createClient",
+  "updateClient",
 ] as const;
 /** Links (what changes ACLs) drawn more often than the rest. */
 const kind = fc.oneof(
   {
     weight: 3,
-    arbitrary: fc.constantFrom("groupUser", "groupPolicy", "userPolicy", "addAccess", "removeAccess", "updatePolicy"),
+    arbitrary: fc.constantFrom(
+      "groupUser",
+      "groupPolicy",
+      "userPolicy",
+      "addAccess",
+      "removeAccess",
+      "updatePolicy",
+      "updateClient",
+    ),
   },
   { weight: 1, arbitrary: fc.constantFrom(...KINDS) },
 );
@@ -85,6 +97,16 @@ interface Run {
   groups: string[];
   /** Users outside the caller's tenants: their ACL never changes. */
   outsiders: string[];
+  /** OpenID Connect clients (their `acl` is what their client-credentials tokens carry). */
+  clients: string[];
+  /** A client of another tenant: its ACL never changes. */
+  foreignClient: string;
+}
+
+/** Every client's ACL, as its client-credentials token would carry it. */
+async function clientAcls(t: TestApp, ids: string[]): Promise<Map<string, string[]>> {
+  const rows = ids.length ? await t.app.db.select().from(oidcClients).where(inArray(oidcClients.clientId, ids)) : [];
+  return new Map(rows.map((r) => [r.clientId, r.acl]));
 }
 
 const uniq = () => crypto.randomUUID().slice(0, 8);
@@ -137,6 +159,23 @@ async function perform(run: Run, a: Action): Promise<TestResponse | null> {
       const [moved, parent] = a.attach ? [t2, t3] : [t2, top];
       return t.request("PUT", `/0.1/tenants/${moved}/parent/${parent}`, h);
     }
+    case "createClient": {
+      const r = await t.request("POST", "/0.1/oidc/clients", {
+        ...h,
+        body: { name: `c${uniq()}`, client_type: "confidential", grant_types: ["client_credentials"], acl: a.acl },
+      });
+      if (ok(r)) run.clients.push(r.json.client_id);
+      return r;
+    }
+    case "updateClient": {
+      const c = pick([...run.clients, run.foreignClient], a.i);
+      return c
+        ? t.request("PUT", `/0.1/oidc/clients/${c}`, {
+            ...h,
+            body: { name: `c${uniq()}`, grant_types: ["client_credentials"], acl: a.acl },
+          })
+        : null;
+    }
     case "purpose":
       return u
         ? t.request("PUT", `/0.1/users/${u}`, {
@@ -170,7 +209,7 @@ describeEachDb(
         if (r.status !== 204) throw new Error(`${path}: ${r.text}`);
       };
       const managed = (await t.request("GET", "/0.1/policies?slug=tessera_managed", { token: root })).json.items[0];
-      const stats = { allowed: 0, refused: 0, changedAcl: 0 };
+      const stats = { allowed: 0, refused: 0, changedAcl: 0, changedClientAcl: 0 };
 
       await fc.assert(
         fc.asyncProperty(
@@ -212,6 +251,19 @@ describeEachDb(
             await link(`/0.1/groups/${all1}/policies/${shared.uuid}`, top);
             await link(`/0.1/groups/${gOther}/policies/${foreign.uuid}`, other);
             await link(`/0.1/groups/${gOther}/users/${stranger}`, other);
+            const client = async (tenantUuid: string, clientAcl: string[]) => {
+              const r = await t.request("POST", "/0.1/oidc/clients", {
+                ...as(tenantUuid),
+                body: {
+                  name: `c${uniq()}`,
+                  client_type: "confidential",
+                  grant_types: ["client_credentials"],
+                  acl: clientAcl,
+                },
+              });
+              if (r.status !== 201) throw new Error(r.text);
+              return r.json.client_id as string;
+            };
             const run: Run = {
               t,
               token: me.token,
@@ -220,10 +272,13 @@ describeEachDb(
               policies: [p1, p2, p3, shared, foreign, { uuid: managed.uuid, name: managed.name }],
               groups: [g1, g2, all1, all2, gOther],
               outsiders: [stranger, masterAdmin],
+              clients: [await client(top, acl1)],
+              foreignClient: await client(other, ["#"]),
             };
             const rule = grantCheck(callerEntries, { authId: me.userUuid, sessionUuid: me.sessionUuid });
             const inside = [me.userUuid, u1, u2];
             let before = await aclSnapshot(t, [...inside, ...run.outsiders]);
+            let clientsBefore = await clientAcls(t, [...run.clients, run.foreignClient]);
             for (const a of actions) {
               const r = await perform(run, a);
               if (r && r.status >= 500) throw new Error(`${a.kind}: ${r.status} ${r.text}`);
@@ -244,6 +299,18 @@ describeEachDb(
               }
               for (const u of run.outsiders) expect([a.kind, after.get(u)]).toEqual([a.kind, before.get(u)]);
               before = after;
+              const clientsAfter = await clientAcls(t, [...run.clients, run.foreignClient]);
+              for (const c of run.clients) {
+                const bad = ungranted(rule, clientsBefore.get(c) ?? [], clientsAfter.get(c) ?? []);
+                if (bad.length)
+                  throw new Error(
+                    `${a.kind} gave a client ${JSON.stringify(bad)} (caller ACL ${JSON.stringify(callerEntries)})`,
+                  );
+                if (JSON.stringify(clientsBefore.get(c)) !== JSON.stringify(clientsAfter.get(c)))
+                  stats.changedClientAcl++;
+              }
+              expect([a.kind, clientsAfter.get(run.foreignClient)]).toEqual([a.kind, ["#"]]);
+              clientsBefore = clientsAfter;
             }
           },
         ),
@@ -253,6 +320,7 @@ describeEachDb(
       expect(stats.allowed).toBeGreaterThan(20);
       expect(stats.refused).toBeGreaterThan(20);
       expect(stats.changedAcl).toBeGreaterThan(10);
+      expect(stats.changedClientAcl).toBeGreaterThan(1);
     }, 120_000);
 
     test("the effective ACL the invariant checks is the one a login puts in the token", async () => {

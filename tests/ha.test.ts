@@ -65,8 +65,10 @@ describe.skipIf(!base || !haproxyBinary)("three instances behind HAProxy", () =>
     expect(result.logins.ok).toBeGreaterThan(5);
     expect(result.checks.failed).toEqual([]);
     expect(result.reads.failed).toEqual([]);
-    // Each login loop has at most one request in flight: at most that many were lost with the instance.
-    expect(result.logins.failed.length).toBeLessThanOrEqual(2);
+    // Logins lost with the instance: the one in flight of each of the 2 login loops, and any sent
+    // to it before HAProxy's checks mark it down (fall 2 × inter 500 ms) that HAProxy could not
+    // redispatch. Quiet runs lose 1–2; one CI run (four files at once on two cores) lost 4.
+    expect(result.logins.failed.length).toBeLessThanOrEqual(4);
     for (const f of result.logins.failed) expect([502, 503, -1]).toContain(f);
     // The instance comes back on its port: HAProxy sends it traffic again once its checks pass.
     const again = await fleet.start(victim.name, { dbUri: scratch.url, port: victim.port });

@@ -74,5 +74,56 @@ describeEachDb("users list totals", (get) => {
       sql`select tenant_uuid, users from tessera.tenant_user_count order by tenant_uuid`,
     );
     expect(after).toEqual(before);
+    expect(await subtreeMismatches()).toEqual([]);
+  });
+
+  /** Every tenant's kept subtree count against a count of the users below it, by their paths. */
+  async function subtreeMismatches(): Promise<unknown[]> {
+    return execRows(
+      get().app.db,
+      sql`select p.tenant_uuid, coalesce(s.users, 0) as kept,
+            (select count(*)::int from auth_user u join tessera.tenant_path q on q.tenant_uuid = u.tenant_uuid
+             where starts_with(q.path, p.path)) as counted
+          from tessera.tenant_path p left join tessera.tenant_subtree_users s on s.tenant_uuid = p.tenant_uuid
+          where coalesce(s.users, 0) <> (select count(*)::int from auth_user u join tessera.tenant_path q
+            on q.tenant_uuid = u.tenant_uuid where starts_with(q.path, p.path))`,
+    );
+  }
+
+  test("recurse=true totals (subtree counters) follow users, moves of tenants and users, and deletions", async () => {
+    const t = get();
+    const token = await adminToken(t.app);
+    const a = await createTenantRow(t.app);
+    const b = await createTenantRow(t.app, { parentUuid: a });
+    const c = await createTenantRow(t.app, { parentUuid: b });
+    const d = await createTenantRow(t.app);
+    const addUsers = (tenant: string, n: number, prefix: string) =>
+      t.app.db.execute(
+        sql`insert into auth_user (uuid, username, tenant_uuid) select gen_random_uuid()::text, ${prefix} || i, ${tenant} from generate_series(1, ${n}) i`,
+      );
+    await addUsers(a, 1, "sub-a");
+    await addUsers(b, 2, "sub-b");
+    await addUsers(c, 3, "sub-c");
+    await addUsers(d, 4, "sub-d");
+    const recursed = async (tenant: string) =>
+      (await t.request("GET", "/0.1/users?recurse=true&limit=1", { token, tenant })).json.total as number;
+    expect([await recursed(a), await recursed(b), await recursed(c), await recursed(d)]).toEqual([6, 5, 3, 4]);
+    const [all] = await execRows<{ n: number }>(t.app.db, sql`select count(*)::int as n from auth_user`);
+    expect(await recursed(t.app.topTenantUuid)).toBe(all!.n);
+    expect(await subtreeMismatches()).toEqual([]);
+
+    // b (with c) moves under d: 5 users leave a and join d.
+    expect((await t.request("PUT", `/0.1/tenants/${b}/parent/${d}`, { token })).status).toBe(204);
+    expect([await recursed(a), await recursed(b), await recursed(d)]).toEqual([1, 5, 9]);
+    expect(await subtreeMismatches()).toEqual([]);
+
+    // A user moved by SQL (an import), then a tenant with users deleted (its users go by cascade).
+    await t.app.db.execute(sql`update auth_user set tenant_uuid = ${a} where username = 'sub-c1'`);
+    expect([await recursed(a), await recursed(d)]).toEqual([2, 8]);
+    expect((await t.request("DELETE", `/0.1/tenants/${c}`, { token })).status).toBe(204);
+    expect([await recursed(b), await recursed(d)]).toEqual([2, 6]);
+    expect(await subtreeMismatches()).toEqual([]);
+    const [afterDelete] = await execRows<{ n: number }>(t.app.db, sql`select count(*)::int as n from auth_user`);
+    expect(await recursed(t.app.topTenantUuid)).toBe(afterDelete!.n);
   });
 });

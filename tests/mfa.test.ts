@@ -74,6 +74,7 @@ describeEachDb(
       expect((await t.request("GET", "/0.1/users/me/mfa", { token })).json).toEqual({
         totp: { enrolled: false, confirmed: false, created_at: null, confirmed_at: null },
         recovery_codes_left: 0,
+        passkeys: 0,
         methods: [],
       });
       const r = await t.request("POST", "/0.1/users/me/mfa/totp", { token });
@@ -324,6 +325,9 @@ describeEachDb(
         mfa: null,
         effective: "optional",
         inherited_from: null,
+        passwordless: null,
+        passwordless_effective: false,
+        passwordless_inherited_from: null,
       });
       expect(
         (await t.request("PUT", `/0.1/tenants/${fam.tenant}/mfa`, { token: fam.admin, body: { mfa: "sometimes" } }))
@@ -346,6 +350,9 @@ describeEachDb(
         mfa: null,
         effective: "required",
         inherited_from: fam.tenant,
+        passwordless: null,
+        passwordless_effective: false,
+        passwordless_inherited_from: null,
       });
 
       await createUserRow(t.app, { username: "must-enrol", password: "pw", tenantUuid: fam.child });

@@ -3,39 +3,23 @@
 // nothing else, and axe-core finds no accessibility violation on the form or its error state.
 // The relying party is a local server finishing the flow with openid-client.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import * as oidc from "openid-client";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { createTestApp, type TestApp } from "./helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { serveApp, type ServedApp } from "./helpers/oidc.ts";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+import { axeViolations, keepScreenshot, launchChromium } from "./helpers/browser.ts";
 
 let t: TestApp;
 let served: ServedApp;
 let rp: ReturnType<typeof Bun.serve>;
 let browser: Browser;
 let config: oidc.Configuration;
-const pending = new Map<string, { verifier: string; nonce: string }>();
+let partnerConfig: oidc.Configuration;
+const pending = new Map<string, { verifier: string; nonce: string; config: oidc.Configuration }>();
+let lastIdToken = "";
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(
-      `chromium is missing at ${CHROMIUM}: apt-get install -y chromium (.ci/run does), or set CHROMIUM_PATH`,
-    );
   t = await createTestApp("pglite");
   served = serveApp(t);
   const tenant = await createTenantRow(t.app);
@@ -48,14 +32,20 @@ beforeAll(async () => {
     fetch: async (req) => {
       const url = new URL(req.url);
       const state = url.searchParams.get("state") ?? "";
+      if (url.pathname === "/signed-out")
+        return new Response(
+          `<!doctype html><html lang="en"><title>RP</title><main><h1 id="bye">signed out ${state.replace(/\W/g, "")}</h1></main></html>`,
+          { headers: { "Content-Type": "text/html" } },
+        );
       const flow = pending.get(state);
       if (!flow) return new Response("unknown state", { status: 400 });
       try {
-        const tokens = await oidc.authorizationCodeGrant(config, url, {
+        const tokens = await oidc.authorizationCodeGrant(flow.config, url, {
           pkceCodeVerifier: flow.verifier,
           expectedState: state,
           expectedNonce: flow.nonce,
         });
+        lastIdToken = tokens.id_token!;
         return new Response(
           `<!doctype html><html lang="en"><title>RP</title><main><h1 id="who">${tokens.claims()!.preferred_username}</h1></main></html>`,
           { headers: { "Content-Type": "text/html" } },
@@ -69,7 +59,7 @@ beforeAll(async () => {
   const client = (
     await t.request("POST", "/0.1/oidc/clients", {
       token: admin,
-      body: { name: "Browser RP", client_type: "confidential", redirect_uris: [redirect] },
+      body: { name: "Browser RP", client_type: "confidential", redirect_uris: [redirect], first_party: true },
     })
   ).json;
   config = await oidc.discovery(
@@ -79,7 +69,26 @@ beforeAll(async () => {
     oidc.ClientSecretBasic(client.client_secret),
     { execute: [oidc.allowInsecureRequests] },
   );
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+  // A third-party client: the consent screen; and its registered post-logout page.
+  const partner = (
+    await t.request("POST", "/0.1/oidc/clients", {
+      token: admin,
+      body: {
+        name: "Partner Portal",
+        client_type: "confidential",
+        redirect_uris: [redirect],
+        post_logout_redirect_uris: [`http://127.0.0.1:${rp.port}/signed-out`],
+      },
+    })
+  ).json;
+  partnerConfig = await oidc.discovery(
+    new URL(`${served.url}/0.1/oidc`),
+    partner.client_id,
+    undefined,
+    oidc.ClientSecretBasic(partner.client_secret),
+    { execute: [oidc.allowInsecureRequests] },
+  );
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
@@ -89,36 +98,21 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function authorizationUrl(): Promise<string> {
+async function authorizationUrl(rpConfig = config, scope = "openid profile"): Promise<string> {
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const nonce = oidc.randomNonce();
-  pending.set(state, { verifier, nonce });
+  pending.set(state, { verifier, nonce, config: rpConfig });
   return oidc
-    .buildAuthorizationUrl(config, {
+    .buildAuthorizationUrl(rpConfig, {
       redirect_uri: `http://127.0.0.1:${rp.port}/cb`,
-      scope: "openid profile",
+      scope,
       code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
       code_challenge_method: "S256",
       state,
       nonce,
     })
     .toString();
-}
-
-/** With SCREENSHOT_DIR set, the page as a person sees it is kept there (a test artifact). */
-async function keepScreenshot(page: Page, name: string): Promise<void> {
-  const dir = process.env.SCREENSHOT_DIR;
-  if (dir) await page.screenshot({ path: `${dir}/${name}.png`, fullPage: true });
-}
-
-async function axeViolations(page: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol: the page's CSP (no script) does not apply to it.
-  await page.evaluate(AXE_SOURCE);
-  const result = (await page.evaluate(
-    "axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] })",
-  )) as { violations: Array<{ id: string; nodes: unknown[] }> };
-  return result.violations.map((v) => `${v.id} (${v.nodes.length})`);
 }
 
 describe("the hosted login page in Chromium", () => {
@@ -166,6 +160,57 @@ describe("the hosted login page in Chromium", () => {
     expect(await axeViolations(page)).toEqual([]);
     await page.close();
   });
+
+  test("consent and logout pages: axe-core finds nothing; allow signs in, logout asks, then signs out", async () => {
+    // JavaScript on only so that axe-core can run (evaluate needs it); the pages carry no script.
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const cspViolations: string[] = [];
+    page.on("console", (m) => m.text().includes("Content Security Policy") && cspViolations.push(m.text()));
+    await page.goto(await authorizationUrl(partnerConfig, "openid profile email offline_access"));
+    await page.fill("#username", "erin");
+    await page.fill("#password", "erin-secret");
+    await Promise.all([page.waitForLoadState(), page.click("button[type=submit]")]);
+    expect(await page.title()).toBe("Allow Partner Portal to access your account?");
+    expect(await page.locator("ul.scopes li").allTextContents()).toEqual([
+      "Know who you are (your account identifier and organisation)",
+      "See your name and username",
+      "See your email address",
+      "Stay connected to your account when you are not using it",
+    ]);
+    expect(await axeViolations(page)).toEqual([]);
+    await keepScreenshot(page, "oidc-consent");
+    await Promise.all([page.waitForURL(`http://127.0.0.1:${rp.port}/cb**`), page.click("button[value=allow]")]);
+    expect(await page.textContent("#who")).toBe("erin");
+    // Single sign-on: the first-party client goes straight through.
+    await page.goto(await authorizationUrl());
+    expect(await page.textContent("#who")).toBe("erin");
+    // Logout without id_token_hint: the confirmation page.
+    await page.goto(`${served.url}/0.1/oidc/logout`);
+    expect(await page.title()).toBe("Sign out?");
+    expect(await axeViolations(page)).toEqual([]);
+    await keepScreenshot(page, "oidc-logout-confirm");
+    await Promise.all([page.waitForLoadState(), page.click("button[type=submit]")]);
+    expect(await page.textContent("h1")).toBe("You are signed out");
+    expect(await axeViolations(page)).toEqual([]);
+    await keepScreenshot(page, "oidc-signed-out");
+    // Signed out: the form again (the consent given before is remembered).
+    await page.goto(await authorizationUrl(partnerConfig, "openid profile email offline_access"));
+    expect(await page.isVisible("#password")).toBe(true);
+    await page.fill("#username", "erin");
+    await page.fill("#password", "erin-secret");
+    await Promise.all([page.waitForURL(`http://127.0.0.1:${rp.port}/cb**`), page.click("button[type=submit]")]);
+    // RP-initiated logout with id_token_hint: straight back to the registered page with state.
+    const end = oidc.buildEndSessionUrl(partnerConfig, {
+      id_token_hint: lastIdToken,
+      post_logout_redirect_uri: `http://127.0.0.1:${rp.port}/signed-out`,
+      state: "st8",
+    });
+    await page.goto(end.toString());
+    expect(await page.textContent("#bye")).toBe("signed out st8");
+    expect(cspViolations).toEqual([]);
+    await context.close();
+  }, 60_000);
 
   test("the page cannot be framed", async () => {
     const page = await browser.newPage();

@@ -8,7 +8,14 @@ import { emails, oidcCodes } from "../src/db/schema.ts";
 import { atHash } from "../src/services/oidc/id-token.ts";
 import { describeEachDb, type TestApp } from "./helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";
-import { browserSignIn, openLoginPage, serveApp, submitLogin, type ServedApp } from "./helpers/oidc.ts";
+import {
+  browserSignIn,
+  openLoginPage,
+  serveApp,
+  startAuthorization,
+  submitLogin,
+  type ServedApp,
+} from "./helpers/oidc.ts";
 
 const REDIRECT = "https://rp.example.com/callback";
 const insecure = { execute: [oidc.allowInsecureRequests] };
@@ -31,7 +38,7 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
   const register = async (t: TestApp, body: Record<string, unknown>): Promise<Registered> => {
     const r = await t.request("POST", "/0.1/oidc/clients", {
       token: admin,
-      body: { name: "rp", client_type: "confidential", redirect_uris: [REDIRECT], ...body },
+      body: { name: "rp", client_type: "confidential", redirect_uris: [REDIRECT], first_party: true, ...body },
     });
     if (r.status !== 201) throw new Error(r.text);
     return r.json;
@@ -61,21 +68,8 @@ describeEachDb("OpenID Connect authorization code flow", (get) => {
   const webClient = () =>
     oidc.discovery(issuer, web.client_id, undefined, oidc.ClientSecretBasic(web.client_secret!), insecure);
 
-  async function start(config: oidc.Configuration, extra: Record<string, string> = {}, redirect = REDIRECT) {
-    const verifier = oidc.randomPKCECodeVerifier();
-    const state = oidc.randomState();
-    const nonce = oidc.randomNonce();
-    const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: redirect,
-      scope: "openid profile email",
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: "S256",
-      state,
-      nonce,
-      ...extra,
-    });
-    return { verifier, state, nonce, url: url.toString() };
-  }
+  const start = (config: oidc.Configuration, extra: Record<string, string> = {}, redirect = REDIRECT) =>
+    startAuthorization(config, redirect, { scope: "openid profile email", ...extra });
 
   test("confidential client (client_secret_basic): code → ES256 ID token, userinfo; the access token is a Tessera token", async () => {
     const t = get();
@@ -354,7 +348,7 @@ describeEachDb("OpenID Connect introspection and revocation", (get) => {
       (
         await t.request("POST", "/0.1/oidc/clients", {
           token,
-          body: { name: "rp", client_type: "confidential", redirect_uris: [REDIRECT], ...body },
+          body: { name: "rp", client_type: "confidential", redirect_uris: [REDIRECT], first_party: true, ...body },
         })
       ).json as Registered;
     rp = await reg({});

@@ -35,9 +35,17 @@ describeEachDb(
       expect(r.json.id_token_signing_alg_values_supported).toEqual(["ES256", "RS256"]);
       expect(r.json.id_token_signing_alg_values_supported).not.toContain("none");
       // Only what is implemented is announced (Discovery §3 "supported").
-      expect(r.json.grant_types_supported).toEqual(["authorization_code"]);
+      expect(r.json.grant_types_supported).toEqual([
+        "authorization_code",
+        "refresh_token",
+        "client_credentials",
+        "urn:ietf:params:oauth:grant-type:device_code",
+      ]);
+      expect(r.json.device_authorization_endpoint).toBe(
+        "https://auth.example.com/api/auth/0.1/oidc/device_authorization",
+      );
       expect(r.json.code_challenge_methods_supported).toEqual(["S256"]);
-      for (const k of ["device_authorization_endpoint", "end_session_endpoint"]) expect(r.json).not.toHaveProperty(k);
+      expect(r.json.end_session_endpoint).toBe("https://auth.example.com/api/auth/0.1/oidc/logout");
       // The relying-party library's own checks: the issuer it was given must match the document's.
       const wrongIssuer = await oidc
         .discovery(new URL(`${served.url}/0.1/oidc`), "rp", undefined, undefined, {

@@ -62,54 +62,59 @@ test("pbkdf2_sha512 writes wazo-auth's exact format (250,000 iterations, 64-byte
   expect(pbkdf2Sync("rollback-pw", h.salt!, 250_000, 64, "sha512").toString("hex")).toBe(h.hash);
 });
 
-describeEachDb("password rehash on login", (get) => {
-  const login = (username: string, password: string) =>
-    get().request("POST", "/0.1/token", { body: {}, headers: { Authorization: basic(username, password) } });
-  const stored = async (username: string) =>
-    (await get().app.db.select().from(users).where(eq(users.username, username)))[0]!;
+describeEachDb(
+  "password rehash on login",
+  (get) => {
+    const login = (username: string, password: string) =>
+      get().request("POST", "/0.1/token", { body: {}, headers: { Authorization: basic(username, password) } });
+    const stored = async (username: string) =>
+      (await get().app.db.select().from(users).where(eq(users.username, username)))[0]!;
 
-  test("a wazo-auth PBKDF2 hash becomes argon2id at the first successful login, not on a failed one", async () => {
-    const t = get();
-    const admin = await adminToken(t.app);
-    const created = await t.request("POST", "/0.1/users", {
-      token: admin,
-      body: { username: "legacy", password: "x" },
+    test("a wazo-auth PBKDF2 hash becomes argon2id at the first successful login, not on a failed one", async () => {
+      const t = get();
+      const admin = await adminToken(t.app);
+      const created = await t.request("POST", "/0.1/users", {
+        token: admin,
+        body: { username: "legacy", password: "x" },
+      });
+      expect(created.status).toBe(200);
+      await t.app.db
+        .update(users)
+        .set({ passwordHash: WAZO_ADMIN.hash, passwordSalt: WAZO_ADMIN.salt, passwordIterations: null })
+        .where(eq(users.username, "legacy"));
+      expect((await login("legacy", "wrong")).status).toBe(401);
+      expect((await stored("legacy")).passwordHash).toBe(WAZO_ADMIN.hash);
+      expect((await login("legacy", WAZO_ADMIN.password)).status).toBe(200);
+      const after = await stored("legacy");
+      expect(after.passwordHash).toMatch(/^\$argon2id\$v=19\$m=256,t=1,p=1\$/);
+      expect(after.passwordSalt).toBeNull();
+      expect((await login("legacy", WAZO_ADMIN.password)).status).toBe(200);
     });
-    expect(created.status).toBe(200);
-    await t.app.db
-      .update(users)
-      .set({ passwordHash: WAZO_ADMIN.hash, passwordSalt: WAZO_ADMIN.salt, passwordIterations: null })
-      .where(eq(users.username, "legacy"));
-    expect((await login("legacy", "wrong")).status).toBe(401);
-    expect((await stored("legacy")).passwordHash).toBe(WAZO_ADMIN.hash);
-    expect((await login("legacy", WAZO_ADMIN.password)).status).toBe(200);
-    const after = await stored("legacy");
-    expect(after.passwordHash).toMatch(/^\$argon2id\$v=19\$m=256,t=1,p=1\$/);
-    expect(after.passwordSalt).toBeNull();
-    expect((await login("legacy", WAZO_ADMIN.password)).status).toBe(200);
-  });
 
-  test("new argon2 parameters rehash at login; the rollback setting rehashes back to wazo-auth's format", async () => {
-    const t = get();
-    const admin = await adminToken(t.app);
-    expect(
-      (await t.request("POST", "/0.1/users", { token: admin, body: { username: "mover", password: "m0ve" } })).status,
-    ).toBe(200);
-    expect((await stored("mover")).passwordHash).toContain("m=256,t=1");
-    t.app.config.argon2 = { memory_kib: 512, time_cost: 1 };
-    try {
-      expect((await login("mover", "m0ve")).status).toBe(200);
-      expect((await stored("mover")).passwordHash).toContain("m=512,t=1");
-      t.app.config.password_hash_algorithm = "pbkdf2_sha512";
-      t.app.config.password_hash_iterations = 250_000;
-      expect((await login("mover", "m0ve")).status).toBe(200);
-      const row = await stored("mover");
-      expect(row.passwordIterations).toBeNull();
-      expect(pbkdf2Sync("m0ve", row.passwordSalt!, 250_000, 64, "sha512").toString("hex")).toBe(row.passwordHash!);
-    } finally {
-      t.app.config.argon2 = TEST_ARGON2;
-      t.app.config.password_hash_algorithm = "argon2id";
-      t.app.config.password_hash_iterations = 1000;
-    }
-  });
-});
+    test("new argon2 parameters rehash at login; the rollback setting rehashes back to wazo-auth's format", async () => {
+      const t = get();
+      const admin = await adminToken(t.app);
+      expect(
+        (await t.request("POST", "/0.1/users", { token: admin, body: { username: "mover", password: "m0ve" } })).status,
+      ).toBe(200);
+      expect((await stored("mover")).passwordHash).toContain("m=256,t=1");
+      t.app.config.argon2 = { memory_kib: 512, time_cost: 1 };
+      try {
+        expect((await login("mover", "m0ve")).status).toBe(200);
+        expect((await stored("mover")).passwordHash).toContain("m=512,t=1");
+        t.app.config.password_hash_algorithm = "pbkdf2_sha512";
+        t.app.config.password_hash_iterations = 250_000;
+        expect((await login("mover", "m0ve")).status).toBe(200);
+        const row = await stored("mover");
+        expect(row.passwordIterations).toBeNull();
+        expect(pbkdf2Sync("m0ve", row.passwordSalt!, 250_000, 64, "sha512").toString("hex")).toBe(row.passwordHash!);
+      } finally {
+        t.app.config.argon2 = TEST_ARGON2;
+        t.app.config.password_hash_algorithm = "argon2id";
+        t.app.config.password_hash_iterations = 1000;
+      }
+    });
+  },
+  // wazo-auth's PBKDF2 cost takes seconds under load: no 503 from the request deadline (tested in outage.test.ts).
+  { config: { db_timeout: 60 } },
+);

@@ -23,6 +23,7 @@ import {
   snapshotDatabase,
 } from "./helpers/route-table.ts";
 import { basicAuth } from "./helpers/service-process.ts";
+import { softAuthenticator } from "./helpers/soft-authenticator.ts";
 
 const uniq = () => crypto.randomUUID().slice(0, 8);
 
@@ -38,6 +39,7 @@ interface World {
   policy: string;
   policySlug: string;
   oidcClient: string;
+  passkey: string;
 }
 
 async function makeWorld(t: TestApp, master: string, tenant: string): Promise<World> {
@@ -74,8 +76,21 @@ async function makeWorld(t: TestApp, master: string, tenant: string): Promise<Wo
   ok(await t.request("POST", "/0.1/external/mobile/config", { ...h, body: { fcm_sender_id: "1" } }), "mobile config");
   const oidcClient = ok(await t.request("POST", "/0.1/oidc/clients", { ...h, body: OIDC_CLIENT }), "oidc client").json
     .client_id;
+  const own = {
+    token: (await tokenFor(t.app, { acl: ["auth.users.me.mfa.#"], userUuid: user.uuid, tenantUuid: tenant })).token,
+  };
+  const ceremony = ok(await t.request("POST", "/0.1/users/me/mfa/passkeys/registration", own), "passkey options").json;
+  const credential = softAuthenticator().register(ceremony.options, "http://localhost");
+  const passkey = ok(
+    await t.request("POST", "/0.1/users/me/mfa/passkeys", {
+      ...own,
+      body: { challenge_id: ceremony.challenge_id, name: "Key", credential },
+    }),
+    "passkey",
+  ).json.uuid;
   return {
     oidcClient,
+    passkey,
     tenant,
     user: user.uuid,
     email: user.emails[0].uuid,
@@ -100,6 +115,7 @@ function identifierValues(w: World): Record<string, string> {
     email_uuid: w.email,
     client_id: w.clientId,
     oidc_client_id: w.oidcClient,
+    passkey_uuid: w.passkey,
   };
 }
 const IDENTIFIERS = Object.keys(identifierValues({} as World));
@@ -249,7 +265,7 @@ describeEachDb("route matrices", (get) => {
     const listed = await t.request("GET", "/0.1/users", { token: admins.a, tenant: worlds.a1.tenant });
     expect(listed.status).toBe(200);
     expect(listed.json.items.map((u: { uuid: string }) => u.uuid)).toContain(worlds.a1.user);
-  });
+  }, 20_000); // every route swept twice: ~4 s on a loaded machine before the audit trail, which adds one insert per write
 
   test("canonical ACL: upper-case uuids and re-cased slugs do not slip past a deny entry", async () => {
     const t = get();
@@ -299,6 +315,7 @@ describeEachDb("route matrices", (get) => {
       email_uuid: crypto.randomUUID(),
       client_id: `absent-${uniq()}`,
       oidc_client_id: crypto.randomUUID(),
+      passkey_uuid: crypto.randomUUID(),
       token: crypto.randomUUID(),
       ...KIND_VALUES,
     };

@@ -51,4 +51,42 @@ describeEachDb("tenant tree copy", (get) => {
     expect((await t.request("HEAD", `/0.1/token/${token}?tenant=${created.uuid}`)).status).toBe(204);
     expect(t.app.tenantTree.loads).toBe(loads);
   });
+
+  test("this instance's own moves and deletions are applied to the copy; unless their own notice came first", async () => {
+    const t = get();
+    const a = await createTenantRow(t.app);
+    const b = await createTenantRow(t.app);
+    const child = await createTenantRow(t.app, { parentUuid: a });
+    const { token } = await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: b });
+    expect((await t.request("HEAD", `/0.1/token/${token}?tenant=${child}`)).status).toBe(403);
+    const loads = t.app.tenantTree.loads;
+    const admin = await tokenFor(t.app, { acl: ["auth.#"] });
+    const moved = await t.request("PUT", `/0.1/tenants/${child}/parent/${b}`, { token: admin.token });
+    expect(moved.status).toBe(204);
+    // Known at once, by the fast path (memory only): b's admin now reaches the moved tenant.
+    expect((await t.request("HEAD", `/0.1/token/${token}?tenant=${child}`)).status).toBe(204);
+    expect((await t.request("DELETE", `/0.1/tenants/${child}`, { token: admin.token })).status).toBe(204);
+    expect((await t.request("HEAD", `/0.1/token/${token}?tenant=${child}`)).status).toBe(403);
+    expect(t.app.tenantTree.loads).toBe(loads);
+
+    // Directly: a change applied unless its own notice was already heard since the mark (then the
+    // copy holds it, and whatever came after it).
+    const tree = t.app.tenantTree;
+    const quiet = tree.mark();
+    tree.applyNotice(`+${a} ${randomUUID()}`); // an earlier change of a, heard late
+    tree.changed(a, b, quiet);
+    expect(tree.isSubtenantNow(a, b)).toBe(true);
+    const busy = tree.mark();
+    tree.applyNotice(`+${a} ${b}`); // this change's own notice, heard before the commit's callback
+    tree.applyNotice(`+${a} ${t.app.topTenantUuid}`); // then a later move of a
+    tree.changed(a, b, busy);
+    expect(tree.isSubtenantNow(a, b)).toBe(false);
+    expect(tree.isSubtenantNow(a, t.app.topTenantUuid)).toBe(true);
+    expect(tree.loads).toBe(loads);
+    const bulk = tree.mark();
+    tree.applyNotice("*"); // a bulk change (possibly of a) heard before the commit's callback
+    expect(await tree.isSubtenant(t.app.db, b, t.app.topTenantUuid)).toBe(true); // reloaded
+    tree.changed(a, b, bulk);
+    expect(tree.isSubtenantNow(a, b)).toBeUndefined(); // dropped, not overwritten
+  });
 });

@@ -3,6 +3,7 @@
 import { defineCommand, renderUsage, runCommand, type CommandDef } from "citty";
 import { configCommand } from "./config.ts";
 import { sessionsCommand } from "./relations.ts";
+import { auditCommand } from "./audit.ts";
 import {
   bootstrapCommand,
   exportCommand,
@@ -32,6 +33,7 @@ export const tesseraCommand = defineCommand({
     "rotate-oidc-keys": rotateOidcKeysCommand,
     token: tokenCommand,
     sessions: sessionsCommand,
+    audit: auditCommand,
     ...resourceCommands,
   },
 });

@@ -1,6 +1,6 @@
 // `tessera users mfa show|reset USER_UUID`: a user's second factors, and the administrator reset
-// (removes the TOTP factor and its recovery codes: the user logs in with the password alone and
-// may enrol again). Over the typed client, like the other resource commands.
+// (removes the TOTP factor, its recovery codes and the passkeys: the user logs in with the password
+// alone and may enrol again). Over the typed client, like the other resource commands.
 import { defineCommand, type CommandDef } from "citty";
 import { printJson, printRecord } from "./output.ts";
 import { remoteArgs, withClient } from "./remote.ts";
@@ -15,6 +15,7 @@ const show = defineCommand({
       const status = (await client.call("getUserMfa", { params: { path: { user_uuid: args.user } } })) as {
         totp: { enrolled: boolean; confirmed: boolean; confirmed_at: string | null };
         recovery_codes_left: number;
+        passkeys: number;
         methods: string[];
       };
       if (args.json) printJson(status);
@@ -23,6 +24,7 @@ const show = defineCommand({
           totp: status.totp.confirmed ? "confirmed" : status.totp.enrolled ? "pending confirmation" : "none",
           confirmed_at: status.totp.confirmed_at,
           recovery_codes_left: status.recovery_codes_left,
+          passkeys: status.passkeys,
           methods: status.methods.join(","),
         });
     });
@@ -30,11 +32,15 @@ const show = defineCommand({
 });
 
 const reset = defineCommand({
-  meta: { name: "reset", description: "Remove a user's TOTP factor and recovery codes (succeeds when there is none)" },
+  meta: {
+    name: "reset",
+    description: "Remove a user's TOTP factor, recovery codes and passkeys (succeeds when there is none)",
+  },
   args: { ...userArg, ...remoteArgs },
   async run({ args }) {
     await withClient(args, async (client) => {
       await client.call("deleteUserMfaTotp", { params: { path: { user_uuid: args.user } } });
+      await client.call("deleteUserPasskeys", { params: { path: { user_uuid: args.user } } });
       if (args.json) printJson({ reset: args.user });
       else console.log(`removed the second factors of user ${args.user}`);
     });

@@ -128,6 +128,16 @@ const RESOURCES: Record<string, ResourceSpec> = {
         valueHint: "A,B",
       },
       "first-party": { type: "boolean", description: "A first-party client (no consent screen)", default: false },
+      scopes: {
+        ...str,
+        description: "Scopes the client may ask for, comma-separated (`acl:<pattern>` narrows tokens)",
+        valueHint: "A,B",
+      },
+      acl: {
+        ...str,
+        description: "ACL of the client's own tokens (client_credentials), comma-separated",
+        valueHint: "A,B",
+      },
     },
     body: (a) => ({
       name: a.name,
@@ -136,6 +146,8 @@ const RESOURCES: Record<string, ResourceSpec> = {
       post_logout_redirect_uris: list(a["post-logout-redirect-uris"]),
       grant_types: list(a["grant-types"]),
       first_party: a["first-party"] || undefined,
+      scopes: list(a.scopes),
+      acl: list(a.acl),
     }),
     needsOneOf: [{ field: "name", flag: "--name" }],
   },

@@ -8,3 +8,5 @@ export * from "./tables/counters.ts";
 export * from "./tables/saml.ts";
 export * from "./tables/oidc.ts";
 export * from "./tables/mfa.ts";
+export * from "./tables/audit.ts";
+export * from "./tables/passkeys.ts";

@@ -10,4 +10,6 @@ export interface Caller {
   tenantUuid: string | null;
   /** The caller's own tenant (its user's current tenant, else the token's `metadata.tenant_uuid`). */
   ownTenantUuid: string | null;
+  /** Where the request came from (the trusted-proxy-aware address, http/request-origin.ts), for the audit trail. */
+  origin?: { address: string; userAgent: string };
 }

@@ -107,7 +107,19 @@ export class AuthenticationFailed extends ApiError {
 }
 
 /** 401 of a login whose password was right for a user with a confirmed second factor, but no code came with it. */
+/** What the login pipeline resolved before its second-factor step: the hosted login page finishes it later (mfa-step). */
+export interface ProvenPassword {
+  userUuid: string;
+  login: string;
+  method: string;
+  backendName: string;
+}
+
 export class MfaRequired extends ApiError {
+  /** Set by the login pipeline (never in the body): whose password was accepted. */
+  proven?: ProvenPassword;
+  /** The tenant requires a factor and the user has none: the hosted login page enrols one first. */
+  enrol = false;
   constructor(methods: string[]) {
     super(401, "mfa-required", "A second factor is required: retry with mfa_code", "tokens", { methods });
   }

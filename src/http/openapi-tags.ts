@@ -13,6 +13,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
     "Groups of users of one tenant; the policies of a group apply to each member. Joining a group is granted like attaching its policies.",
   policies:
     "Policies: named lists of ACL entries (with `*`, `#`, `me`, `my_session` and deny entries `!…`), attached to users and groups. No caller can grant an entry its own ACL does not cover.",
+  audit:
+    "The audit trail: who did what, to whom, from where — every administrative write, every login decision, token and session revocations — kept per tenant in a hash chain (see docs/audit.md).",
   emails: "Email addresses of users, their confirmation links, and the administrators' direct edit.",
   reset:
     "Password reset by mail: the request (answered the same whether the user exists or not) and the reset itself with the mailed token.",

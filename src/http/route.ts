@@ -5,6 +5,7 @@ import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import type { AppContext } from "../context.ts";
 import { authenticate, requestToken, requiredAccess, resolveCaller } from "./auth.ts";
+import { requestOrigin } from "./request-origin.ts";
 import type { Caller } from "../domain/caller.ts";
 import { requireCanonicalAccess } from "./canonical-acl.ts";
 import { ApiError, InvalidData, NotFound, Unauthorized } from "../domain/errors.ts";
@@ -205,6 +206,10 @@ async function authorize(
     caller = await resolveCaller(app, tok, c.req.header("Wazo-Tenant"));
   }
   await requireCanonicalAccess(app, caller, opts.acl!, params);
+  caller.origin = {
+    address: requestOrigin(c, app.config.rest_api.trusted_proxies).address,
+    userAgent: c.req.header("User-Agent") ?? "",
+  };
   return caller;
 }
 

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { maskSecrets } from "../config.ts";
 import type { AppContext } from "../context.ts";
 import { RouteGroup } from "../http/route.ts";
+import { changesOf, recordAudit } from "../services/audit/record.ts";
 
 const patchSchema = z
   .array(
@@ -51,7 +52,8 @@ export function configRoutes(): RouteGroup {
           403: "Missing auth.config.update",
         },
       },
-      ({ c, app, body }) => {
+      async ({ c, app, caller, body }) => {
+        const before = { debug: app.config.debug, profiling_enabled: app.config.profiling_enabled };
         for (const op of body) {
           if (op.path === "/debug") {
             app.config.debug = op.value;
@@ -60,6 +62,12 @@ export function configRoutes(): RouteGroup {
             app.config.profiling_enabled = op.value;
           }
         }
+        const after = { debug: app.config.debug, profiling_enabled: app.config.profiling_enabled };
+        await recordAudit(app, app.db, caller, {
+          action: "config.update",
+          target: { kind: "config", tenantUuid: app.topTenantUuid },
+          changes: changesOf(before, after),
+        });
         return c.json(visibleConfig(app));
       },
     );

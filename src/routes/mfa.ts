@@ -14,7 +14,12 @@ import { getTenantMfaPolicy, setTenantMfaPolicy } from "../services/auth/mfa-pol
 const userParam = z.object({ user_uuid: uuidParam });
 const tenantParam = z.object({ tenant_uuid: uuidParam });
 const codeBody = z.object({ code: text(64, { min: 1 }) });
-const policyBody = z.object({ mfa: z.enum(["optional", "required"]).nullable() });
+const policyBody = z.object({
+  /** Null inherits; absent leaves it as it is. */
+  mfa: z.enum(["optional", "required"]).nullable().optional(),
+  /** Passwordless passkey sign-in on the hosted login page; null inherits; absent leaves it as it is. */
+  passwordless: z.boolean().nullable().optional(),
+});
 
 const statusAnswer =
   "`{totp: {enrolled, confirmed, created_at, confirmed_at}, recovery_codes_left, methods}` (never the secret)";
@@ -65,7 +70,7 @@ export function mfaRoutes(): RouteGroup {
         },
       },
       async ({ c, app, caller, body }) =>
-        c.json(await confirmTotp(app, await mfaSubject(app, caller, "me"), body.code)),
+        c.json(await confirmTotp(app, await mfaSubject(app, caller, "me"), body.code, caller)),
     )
     .delete(
       "/users/me/mfa/totp",
@@ -85,7 +90,7 @@ export function mfaRoutes(): RouteGroup {
       async ({ c, app, caller, body }) => {
         const user = await mfaSubject(app, caller, "me");
         await requireOwnCode(app, user, body.code, requestOrigin(c, app.config.rest_api.trusted_proxies));
-        await removeTotp(app, user);
+        await removeTotp(app, user, caller);
         return c.body(null, 204);
       },
     )
@@ -128,7 +133,7 @@ export function mfaRoutes(): RouteGroup {
         },
       },
       async ({ c, app, caller, params, body }) =>
-        c.json(await confirmTotp(app, await mfaSubject(app, caller, params.user_uuid), body.code)),
+        c.json(await confirmTotp(app, await mfaSubject(app, caller, params.user_uuid), body.code, caller)),
     )
     .delete(
       "/users/{user_uuid}/mfa/totp",
@@ -140,7 +145,7 @@ export function mfaRoutes(): RouteGroup {
       },
       async ({ c, app, caller, params }) => {
         const user = await orAbsent(mfaSubject(app, caller, params.user_uuid));
-        if (user) await removeTotp(app, user); // absent or unseen: the desired state (D4)
+        if (user) await removeTotp(app, user, caller); // absent or unseen: the desired state (D4)
         return c.body(null, 204);
       },
     )
@@ -151,7 +156,10 @@ export function mfaRoutes(): RouteGroup {
           "A tenant's MFA policy: its own setting and the effective one (inherited from the nearest ancestor that sets one)",
         acl: "auth.tenants.{tenant_uuid}.mfa.read",
         params: tenantParam,
-        responses: { 200: "`{mfa, effective, inherited_from}`", 404: "No such tenant" },
+        responses: {
+          200: "`{mfa, effective, inherited_from, passwordless, passwordless_effective, passwordless_inherited_from}`",
+          404: "No such tenant",
+        },
       },
       async ({ c, app, caller, params }) => c.json(await getTenantMfaPolicy(app, caller, params.tenant_uuid)),
     )
@@ -159,14 +167,19 @@ export function mfaRoutes(): RouteGroup {
       "/tenants/{tenant_uuid}/mfa",
       {
         summary:
-          "Set a tenant's MFA policy (`optional`, `required`, or null to inherit); relaxing a parent's requirement is for that parent's administrators",
+          "Set a tenant's MFA policy (`optional`, `required`, or null to inherit) and whether passkeys may sign in without a password (`passwordless`: true, false, null to inherit, absent to keep); relaxing a parent's requirement is for that parent's administrators",
         acl: "auth.tenants.{tenant_uuid}.mfa.update",
         params: tenantParam,
         body: policyBody,
-        responses: { 204: "Set", 400: "Invalid body", 403: "A parent tenant requires MFA", 404: "No such tenant" },
+        responses: {
+          204: "Set (a setting absent from the body is left as it is)",
+          400: "Invalid body",
+          403: "A parent tenant requires MFA",
+          404: "No such tenant",
+        },
       },
       async ({ c, app, caller, params, body }) => {
-        await setTenantMfaPolicy(app, caller, params.tenant_uuid, body.mfa);
+        await setTenantMfaPolicy(app, caller, params.tenant_uuid, body.mfa, body.passwordless);
         return c.body(null, 204);
       },
     );

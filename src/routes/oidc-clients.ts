@@ -72,6 +72,11 @@ const clientFields = {
   // An ID token outlives no key that may sign it (see keys.ts).
   id_token_lifetime: lifetime(RETIRED_KEY_PUBLISHED_SECONDS),
   refresh_token_lifetime: lifetime(2_147_483_647),
+  // The ACL of the client's own tokens (client credentials): entries the caller may grant (else 403).
+  acl: z
+    .array(text(CAPS.aclEntry, { min: 1 }))
+    .max(256)
+    .optional(),
 };
 const createBody = z.object({ ...clientFields, client_type: z.enum(["confidential", "public"]) });
 const updateBody = z.object(clientFields);
@@ -93,10 +98,14 @@ export function oidcClientRoutes(): RouteGroup {
       {
         summary: "Register an OpenID Connect client in the scoping tenant",
         description:
-          "A confidential client's `client_secret` is in this answer only (it is stored hashed). Public clients must use PKCE S256. `grant_types` defaults to authorization_code and refresh_token.",
+          "A confidential client's `client_secret` is in this answer only (it is stored hashed). Public clients must use PKCE S256. `grant_types` defaults to authorization_code and refresh_token. `acl` is the ACL of the client's own tokens (client credentials grant): the caller may only give entries it could grant itself (403 otherwise).",
         acl: "auth.oidc.clients.create",
         body: createBody,
-        responses: { 201: "The client, with `client_secret` for a confidential client", 400: "Invalid body" },
+        responses: {
+          201: "The client, with `client_secret` for a confidential client",
+          400: "Invalid body",
+          403: "An `acl` entry the caller could not grant",
+        },
       },
       async ({ c, app, caller, body }) => c.json(await createClient(app, caller, body), 201),
     )
@@ -118,7 +127,12 @@ export function oidcClientRoutes(): RouteGroup {
         acl: "auth.oidc.clients.{oidc_client_id}.update",
         params: clientParam,
         body: updateBody,
-        responses: { 204: "Updated", 400: "Invalid body", 404: "No such client" },
+        responses: {
+          204: "Updated",
+          400: "Invalid body",
+          403: "An `acl` entry added or removed that the caller could not grant",
+          404: "No such client",
+        },
       },
       async ({ c, app, caller, params, body }) => {
         await updateClient(app, caller, params.oidc_client_id, body);

@@ -4,13 +4,23 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import { databaseFailure } from "../db/failures.ts";
+import { ApiError } from "../domain/errors.ts";
 import { RouteGroup, type Env } from "../http/route.ts";
 import { findValidToken, isTokenShaped } from "../services/auth/tokens.ts";
-import { grantOfToken } from "../services/oidc/userinfo.ts";
+import { grantOfToken } from "../services/oidc/grants.ts";
 import { invalidClient, OAuthError } from "../services/oidc/oauth-error.ts";
-import { authenticateClient, exchangeAuthorizationCode, type Form } from "../services/oidc/token-endpoint.ts";
+import { authenticateClient, exchangeAuthorizationCode } from "../services/oidc/token-endpoint.ts";
+import {
+  clientCredentialsGrant,
+  type Form,
+  refreshGrant,
+  type RequestOrigin,
+  type TokenResponse,
+} from "../services/oidc/grants.ts";
+import { pollDeviceCode, startDeviceAuthorization } from "../services/oidc/device.ts";
+import { requestOrigin } from "../http/request-origin.ts";
 import { introspectToken, revokeClientToken } from "../services/oidc/introspection.ts";
-import type { ClientRow } from "../services/oidc/clients.ts";
+import { type ClientRow, GRANT_TYPES } from "../services/oidc/clients.ts";
 import type { AppContext } from "../context.ts";
 import { userClaims } from "../services/oidc/claims.ts";
 import { requestIssuer } from "./oidc.ts";
@@ -28,7 +38,27 @@ function formOf(body: Record<string, unknown>): Form {
   return out;
 }
 
-const SUPPORTED_GRANTS = ["authorization_code"];
+/** The grants of the token endpoint (RFC 6749 §4.1, §6, §4.4; RFC 8628 §3.4). Implicit and password are not offered (RFC 9700 §2.1.2, §2.4). */
+const SUPPORTED_GRANTS: readonly string[] = GRANT_TYPES;
+
+function originOf(c: Context<Env>, app: AppContext): RequestOrigin {
+  const origin = requestOrigin(c, app.config.rest_api.trusted_proxies);
+  return { userAgent: c.req.header("User-Agent") ?? "", remoteAddr: origin.address, forwarded: origin.forwarded };
+}
+
+function grant(c: Context<Env>, app: AppContext, client: ClientRow, form: Form): Promise<TokenResponse> {
+  const issuer = requestIssuer(c, app);
+  switch (form.grant_type) {
+    case "authorization_code":
+      return exchangeAuthorizationCode(app, client, form, issuer, originOf(c, app));
+    case "refresh_token":
+      return refreshGrant(app, client, form, issuer, originOf(c, app));
+    case "client_credentials":
+      return clientCredentialsGrant(app, client, form, originOf(c, app));
+    default:
+      return pollDeviceCode(app, client, form, issuer);
+  }
+}
 
 /** Runs an endpoint of authenticated clients, answering OAuth errors (RFC 6749 §5.2) and outages (503). */
 async function asClient(
@@ -38,9 +68,11 @@ async function asClient(
   answer: (client: ClientRow) => Promise<Response>,
 ): Promise<Response> {
   try {
-    return await answer(await authenticateClient(app, c.req.header("Authorization"), form));
+    return await answer(await authenticateClient(app, c.req.header("Authorization"), form, originOf(c, app)));
   } catch (e) {
     if (e instanceof OAuthError) return oauthError(c, e);
+    if (e instanceof ApiError && e.status >= 500)
+      return oauthError(c, new OAuthError(503, "temporarily_unavailable", "try again later"));
     if (databaseFailure(e)) return oauthError(c, new OAuthError(503, "temporarily_unavailable", "try again later"));
     throw e;
   }
@@ -57,29 +89,55 @@ export function oidcTokenRoutes(): RouteGroup {
       "/oidc/token",
       {
         summary:
-          "Token endpoint: exchanges an authorization code (with PKCE) for an access token (a Tessera token) and an ID token",
+          "Token endpoint: authorization code (with PKCE), refresh token, client credentials and device code grants; the access token is a Tessera token",
         operationId: "createOidcToken",
         bodyType: "form",
         body: formSchema,
         headers: CLIENT_AUTH,
         responses: {
-          200: "`{access_token, token_type, expires_in, id_token, scope}`",
-          400: "`{error, error_description}` (RFC 6749 §5.2)",
+          200: "`{access_token, token_type, expires_in, scope}`, with `id_token` and `refresh_token` when the grant gives them",
+          400: "`{error, error_description}` (RFC 6749 §5.2; RFC 8628 §3.5 while a device code waits)",
           401: "`invalid_client`, with WWW-Authenticate",
+          429: "`temporarily_unavailable`: too many failed logins from this address",
           503: "`temporarily_unavailable` (database outage)",
         },
       },
       async ({ c, app, body }) => {
         const form = formOf(body);
         return asClient(c, app, form, async (client) => {
-          const grant = form.grant_type ?? "";
-          if (!SUPPORTED_GRANTS.includes(grant))
-            throw new OAuthError(400, "unsupported_grant_type", "supported: authorization_code");
-          if (!client.grantTypes.includes(grant))
+          const type = form.grant_type ?? "";
+          if (!SUPPORTED_GRANTS.includes(type))
+            throw new OAuthError(400, "unsupported_grant_type", `supported: ${SUPPORTED_GRANTS.join(", ")}`);
+          if (!client.grantTypes.includes(type))
             throw new OAuthError(400, "unauthorized_client", "this client may not use this grant type");
-          const answer = await exchangeAuthorizationCode(app, client, form, requestIssuer(c, app));
+          const answer = await grant(c, app, client, form);
           c.header("Cache-Control", "no-store");
           c.header("Pragma", "no-cache");
+          return c.json(answer);
+        });
+      },
+    )
+    .post(
+      "/oidc/device_authorization",
+      {
+        summary:
+          "Device authorization endpoint (RFC 8628 §3.1): a device code to poll the token endpoint with, and a user code to type on the verification page",
+        operationId: "createOidcDeviceAuthorization",
+        bodyType: "form",
+        body: formSchema,
+        headers: CLIENT_AUTH,
+        responses: {
+          200: "`{device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval}`",
+          400: "`{error, error_description}`: `unauthorized_client`, `invalid_scope`",
+          401: "`invalid_client`, with WWW-Authenticate",
+          503: "`temporarily_unavailable`",
+        },
+      },
+      async ({ c, app, body }) => {
+        const form = formOf(body);
+        return asClient(c, app, form, async (client) => {
+          const answer = await startDeviceAuthorization(app, client, form, requestIssuer(c, app));
+          c.header("Cache-Control", "no-store");
           return c.json(answer);
         });
       },
@@ -106,14 +164,15 @@ export function oidcTokenRoutes(): RouteGroup {
           if (client.clientType === "public") throw invalidClient();
           if (!form.token) throw new OAuthError(400, "invalid_request", "token is required");
           c.header("Cache-Control", "no-store");
-          return c.json(await introspectToken(app, client, form.token, requestIssuer(c, app)));
+          return c.json(await introspectToken(app, client, form.token, requestIssuer(c, app), form.token_type_hint));
         });
       },
     )
     .post(
       "/oidc/revoke",
       {
-        summary: "Token revocation (RFC 7009): a client revokes an access token issued to it (its session ends)",
+        summary:
+          "Token revocation (RFC 7009): a client revokes an access token issued to it (its session ends) or a refresh token (its whole grant ends)",
         operationId: "revokeOidcToken",
         bodyType: "form",
         body: formSchema,
@@ -128,7 +187,7 @@ export function oidcTokenRoutes(): RouteGroup {
         const form = formOf(body);
         return asClient(c, app, form, async (client) => {
           if (!form.token) throw new OAuthError(400, "invalid_request", "token is required");
-          await revokeClientToken(app, client, form.token);
+          await revokeClientToken(app, client, form.token, form.token_type_hint, originOf(c, app));
           return c.body(null, 200);
         });
       },
@@ -152,8 +211,8 @@ export function oidcTokenRoutes(): RouteGroup {
           return c.json({ error: "invalid_request", error_description: "a Bearer access token is required" }, 401);
         }
         const token = isTokenShaped(bearer) ? await findValidToken(app, bearer) : null;
-        const grant = token ? await grantOfToken(app, bearer) : null;
-        if (!token || !grant) return refuse();
+        const grant = token ? await grantOfToken(app, bearer, token) : null;
+        if (!token || !grant?.userUuid) return refuse();
         const claims = await userClaims(app, grant.userUuid, grant.scope);
         if (!claims) return refuse();
         c.header("Cache-Control", "no-store");

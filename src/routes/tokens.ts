@@ -2,6 +2,7 @@
 // token. POST /0.1/token (login) lives in routes/login.ts.
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
+import { requestOrigin } from "../http/request-origin.ts";
 import { CAPS, text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
 import { checkToken, checkTokenTenant, findValidToken, tokenJson } from "../services/auth/tokens.ts";
@@ -49,7 +50,10 @@ export function tokenRoutes(): RouteGroup {
         responses: { 200: "`{data: {message: success}}`" },
       },
       async ({ c, app, params }) => {
-        await revokeToken(app, params.token);
+        await revokeToken(app, params.token, {
+          address: requestOrigin(c, app.config.rest_api.trusted_proxies).address,
+          userAgent: c.req.header("User-Agent") ?? "",
+        });
         return c.json({ data: { message: "success" } });
       },
     )

@@ -2,9 +2,9 @@
 // (COMPATIBILITY.md §13) in the transactional outbox, in the transaction of the change that causes
 // it. The bus publisher (when AMQP is configured) delivers the outbox rows; without a bus they stay
 // recorded and observable.
-import { asc } from "drizzle-orm";
+import { asc, sql } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
-import type { DbOrTx } from "../db/index.ts";
+import { execRows, type DbOrTx } from "../db/index.ts";
 import { eventOutbox } from "../db/schema.ts";
 import { isoTime } from "../domain/time.ts";
 
@@ -57,10 +57,21 @@ export async function publishEvent(app: AppContext, tx: DbOrTx, event: BusEvent)
 /** Rows of one multi-row outbox insert: 5 parameters each, well under PostgreSQL's 65,535. */
 const EVENTS_PER_INSERT = 5000;
 
-/** Records many events (in order) with one insert per few thousand, not one per event (a purge's sessions). */
+/**
+ * Records many events (in order) with one insert per few thousand, not one per event (a purge's
+ * sessions). The rows travel as one JSON parameter: building a 5,000-row VALUES list with its
+ * 25,000 parameters took the query builder 0.2–0.7 s of the event loop per purge batch (issue 29).
+ */
 export async function publishEvents(app: AppContext, tx: DbOrTx, events: BusEvent[]): Promise<void> {
   for (let i = 0; i < events.length; i += EVENTS_PER_INSERT) {
-    await tx.insert(eventOutbox).values(events.slice(i, i + EVENTS_PER_INSERT).map((event) => outboxRow(app, event)));
+    const rows = events.slice(i, i + EVENTS_PER_INSERT).map((event) => outboxRow(app, event));
+    await execRows(
+      tx,
+      sql`insert into ${eventOutbox} (name, routing_key, headers, payload, aggregate)
+        select e.row->>'name', e.row->>'routingKey', e.row->'headers', e.row->'payload', e.row->>'aggregate'
+        from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) with ordinality as e(row, position)
+        order by e.position`,
+    );
   }
 }
 

@@ -79,9 +79,9 @@ async function freshPglite(): Promise<Database> {
 }
 
 /** A new PostgreSQL database on the TEST_DATABASE_URL server, dropped on close. */
-async function freshPostgres(): Promise<Database> {
+export async function freshPostgres(poolSize = 5): Promise<Database> {
   const scratch = await scratchDatabase("tessera_test");
-  const db = await openDatabase({ url: scratch.url, poolSize: 5 });
+  const db = await openDatabase({ url: scratch.url, poolSize });
   const close = db.close;
   db.close = async () => {
     await close();

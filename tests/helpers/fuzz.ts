@@ -331,8 +331,9 @@ const ERROR_KEYS = ["details", "error_id", "message", "resource", "timestamp"];
  * §5.2, RFC 6750 §3), and the login page's HTML. Input the route pipeline refuses before the
  * protocol handler runs (not a form, NUL in a value) still gets the Tessera body.
  */
-const OAUTH_ERROR_PATHS = /^\/0\.1\/oidc\/(token|userinfo|introspect|revoke)(\?|$)/;
-const HTML_ERROR_PATHS = /^\/0\.1\/oidc\/authorize(\?|$)/;
+const OAUTH_ERROR_PATHS = /^\/0\.1\/oidc\/(token|userinfo|introspect|revoke|device_authorization)(\?|$)/;
+/** The pages a browser sees: the sign-in and its steps, consent, SAML's return, logout, the device page. */
+const HTML_ERROR_PATHS = /^\/0\.1\/oidc\/(authorize(\/consent|\/saml)?|logout|device)(\?|$)/;
 
 function protocolErrorProblem(path: string, text: string): string | null | undefined {
   if (HTML_ERROR_PATHS.test(path))

@@ -1,17 +1,21 @@
 // The app served over real HTTP (Bun.serve on a free port), so a relying-party library talks to
 // it as it would to a deployed provider.
+import * as oidc from "openid-client";
 import { createHandler } from "../../src/app.ts";
-import type { TestApp } from "./app.ts";
+import { openDatabase } from "../../src/db/index.ts";
+import { createTestApp, type TestApp } from "./app.ts";
+import { startPgCluster, type PgCluster } from "./pg-cluster.ts";
 
 export interface ServedApp {
   url: string;
   stop(): Promise<void>;
 }
 
-export function serveApp(t: TestApp): ServedApp {
+/** Serves the app on loopback (`port`: a chosen one, e.g. the port of a configured `public_url`). */
+export function serveApp(t: TestApp, port = 0): ServedApp {
   const handle = createHandler(t.app, t.http);
   const server: ReturnType<typeof Bun.serve> = Bun.serve({
-    port: 0,
+    port,
     hostname: "127.0.0.1",
     fetch: (req) => handle(req, server),
   });
@@ -37,8 +41,76 @@ export async function openLoginPage(url: string, cookie = ""): Promise<LoginPage
   const hidden: Record<string, string> = {};
   for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
     hidden[htmlUnescape(m[1]!)] = htmlUnescape(m[2]!);
-  const set = res.headers.get("set-cookie");
-  return { status: res.status, headers: res.headers, html, hidden, cookie: set ? set.split(";")[0]! : cookie };
+  return { status: res.status, headers: res.headers, html, hidden, cookie: mergeCookies(cookie, res) };
+}
+
+/** The hidden fields of the page's first form. */
+export function hiddenFieldsOf(html: string): Record<string, string> {
+  const hidden: Record<string, string> = {};
+  const form = html.split("</form>")[0] ?? "";
+  for (const m of form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    hidden[htmlUnescape(m[1]!)] = htmlUnescape(m[2]!);
+  return hidden;
+}
+
+/** A Cookie header: `cookie` updated by the response's Set-Cookie headers (Max-Age=0 removes). */
+export function mergeCookies(cookie: string, res: Response): string {
+  const jar = new Map<string, string>();
+  for (const pair of cookie.split("; ").filter(Boolean)) {
+    const i = pair.indexOf("=");
+    jar.set(pair.slice(0, i), pair.slice(i + 1));
+  }
+  for (const set of res.headers.getSetCookie()) {
+    const [pair] = set.split(";");
+    const i = pair!.indexOf("=");
+    if (/max-age=0/i.test(set)) jar.delete(pair!.slice(0, i));
+    else jar.set(pair!.slice(0, i), pair!.slice(i + 1));
+  }
+  return [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
+}
+
+/**
+ * A browser without JavaScript, for the provider's pages: keeps its cookies, follows nothing by
+ * itself (every answer is returned as is), posts forms as a browser posts them.
+ */
+export class TestBrowser {
+  cookie = "";
+  constructor(readonly base: string) {}
+
+  async get(url: string): Promise<{ res: Response; html: string; location: URL | null }> {
+    const res = await fetch(url, { redirect: "manual", headers: this.cookie ? { Cookie: this.cookie } : {} });
+    return this.take(res);
+  }
+
+  async post(path: string, form: Record<string, string>) {
+    const res = await fetch(`${this.base}${path}`, {
+      method: "POST",
+      redirect: "manual",
+      body: new URLSearchParams(form),
+      headers: { "Content-Type": "application/x-www-form-urlencoded", ...(this.cookie ? { Cookie: this.cookie } : {}) },
+    });
+    return this.take(res);
+  }
+
+  /** Opens the authorization URL and, when the form is shown, signs in: the answer after the password. */
+  async signIn(url: string, username: string, password: string) {
+    const shown = await this.get(url);
+    if (shown.res.status !== 200 || !shown.html.includes('name="password"'))
+      throw new Error(`no login form: ${shown.res.status} ${shown.html.slice(0, 300)}`);
+    return this.post("/0.1/oidc/authorize", { ...hiddenFieldsOf(shown.html), username, password });
+  }
+
+  /** Answers the consent page shown in `html`. */
+  consent(html: string, decision: "allow" | "deny") {
+    return this.post("/0.1/oidc/authorize/consent", { ...hiddenFieldsOf(html), decision });
+  }
+
+  private async take(res: Response) {
+    this.cookie = mergeCookies(this.cookie, res);
+    const html = await res.text();
+    const loc = res.headers.get("location");
+    return { res, html, location: loc ? new URL(loc, this.base) : null };
+  }
 }
 
 /** POST the login form; answers the raw response (a 303 to the client, or the page again). */
@@ -71,4 +143,80 @@ export async function browserSignIn(
   const location = res.headers.get("location");
   if (res.status !== 303 || !location) throw new Error(`sign-in: ${res.status}`);
   return new URL(location);
+}
+
+/** openid-client over plain http (the test servers). */
+export const insecure = { execute: [oidc.allowInsecureRequests] };
+
+/** A registered confidential client as openid-client sees it (discovery, client_secret_basic). */
+export function discoverClient(issuer: URL, client: { client_id: string; client_secret: string }) {
+  return oidc.discovery(issuer, client.client_id, undefined, oidc.ClientSecretBasic(client.client_secret), insecure);
+}
+
+export interface StartedAuthorization {
+  verifier: string;
+  state: string;
+  nonce: string;
+  url: string;
+}
+
+/** An authorization URL as a relying party builds it: PKCE S256, state, nonce; `extra` overrides. */
+export async function startAuthorization(
+  config: oidc.Configuration,
+  redirectUri: string,
+  extra: Record<string, string> = {},
+): Promise<StartedAuthorization> {
+  const verifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const nonce = oidc.randomNonce();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    scope: "openid profile",
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: "S256",
+    state,
+    nonce,
+    ...extra,
+  });
+  return { verifier, state, nonce, url: url.toString() };
+}
+
+/** The device flow's verification page as a browser without JavaScript uses it: open the complete URI, then allow or deny. */
+export async function answerDevicePage(
+  verificationUriComplete: string,
+  username: string,
+  password: string,
+  action: "allow" | "deny" = "allow",
+): Promise<{ status: number; html: string }> {
+  const page = await openLoginPage(verificationUriComplete);
+  if (page.status !== 200) return { status: page.status, html: page.html };
+  const res = await fetch(new URL("device", verificationUriComplete), {
+    method: "POST",
+    redirect: "manual",
+    body: new URLSearchParams({ ...page.hidden, username, password, action }),
+    headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: page.cookie },
+  });
+  return { status: res.status, html: await res.text() };
+}
+
+/** An outage test's app: on a private PostgreSQL cluster the test stops and starts (1 s timeouts), served over HTTP. */
+export interface ClusterApp {
+  cluster: PgCluster;
+  t: TestApp;
+  served: ServedApp;
+}
+
+export async function startClusterApp(config: Record<string, unknown> = {}): Promise<ClusterApp> {
+  const cluster = await startPgCluster();
+  const t = await createTestApp("postgres", {
+    database: () => openDatabase({ url: cluster.url, poolSize: 4, timeoutSeconds: 1 }),
+    config: { db_timeout: 1, ...config },
+  });
+  return { cluster, t, served: serveApp(t) };
+}
+
+export async function stopClusterApp(app: Partial<ClusterApp>): Promise<void> {
+  await app.served?.stop();
+  await app.t?.close().catch(() => {});
+  await app.cluster?.destroy();
 }

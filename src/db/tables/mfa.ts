@@ -1,7 +1,7 @@
 // Multi-factor authentication (Tessera addition, issue 25): one TOTP factor per user, its
 // single-use recovery codes, and the per-tenant MFA policy. The TOTP secret is stored encrypted
 // (AES-256-GCM, services/auth/mfa-crypto.ts); recovery codes only as SHA-256 hashes.
-import { bigint, check, index, pgTable, serial, text, timestamp, varchar } from "drizzle-orm/pg-core";
+import { bigint, boolean, check, index, pgTable, serial, text, timestamp, varchar } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
 import { tenants, users } from "./identity.ts";
 
@@ -38,7 +38,10 @@ export const tenantMfaPolicy = pgTable(
     tenantUuid: varchar("tenant_uuid", { length: 38 })
       .primaryKey()
       .references(() => tenants.uuid, { onDelete: "cascade" }),
-    mfa: text("mfa").notNull(),
+    /** Null: inherited (as every column here). */
+    mfa: text("mfa"),
+    /** Passwordless passkey sign-in on the hosted login page allowed (user verification required). */
+    passwordless: boolean("passwordless"),
     updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
   },
   (t) => [check("tessera_tenant_mfa_policy_mfa_check", sql`${t.mfa} in ('optional', 'required')`)],

@@ -1,8 +1,9 @@
 // OpenID Connect provider tables (Tessera's own, prefixed `tessera_oidc_`): the signing keys and
 // the registered relying parties (clients).
-import { boolean, index, integer, jsonb, pgTable, text, timestamp, varchar } from "drizzle-orm/pg-core";
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, varchar } from "drizzle-orm/pg-core";
+import { uuidPk } from "./columns.ts";
 import { tenants, users } from "./identity.ts";
-import { sessions } from "./tokens.ts";
+import { refreshTokens, sessions } from "./tokens.ts";
 
 /**
  * Signing keys, shared by every instance. The private key is a JWK, AES-256-GCM encrypted when
@@ -45,6 +46,8 @@ export const oidcClients = pgTable(
     accessTokenLifetime: integer("access_token_lifetime"),
     idTokenLifetime: integer("id_token_lifetime"),
     refreshTokenLifetime: integer("refresh_token_lifetime"),
+    /** The ACL of the client's own tokens (client credentials grant, RFC 6749 §4.4). */
+    acl: jsonb("acl").$type<string[]>().notNull().default([]),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
   },
   (t) => [index("tessera_oidc_client_tenant_uuid_idx").on(t.tenantUuid)],
@@ -78,9 +81,132 @@ export const oidcCodes = pgTable(
     amr: jsonb("amr").$type<string[]>().notNull(),
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
     usedAt: timestamp("used_at", { withTimezone: true, mode: "date" }),
+    /** The browser session the code was issued through: RP-initiated logout revokes its sessions. */
+    browserSessionId: varchar("browser_session_id", { length: 38 }).references(() => oidcBrowserSessions.id, {
+      onDelete: "set null",
+    }),
   },
   (t) => [
     index("tessera_oidc_code_token_uuid_idx").on(t.tokenUuid),
     index("tessera_oidc_code_session_uuid_idx").on(t.sessionUuid),
+    index("tessera_oidc_code_browser_session_idx").on(t.browserSessionId),
   ],
+);
+
+/**
+ * A browser signed in on the hosted login page (OIDC Core §3.1.2.3 single sign-on): the cookie's
+ * SHA-256, never the cookie itself. `login` and `method` let a later authorization issue a token
+ * without the password (as a refresh token does); `auth_time` and `amr` are those of the real
+ * authentication. Deleted at logout and when the user's credentials change or it is disabled.
+ */
+export const oidcBrowserSessions = pgTable(
+  "tessera_oidc_browser_session",
+  {
+    id: uuidPk(),
+    cookieHash: varchar("cookie_hash", { length: 64 }).notNull().unique(),
+    userUuid: varchar("user_uuid", { length: 38 })
+      .notNull()
+      .references(() => users.uuid, { onDelete: "cascade" }),
+    login: text("login").notNull(),
+    authTime: integer("auth_time").notNull(),
+    amr: jsonb("amr").$type<string[]>().notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (t) => [index("tessera_oidc_browser_session_user_idx").on(t.userUuid)],
+);
+
+/** Scopes a user granted a third-party client on the consent screen (OIDC Core §3.1.2.4), remembered. */
+export const oidcConsents = pgTable(
+  "tessera_oidc_consent",
+  {
+    userUuid: varchar("user_uuid", { length: 38 })
+      .notNull()
+      .references(() => users.uuid, { onDelete: "cascade" }),
+    clientId: varchar("client_id", { length: 38 })
+      .notNull()
+      .references(() => oidcClients.clientId, { onDelete: "cascade" }),
+    scopes: jsonb("scopes").$type<string[]>().notNull(),
+    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.userUuid, t.clientId] }), index("tessera_oidc_consent_client_idx").on(t.clientId)],
+);
+
+/**
+ * Every access token the provider issued (whatever the grant): which client, user and scope it was
+ * issued for — what userinfo, introspection and revocation read. It goes with the session.
+ */
+export const oidcAccessTokens = pgTable(
+  "tessera_oidc_access_token",
+  {
+    tokenUuid: varchar("token_uuid", { length: 38 }).primaryKey(),
+    sessionUuid: varchar("session_uuid", { length: 38 })
+      .notNull()
+      .references(() => sessions.uuid, { onDelete: "cascade" }),
+    clientId: varchar("client_id", { length: 38 })
+      .notNull()
+      .references(() => oidcClients.clientId, { onDelete: "cascade" }),
+    /** Null for a client's own token (client credentials). */
+    userUuid: varchar("user_uuid", { length: 38 }),
+    grantType: text("grant_type").notNull(),
+    scope: text("scope").notNull(),
+  },
+  (t) => [index("tessera_oidc_access_token_session_uuid_idx").on(t.sessionUuid)],
+);
+
+/**
+ * An OpenID Connect refresh token (OIDC Core §11, RFC 6749 §6), stored as its SHA-256. Its family is
+ * a Tessera refresh token (`auth_refresh_token`, one per user and client): listed and deleted by the
+ * refresh-token routes, and every session issued from it goes with it. A rotated token keeps its row
+ * with `rotated_at` set, so that presenting it again is recognised as reuse (RFC 9700 §4.14.2).
+ */
+export const oidcRefreshTokens = pgTable(
+  "tessera_oidc_refresh_token",
+  {
+    tokenHash: varchar("token_hash", { length: 64 }).primaryKey(),
+    familyUuid: varchar("family_uuid", { length: 38 })
+      .notNull()
+      .references(() => refreshTokens.uuid, { onDelete: "cascade" }),
+    clientId: varchar("client_id", { length: 38 })
+      .notNull()
+      .references(() => oidcClients.clientId, { onDelete: "cascade" }),
+    userUuid: varchar("user_uuid", { length: 38 })
+      .notNull()
+      .references(() => users.uuid, { onDelete: "cascade" }),
+    scope: text("scope").notNull(),
+    authTime: integer("auth_time").notNull(),
+    amr: jsonb("amr").$type<string[]>().notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }),
+    rotatedAt: timestamp("rotated_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [index("tessera_oidc_refresh_token_family_uuid_idx").on(t.familyUuid)],
+);
+
+/**
+ * A device authorization request (RFC 8628 §3.2): the device code (stored as its SHA-256) that the
+ * device polls with, and the user code a person types on the verification page. Once approved, it
+ * holds the token the sign-in issued until the device collects it (once).
+ */
+export const oidcDeviceCodes = pgTable(
+  "tessera_oidc_device_code",
+  {
+    deviceCodeHash: varchar("device_code_hash", { length: 64 }).primaryKey(),
+    userCode: varchar("user_code", { length: 16 }).notNull().unique("tessera_oidc_device_code_user_code_key"),
+    clientId: varchar("client_id", { length: 38 })
+      .notNull()
+      .references(() => oidcClients.clientId, { onDelete: "cascade" }),
+    scope: text("scope").notNull(),
+    /** pending, approved, denied or collected. */
+    status: varchar("status", { length: 16 }).notNull().default("pending"),
+    interval: integer("interval").notNull(),
+    lastPolledAt: timestamp("last_polled_at", { withTimezone: true, mode: "date" }),
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+    userUuid: varchar("user_uuid", { length: 38 }).references(() => users.uuid, { onDelete: "cascade" }),
+    tokenUuid: varchar("token_uuid", { length: 38 }),
+    sessionUuid: varchar("session_uuid", { length: 38 }).references(() => sessions.uuid, { onDelete: "cascade" }),
+    authTime: integer("auth_time"),
+    amr: jsonb("amr").$type<string[]>(),
+  },
+  (t) => [index("tessera_oidc_device_code_expires_at_idx").on(t.expiresAt)],
 );

@@ -4,7 +4,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { accesses, policies, policyAccesses } from "../../db/schema.ts";
-import { resolveMethod } from "./identity-providers.ts";
+import { backendForMethod, effectiveMethod, resolveMethod } from "./identity-providers.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { describeCause } from "../../db/failures.ts";
 import { isDatabaseUnavailable } from "../../db/errors.ts";
@@ -12,6 +12,7 @@ import {
   ApiError,
   AuthenticationFailed,
   MfaRequired,
+  type ProvenPassword,
   ServiceUnavailable,
   TooManySessions,
 } from "../../domain/errors.ts";
@@ -20,10 +21,11 @@ import type { BackendPlugin, IdpPlugin, LoginArgs } from "../../plugins/types.ts
 import { publishEvent, sessionCreatedEvent } from "../events.ts";
 import { issueRefreshToken, type RefreshTokenOutcome } from "./refresh-tokens.ts";
 import { insertToken, tokenJson, type TokenJson } from "./tokens.ts";
-import { findLoginUser } from "./user-auth.ts";
+import { findLoginUser, findUserByLogin, knownLoginUser } from "./user-auth.ts";
 import { assertNotThrottled, clearLoginFailures, countFailure, type ThrottleSubject } from "./login-throttle.ts";
 import { recordLogin } from "../../metrics.ts";
-import { secondFactorStep } from "./mfa-login.ts";
+import { secondFactorStep, type SecondFactorOutcome } from "./mfa-login.ts";
+import { auditInsert, auditOutboxInsert, recordAudit, recordRefusalEntry, type AuditActor } from "../audit/record.ts";
 
 export interface TokenRequestBody {
   backend?: string;
@@ -48,11 +50,20 @@ export interface LoginRequest {
   /** The address came from a trusted proxy's X-Forwarded-For (never exempt from throttling). */
   forwarded: boolean;
   headers: Record<string, string>;
+  /** Narrows the token's ACL before it is written (OIDC ACL scopes, services/oidc/acl-scope.ts). */
+  narrowAcl?: (acl: string[], id: { authId: string }) => string[];
+  /**
+   * The hosted login page: instead of an enrol-only token, a user who must enrol gets MfaRequired
+   * with `enrol` set, and the page walks them through it (routes/mfa-step.ts).
+   */
+  interactive?: boolean;
 }
 
 export interface LoginResult {
   token: TokenJson;
   sessionsRevoked: number;
+  /** A second-factor code was given with the password (`mfa_code` or appended to it). */
+  codeAccepted?: boolean;
 }
 
 interface Authenticated {
@@ -87,16 +98,23 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
   try {
     known = await assertNotThrottled(app, subject, "tokens");
   } catch (e) {
-    recordLogin(e instanceof ApiError && e.status === 429 ? "throttled" : "error");
+    const throttled = e instanceof ApiError && e.status === 429;
+    recordLogin(throttled ? "throttled" : "error");
+    if (throttled) await recordRefusal(app, req, "login.throttled", "throttled");
     throw e;
   }
   let method = "unknown";
+  let checkingSecondFactor = false;
   try {
     const auth = await authenticate(app, args);
     method = auth.method;
     // Refresh-token logins (the only ones without an IdP) were issued after the second factor: not asked again.
-    if (auth.idp) auth.enrolOnlyAcl = (await secondFactorStep(app, args, auth.login, req.body.mfa_code)).enrolOnlyAcl;
+    checkingSecondFactor = true;
+    const step = auth.idp ? await secondFactor(app, args, auth, req) : null;
+    checkingSecondFactor = false;
+    auth.enrolOnlyAcl = step?.enrolOnlyAcl ?? null;
     const result = await issue(app, args, auth, req);
+    if (step?.codeAccepted) result.codeAccepted = true;
     app.log.info("login", { outcome: "success", login: auth.login, idp: auth.method, remote_addr: req.remoteAddr });
     // Failures counted after the check (another attempt, at the same moment) stay counted.
     if (known.loginFailures) await clearLoginFailures(app, subject);
@@ -105,10 +123,12 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
   } catch (e) {
     if (e instanceof MfaRequired) {
       recordLogin("mfa_required", method);
+      await recordRefusal(app, req, "login.mfa_required", "mfa_required");
       throw e;
     }
     if (e instanceof TooManySessions) {
       recordLogin("rejected", method);
+      await recordRefusal(app, req, "login.failure", "too_many_sessions");
       throw e;
     }
     if (isInfrastructureFailure(e)) {
@@ -125,8 +145,100 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
       app.log.error("login error", { login: req.login, error: describeCause(e).message });
     }
     app.log.info("login", { outcome: "failure", login: req.login, remote_addr: req.remoteAddr });
-    await recordLoginFailure(app, req, subject);
+    const reason = checkingSecondFactor
+      ? "mfa_invalid"
+      : e instanceof LoginRefused
+        ? "refused"
+        : expected
+          ? "invalid_credentials"
+          : "error";
+    await recordLoginFailure(app, req, subject, reason);
     throw new AuthenticationFailed();
+  }
+}
+
+async function secondFactor(
+  app: AppContext,
+  args: LoginArgs,
+  auth: Authenticated,
+  req: LoginRequest,
+): Promise<SecondFactorOutcome> {
+  const proven = () => {
+    const user = knownLoginUser(args, auth.login);
+    return user
+      ? { userUuid: user.uuid, login: auth.login, method: auth.method, backendName: auth.backendName }
+      : undefined;
+  };
+  try {
+    const outcome = await secondFactorStep(app, args, auth.login, req.body.mfa_code);
+    if (outcome.enrolOnlyAcl && req.interactive) {
+      const e = new MfaRequired([]);
+      e.enrol = true;
+      e.proven = proven();
+      throw e;
+    }
+    return outcome;
+  } catch (e) {
+    if (e instanceof MfaRequired) e.proven ??= proven();
+    throw e;
+  }
+}
+
+/**
+ * The token of a sign-in whose password the pipeline accepted earlier (MfaRequired.proven) and whose
+ * second factor the hosted login page has just checked (or, passwordless, a passkey with user
+ * verification): issued as single sign-on issues one (`loginAuthenticatedUser`: the user's effective
+ * method and backend, ACL, metadata, session cap), its success counted and logged as a login's.
+ */
+export async function completeProvenLogin(
+  app: AppContext,
+  proven: ProvenPassword,
+  req: Omit<LoginRequest, "password" | "login" | "mobile">,
+): Promise<LoginResult> {
+  const result = await loginAuthenticatedUser(app, { ...req, login: proven.login, userUuid: proven.userUuid });
+  app.log.info("login", { outcome: "success", login: proven.login, idp: proven.method, remote_addr: req.remoteAddr });
+  recordLogin("success", proven.method);
+  return result;
+}
+
+/**
+ * A new token for a user already authenticated in this browser (OpenID Connect single sign-on,
+ * services/oidc/browser-session.ts), as a refresh-token login does (§5.3 step 1): no password, the
+ * backend of the user's effective method, the same ACL, metadata and session cap as `login`. The
+ * login must still name that user, enabled; otherwise AuthenticationFailed. No throttling: nothing
+ * is guessed here (the browser session's cookie is a 256-bit secret).
+ */
+export async function loginAuthenticatedUser(
+  app: AppContext,
+  req: Omit<LoginRequest, "password" | "login" | "mobile"> & { login: string; userUuid: string },
+): Promise<LoginResult> {
+  const args: LoginArgs = {
+    login: req.login,
+    password: null,
+    mobile: false,
+    userAgent: req.userAgent,
+    remoteAddr: req.remoteAddr,
+    body: req.body as Record<string, unknown>,
+    headers: req.headers,
+    acl: [],
+  };
+  const user = await findUserByLogin(app.db, req.login);
+  if (!user || user.uuid !== req.userUuid) throw new AuthenticationFailed();
+  const method = await effectiveMethod(app.db, user.authenticationMethod, user.tenantUuid);
+  const backend = backendForMethod(app, method, args);
+  const auth: Authenticated = {
+    backend,
+    backendName: backendNameOf(app, backend),
+    login: req.login,
+    method,
+    persistentMetadata: {},
+    refreshTokenUuid: null,
+  };
+  try {
+    return await issue(app, args, auth, { ...req, password: null, mobile: false });
+  } catch (e) {
+    if (e instanceof LoginRefused) throw new AuthenticationFailed();
+    throw e;
   }
 }
 
@@ -220,7 +332,8 @@ async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req:
   const metadata = { ...auth.persistentMetadata, ...((await auth.backend.getMetadata?.(auth.login, args)) ?? {}) };
   const authId = typeof metadata.auth_id === "string" ? metadata.auth_id : null;
   if (!authId) throw new LoginRefused();
-  const acl = auth.enrolOnlyAcl ?? (await auth.backend.getAcl?.(auth.login, args)) ?? args.acl;
+  const fullAcl = auth.enrolOnlyAcl ?? (await auth.backend.getAcl?.(auth.login, args)) ?? args.acl;
+  const acl = req.narrowAcl ? req.narrowAcl(fullAcl, { authId }) : fullAcl;
   const expiration = body.expiration ?? app.config.default_token_lifetime;
   const capped = isUuid(authId) && (metadata.purpose === "user" || metadata.purpose === "external_api");
   // No refresh token for an enrol-only login: it would later log in without the second factor.
@@ -264,6 +377,20 @@ async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req:
       },
       (sessionUuid) =>
         sessionCreatedEvent({ uuid: sessionUuid, tenantUuid: sessionTenantUuid, userUuid, mobile: req.mobile }),
+      (sessionUuid) => {
+        // A refresh-token login is the refresh token's use (recorded by client, never by the
+        // refresh token's uuid: that is the secret itself); any other is a login decision.
+        const actor = { ...loginActor(req), userUuid, sessionUuid, tenantUuid: sessionTenantUuid };
+        const target = { kind: "user", uuid: userUuid, tenantUuid: sessionTenantUuid };
+        const entry = auth.refreshTokenUuid
+          ? {
+              action: "refresh_token.use",
+              target,
+              changes: [{ field: "client_id", old: null, new: body.client_id ?? null }],
+            }
+          : { action: "login.success", target };
+        return [auditInsert(app, tx, actor, entry), auditOutboxInsert(app, tx, actor, entry)];
+      },
     );
     await auth.idp?.onTokenIssued?.(
       args,
@@ -308,9 +435,16 @@ async function enforceSessionCap(app: AppContext, tx: DbOrTx, userUuid: string):
  * throttling counters, in one transaction. With throttling on, a failure that cannot be counted is a
  * 503: an uncounted guess never gets its answer.
  */
-async function recordLoginFailure(app: AppContext, req: LoginRequest, subject: ThrottleSubject): Promise<void> {
+async function recordLoginFailure(
+  app: AppContext,
+  req: LoginRequest,
+  subject: ThrottleSubject,
+  reason: string,
+): Promise<void> {
   try {
     await inTransaction(app, async (tx) => {
+      const action = reason === "mfa_invalid" ? "login.mfa_failed" : "login.failure";
+      await recordAudit(app, tx, loginActor(req), loginRefusal(req, action, reason));
       await publishEvent(app, tx, {
         name: "auth_user_login_failed",
         routingKey: "auth.logins.failed",
@@ -332,4 +466,20 @@ async function recordLoginFailure(app: AppContext, req: LoginRequest, subject: T
     if (app.config.login_throttling.enabled)
       throw new ServiceUnavailable("tokens", "The service cannot log in now; try again later");
   }
+}
+
+/** The actor of a login attempt: nobody known yet, from the request's origin. */
+function loginActor(req: LoginRequest): AuditActor {
+  return { userUuid: null, sessionUuid: null, tenantUuid: null, address: req.remoteAddr, userAgent: req.userAgent };
+}
+
+/** A refused login's entry: the attempted login name is its only "change" (never the password). */
+function loginRefusal(req: LoginRequest, action: string, outcome: string) {
+  const login = req.login?.replaceAll("\0", "\uFFFD") ?? null;
+  return { action, outcome, target: { kind: "login" }, changes: [{ field: "login", old: null, new: login }] };
+}
+
+/** A refusal outside any write (throttled, second factor required, too many sessions). */
+function recordRefusal(app: AppContext, req: LoginRequest, action: string, outcome: string): Promise<void> {
+  return recordRefusalEntry(app, loginActor(req), loginRefusal(req, action, outcome));
 }

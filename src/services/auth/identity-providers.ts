@@ -6,6 +6,7 @@ import type { DbOrTx } from "../../db/index.ts";
 import { tenants, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";
+import { changesOf, recordAudit } from "../audit/record.ts";
 import { AuthenticationFailed, NotFound, orAbsent } from "../../domain/errors.ts";
 import { requireVisibleUser } from "../identity/visibility.ts";
 import type { BackendPlugin, LoginArgs } from "../../plugins/types.ts";
@@ -55,9 +56,11 @@ function requireMethod(app: AppContext, type: string): void {
 export async function assignIdp(app: AppContext, caller: Caller, type: string, userUuids: string[]): Promise<void> {
   requireMethod(app, type);
   await inTransaction(app, async (tx) => {
-    for (const uuid of userUuids) await requireVisibleUser(app, caller, uuid, tx);
+    const before = [];
+    for (const uuid of userUuids) before.push(await requireVisibleUser(app, caller, uuid, tx));
     if (userUuids.length)
       await tx.update(users).set({ authenticationMethod: type }).where(inArray(users.uuid, userUuids));
+    await recordAudit(app, tx, caller, ...before.map((u) => idpAudit(u, type)));
   });
 }
 
@@ -66,9 +69,19 @@ export async function unassignIdp(app: AppContext, caller: Caller, type: string,
   requireMethod(app, type);
   const user = await orAbsent(requireVisibleUser(app, caller, userUuid));
   if (user?.authenticationMethod === type) {
-    await app.db
-      .update(users)
-      .set({ authenticationMethod: "default" })
-      .where(and(eq(users.uuid, userUuid), eq(users.authenticationMethod, type)));
+    await inTransaction(app, async (tx) => {
+      await tx
+        .update(users)
+        .set({ authenticationMethod: "default" })
+        .where(and(eq(users.uuid, userUuid), eq(users.authenticationMethod, type)));
+      await recordAudit(app, tx, caller, idpAudit(user, "default"));
+    });
   }
 }
+
+/** `user.idp.update`: the user's authentication method, old and new. */
+const idpAudit = (u: { uuid: string; tenantUuid: string; authenticationMethod: string }, method: string) => ({
+  action: "user.idp.update",
+  target: { kind: "user", uuid: u.uuid, tenantUuid: u.tenantUuid },
+  changes: changesOf({ authentication_method: u.authenticationMethod }, { authentication_method: method }),
+});

@@ -8,6 +8,7 @@ import type { AppContext } from "../../context.ts";
 import { emails, loginThrottle, users } from "../../db/schema.ts";
 import { afterCommit, inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";
+import { recordAudit } from "../audit/record.ts";
 import { publishEvent, routingKey } from "../events.ts";
 import { tenantVisible } from "../identity/visibility.ts";
 import { forgetPairLocks } from "./login-throttle.ts";
@@ -59,6 +60,11 @@ export async function unlockUserLogins(app: AppContext, caller: Caller, userUuid
       tenantUuid: user.tenantUuid,
       userUuid: user.uuid,
       aggregate: `user:${user.uuid}`,
+    });
+    await recordAudit(app, tx, caller, {
+      action: "user.login_failures.delete",
+      target: { kind: "user", uuid: user.uuid, tenantUuid: user.tenantUuid },
+      changes: [{ field: "counters_cleared", old: null, new: cleared.length }],
     });
     app.log.info("login failures cleared", { user_uuid: user.uuid, counters: cleared.length, by: caller.userUuid });
     return true;

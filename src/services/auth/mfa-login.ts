@@ -9,7 +9,8 @@ import { inTransaction } from "../../db/tx.ts";
 import { AuthenticationFailed, MfaRequired, invalidField } from "../../domain/errors.ts";
 import type { LoginArgs } from "../../plugins/types.ts";
 import { recordMfa } from "../../metrics.ts";
-import { MFA_METHODS, hasConfirmedFactor, publishMfaEvent, useSecondFactor, wrongCode } from "./mfa.ts";
+import { factorMethods, hasConfirmedFactor, publishMfaEvent, useSecondFactor, wrongCode } from "./mfa.ts";
+import { type RelyingParty, verifyPasskeyAssertion } from "./webauthn.ts";
 import { MFA_ENROL_ONLY_ACL, tenantRequiresMfa } from "./mfa-policy.ts";
 import { knownLoginUser } from "./user-auth.ts";
 import { assertNotThrottled, countFailure } from "./login-throttle.ts";
@@ -18,6 +19,8 @@ import type { UserRow } from "../identity/visibility.ts";
 export interface SecondFactorOutcome {
   /** Set when the user must enrol first: the token gets this ACL and nothing else. */
   enrolOnlyAcl: string[] | null;
+  /** A code was given and accepted (RFC 8176 `otp`: the ID token's `amr` says so). */
+  codeAccepted?: boolean;
 }
 
 const PASS: SecondFactorOutcome = { enrolOnlyAcl: null };
@@ -43,11 +46,11 @@ export async function secondFactorStep(
   const code = mfaCode ?? (typeof args.mfaAppendedCode === "string" ? args.mfaAppendedCode : undefined);
   if (!code) {
     recordMfa("required");
-    throw new MfaRequired(MFA_METHODS);
+    throw new MfaRequired(await factorMethods(app, user.uuid));
   }
   if (await useSecondFactor(app, user.uuid, code)) {
     recordMfa("accepted");
-    return PASS;
+    return { enrolOnlyAcl: null, codeAccepted: true };
   }
   await refused(app, user);
   throw new AuthenticationFailed();
@@ -77,18 +80,82 @@ export async function requireOwnCode(
       true,
       "A current code (or a recovery code) is required to remove a confirmed factor",
     );
-  const subject = {
-    action: "login" as const,
-    login: user.username ?? user.uuid,
-    remoteAddr: origin.address,
-    forwarded: origin.forwarded,
-  };
+  if (!(await throttledSecondFactor(app, user, code, origin, user.username ?? user.uuid))) throw wrongCode();
+}
+
+/** What proves a factor to remove a passkey through `me`: a code, or a passkey assertion. */
+export interface FactorProof {
+  code?: string;
+  challenge_id?: string;
+  credential?: unknown;
+}
+
+/**
+ * Proof that a signed-in user holds a factor, to remove one of its passkeys through `me` (as TOTP
+ * removal asks for a code: a stolen token alone cannot strip a user's factors): a current TOTP or
+ * recovery code, or a fresh assertion of one of its passkeys (WebAuthn §7.2, options from POST
+ * /users/me/mfa/passkeys/assertion). Throttled and counted as a login's second factor. A user with
+ * no factor left has nothing to prove (the removal is a no-op).
+ */
+export async function requireFactorProof(
+  app: AppContext,
+  user: UserRow,
+  proof: FactorProof,
+  rp: RelyingParty,
+  origin: { address: string; forwarded: boolean },
+): Promise<void> {
+  if (!(await factorMethods(app, user.uuid)).length) return;
+  const login = user.username ?? user.uuid;
+  if (proof.challenge_id !== undefined) {
+    const subject = { action: "login" as const, login, remoteAddr: origin.address, forwarded: origin.forwarded };
+    await assertNotThrottled(app, subject, "mfa");
+    if (await verifyPasskeyAssertion(app, rp, proof.challenge_id, proof.credential, user.uuid)) return;
+    await countWrongFactor(app, user, subject);
+    throw invalidField("mfa", "credential", "webauthn", "an assertion of one of your passkeys", "Passkey not verified");
+  }
+  if (!proof.code)
+    throw invalidField(
+      "mfa",
+      "code",
+      "required",
+      true,
+      "A current code, a recovery code or a passkey assertion (challenge_id, credential) is required",
+    );
+  if (!(await throttledSecondFactor(app, user, proof.code, origin, login))) throw wrongCode();
+}
+
+/**
+ * A code checked as a login checks it: refused (429) while the login is throttled, and a wrong
+ * code is a failed login (counted, `auth_user_mfa_failed`). Used by `me` removals and the hosted
+ * login page's second-factor step (services/oidc/mfa-sign-in.ts).
+ */
+export async function throttledSecondFactor(
+  app: AppContext,
+  user: { uuid: string; tenantUuid: string },
+  code: string,
+  origin: { address: string; forwarded: boolean },
+  login: string,
+): Promise<"totp" | "recovery_code" | null> {
+  const subject = { action: "login" as const, login, remoteAddr: origin.address, forwarded: origin.forwarded };
   await assertNotThrottled(app, subject, "mfa");
-  if (await useSecondFactor(app, user.uuid, code)) return;
+  const used = await useSecondFactor(app, user.uuid, code);
+  if (used) {
+    recordMfa("accepted");
+    return used;
+  }
+  await countWrongFactor(app, user, subject);
+  return null;
+}
+
+/** A wrong code or refused passkey: MFA metric, event and throttling counter, in one transaction. */
+export async function countWrongFactor(
+  app: AppContext,
+  user: { uuid: string; tenantUuid: string },
+  subject: { action: "login"; login: string; remoteAddr: string; forwarded: boolean },
+): Promise<void> {
   recordMfa("refused");
   await inTransaction(app, async (tx) => {
     await publishMfaEvent(app, tx, "failed", user);
     await countFailure(app, tx, subject);
   });
-  throw wrongCode();
 }

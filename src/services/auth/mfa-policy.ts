@@ -2,12 +2,13 @@
 // and inherited by its sub-tenants unless one of them sets its own. A user of a tenant requiring
 // MFA who has no factor logs in to an enrol-only token. Relaxing a requirement set by an ancestor
 // is for a caller whose own tenant is that ancestor or above: a sub-tenant's admin cannot.
-import { eq, sql } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
-import { mfaTotp, tenantMfaPolicy, users } from "../../db/schema.ts";
+import { mfaTotp, passkeys, tenantMfaPolicy, users } from "../../db/schema.ts";
 import { execRows } from "../../db/index.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";
+import { changesOf, recordAudit } from "../audit/record.ts";
 import { Forbidden, NotFound } from "../../domain/errors.ts";
 import { tenantVisible } from "../identity/visibility.ts";
 import { isSubtenant } from "../identity/tenant-tree.ts";
@@ -39,32 +40,51 @@ export function withSelfService(app: AppContext, policyName: string, acl: string
  */
 export const loginMfaColumns = {
   mfaEnabled:
-    sql<boolean>`exists (select 1 from ${mfaTotp} where ${mfaTotp.userUuid} = ${users.uuid} and ${mfaTotp.confirmedAt} is not null)`.as(
-      "mfa_enabled",
-    ),
-  mfaPoliciesSet: sql<boolean>`exists (select 1 from ${tenantMfaPolicy})`.as("mfa_policies_set"),
+    sql<boolean>`(exists (select 1 from ${mfaTotp} where ${mfaTotp.userUuid} = ${users.uuid} and ${mfaTotp.confirmedAt} is not null)
+      or exists (select 1 from ${passkeys} where ${passkeys.userUuid} = ${users.uuid}))`.as("mfa_enabled"),
+  mfaPoliciesSet: sql<boolean>`exists (select 1 from ${tenantMfaPolicy} where ${tenantMfaPolicy.mfa} = 'required')`.as(
+    "mfa_policies_set",
+  ),
 };
 
 export async function tenantRequiresMfa(app: AppContext, tenantUuid: string): Promise<boolean> {
   return (await effectivePolicy(app, tenantUuid)).mfa === "required";
 }
 
-/** The tenant's effective policy and where it comes from (the tenant itself, an ancestor, or the default). */
-async function effectivePolicy(
+/** Passwordless passkey sign-in on the hosted login page: off unless the tenant or an ancestor turns it on. */
+export async function tenantAllowsPasswordless(app: AppContext, tenantUuid: string): Promise<boolean> {
+  return (await effectiveSetting(app, tenantUuid, "passwordless")).value === true;
+}
+
+type Setting = "mfa" | "passwordless";
+
+/** One setting's effective value and where it comes from (the tenant itself, the nearest ancestor setting it, or none). */
+async function effectiveSetting(
   app: AppContext,
   tenantUuid: string,
+  setting: Setting,
   skipSelf = false,
-): Promise<{ mfa: MfaPolicy; from: string | null }> {
-  const rows = await execRows<{ mfa: MfaPolicy; uuid: string }>(
+): Promise<{ value: string | boolean | null; from: string | null }> {
+  const rows = await execRows<{ value: string | boolean; uuid: string }>(
     app.db,
     sql`with recursive up(uuid, parent_uuid, depth) as (
           select t.uuid, t.parent_uuid, 0 from auth_tenant t where t.uuid = ${tenantUuid}
           union all
           select p.uuid, p.parent_uuid, up.depth + 1 from auth_tenant p join up on p.uuid = up.parent_uuid where up.uuid <> up.parent_uuid
-        ) select s.mfa, up.uuid from up join tessera_tenant_mfa_policy s on s.tenant_uuid = up.uuid
-          where up.depth >= ${skipSelf ? 1 : 0} order by up.depth limit 1`,
+        ) select s.${sql.raw(setting)} as value, up.uuid from up join tessera_tenant_mfa_policy s on s.tenant_uuid = up.uuid
+          where up.depth >= ${skipSelf ? 1 : 0} and s.${sql.raw(setting)} is not null order by up.depth limit 1`,
   );
-  return rows[0] ? { mfa: rows[0].mfa, from: rows[0].uuid } : { mfa: "optional", from: null };
+  return rows[0] ? { value: rows[0].value, from: rows[0].uuid } : { value: null, from: null };
+}
+
+/** The tenant's effective MFA policy and where it comes from (the tenant itself, an ancestor, or the default). */
+async function effectivePolicy(
+  app: AppContext,
+  tenantUuid: string,
+  skipSelf = false,
+): Promise<{ mfa: MfaPolicy; from: string | null }> {
+  const s = await effectiveSetting(app, tenantUuid, "mfa", skipSelf);
+  return { mfa: (s.value as MfaPolicy | null) ?? "optional", from: s.from };
 }
 
 export interface TenantMfaJson {
@@ -72,6 +92,10 @@ export interface TenantMfaJson {
   mfa: MfaPolicy | null;
   effective: MfaPolicy;
   inherited_from: string | null;
+  /** The tenant's own passwordless setting; null = inherited (default: off). */
+  passwordless: boolean | null;
+  passwordless_effective: boolean;
+  passwordless_inherited_from: string | null;
 }
 
 async function requireVisibleTenant(app: AppContext, caller: Caller, tenantUuid: string): Promise<void> {
@@ -81,26 +105,31 @@ async function requireVisibleTenant(app: AppContext, caller: Caller, tenantUuid:
 export async function getTenantMfaPolicy(app: AppContext, caller: Caller, tenantUuid: string): Promise<TenantMfaJson> {
   await requireVisibleTenant(app, caller, tenantUuid);
   const [own] = await app.db
-    .select({ mfa: tenantMfaPolicy.mfa })
+    .select({ mfa: tenantMfaPolicy.mfa, passwordless: tenantMfaPolicy.passwordless })
     .from(tenantMfaPolicy)
     .where(eq(tenantMfaPolicy.tenantUuid, tenantUuid));
   const eff = await effectivePolicy(app, tenantUuid);
+  const pwl = await effectiveSetting(app, tenantUuid, "passwordless");
   return {
-    mfa: (own?.mfa as MfaPolicy | undefined) ?? null,
+    mfa: (own?.mfa as MfaPolicy | null | undefined) ?? null,
     effective: eff.mfa,
     inherited_from: eff.from === tenantUuid ? null : eff.from,
+    passwordless: own?.passwordless ?? null,
+    passwordless_effective: pwl.value === true,
+    passwordless_inherited_from: pwl.from === tenantUuid ? null : pwl.from,
   };
 }
 
-/** Sets the tenant's own policy (null: inherit again). */
+/** Sets the tenant's own policy (null: inherit again); a setting left undefined stays as it is. */
 export async function setTenantMfaPolicy(
   app: AppContext,
   caller: Caller,
   tenantUuid: string,
-  mfa: MfaPolicy | null,
+  mfa: MfaPolicy | null | undefined,
+  passwordless?: boolean | null,
 ): Promise<void> {
   await requireVisibleTenant(app, caller, tenantUuid);
-  if (mfa !== "required") {
+  if (mfa !== undefined && mfa !== "required") {
     const above = await effectivePolicy(app, tenantUuid, true);
     const own = caller.ownTenantUuid;
     if (
@@ -117,12 +146,31 @@ export async function setTenantMfaPolicy(
       );
     }
   }
+  const set = {
+    ...(mfa === undefined ? {} : { mfa }),
+    ...(passwordless === undefined ? {} : { passwordless }),
+  };
+  if (Object.keys(set).length === 0) return;
   await inTransaction(app, async (tx) => {
-    if (mfa === null) await tx.delete(tenantMfaPolicy).where(eq(tenantMfaPolicy.tenantUuid, tenantUuid));
-    else
-      await tx
-        .insert(tenantMfaPolicy)
-        .values({ tenantUuid, mfa })
-        .onConflictDoUpdate({ target: tenantMfaPolicy.tenantUuid, set: { mfa, updatedAt: sql`now()` } });
+    const [before] = await tx.select().from(tenantMfaPolicy).where(eq(tenantMfaPolicy.tenantUuid, tenantUuid));
+    await recordAudit(app, tx, caller, {
+      action: "tenant.mfa_policy.update",
+      target: { kind: "tenant", uuid: tenantUuid, tenantUuid },
+      changes: changesOf({ mfa: before?.mfa ?? null, passwordless: before?.passwordless ?? null }, set),
+    });
+    await tx
+      .insert(tenantMfaPolicy)
+      .values({ tenantUuid, ...set })
+      .onConflictDoUpdate({ target: tenantMfaPolicy.tenantUuid, set: { ...set, updatedAt: sql`now()` } });
+    // A row with nothing set is no row: the login's `mfa_policies_set` probe stays a cheap "none".
+    await tx
+      .delete(tenantMfaPolicy)
+      .where(
+        and(
+          eq(tenantMfaPolicy.tenantUuid, tenantUuid),
+          isNull(tenantMfaPolicy.mfa),
+          isNull(tenantMfaPolicy.passwordless),
+        ),
+      );
   });
 }

@@ -2,6 +2,7 @@
 // status, and the code check shared by logins and the routes. Secrets are encrypted at rest
 // (mfa-crypto.ts); a TOTP code is accepted once (RFC 6238 §5.2), a recovery code once.
 import { and, eq, isNull, sql } from "drizzle-orm";
+import { type AuditActor, recordAudit, secretChange } from "../audit/record.ts";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { mfaRecoveryCodes, mfaTotp, users } from "../../db/schema.ts";
@@ -16,11 +17,26 @@ import { newRecoveryCodes, recoveryCodeHash } from "./recovery-codes.ts";
 import { isTotpCode, matchingStep, newTotpSecret, totpEnrolment } from "./totp.ts";
 
 export const MFA_METHODS = ["totp", "recovery_code"];
+export const PASSKEY_METHOD = "passkey";
 
 export interface MfaStatus {
   totp: { enrolled: boolean; confirmed: boolean; created_at: string | null; confirmed_at: string | null };
   recovery_codes_left: number;
+  /** How many passkeys the user has registered (webauthn.ts). */
+  passkeys: number;
   methods: string[];
+}
+
+const passkeyCount = sql<number>`(select count(*)::int from tessera_passkey p where p.user_uuid = auth_user.uuid)`;
+
+/** The second factors a user can give: TOTP and recovery codes once confirmed, `passkey` with one registered. */
+export async function factorMethods(app: AppContext, userUuid: string): Promise<string[]> {
+  const [row] = await app.db
+    .select({ totp: mfaTotp.confirmedAt, passkeys: passkeyCount })
+    .from(users)
+    .leftJoin(mfaTotp, eq(mfaTotp.userUuid, users.uuid))
+    .where(eq(users.uuid, userUuid));
+  return [...(row?.totp ? MFA_METHODS : []), ...(row?.passkeys ? [PASSKEY_METHOD] : [])];
 }
 
 /** The user the route names: the caller itself (`me`), or a user of the caller's tenant or below (else 404). */
@@ -38,6 +54,12 @@ export async function mfaSubject(
   return requireVisibleUser(app, caller, userUuid, db);
 }
 
+/** The enabled user a session token stands for (the account page), or null. */
+export async function accountUser(app: AppContext, userUuid: string): Promise<UserRow | null> {
+  const [user] = await app.db.select().from(users).where(eq(users.uuid, userUuid));
+  return user?.enabled ? user : null;
+}
+
 export async function mfaStatus(app: AppContext, user: UserRow): Promise<MfaStatus> {
   const [totp] = await app.db
     .select({ createdAt: mfaTotp.createdAt, confirmedAt: mfaTotp.confirmedAt })
@@ -48,6 +70,8 @@ export async function mfaStatus(app: AppContext, user: UserRow): Promise<MfaStat
     .from(mfaRecoveryCodes)
     .where(and(eq(mfaRecoveryCodes.userUuid, user.uuid), isNull(mfaRecoveryCodes.usedAt)));
   const confirmed = Boolean(totp?.confirmedAt);
+  const [keys] = await app.db.select({ n: passkeyCount }).from(users).where(eq(users.uuid, user.uuid));
+  const passkeyTotal = keys?.n ?? 0;
   return {
     totp: {
       enrolled: Boolean(totp),
@@ -56,10 +80,12 @@ export async function mfaStatus(app: AppContext, user: UserRow): Promise<MfaStat
       confirmed_at: totp?.confirmedAt?.toISOString() ?? null,
     },
     recovery_codes_left: confirmed ? (left?.n ?? 0) : 0,
-    methods: confirmed ? MFA_METHODS : [],
+    passkeys: passkeyTotal,
+    methods: [...(confirmed ? MFA_METHODS : []), ...(passkeyTotal ? [PASSKEY_METHOD] : [])],
   };
 }
 
+/** A confirmed TOTP factor (the factor a code proves; passkeys are proven by their own ceremony). */
 export async function hasConfirmedFactor(app: AppContext, userUuid: string): Promise<boolean> {
   const [row] = await app.db
     .select({ confirmedAt: mfaTotp.confirmedAt })
@@ -101,11 +127,28 @@ export async function startTotpEnrolment(
   return { secret, otpauth_uri: otpauthUri, qr_code: qrCode };
 }
 
+/** The enrolment waiting for its confirming code, shown again (a reloaded page keeps its QR code); null when none. */
+export async function pendingTotpEnrolment(
+  app: AppContext,
+  user: UserRow,
+): Promise<{ secret: string; otpauth_uri: string; qr_code: string } | null> {
+  const [row] = await app.db.select().from(mfaTotp).where(eq(mfaTotp.userUuid, user.uuid));
+  if (!row || row.confirmedAt) return null;
+  const { secret } = decryptSecret(keyRing(app), row.secretEncrypted, user.uuid);
+  const { otpauthUri, qrCode } = await totpEnrolment(secret, user.username ?? user.uuid, app.config.mfa.issuer);
+  return { secret, otpauth_uri: otpauthUri, qr_code: qrCode };
+}
+
 export const wrongCode = () =>
   invalidField("mfa", "code", "mfa_code", "a current, unused code", "Wrong, expired or already used code");
 
 /** Confirms a pending enrolment with a current code: 200 with ten recovery codes, shown this once. */
-export async function confirmTotp(app: AppContext, user: UserRow, code: string): Promise<{ recovery_codes: string[] }> {
+export async function confirmTotp(
+  app: AppContext,
+  user: UserRow,
+  code: string,
+  actor: AuditActor | Caller | null = null,
+): Promise<{ recovery_codes: string[] }> {
   const ring = keyRing(app);
   return inTransaction(app, async (tx) => {
     const [row] = await tx.select().from(mfaTotp).where(eq(mfaTotp.userUuid, user.uuid)).for("update");
@@ -134,13 +177,18 @@ export async function confirmTotp(app: AppContext, user: UserRow, code: string):
       .insert(mfaRecoveryCodes)
       .values(codes.map((c) => ({ userUuid: user.uuid, codeHash: recoveryCodeHash(c)! })));
     await publishMfaEvent(app, tx, "enrolled", user);
+    await recordAudit(app, tx, actor, mfaAudit("mfa.totp.enrol", user));
     recordMfa("enrolled");
     return { recovery_codes: codes };
   });
 }
 
 /** Removes the TOTP factor and its recovery codes. Absent: nothing to do (D4). */
-export async function removeTotp(app: AppContext, user: UserRow): Promise<void> {
+export async function removeTotp(
+  app: AppContext,
+  user: UserRow,
+  actor: AuditActor | Caller | null = null,
+): Promise<void> {
   await inTransaction(app, async (tx) => {
     const gone = await tx
       .delete(mfaTotp)
@@ -149,6 +197,7 @@ export async function removeTotp(app: AppContext, user: UserRow): Promise<void> 
     await tx.delete(mfaRecoveryCodes).where(eq(mfaRecoveryCodes.userUuid, user.uuid));
     if (gone[0]?.confirmedAt) {
       await publishMfaEvent(app, tx, "removed", user);
+      await recordAudit(app, tx, actor, mfaAudit("mfa.totp.reset", user));
       recordMfa("removed");
     }
   });
@@ -207,13 +256,21 @@ export async function publishMfaEvent(
   tx: DbOrTx,
   kind: "enrolled" | "removed" | "failed",
   user: { uuid: string; tenantUuid: string },
+  method: "totp" | "passkey" = "totp",
 ): Promise<void> {
   await publishEvent(app, tx, {
     name: `auth_user_mfa_${kind}`,
     routingKey: routingKey(`auth.users.{user_uuid}.mfa.${kind}`, { user_uuid: user.uuid }),
-    data: { user_uuid: user.uuid, tenant_uuid: user.tenantUuid, method: "totp" },
+    data: { user_uuid: user.uuid, tenant_uuid: user.tenantUuid, method },
     tenantUuid: user.tenantUuid,
     userUuid: user.uuid,
     aggregate: `user:${user.uuid}`,
   });
 }
+
+/** The audit entry of a factor enrolled or removed: the secret and the recovery codes by name only. */
+const mfaAudit = (action: string, user: UserRow) => ({
+  action,
+  target: { kind: "user", uuid: user.uuid, tenantUuid: user.tenantUuid },
+  changes: [secretChange("totp_secret"), secretChange("recovery_codes")],
+});

@@ -137,6 +137,6 @@ export async function resetPassword(
     ? (await app.db.select().from(users).where(eq(users.uuid, userUuid)))[0]
     : await requireVisibleUser(app, caller, userUuid);
   if (!user) throw new NotFound("users", userUuid);
-  await setPassword(app, user, password);
+  await setPassword(app, user, password, caller, emailed ? "user.password.reset" : "user.password.set");
   if (emailed) await revokeToken(app, caller.token.uuid);
 }

@@ -8,6 +8,7 @@ import type { Caller } from "../../domain/caller.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
 import { NotFound, orAbsent } from "../../domain/errors.ts";
 import { publishEvent } from "../events.ts";
+import { changesOf, recordAudit } from "../audit/record.ts";
 import { refreshTokenEvent } from "./refresh-tokens.ts";
 import { isoTime } from "../../domain/time.ts";
 import { requireVisibleUser, inCallerScope } from "../identity/visibility.ts";
@@ -106,6 +107,14 @@ export async function deleteUserRefreshToken(
       .delete(refreshTokens)
       .where(and(eq(refreshTokens.userUuid, user.uuid), eq(refreshTokens.clientId, clientId)))
       .returning();
-    for (const rt of deleted) await publishEvent(app, tx, refreshTokenEvent("deleted", rt, user.tenantUuid));
+    for (const rt of deleted) {
+      await publishEvent(app, tx, refreshTokenEvent("deleted", rt, user.tenantUuid));
+      await recordAudit(app, tx, caller, {
+        action: "refresh_token.delete",
+        // Never the refresh token's uuid: it is the refresh token itself (§5.6).
+        target: { kind: "user", uuid: user.uuid, tenantUuid: user.tenantUuid },
+        changes: changesOf({ client_id: rt.clientId }, null),
+      });
+    }
   });
 }

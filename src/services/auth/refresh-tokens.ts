@@ -7,6 +7,7 @@ import type { DbOrTx } from "../../db/index.ts";
 import { refreshTokens, sessions, tokens } from "../../db/schema.ts";
 import { publishEvent, routingKey, type BusEvent } from "../events.ts";
 import { revokeSessions, revokeUserSessions } from "./sessions.ts";
+import { endUserBrowserSessions } from "../oidc/browser-session.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { effectiveMethod } from "./identity-providers.ts";
 import { findUserByLogin } from "./user-auth.ts";
@@ -116,6 +117,8 @@ export async function revokeUserAccess(
   user: { uuid: string; tenantUuid: string },
 ): Promise<void> {
   await revokeUserSessions(app, tx, user.uuid);
+  // The login page's single sign-on ends too: it would otherwise sign the user in again.
+  await endUserBrowserSessions(tx, user.uuid);
   if (app.config.compatibility.refresh_token_revocation === "keep") return;
   const deleted = await tx.delete(refreshTokens).where(eq(refreshTokens.userUuid, user.uuid)).returning();
   for (const rt of deleted) await publishEvent(app, tx, refreshTokenEvent("deleted", rt, user.tenantUuid));

@@ -3,6 +3,7 @@ import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { sessions, tokens } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
+import { changesOf, recordAudit } from "../audit/record.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { collection, type Collection, type ListParams } from "../../domain/collection.ts";
 import { isUuid } from "../../domain/validate.ts";
@@ -89,6 +90,12 @@ export async function deleteSession(
     const where = ofUser
       ? and(eq(sessions.uuid, sessionUuid), sessionsOfAuthId(ofUser))!
       : eq(sessions.uuid, sessionUuid);
-    await revokeSessions(app, tx, where);
+    const revoked = await revokeSessions(app, tx, where);
+    for (const r of revoked)
+      await recordAudit(app, tx, caller, {
+        action: "session.delete",
+        target: { kind: "session", uuid: r.uuid, tenantUuid: r.tenantUuid },
+        changes: changesOf({ user_uuid: r.userUuid }, null),
+      });
   });
 }

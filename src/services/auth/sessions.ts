@@ -3,12 +3,13 @@
 // session, cached tokens evicted once committed.
 import { and, eq, inArray, ne, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
-import type { DbOrTx } from "../../db/index.ts";
+import { execRows, type DbOrTx } from "../../db/index.ts";
 import { sessions, tokens } from "../../db/schema.ts";
 import { afterCommit, inTransaction } from "../../db/tx.ts";
 import { deleteTokens } from "./tokens.ts";
 import { publishEvents, sessionDeletedEvent } from "../events.ts";
 import { isUuid } from "../../domain/validate.ts";
+import { recordAudit } from "../audit/record.ts";
 
 export interface RevokedSession {
   uuid: string;
@@ -16,22 +17,25 @@ export interface RevokedSession {
   userUuid: string | null;
 }
 
-/** Deletes the sessions matching `where` (and, by cascade, their tokens); returns them. */
+/**
+ * Deletes the sessions matching `where` (and, by cascade, their tokens); returns them. One statement
+ * whatever the number of sessions (the expiry purge ends thousands per batch): the delete returns
+ * them and its outer select reads each one's user from the tokens it still sees (the cascade runs at
+ * the statement's end), instead of a select sending every session uuid back as a parameter.
+ */
 export async function revokeSessions(app: AppContext, tx: DbOrTx, where: SQL): Promise<RevokedSession[]> {
-  const owners = await tx
-    .select({ sessionUuid: tokens.sessionUuid, authId: tokens.authId })
-    .from(tokens)
-    .innerJoin(sessions, eq(tokens.sessionUuid, sessions.uuid))
-    .where(where);
-  const authIdBySession = new Map(owners.map((o) => [o.sessionUuid, o.authId]));
-  const deleted = await tx
-    .delete(sessions)
-    .where(where)
-    .returning({ uuid: sessions.uuid, tenantUuid: sessions.tenantUuid });
-  const revoked = deleted.map((s) => {
-    const authId = authIdBySession.get(s.uuid) ?? null;
-    return { uuid: s.uuid, tenantUuid: s.tenantUuid, userUuid: authId && isUuid(authId) ? authId : null };
-  });
+  const deleted = await execRows<{ uuid: string; tenant_uuid: string; auth_id: string | null }>(
+    tx,
+    sql`with gone as (delete from ${sessions} where ${where} returning ${sessions.uuid}, ${sessions.tenantUuid})
+        select gone.uuid, gone.tenant_uuid,
+          (select t.auth_id from ${tokens} t where t.session_uuid = gone.uuid limit 1) as auth_id
+        from gone`,
+  );
+  const revoked = deleted.map((s) => ({
+    uuid: s.uuid,
+    tenantUuid: s.tenant_uuid,
+    userUuid: s.auth_id && isUuid(s.auth_id) ? s.auth_id : null,
+  }));
   await publishEvents(app, tx, revoked.map(sessionDeletedEvent));
   afterCommit(tx, () => app.tokenCache.evictSessions(revoked.map((s) => s.uuid)));
   return revoked;
@@ -54,16 +58,38 @@ export async function revokeUserSessions(app: AppContext, tx: DbOrTx, userUuid: 
   return revokeSessions(app, tx, sessionsOfUser(userUuid));
 }
 
-/** DELETE /token/{t}: the token goes, with its session when no other token uses that session. */
-export async function revokeToken(app: AppContext, tokenUuid: string): Promise<void> {
+/**
+ * DELETE /token/{t}: the token goes, with its session when no other token uses that session. With
+ * `origin` (the route's call) the revocation is recorded, acted by the token's own user and session
+ * — never the token's id, which is its secret.
+ */
+export async function revokeToken(
+  app: AppContext,
+  tokenUuid: string,
+  origin?: { address: string; userAgent: string },
+): Promise<void> {
   await inTransaction(app, async (tx) => {
     const rows = await tx
-      .select({ sessionUuid: tokens.sessionUuid })
+      .select({ sessionUuid: tokens.sessionUuid, authId: tokens.authId, tenantUuid: sessions.tenantUuid })
       .from(tokens)
+      .innerJoin(sessions, eq(tokens.sessionUuid, sessions.uuid))
       .where(eq(tokens.uuid, tokenUuid))
       .limit(1);
     const sessionUuid = rows[0]?.sessionUuid;
     if (!sessionUuid) return;
+    if (origin) {
+      const userUuid = isUuid(rows[0]!.authId) ? rows[0]!.authId : null;
+      const tenantUuid = rows[0]!.tenantUuid;
+      await recordAudit(
+        app,
+        tx,
+        { userUuid, sessionUuid, tenantUuid, ...origin },
+        {
+          action: "token.revoke",
+          target: { kind: "session", uuid: sessionUuid, tenantUuid },
+        },
+      );
+    }
     const siblings = await tx
       .select({ uuid: tokens.uuid })
       .from(tokens)

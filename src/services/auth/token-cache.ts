@@ -28,6 +28,10 @@ export interface CachedToken extends TokenRecord {
   matcher: AclMatcher;
   /** Tenant of the token's user, read on the first `tenant=` check (undefined until then). */
   userTenantUuid?: string | null;
+  /** What the OpenID Connect provider issued it for (null: not an OIDC token), read on first need. */
+  oidcGrant?: { userUuid: string | null; scope: string[]; clientId: string; grantType: string } | null;
+  /** The last introspection answer (RFC 7662) given about it: to which client, with which issuer. */
+  introspected?: { clientId: string; issuer: string; json: string };
 }
 
 const REVOKED_MEMORY_MS = 60_000;

@@ -1,31 +1,34 @@
 // COMPATIBILITY.md §5.7: expired tokens are purged with their sessions in batches, and tokens
 // expiring within one cleanup interval get one `auth_session_expire_soon` notice each.
-import { and, asc, eq, lt } from "drizzle-orm";
+import { and, eq, lt, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
-import { tokens } from "../../db/schema.ts";
+import { sessions, tokens } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { publishEvents, routingKey, type BusEvent } from "../events.ts";
-import { revokeSessions, sessionsByUuids } from "./sessions.ts";
+import { revokeSessions } from "./sessions.ts";
 
 const now = () => Math.floor(Date.now() / 1000);
 
-/** Returns the number of sessions deleted. */
+/**
+ * Returns the number of sessions deleted. Each batch is one statement (revokeSessions): the
+ * sessions of the `token_cleanup_batch_size` tokens expiring first, chosen by the database along
+ * the expiry index, never sent back and forth as a list of uuids.
+ */
 export async function purgeExpiredTokens(app: AppContext): Promise<number> {
   let total = 0;
   for (;;) {
-    const batch = await app.db
-      .select({ sessionUuid: tokens.sessionUuid })
-      .from(tokens)
-      .where(lt(tokens.expireT, now()))
-      .orderBy(asc(tokens.expireT))
-      .limit(app.config.token_cleanup_batch_size);
-    if (batch.length === 0) return total;
-    const uuids = [...new Set(batch.map((b) => b.sessionUuid))];
-    const revoked = await inTransaction(app, (tx) => revokeSessions(app, tx, sessionsByUuids(uuids)));
-    total += revoked.length;
-    if (batch.length < app.config.token_cleanup_batch_size) return total;
+    const revoked = await purgeBatch(app);
+    if (revoked === 0) return total;
+    total += revoked;
   }
+}
+
+/** One batch of the purge: the number of sessions it ended (0 when nothing has expired). */
+export async function purgeBatch(app: AppContext): Promise<number> {
+  const expiredFirst = sql`${sessions.uuid} in (select ${tokens.sessionUuid} from ${tokens}
+    where ${tokens.expireT} < ${now()} order by ${tokens.expireT} limit ${app.config.token_cleanup_batch_size})`;
+  return (await inTransaction(app, (tx) => revokeSessions(app, tx, expiredFirst))).length;
 }
 
 /** Claims tokens expiring within one interval (once each, whichever instance runs) and announces them. */

@@ -1,6 +1,6 @@
 // Access tokens: lookup (cached), JSON representation (COMPATIBILITY.md §5.2), scope and tenant
 // checks (§5.4), issuance of the token + session pair, and revocation.
-import { inArray, sql } from "drizzle-orm";
+import { inArray, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { Db, DbOrTx } from "../../db/index.ts";
 import { afterCommit } from "../../db/tx.ts";
@@ -218,6 +218,8 @@ export async function insertToken(
   tx: DbOrTx,
   t: NewToken,
   sessionEvent?: (sessionUuid: string) => BusEvent,
+  /** More inserts of the same statement (the login's audit entry), given the new session's uuid. */
+  alsoInsert?: (sessionUuid: string) => Array<{ getSQL(): SQL } | null>,
 ): Promise<IssuedToken> {
   const issuedAt = nowSeconds();
   const expiresAt = issuedAt + t.expiration;
@@ -242,6 +244,8 @@ export async function insertToken(
     sql`session as (${tx.insert(sessions).values({ uuid: sessionUuid, tenantUuid: t.sessionTenantUuid, mobile: t.mobile }).getSQL()})`,
   ];
   if (sessionEvent) writes.push(sql`event as (${outboxInsert(app, tx, sessionEvent(sessionUuid)).getSQL()})`);
+  for (const [i, insert] of (alsoInsert?.(sessionUuid) ?? []).entries())
+    if (insert) writes.push(sql`${sql.raw(`also${i}`)} as (${insert.getSQL()})`);
   // The token's foreign key to its session is checked at the end of the statement, once both exist.
   app.tokenIds?.add(row.uuid); // before the commit reveals the id to anyone
   await tx.execute(sql`with ${sql.join(writes, sql`, `)} ${tx.insert(tokens).values(row).getSQL()}`);

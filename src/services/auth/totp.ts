@@ -1,7 +1,6 @@
 // TOTP (RFC 6238) through the `otpauth` library: SHA-1, 6 digits, 30-second steps — what every
 // authenticator app reads from an otpauth:// URI. Pure functions; the caller stores the steps.
 import { Secret, TOTP } from "otpauth";
-import QRCode from "qrcode";
 
 const PERIOD = 30;
 const DIGITS = 6;
@@ -30,6 +29,8 @@ export async function totpEnrolment(
   issuer: string,
 ): Promise<{ otpauthUri: string; qrCode: string }> {
   const otpauthUri = totpOf(secretBase32, label, issuer).toString();
+  // Loaded at the first enrolment (with its PNG encoder): a quiet service never draws a QR code.
+  const { default: QRCode } = await import("qrcode");
   const svg = await QRCode.toString(otpauthUri, { type: "svg", errorCorrectionLevel: "M", margin: 2 });
   return { otpauthUri, qrCode: `data:image/svg+xml;base64,${Buffer.from(svg).toString("base64")}` };
 }

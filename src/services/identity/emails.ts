@@ -3,7 +3,8 @@
 import { and, eq, notInArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
-import { emails } from "../../db/schema.ts";
+import { emails, users } from "../../db/schema.ts";
+import { changesOf, recordAudit } from "../audit/record.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { Conflict, InvalidData, NotFound } from "../../domain/errors.ts";
@@ -61,6 +62,13 @@ export async function updateEmails(
         : await tx.insert(emails).values({ address: e.address, main, confirmed, userUuid: user.uuid }).returning();
       out.push({ uuid: row!.uuid, address: row!.address, main: row!.main, confirmed: row!.confirmed });
     }
+    const shown = (list: Array<{ address: string; main: boolean; confirmed: boolean }>) =>
+      list.map((e) => ({ address: e.address, main: e.main, confirmed: e.confirmed }));
+    await recordAudit(app, tx, caller, {
+      action: "user.emails.update",
+      target: { kind: "user", uuid: user.uuid, tenantUuid: user.tenantUuid },
+      changes: changesOf({ emails: shown(existing) }, { emails: shown(out) }),
+    });
     return out;
   });
 }
@@ -136,6 +144,12 @@ export async function confirmEmail(app: AppContext, caller: Caller, emailUuid: s
     if (!email) throw new NotFound("emails", emailUuid);
     if (!emailed) await orNotFound(requireVisibleUser(app, caller, email.userUuid, tx), "emails", emailUuid);
     await tx.update(emails).set({ confirmed: true }).where(eq(emails.uuid, emailUuid));
+    const [owner] = await tx.select({ tenantUuid: users.tenantUuid }).from(users).where(eq(users.uuid, email.userUuid));
+    await recordAudit(app, tx, caller, {
+      action: "email.confirm",
+      target: { kind: "email", uuid: email.uuid, tenantUuid: owner?.tenantUuid ?? null },
+      changes: changesOf({ confirmed: email.confirmed }, { confirmed: true }),
+    });
   });
   if (emailed) await revokeToken(app, caller.token.uuid);
 }

@@ -7,6 +7,7 @@ import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { groupPolicies, groups, userGroups, users } from "../../db/schema.ts";
 import { listPage } from "../../db/paging.ts";
+import { changesOf, recordAudit, type AuditEntry } from "../audit/record.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
@@ -169,6 +170,20 @@ export function groupEvent(
 
 const keyOf = (g: GroupRow, suffix: string) => routingKey(`auth.groups.{group_uuid}.${suffix}`, { group_uuid: g.uuid });
 
+/** An entry about a group: `after` the fields set (null for a deletion), `before` their old values. */
+function groupAudit(
+  action: string,
+  g: GroupRow,
+  after: Record<string, unknown> | null,
+  before: Record<string, unknown> | null = null,
+): AuditEntry {
+  return {
+    action,
+    target: { kind: "group", uuid: g.uuid, tenantUuid: g.tenantUuid },
+    changes: changesOf(before, after),
+  };
+}
+
 export async function createGroup(
   app: AppContext,
   caller: Caller,
@@ -189,6 +204,7 @@ export async function createGroup(
     await checkUnique(tx, tenantUuid, input.name, slug);
     const [row] = await tx.insert(groups).values({ name: input.name, slug, tenantUuid }).returning();
     await groupEvent(app, tx, "auth_group_created", keyOf(row!, "created"), row!);
+    await recordAudit(app, tx, caller, groupAudit("group.create", row!, { name: row!.name, slug: row!.slug }));
     return groupJson(row!);
   });
 }
@@ -200,6 +216,7 @@ export async function updateGroup(app: AppContext, caller: Caller, uuid: string,
     await checkUnique(tx, g.tenantUuid, name, null, g.uuid);
     const [row] = await tx.update(groups).set({ name }).where(eq(groups.uuid, uuid)).returning();
     await groupEvent(app, tx, "auth_group_updated", keyOf(row!, "updated"), row!);
+    await recordAudit(app, tx, caller, groupAudit("group.update", row!, { name: row!.name }, { name: g.name }));
   });
 }
 
@@ -211,6 +228,7 @@ export async function deleteGroup(app: AppContext, caller: Caller, uuid: string)
     await requireGroupGrant(tx, caller, g, false);
     await tx.delete(groups).where(eq(groups.uuid, uuid));
     await groupEvent(app, tx, "auth_group_deleted", keyOf(g, "deleted"), g);
+    await recordAudit(app, tx, caller, groupAudit("group.delete", g, null, { name: g.name, slug: g.slug }));
   });
 }
 
@@ -247,6 +265,7 @@ export async function addGroupUser(
     forbidSystemGroup(g);
     await requireGroupGrant(tx, caller, g, true);
     const added = await tx.insert(userGroups).values({ groupUuid, userUuid }).onConflictDoNothing().returning();
+    if (added.length) await recordAudit(app, tx, caller, groupAudit("group.user.add", g, { user_uuid: userUuid }));
     if (added.length)
       await groupEvent(
         app,
@@ -276,6 +295,8 @@ export async function removeGroupUser(
       .delete(userGroups)
       .where(and(eq(userGroups.groupUuid, groupUuid), eq(userGroups.userUuid, userUuid)))
       .returning();
+    if (removed.length)
+      await recordAudit(app, tx, caller, groupAudit("group.user.remove", g, null, { user_uuid: userUuid }));
     if (removed.length)
       await groupEvent(
         app,

@@ -11,6 +11,7 @@ import type { Caller } from "../../domain/caller.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
 import { ApiError, Conflict, Forbidden, NotFound, orAbsent } from "../../domain/errors.ts";
 import { publishEvent, routingKey } from "../events.ts";
+import { changesOf, recordAudit, type AuditEntry } from "../audit/record.ts";
 import {
   aclOf,
   findVisiblePolicy,
@@ -214,6 +215,7 @@ export async function createPolicy(app: AppContext, caller: Caller, input: Polic
       .returning();
     await writeAcl(tx, row!.uuid, acl);
     await policyEvent(app, tx, "created", row!);
+    await recordAudit(app, tx, caller, policyAudit("policy.create", row!, null, { ...policyFields(row!), acl }));
     const scope = await policyScope(app, caller, false, tx);
     return (await policiesJson(tx, scope, [row!]))[0]!;
   });
@@ -266,6 +268,12 @@ export async function updatePolicy(
       .returning();
     await writeAcl(tx, row.uuid, acl);
     await policyEvent(app, tx, "updated", updated!);
+    await recordAudit(
+      app,
+      tx,
+      caller,
+      policyAudit("policy.update", row, { ...policyFields(row), acl: current }, { ...policyFields(updated!), acl }),
+    );
   });
 }
 
@@ -273,8 +281,10 @@ export async function deletePolicy(app: AppContext, caller: Caller, idOrSlug: st
   await inTransaction(app, async (tx) => {
     const row = await orAbsent(writablePolicy(app, caller, idOrSlug, tx));
     if (!row) return; // absent or not visible: the desired state (D4)
-    requireGrant(caller, [], (await aclOf(tx, [row.uuid])).get(row.uuid) ?? []);
+    const acl = (await aclOf(tx, [row.uuid])).get(row.uuid) ?? [];
+    requireGrant(caller, [], acl);
     await tx.delete(policies).where(eq(policies.uuid, row.uuid));
+    await recordAudit(app, tx, caller, policyAudit("policy.delete", row, { ...policyFields(row), acl }, null));
     await policyEvent(app, tx, "deleted", row);
   });
 }
@@ -309,5 +319,26 @@ async function changeAccess(
     if (current.includes(access) === add) return;
     await writeAcl(tx, row.uuid, add ? [...current, access] : current.filter((a) => a !== access));
     await policyEvent(app, tx, "updated", row);
+    await recordAudit(app, tx, caller, {
+      action: add ? "policy.access.add" : "policy.access.remove",
+      target: { kind: "policy", uuid: row.uuid, tenantUuid: row.tenantUuid },
+      changes: [{ field: "acl", old: add ? null : access, new: add ? access : null }],
+    });
   });
+}
+
+const policyFields = (p: PolicyRow) => ({ name: p.name, slug: p.slug, description: p.description, shared: p.shared });
+
+/** An entry about a policy; its ACL compared whole (an ACL entry is not a secret: a pattern of permissions). */
+function policyAudit(
+  action: string,
+  p: PolicyRow,
+  before: Record<string, unknown> | null,
+  after: Record<string, unknown> | null,
+): AuditEntry {
+  return {
+    action,
+    target: { kind: "policy", uuid: p.uuid, tenantUuid: p.tenantUuid },
+    changes: changesOf(before, after),
+  };
 }

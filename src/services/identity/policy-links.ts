@@ -4,6 +4,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { groupPolicies, groups, policies, userPolicies } from "../../db/schema.ts";
+import { recordAudit, type AuditEntry } from "../audit/record.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { orAbsent } from "../../domain/errors.ts";
 import type { Caller } from "../../domain/caller.ts";
@@ -54,6 +55,20 @@ export async function listGroupPolicies(
 const lookup = <T>(attach: boolean, p: Promise<T>): Promise<T | null> => (attach ? p : orAbsent(p));
 
 /** Allowed on the system-managed all-users group too (§11.1). */
+/** `group.policy.attach`, `user.policy.detach`…: the policy as the changed field. */
+function linkAudit(
+  attach: boolean,
+  kind: "group" | "user",
+  target: { uuid: string; tenantUuid: string },
+  policyUuid: string,
+): AuditEntry {
+  return {
+    action: `${kind}.policy.${attach ? "attach" : "detach"}`,
+    target: { kind, uuid: target.uuid, tenantUuid: target.tenantUuid },
+    changes: [{ field: "policy_uuid", old: attach ? null : policyUuid, new: attach ? policyUuid : null }],
+  };
+}
+
 export async function setGroupPolicy(
   app: AppContext,
   caller: Caller,
@@ -76,6 +91,7 @@ export async function setGroupPolicy(
           .where(and(eq(groupPolicies.groupUuid, g.uuid), eq(groupPolicies.policyUuid, p.uuid)))
           .returning();
     if (changed.length) {
+      await recordAudit(app, tx, caller, linkAudit(attach, "group", g, p.uuid));
       const kind = attach ? "created" : "deleted";
       await groupEvent(
         app,
@@ -130,6 +146,7 @@ export async function setUserPolicy(
           .where(and(eq(userPolicies.userUuid, user.uuid), eq(userPolicies.policyUuid, p.uuid)))
           .returning();
     if (changed.length) {
+      await recordAudit(app, tx, caller, linkAudit(attach, "user", user, p.uuid));
       await publishEvent(app, tx, {
         name: `auth_user_policy_${attach ? "added" : "removed"}`,
         routingKey: routingKey(`auth.users.{user_uuid}.policies.{policy_uuid}.${attach ? "created" : "deleted"}`, {

@@ -40,10 +40,15 @@ async function ensureGroups(
   tenant: string | undefined,
 ): Promise<void> {
   const only = tenant === undefined ? sql`true` : sql`t.uuid = ${tenant}`;
+  // Only the missing ones are inserted (an anti-join): at start-up nearly every tenant has its
+  // groups already, and letting `on conflict` find that out row by row costs ~1 s per 100,000
+  // tenants. `on conflict` stays for a group created concurrently.
   await execRows(
     tx,
     sql`insert into auth_group (name, slug, tenant_uuid, system_managed)
-    select ${name}, ${name}, t.uuid, ${systemManaged} from auth_tenant t where ${only} on conflict do nothing`,
+    select ${name}, ${name}, t.uuid, ${systemManaged} from auth_tenant t where ${only}
+      and not exists (select 1 from auth_group e where e.tenant_uuid = t.uuid and e.name = ${name})
+    on conflict do nothing`,
   );
   const bySlug = await policiesBySlug(app, tx, Object.keys(wanted));
   const theGroups = sql`select g.uuid from auth_group g join auth_tenant t on t.uuid = g.tenant_uuid and g.name = ${name} where ${only}`;
@@ -53,7 +58,9 @@ async function ensureGroups(
     if (on)
       await execRows(
         tx,
-        sql`insert into auth_group_policy (group_uuid, policy_uuid) select uuid, ${policyUuid} from (${theGroups}) g on conflict do nothing`,
+        sql`insert into auth_group_policy (group_uuid, policy_uuid) select uuid, ${policyUuid} from (${theGroups}) g
+          where not exists (select 1 from auth_group_policy e where e.group_uuid = g.uuid and e.policy_uuid = ${policyUuid})
+          on conflict do nothing`,
       );
     else
       await execRows(

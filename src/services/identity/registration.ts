@@ -5,8 +5,9 @@ import type { AppContext } from "../../context.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { ConnectionParams } from "../../plugins/email-types.ts";
 import { mailConfirmation } from "./emails.ts";
-import { createTenant } from "./tenants.ts";
-import { createUser, type UserJson } from "./users.ts";
+import { createTenant, tenantAudit } from "./tenants.ts";
+import { createUser, userAudit, type UserJson } from "./users.ts";
+import { recordAudit } from "../audit/record.ts";
 
 export interface Registration {
   username: string;
@@ -35,6 +36,14 @@ export async function registerUser(app: AppContext, input: Registration, conn: C
       false,
     );
     await mailConfirmation(app, tx, user.emails[0]!, user.username, conn);
+    // Nobody authenticated: the entries have no actor (registration is open to anyone, §6.9).
+    await recordAudit(
+      app,
+      tx,
+      null,
+      tenantAudit("tenant.create", tenant.uuid, null, tenant as unknown as Record<string, unknown>),
+      userAudit("user.register", user, null, user),
+    );
     return user;
   });
 }

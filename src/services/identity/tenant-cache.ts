@@ -3,8 +3,8 @@
 // tessera_tenants_changed, on commit) with what changed (drizzle/0010): each instance applies it to
 // its copy, instead of reloading 100,000 rows per change; a bulk change ("*") or an unknown payload
 // drops the copy, reloaded on next use. The writing instance also applies its own creations after
-// its commit (a token check right after must know the new tenant) and drops the copy after its moves
-// and deletions (rare; the notice then reloads nothing twice). A change heard while a load is under
+// its commit (a token check right after must know the new tenant), and its moves and deletions too
+// when no notice came in between (else it drops the copy, reloaded on next use). A change heard while a load is under
 // way may be missing from what the load read: that load is not kept. While notifications may be
 // missed (LISTEN connection lost), the copy is not used: checks read the database, and the copy is
 // reloaded once hearing resumes.
@@ -12,12 +12,23 @@ import { tenants } from "../../db/schema.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { ancestorUuids, tenantExists } from "./tenant-tree.ts";
 
+/** Changes remembered as heard; a transaction outlasting more notices drops the copy instead. */
+const RECENT_NOTICES = 10_000;
+
+export interface TreeMark {
+  heard: number;
+}
+
 export class TenantTreeCache {
   private parents: Map<string, string> | null = null;
   private version = 0;
   private loading: Promise<Map<string, string>> | null = null;
   private trusted = true;
   private loadCount = 0;
+  /** Notices heard so far, and when each recent change was last heard (see `changed`). */
+  private heard = 0;
+  private recent = new Map<string, number>();
+  private lastUnreadable = -1;
 
   suspend(): void {
     this.trusted = false;
@@ -37,9 +48,22 @@ export class TenantTreeCache {
 
   /** Tenants inserted or moved ("+uuid parent") and deleted ("-uuid"), as the trigger announces them. */
   applyNotice(payload: string): void {
+    this.heard++;
     const changes = payload.split(";");
     const valid = (c: string) => /^\+[^ ;]+ [^ ;]+$/.test(c) || /^-[^ ;]+$/.test(c);
-    if (payload === "" || !changes.every(valid) || this.loading) {
+    for (const [change, at] of this.recent) {
+      if (at >= this.heard - RECENT_NOTICES) break;
+      this.recent.delete(change);
+    }
+    const readable = payload !== "" && changes.every(valid);
+    if (!readable)
+      this.lastUnreadable = this.heard; // a bulk change ("*"): which tenants, unknown
+    else
+      for (const c of changes) {
+        this.recent.delete(c); // re-inserted: most recent last
+        this.recent.set(c, this.heard);
+      }
+    if (!readable || this.loading) {
       this.invalidate();
       return;
     }
@@ -58,6 +82,30 @@ export class TenantTreeCache {
       return;
     }
     if (this.parents && !this.parents.has(uuid)) this.parents.set(uuid, parent);
+  }
+
+  /** Taken before this instance changes the tree in a transaction (see `changed`). */
+  mark(): TreeMark {
+    return { heard: this.heard };
+  }
+
+  /**
+   * This instance's own move (`parent`) or deletion (`null`) of `uuid`, once committed, applied to
+   * the copy instead of dropping it (a reload reads every tenant: 100,000 rows stall the token
+   * checks that wait for it). Notices come in commit order: once this change's own notice is heard
+   * the copy holds it, and any later notice too, so it is applied only while its notice is not yet
+   * heard (PostgreSQL may deliver it before or after the commit returns). A notice of an earlier
+   * change heard after this one is applied is put right by this change's own, which follows it. A
+   * bulk change heard since `mark` may be later and touch this tenant: the copy is dropped then.
+   */
+  changed(uuid: string, parent: string | null, mark: TreeMark): void {
+    if (this.loading || this.lastUnreadable > mark.heard || this.heard - mark.heard > RECENT_NOTICES) {
+      this.invalidate();
+      return;
+    }
+    if ((this.recent.get(parent === null ? `-${uuid}` : `+${uuid} ${parent}`) ?? -1) > mark.heard) return;
+    if (parent === null) this.parents?.delete(uuid);
+    else this.parents?.set(uuid, parent);
   }
 
   /** Reads of the whole tree so far (tests, diagnostics). */

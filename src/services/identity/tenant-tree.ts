@@ -29,6 +29,16 @@ export function inSubtree(column: AnyPgColumn | SQL, rootUuid: string, topTenant
     on p.path >= r.path and p.path < left(r.path, -1) || '0' where r.tenant_uuid = ${rootUuid})`;
 }
 
+/**
+ * The number of tenants in `rootUuid`'s subtree (itself included), counted along the paths' index
+ * (one range) rather than by joining the subtree to auth_tenant.
+ */
+export function subtreeCount(rootUuid: string, topTenantUuid: string): SQL<number> {
+  if (rootUuid === topTenantUuid) return sql<number>`(select count(*)::int from auth_tenant)`;
+  return sql<number>`(select count(*)::int from tessera.tenant_path r join tessera.tenant_path p
+    on p.path >= r.path and p.path < left(r.path, -1) || '0' where r.tenant_uuid = ${rootUuid})`;
+}
+
 /** The tenant's ancestors, nearest first, up to and including the master tenant. */
 export async function ancestorUuids(db: DbOrTx, tenantUuid: string): Promise<string[]> {
   const rows = await execRows<{ uuid: string; depth: number }>(

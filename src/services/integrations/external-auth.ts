@@ -5,6 +5,7 @@ import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { externalAuthConfigs, externalAuthTypes, userExternalAuths, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
+import { changesOf, recordAudit, secretChange, type AuditEntry } from "../audit/record.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { collection, type Collection, type ListParams } from "../../domain/collection.ts";
 import { Conflict, NotFound } from "../../domain/errors.ts";
@@ -176,7 +177,8 @@ export async function writeTenantConfig(
   if (!tenantUuid) throw new NotFound("tenants");
   await inTransaction(app, async (tx) => {
     const tUuid = await typeUuid(tx, type);
-    const exists = (await getTenantConfig(tx, type, tenantUuid)) !== null;
+    const before = await getTenantConfig(tx, type, tenantUuid);
+    const exists = before !== null;
     if (exists && mode === "create")
       throw new Conflict(type, {
         type: {
@@ -193,7 +195,25 @@ export async function writeTenantConfig(
         .set({ data: JSON.stringify(data) })
         .where(and(eq(externalAuthConfigs.tenantUuid, tenantUuid), eq(externalAuthConfigs.typeUuid, tUuid)));
     else await tx.insert(externalAuthConfigs).values({ tenantUuid, typeUuid: tUuid, data: JSON.stringify(data) });
+    await recordAudit(
+      app,
+      tx,
+      caller,
+      configAudit(`external_auth.${exists ? "update" : "create"}`, type, tenantUuid, before, data),
+    );
   });
+}
+
+/** A tenant's external-auth configuration holds credentials: its changed keys are recorded by name only. */
+function configAudit(
+  action: string,
+  type: string,
+  tenantUuid: string,
+  before: Record<string, unknown> | null,
+  after: Record<string, unknown> | null,
+): AuditEntry {
+  const changes = changesOf(before, after).map((c) => secretChange(c.field));
+  return { action, target: { kind: `external_auth:${type}`, uuid: tenantUuid, tenantUuid }, changes };
 }
 
 export async function deleteTenantConfig(app: AppContext, caller: Caller, type: string): Promise<void> {
@@ -201,9 +221,19 @@ export async function deleteTenantConfig(app: AppContext, caller: Caller, type: 
   if (!tenantUuid) throw new NotFound("tenants");
   const tUuid = await typeUuid(app.db, type);
   // Absent already: the desired state (D4).
-  await app.db
-    .delete(externalAuthConfigs)
-    .where(and(eq(externalAuthConfigs.tenantUuid, tenantUuid), eq(externalAuthConfigs.typeUuid, tUuid)));
+  await inTransaction(app, async (tx) => {
+    const gone = await tx
+      .delete(externalAuthConfigs)
+      .where(and(eq(externalAuthConfigs.tenantUuid, tenantUuid), eq(externalAuthConfigs.typeUuid, tUuid)))
+      .returning();
+    if (gone[0])
+      await recordAudit(
+        app,
+        tx,
+        caller,
+        configAudit("external_auth.delete", type, tenantUuid, parse(gone[0].data), null),
+      );
+  });
 }
 
 export async function readTenantConfig(

@@ -7,6 +7,8 @@ import type { AppContext } from "../../context.ts";
 import { ldapConfigs } from "../../db/schema.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { NotFound } from "../../domain/errors.ts";
+import { inTransaction } from "../../db/tx.ts";
+import { changesOf, recordAudit, secretChange } from "../audit/record.ts";
 
 export type LdapConfigRow = typeof ldapConfigs.$inferSelect;
 
@@ -104,16 +106,35 @@ export async function putLdapConfig(app: AppContext, caller: Caller, input: Ldap
     userEmailAttribute: input.user_email_attribute,
     searchFilters: keep(input.search_filters, stored?.searchFilters),
   };
-  const [row] = await app.db
-    .insert(ldapConfigs)
-    .values({ tenantUuid, ...values })
-    .onConflictDoUpdate({ target: ldapConfigs.tenantUuid, set: values })
-    .returning();
+  const row = await inTransaction(app, async (tx) => {
+    const [saved] = await tx
+      .insert(ldapConfigs)
+      .values({ tenantUuid, ...values })
+      .onConflictDoUpdate({ target: ldapConfigs.tenantUuid, set: values })
+      .returning();
+    const changes = changesOf(stored ? { ...view(stored) } : null, { ...view(saved) });
+    if ((stored?.bindPassword ?? null) !== values.bindPassword) changes.push(secretChange("bind_password"));
+    await recordAudit(app, tx, caller, {
+      action: stored ? "ldap_config.update" : "ldap_config.create",
+      target: { kind: "ldap_config", uuid: tenantUuid, tenantUuid },
+      changes,
+    });
+    return saved;
+  });
   app.log.info("ldap config saved", { tenant_uuid: tenantUuid, host: values.host, port: values.port });
   return view(row);
 }
 
 /** DELETE /backends/ldap: 204 whether or not there was one (D4). */
 export async function deleteLdapConfig(app: AppContext, caller: Caller): Promise<void> {
-  await app.db.delete(ldapConfigs).where(eq(ldapConfigs.tenantUuid, scopingTenant(caller)));
+  const tenantUuid = scopingTenant(caller);
+  await inTransaction(app, async (tx) => {
+    const [gone] = await tx.delete(ldapConfigs).where(eq(ldapConfigs.tenantUuid, tenantUuid)).returning();
+    if (gone)
+      await recordAudit(app, tx, caller, {
+        action: "ldap_config.delete",
+        target: { kind: "ldap_config", uuid: tenantUuid, tenantUuid },
+        changes: changesOf({ ...view(gone) }, null),
+      });
+  });
 }

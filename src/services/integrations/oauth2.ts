@@ -28,20 +28,25 @@ export async function registerOAuth2Callback(
   callbacks.set(state, { callback, extra });
 }
 
-/**
- * The URL the OAuth2 provider sends the browser back to: under `oauth2_redirect_base_url` when set,
- * else under `public_url`, else under the listener itself (its port, and 127.0.0.1 for a wildcard
- * address), so a service on another port than 9497 still gets its own callbacks.
- */
-export function buildOAuth2RedirectUrl(app: AppContext, authType: string): string {
-  const { oauth2_redirect_base_url: configured, public_url: publicUrl, rest_api: api } = app.config;
+/** `public_url`, else the listener itself (its port, and 127.0.0.1 for a wildcard address). */
+export function publicBaseUrl(config: AppContext["config"]): string {
+  const api = config.rest_api;
   const host =
     api.listen === "0.0.0.0" || api.listen === "::"
       ? "127.0.0.1"
       : api.listen.includes(":")
         ? `[${api.listen}]`
         : api.listen;
-  const base = configured ?? publicUrl ?? `http://${host}:${api.port}`;
+  return config.public_url ?? `http://${host}:${api.port}`;
+}
+
+/**
+ * The URL the OAuth2 provider sends the browser back to: under `oauth2_redirect_base_url` when set,
+ * else under `public_url`, else under the listener itself (its port, and 127.0.0.1 for a wildcard
+ * address), so a service on another port than 9497 still gets its own callbacks.
+ */
+export function buildOAuth2RedirectUrl(app: AppContext, authType: string): string {
+  const base = app.config.oauth2_redirect_base_url ?? publicBaseUrl(app.config);
   return `${base.replace(/\/$/, "")}/0.1/external/${encodeURIComponent(authType)}/oauth2/callback`;
 }
 

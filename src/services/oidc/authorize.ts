@@ -2,11 +2,9 @@
 // same way when the page is shown and when its form comes back. Until the client and its redirect
 // URI are known to be right, an error is shown on the page and never redirected (RFC 6749
 // §4.1.2.1, §10.15 open redirector); after that, errors go back to the client.
-import { eq } from "drizzle-orm";
+import { scopesBeyond } from "./acl-scope.ts";
 import type { AppContext } from "../../context.ts";
-import { oidcClients } from "../../db/schema.ts";
-import { isUuid } from "../../domain/validate.ts";
-import type { ClientRow } from "./clients.ts";
+import { findClient, type ClientRow } from "./clients.ts";
 
 export interface AuthorizationRequest {
   clientId: string;
@@ -17,7 +15,12 @@ export interface AuthorizationRequest {
   codeChallenge: string | null;
   /** OIDC Core §3.1.2.1 `prompt`, space-separated. */
   prompt: string[];
+  /** OIDC Core §3.1.2.1 `max_age`: seconds since the user's last real authentication, at most. */
+  maxAge: number | null;
 }
+
+/** OIDC Core §3.1.2.1 prompt values (`select_account` shows the form: there is no account chooser). */
+const PROMPTS = new Set(["none", "login", "consent", "select_account"]);
 
 export type AuthorizeCheck =
   | { kind: "page_error"; message: string }
@@ -53,9 +56,7 @@ export async function checkAuthorizationRequest(
     if ((p[name]?.length ?? 0) > MAX_PARAM || p[name]?.includes("\0"))
       return { kind: "page_error", message: "The sign-in request is malformed." };
   const clientId = p.client_id ?? "";
-  const [client] = isUuid(clientId)
-    ? await app.db.select().from(oidcClients).where(eq(oidcClients.clientId, clientId.toLowerCase()))
-    : [];
+  const client = await findClient(app, clientId);
   if (!client || !client.grantTypes.includes("authorization_code"))
     return { kind: "page_error", message: "The application that sent you here is not known." };
   // RFC 6749 §3.1.2.3, RFC 9700 §2.1: the redirect URI must equal a registered one, character for character.
@@ -83,7 +84,7 @@ export async function checkAuthorizationRequest(
   const scope = [...new Set((p.scope ?? "").split(" ").filter(Boolean))];
   // OIDC Core §3.1.2.1: `openid` makes it an OpenID Connect request; this provider serves only those.
   if (!scope.includes("openid")) return fail("invalid_scope", "the openid scope is required");
-  const refused = scope.filter((s) => !client.scopes.includes(s));
+  const refused = scopesBeyond(client.scopes, scope);
   if (refused.length) return fail("invalid_scope", `scope not allowed for this client: ${refused.join(" ")}`);
   // RFC 7636 §4.3 and RFC 9700 §2.1.1: S256 only (`plain` refused); public clients must use it.
   const challenge = p.code_challenge ?? null;
@@ -94,9 +95,16 @@ export async function checkAuthorizationRequest(
   } else if (client.clientType === "public") {
     return fail("invalid_request", "PKCE (code_challenge with S256) is required for public clients");
   }
-  const prompt = (p.prompt ?? "").split(" ").filter(Boolean);
-  // OIDC Core §3.1.2.6: without a signed-in browser session, prompt=none cannot succeed.
-  if (prompt.includes("none")) return fail("login_required", "the user is not signed in");
+  const prompt = [...new Set((p.prompt ?? "").split(" ").filter(Boolean))];
+  if (prompt.some((v) => !PROMPTS.has(v))) return fail("invalid_request", "unknown prompt value");
+  // OIDC Core §3.1.2.1: `none` with any other value is an error.
+  if (prompt.includes("none") && prompt.length > 1)
+    return fail("invalid_request", "prompt=none cannot be combined with other values");
+  let maxAge: number | null = null;
+  if (p.max_age !== undefined) {
+    if (!/^\d{1,10}$/.test(p.max_age)) return fail("invalid_request", "max_age must be a non-negative integer");
+    maxAge = Number(p.max_age);
+  }
   return {
     kind: "ok",
     client,
@@ -108,6 +116,7 @@ export async function checkAuthorizationRequest(
       nonce: p.nonce ?? null,
       codeChallenge: challenge,
       prompt,
+      maxAge,
     },
   };
 }

@@ -2,17 +2,22 @@
 // A confidential client's secret is shown once, at creation, and stored as a SHA-256 digest; a
 // public client has none and must use PKCE S256 (RFC 7636 §4.2, RFC 9700 §2.1.1).
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
-import { and, asc, desc, eq, ilike, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, ilike, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
-import { oidcClients } from "../../db/schema.ts";
+import { oidcAccessTokens, oidcClients, refreshTokens, sessions, users } from "../../db/schema.ts";
+import { purgeRefreshToken } from "../auth/refresh-tokens.ts";
+import { revokeSessions } from "../auth/sessions.ts";
 import { listPage } from "../../db/paging.ts";
-import { inTransaction } from "../../db/tx.ts";
+import { afterCommit, inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
 import { InvalidData, NotFound, orAbsent } from "../../domain/errors.ts";
+import { isUuid } from "../../domain/validate.ts";
 import { publishEvent, routingKey } from "../events.ts";
+import { recordAudit, resourceAudit } from "../audit/record.ts";
 import { inCallerScope, tenantVisible } from "../identity/visibility.ts";
+import { requireGrant } from "../identity/policies.ts";
 import type { SigningAlg } from "./keys.ts";
 
 export type ClientRow = typeof oidcClients.$inferSelect;
@@ -40,6 +45,8 @@ export interface ClientInput {
   access_token_lifetime?: number | null;
   id_token_lifetime?: number | null;
   refresh_token_lifetime?: number | null;
+  /** The ACL of the client's own tokens (client credentials grant); only what the caller may grant. */
+  acl?: string[];
 }
 
 /** What PUT may change: everything but the client type (a secret cannot appear or vanish by update). */
@@ -62,6 +69,7 @@ export interface ClientJson {
   access_token_lifetime: number | null;
   id_token_lifetime: number | null;
   refresh_token_lifetime: number | null;
+  acl: string[];
   created_at: string;
 }
 
@@ -83,9 +91,61 @@ export function clientJson(r: ClientRow): ClientJson {
     access_token_lifetime: r.accessTokenLifetime,
     id_token_lifetime: r.idTokenLifetime,
     refresh_token_lifetime: r.refreshTokenLifetime,
+    acl: r.acl,
     created_at: r.createdAt.toISOString(),
   };
 }
+
+/**
+ * How long a client read for client authentication is reused. The token, introspection and
+ * revocation endpoints authenticate the client on every request; reading it once per interval keeps
+ * introspection off the database. Changes made on this instance apply at once; on other instances
+ * (an update, a deletion) within this time.
+ */
+export const CLIENT_CACHE_MS = 5_000;
+const clientCaches = new WeakMap<AppContext, Map<string, { row: ClientRow | null; at: number }>>();
+const clientCacheOf = (app: AppContext) => clientCaches.get(app) ?? clientCaches.set(app, new Map()).get(app)!;
+
+/** The client by id for client authentication (read at most once per CLIENT_CACHE_MS); null when unknown. */
+export async function clientForAuthentication(app: AppContext, clientId: string): Promise<ClientRow | null> {
+  const cache = clientCacheOf(app);
+  const hit = cache.get(clientId);
+  if (hit && Date.now() - hit.at < CLIENT_CACHE_MS) return hit.row;
+  const [row] = await app.db.select().from(oidcClients).where(eq(oidcClients.clientId, clientId));
+  if (cache.size >= 10_000) cache.clear(); // bounded: made-up ids cannot grow it without end
+  cache.set(clientId, { row: row ?? null, at: Date.now() });
+  return row ?? null;
+}
+
+/**
+ * Verified `client_secret_basic` headers (RFC 6749 §2.3.1), each with the client row it was
+ * verified against: a resource server introspecting sends the same header on every request, and
+ * this spares it the Basic decoding and the secret's digest. An entry holds only while its row is
+ * the cached one — a change, a deletion or the periodic re-read replaces the row, and the next
+ * request verifies the secret again. Looked up by the whole header (a hash lookup, no prefix
+ * comparison to time); only successful verifications enter; bounded; this process's memory only.
+ */
+const verifiedHeaders = new WeakMap<AppContext, Map<string, ClientRow>>();
+const verifiedHeadersOf = (app: AppContext) =>
+  verifiedHeaders.get(app) ?? verifiedHeaders.set(app, new Map()).get(app)!;
+
+/** The client an Authorization header was verified for, while its row is still the cached one. */
+export function verifiedBasicClient(app: AppContext, authorization: string): ClientRow | null {
+  const row = verifiedHeadersOf(app).get(authorization);
+  if (!row) return null;
+  const hit = clientCacheOf(app).get(row.clientId);
+  return hit?.row === row && Date.now() - hit.at < CLIENT_CACHE_MS ? row : null;
+}
+
+export function rememberVerifiedBasic(app: AppContext, authorization: string, row: ClientRow): void {
+  const memo = verifiedHeadersOf(app);
+  if (memo.size >= 1_000) memo.clear();
+  memo.set(authorization, row);
+}
+
+/** After a local change, the next authentication reads the client again (once committed). */
+const forgetClient = (app: AppContext, tx: DbOrTx, clientId: string) =>
+  afterCommit(tx, () => clientCacheOf(app).delete(clientId));
 
 export const hashClientSecret = (secret: string) => createHash("sha256").update(secret).digest("hex");
 
@@ -142,6 +202,7 @@ function rowValues(input: ClientUpdate, type: ClientType) {
     accessTokenLifetime: input.access_token_lifetime ?? null,
     idTokenLifetime: input.id_token_lifetime ?? null,
     refreshTokenLifetime: input.refresh_token_lifetime ?? null,
+    acl: [...new Set(input.acl ?? [])],
   };
 }
 
@@ -157,6 +218,8 @@ function clientEvent(app: AppContext, tx: DbOrTx, action: "created" | "updated" 
   });
 }
 
+const clientTarget = (r: ClientRow) => ({ kind: "oidc_client", uuid: r.clientId, tenantUuid: r.tenantUuid });
+
 export async function createClient(
   app: AppContext,
   caller: Caller,
@@ -165,6 +228,8 @@ export async function createClient(
   const tenantUuid = caller.tenantUuid;
   if (!tenantUuid) throw new NotFound("tenants");
   const values = rowValues(input, input.client_type);
+  // The grant rule (COMPATIBILITY.md §4.5): a client's tokens hold nothing its administrator could not grant.
+  requireGrant(caller, values.acl, [], "oidc_clients");
   // 256 random bits (RFC 6749 §10.10: credentials must not be guessable).
   const secret = input.client_type === "confidential" ? randomBytes(32).toString("base64url") : null;
   return inTransaction(app, async (tx) => {
@@ -180,8 +245,16 @@ export async function createClient(
       })
       .returning();
     await clientEvent(app, tx, "created", row!);
+    await recordAudit(app, tx, caller, resourceAudit("oidc_client.create", clientTarget(row!), null, clientJson(row!)));
     return secret ? { ...clientJson(row!), client_secret: secret } : clientJson(row!);
   });
+}
+
+/** A client by the `client_id` a browser or client presents (anything not a uuid matches nothing). */
+export async function findClient(app: AppContext, clientId: string): Promise<ClientRow | null> {
+  if (!isUuid(clientId)) return null;
+  const [row] = await app.db.select().from(oidcClients).where(eq(oidcClients.clientId, clientId.toLowerCase()));
+  return row ?? null;
 }
 
 /** The client when it belongs to the caller's scoping tenant or below; else 404. */
@@ -205,6 +278,13 @@ export async function updateClient(
   return inTransaction(app, async (tx) => {
     const current = await requireVisibleClient(app, caller, clientId, tx);
     const values = rowValues(input, current.clientType as ClientType);
+    if (input.acl === undefined) values.acl = current.acl; // absent: kept (PUT of a client older than `acl`)
+    requireGrant(
+      caller,
+      values.acl.filter((e) => !current.acl.includes(e)),
+      current.acl.filter((e) => !values.acl.includes(e)),
+      "oidc_clients",
+    );
     const [row] = await tx
       .update(oidcClients)
       .set({
@@ -213,7 +293,14 @@ export async function updateClient(
       })
       .where(eq(oidcClients.clientId, clientId))
       .returning();
+    forgetClient(app, tx, clientId);
     await clientEvent(app, tx, "updated", row!);
+    await recordAudit(
+      app,
+      tx,
+      caller,
+      resourceAudit("oidc_client.update", clientTarget(row!), clientJson(current), clientJson(row!)),
+    );
   });
 }
 
@@ -222,8 +309,23 @@ export async function deleteClient(app: AppContext, caller: Caller, clientId: st
   await inTransaction(app, async (tx) => {
     const row = await orAbsent(requireVisibleClient(app, caller, clientId, tx));
     if (!row) return;
+    // What the client was given goes with it (RFC 7009 §2.1's spirit: no grant outlives its client):
+    // the sessions of its access tokens, its refresh token families and the sessions issued from them.
+    await revokeSessions(
+      app,
+      tx,
+      sql`${sessions.uuid} in (select ${oidcAccessTokens.sessionUuid} from ${oidcAccessTokens} where ${oidcAccessTokens.clientId} = ${clientId})`,
+    );
+    const families = await tx
+      .select({ rt: refreshTokens, tenantUuid: users.tenantUuid })
+      .from(refreshTokens)
+      .innerJoin(users, eq(users.uuid, refreshTokens.userUuid))
+      .where(eq(refreshTokens.clientId, clientId));
+    for (const f of families) await purgeRefreshToken(app, tx, f.rt, f.tenantUuid);
     await tx.delete(oidcClients).where(eq(oidcClients.clientId, clientId));
+    forgetClient(app, tx, clientId);
     await clientEvent(app, tx, "deleted", row);
+    await recordAudit(app, tx, caller, resourceAudit("oidc_client.delete", clientTarget(row), clientJson(row), null));
   });
 }
 

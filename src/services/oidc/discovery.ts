@@ -1,6 +1,7 @@
 // Provider metadata (OpenID Connect Discovery 1.0 §3, RFC 8414 §2). It lists only what this
 // provider really implements: an endpoint or capability is added here in the commit that builds it.
 import type { AppContext } from "../../context.ts";
+import { GRANT_TYPES } from "./clients.ts";
 import { SIGNING_ALGS } from "./keys.ts";
 
 /**
@@ -22,13 +23,19 @@ export function providerMetadata(issuer: string): Record<string, unknown> {
     userinfo_endpoint: `${issuer}/userinfo`,
     introspection_endpoint: `${issuer}/introspect`,
     revocation_endpoint: `${issuer}/revoke`,
+    // OpenID Connect RP-Initiated Logout 1.0 §2.1.
+    end_session_endpoint: `${issuer}/logout`,
+    device_authorization_endpoint: `${issuer}/device_authorization`,
     introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
     revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
-    grant_types_supported: ["authorization_code"],
+    // Implicit and password grants are not offered (RFC 9700 §2.1.2, §2.4).
+    grant_types_supported: [...GRANT_TYPES],
     code_challenge_methods_supported: ["S256"],
     token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
+    // OIDC Core §3.1.2.1 (listed as in Initiating User Registration 1.0 §4): `select_account` shows the form.
+    prompt_values_supported: ["none", "login", "consent", "select_account"],
     // RFC 9207: the authorization response carries `iss`.
     authorization_response_iss_parameter_supported: true,
     // Discovery §3: request_uri support defaults to true, so its absence must be said.
@@ -37,7 +44,8 @@ export function providerMetadata(issuer: string): Record<string, unknown> {
     // Discovery §3: REQUIRED fields that describe what ID tokens will look like.
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: [...SIGNING_ALGS],
-    scopes_supported: ["openid", "profile", "email"],
+    // Besides these, `acl:<pattern>` scopes narrow a token's ACL (acl-scope.ts); they are not listable.
+    scopes_supported: ["openid", "profile", "email", "offline_access"],
     claims_supported: [
       "iss",
       "sub",
@@ -48,6 +56,7 @@ export function providerMetadata(issuer: string): Record<string, unknown> {
       "nonce",
       "at_hash",
       "amr",
+      "sid",
       "tenant_uuid",
       "name",
       "given_name",

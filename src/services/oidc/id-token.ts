@@ -22,6 +22,12 @@ export interface IdTokenInput {
   nonce: string | null;
   amr: string[];
   accessToken: string;
+  /**
+   * The browser session the user signed in through (OpenID Connect Front-Channel Logout 1.0 §3,
+   * RP-Initiated Logout §2): its public id, never the cookie. None for tokens not issued through
+   * one (device flow, refresh).
+   */
+  sid?: string | null;
 }
 
 export async function signIdToken(app: AppContext, t: IdTokenInput): Promise<string> {
@@ -35,6 +41,7 @@ export async function signIdToken(app: AppContext, t: IdTokenInput): Promise<str
     at_hash: atHash(t.accessToken),
   };
   if (t.nonce !== null) payload.nonce = t.nonce;
+  if (t.sid) payload.sid = t.sid;
   return new SignJWT(payload)
     .setProtectedHeader({ alg, kid: key.kid, typ: "JWT" })
     .setIssuer(t.issuer)

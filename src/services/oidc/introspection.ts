@@ -1,12 +1,13 @@
 // Token introspection (RFC 7662) and revocation (RFC 7009) for authenticated clients. Introspection
-// answers for every Tessera token, but only about users of the client's tenant and its sub-tenants:
-// anything else is `{active: false}`, the same answer as an unknown token (§2.2).
+// answers for every Tessera token, but only about users of the client's tenant and its sub-tenants,
+// and for the client's own refresh tokens: anything else is `{active: false}`, the same answer as
+// an unknown token (§2.2).
 import type { AppContext } from "../../context.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { revokeToken } from "../auth/sessions.ts";
 import { findValidToken, isTokenShaped } from "../auth/tokens.ts";
 import type { ClientRow } from "./clients.ts";
-import { grantOfToken } from "./userinfo.ts";
+import { clientActor, findRefreshToken, grantOfToken, type RequestOrigin, revokeFamily } from "./grants.ts";
 
 const INACTIVE = { active: false } as const;
 
@@ -15,13 +16,79 @@ export async function introspectToken(
   client: ClientRow,
   token: string,
   issuer: string,
+  hint?: string,
 ): Promise<Record<string, unknown>> {
-  if (!isTokenShaped(token)) return INACTIVE;
+  // §2.1: the hint only orders the look-ups; an access token is tried first unless told otherwise.
+  if (hint === "refresh_token" || !isTokenShaped(token))
+    return (
+      (await introspectRefreshToken(app, client, token, issuer)) ??
+      (await introspectAccessToken(app, client, token, issuer)) ??
+      INACTIVE
+    );
+  return (
+    (await introspectAccessToken(app, client, token, issuer)) ??
+    (await introspectRefreshToken(app, client, token, issuer)) ??
+    INACTIVE
+  );
+}
+
+/**
+ * The introspection answer as JSON, for the hot path (http/fast-introspection.ts). What it says of a
+ * valid access token never changes while the token lives (its record and grant are fixed), so the
+ * last answer is kept on the cached token, for the same client and issuer; every request still
+ * finds the token valid first (expiry, revocation evict it from the cache).
+ */
+export async function introspectionJson(
+  app: AppContext,
+  client: ClientRow,
+  token: string,
+  issuer: string,
+  hint?: string,
+): Promise<string> {
+  const tok = hint !== "refresh_token" && isTokenShaped(token) ? await findValidToken(app, token) : null;
+  const memo = tok?.introspected;
+  if (memo && memo.clientId === client.clientId && memo.issuer === issuer) return memo.json;
+  const answer = await introspectToken(app, client, token, issuer, hint);
+  const json = JSON.stringify(answer);
+  if (tok && answer.token_type === "Bearer") tok.introspected = { clientId: client.clientId, issuer, json };
+  return json;
+}
+
+/** A refresh token is described to the client it was issued to only (RFC 7662 §4: no token scanning). */
+async function introspectRefreshToken(
+  app: AppContext,
+  client: ClientRow,
+  token: string,
+  issuer: string,
+): Promise<Record<string, unknown> | null> {
+  const rt = await findRefreshToken(app, token);
+  if (!rt || rt.clientId !== client.clientId || rt.rotatedAt !== null) return null;
+  if (rt.expiresAt && rt.expiresAt.getTime() <= Date.now()) return null;
+  const answer: Record<string, unknown> = {
+    active: true,
+    token_type: "refresh_token",
+    scope: rt.scope,
+    client_id: rt.clientId,
+    sub: rt.userUuid,
+    iat: Math.floor(rt.createdAt.getTime() / 1000),
+    iss: issuer,
+  };
+  if (rt.expiresAt) answer.exp = Math.floor(rt.expiresAt.getTime() / 1000);
+  return answer;
+}
+
+async function introspectAccessToken(
+  app: AppContext,
+  client: ClientRow,
+  token: string,
+  issuer: string,
+): Promise<Record<string, unknown> | null> {
+  if (!isTokenShaped(token)) return null;
   const tok = await findValidToken(app, token);
-  if (!tok) return INACTIVE;
+  if (!tok) return null;
   const tenantUuid = typeof tok.metadata.tenant_uuid === "string" ? tok.metadata.tenant_uuid : null;
-  if (!tenantUuid || !(await app.tenantTree.isSubtenant(app.db, tenantUuid, client.tenantUuid))) return INACTIVE;
-  const grant = await grantOfToken(app, token);
+  if (!tenantUuid || !(await app.tenantTree.isSubtenant(app.db, tenantUuid, client.tenantUuid))) return null;
+  const grant = await grantOfToken(app, token, tok);
   // RFC 7662 §2.2 members; `tenant_uuid` and `session_uuid` are Tessera's.
   const answer: Record<string, unknown> = {
     active: true,
@@ -36,17 +103,36 @@ export async function introspectToken(
   if (grant) {
     answer.scope = grant.scope.join(" ");
     answer.client_id = grant.clientId;
+    // A client's own token (client credentials): its subject is the client (RFC 9068 §2.2 does so).
+    if (grant.userUuid === null) answer.sub = grant.clientId;
   }
   return answer;
 }
 
 /**
- * RFC 7009 §2.1: a client revokes the tokens issued to it (the token and its session go). Anything
- * else — unknown, expired, another client's, a plain Tessera token — is answered the same 200
- * (§2.2) and left alone.
+ * RFC 7009 §2.1: a client revokes the tokens issued to it. An access token goes with its session; a
+ * refresh token takes its whole grant (the family, and every session issued from it — §2.1 says the
+ * server SHOULD). Anything else — unknown, expired, another client's, a plain Tessera token — is
+ * answered the same 200 (§2.2) and left alone.
  */
-export async function revokeClientToken(app: AppContext, client: ClientRow, token: string): Promise<void> {
-  if (!isTokenShaped(token)) return;
-  const grant = await grantOfToken(app, token);
-  if (grant?.clientId === client.clientId) await revokeToken(app, token);
+export async function revokeClientToken(
+  app: AppContext,
+  client: ClientRow,
+  token: string,
+  hint: string | undefined,
+  origin: RequestOrigin,
+): Promise<void> {
+  const asRefresh = async () => {
+    const rt = await findRefreshToken(app, token);
+    if (rt?.clientId !== client.clientId) return false;
+    await revokeFamily(app, rt.familyUuid, "revoked by its client (RFC 7009)", clientActor(origin, client.tenantUuid));
+    return true;
+  };
+  if (hint === "refresh_token" && (await asRefresh())) return;
+  if (isTokenShaped(token)) {
+    const grant = await grantOfToken(app, token);
+    if (grant?.clientId === client.clientId)
+      return revokeToken(app, token, { address: origin.remoteAddr, userAgent: origin.userAgent });
+  }
+  if (hint !== "refresh_token") await asRefresh();
 }

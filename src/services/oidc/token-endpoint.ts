@@ -3,18 +3,32 @@
 import { createHash } from "node:crypto";
 import { and, eq, isNull } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
-import { oidcClients, oidcCodes, tokens } from "../../db/schema.ts";
+import { oidcCodes, tokens } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { base64url } from "jose";
+import { type AuditActor, recordAudit, recordRefusalEntry } from "../audit/record.ts";
 import { revokeSessions, sessionByUuid } from "../auth/sessions.ts";
 import { userClaims } from "./claims.ts";
-import { clientSecretMatches, type ClientRow } from "./clients.ts";
+import {
+  clientForAuthentication,
+  clientSecretMatches,
+  type ClientRow,
+  rememberVerifiedBasic,
+  verifiedBasicClient,
+} from "./clients.ts";
 import { signIdToken } from "./id-token.ts";
 import { invalidClient, invalidGrant, OAuthError } from "./oauth-error.ts";
 import { hashCode } from "./sign-in.ts";
-
-export type Form = Record<string, string | undefined>;
+import {
+  clientActor,
+  type Form,
+  mintRefreshToken,
+  offlineGranted,
+  recordAccessToken,
+  type RequestOrigin,
+  type TokenResponse,
+} from "./grants.ts";
 
 /** RFC 6749 §2.3.1: Basic credentials are form-urlencoded before base64. */
 function basicClient(header: string | undefined): { id: string; secret: string } | null {
@@ -40,7 +54,13 @@ export async function authenticateClient(
   app: AppContext,
   authorization: string | undefined,
   form: Form,
+  origin?: RequestOrigin,
 ): Promise<ClientRow> {
+  const bare = form.client_id === undefined && form.client_secret === undefined;
+  if (authorization !== undefined && bare) {
+    const known = verifiedBasicClient(app, authorization);
+    if (known) return known;
+  }
   const basic = basicClient(authorization);
   if (basic && form.client_secret !== undefined)
     throw new OAuthError(400, "invalid_request", "use one client authentication method");
@@ -48,24 +68,38 @@ export async function authenticateClient(
     throw new OAuthError(400, "invalid_request", "client_id does not match the credentials");
   const id = basic?.id ?? form.client_id ?? "";
   const secret = basic?.secret ?? form.client_secret;
-  const [client] = isUuid(id)
-    ? await app.db.select().from(oidcClients).where(eq(oidcClients.clientId, id.toLowerCase()))
-    : [];
-  if (!client) throw invalidClient();
+  const client = isUuid(id) ? await clientForAuthentication(app, id.toLowerCase()) : null;
+  if (!client) throw await refusedClient(app, id, null, origin);
   if (client.clientType === "confidential") {
-    if (secret === undefined || !clientSecretMatches(client, secret)) throw invalidClient();
+    if (secret === undefined || !clientSecretMatches(client, secret))
+      throw await refusedClient(app, id, client, origin);
+    if (basic && bare) rememberVerifiedBasic(app, authorization!, client);
   } else if (secret !== undefined && secret !== "") {
     throw invalidClient(); // a public client has no secret to present
   }
   return client;
 }
 
-export interface TokenResponse {
-  access_token: string;
-  token_type: "Bearer";
-  expires_in: number;
-  id_token: string;
-  scope: string;
+/**
+ * A client that failed to authenticate: `invalid_client`, recorded (with `origin`, the token and
+ * revocation endpoints' calls) as a refused login of the client — a guessed secret is a guessed
+ * password. Recorded apart from the answer: when even that fails (an outage) the refusal stands.
+ */
+async function refusedClient(
+  app: AppContext,
+  id: string,
+  client: ClientRow | null,
+  origin: RequestOrigin | undefined,
+): Promise<OAuthError> {
+  if (origin) {
+    await recordRefusalEntry(app, clientActor(origin, client?.tenantUuid ?? null), {
+      action: "login.failure",
+      outcome: "invalid_credentials",
+      target: { kind: "oidc_client", uuid: client?.clientId ?? null, tenantUuid: client?.tenantUuid ?? null },
+      changes: [{ field: "client_id", old: null, new: id.replaceAll("\0", "\uFFFD").slice(0, 64) }],
+    });
+  }
+  return invalidClient();
 }
 
 /** RFC 7636 §4.6: BASE64URL(SHA256(ASCII(code_verifier))) == code_challenge; §4.1 verifier syntax. */
@@ -80,6 +114,7 @@ export async function exchangeAuthorizationCode(
   client: ClientRow,
   form: Form,
   issuer: string,
+  origin: RequestOrigin,
 ): Promise<TokenResponse> {
   const code = form.code ?? "";
   const [grant] = code
@@ -92,7 +127,7 @@ export async function exchangeAuthorizationCode(
   // A code of another client is invalid for this one (§4.1.3), and spends nothing of its owner's.
   if (grant.clientId !== client.clientId) throw invalidGrant("the code was issued to another client");
   if (grant.usedAt !== null) {
-    await revokeReplayed(app, grant.sessionUuid);
+    await revokeReplayed(app, grant, clientActor(origin, client.tenantUuid));
     throw invalidGrant("the code is invalid, expired or already used");
   }
   if (grant.expiresAt.getTime() < Date.now()) throw invalidGrant("the code is invalid, expired or already used");
@@ -106,20 +141,37 @@ export async function exchangeAuthorizationCode(
     // RFC 9700 §2.1.1: a verifier for a code issued without a challenge is a downgrade attempt.
     throw invalidGrant("no code_challenge was sent with the authorization request");
   }
-  // Spend it: of two concurrent exchanges only one wins; the other is a replay (§10.5).
-  const spent = await app.db
-    .update(oidcCodes)
-    .set({ usedAt: new Date() })
-    .where(and(eq(oidcCodes.codeHash, grant.codeHash), isNull(oidcCodes.usedAt)))
-    .returning({ codeHash: oidcCodes.codeHash });
-  if (spent.length === 0) {
-    await revokeReplayed(app, grant.sessionUuid);
-    throw invalidGrant("the code is invalid, expired or already used");
-  }
-  const [token] = await app.db.select({ expireT: tokens.expireT }).from(tokens).where(eq(tokens.uuid, grant.tokenUuid));
+  const [token] = await app.db
+    .select({ expireT: tokens.expireT, familyUuid: tokens.refreshTokenUuid })
+    .from(tokens)
+    .where(eq(tokens.uuid, grant.tokenUuid));
   const scope = grant.scope.split(" ");
   const claims = await userClaims(app, grant.userUuid, scope);
   if (!token || !claims) throw invalidGrant("the grant was revoked");
+  // Spend it: of two concurrent exchanges only one wins; the other is a replay (§10.5). The token's
+  // record and its refresh token (OIDC Core §11) are written with it, or nothing is.
+  const refreshToken = await inTransaction(app, async (tx) => {
+    const spent = await tx
+      .update(oidcCodes)
+      .set({ usedAt: new Date() })
+      .where(and(eq(oidcCodes.codeHash, grant.codeHash), isNull(oidcCodes.usedAt)))
+      .returning({ codeHash: oidcCodes.codeHash });
+    if (spent.length === 0) return false;
+    await recordAccessToken(tx, {
+      tokenUuid: grant.tokenUuid,
+      sessionUuid: grant.sessionUuid,
+      clientId: client.clientId,
+      userUuid: grant.userUuid,
+      grantType: "authorization_code",
+      scope,
+    });
+    if (!offlineGranted(client, scope) || !token.familyUuid) return null;
+    return mintRefreshToken(app, tx, { ...grant, familyUuid: token.familyUuid, client, scope });
+  });
+  if (refreshToken === false) {
+    await revokeReplayed(app, grant, clientActor(origin, client.tenantUuid));
+    throw invalidGrant("the code is invalid, expired or already used");
+  }
   const idToken = await signIdToken(app, {
     issuer,
     client,
@@ -128,6 +180,7 @@ export async function exchangeAuthorizationCode(
     nonce: grant.nonce,
     amr: grant.amr,
     accessToken: grant.tokenUuid,
+    sid: grant.browserSessionId,
   });
   return {
     access_token: grant.tokenUuid,
@@ -135,13 +188,31 @@ export async function exchangeAuthorizationCode(
     expires_in: Math.max(0, token.expireT - Math.floor(Date.now() / 1000)),
     id_token: idToken,
     scope: grant.scope,
+    ...(refreshToken ? { refresh_token: refreshToken } : {}),
   };
 }
 
-/** RFC 6749 §4.1.2: a code used twice revokes the tokens issued from it (the session goes, with its events). */
-async function revokeReplayed(app: AppContext, sessionUuid: string): Promise<void> {
+/**
+ * RFC 6749 §4.1.2: a code used twice revokes the tokens issued from it (the session goes, with its
+ * events), recorded as the client's act with the reason.
+ */
+async function revokeReplayed(
+  app: AppContext,
+  grant: { sessionUuid: string; userUuid: string; clientId: string },
+  actor: AuditActor,
+): Promise<void> {
+  const { sessionUuid } = grant;
   await inTransaction(app, async (tx) => {
     const revoked = await revokeSessions(app, tx, sessionByUuid(sessionUuid));
+    for (const session of revoked)
+      await recordAudit(app, tx, actor, {
+        action: "token.revoke",
+        target: { kind: "session", uuid: session.uuid, tenantUuid: session.tenantUuid },
+        changes: [
+          { field: "client_id", old: null, new: grant.clientId },
+          { field: "reason", old: null, new: "authorization code replayed" },
+        ],
+      });
     app.log.warn("OIDC authorization code replayed: its session was revoked", {
       session_uuid: sessionUuid,
       revoked: revoked.length,

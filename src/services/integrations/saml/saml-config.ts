@@ -5,9 +5,17 @@ import { and, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../../context.ts";
 import { samlConfigs, tenantDomains } from "../../../db/schema.ts";
 import { inTransaction } from "../../../db/tx.ts";
+import { changesOf, recordAudit, type AuditEntry } from "../../audit/record.ts";
 import type { Caller } from "../../../domain/caller.ts";
 import { Conflict, InvalidData, NotFound, type Details } from "../../../domain/errors.ts";
-import { InvalidMetadata, parseIdpMetadata, type IdpMetadata } from "./idp-metadata.ts";
+import type { IdpMetadata } from "./idp-metadata.ts";
+
+/**
+ * The IdP metadata parser and its XML libraries (xmldom, xpath: a tenth of the service's
+ * JavaScript), loaded with the first SAML configuration read or written: a service without SAML
+ * never holds them (issue 28, idle memory).
+ */
+const metadataParser = () => import("./idp-metadata.ts");
 
 const RESOURCE = "saml_config";
 
@@ -42,6 +50,14 @@ const view = (r: Row): SamlConfigView => ({
   entity_id: r.entityId,
   acs_url: r.acsUrl,
 });
+
+/** The IdP metadata (an XML document, often large) is recorded by name only when it changes. */
+function samlAudit(action: string, before: Row | null, after: Row | null): AuditEntry {
+  const tenantUuid = (after ?? before)!.tenantUuid;
+  const changes = changesOf(before && { ...view(before) }, after && { ...view(after) });
+  if (before?.idpMetadata !== after?.idpMetadata) changes.push({ field: "metadata", old: null, new: null });
+  return { action, target: { kind: "saml_config", uuid: tenantUuid, tenantUuid }, changes };
+}
 
 function scope(caller: Caller): string {
   if (!caller.tenantUuid) throw new NotFound(RESOURCE, undefined, "No SAML configuration");
@@ -82,6 +98,7 @@ async function validate(
   } else if (input.metadata.trim() === "") {
     details.metadata = { constraint_id: "not_empty", constraint: true, message: "Empty metadata file provided." };
   } else {
+    const { InvalidMetadata, parseIdpMetadata } = await metadataParser();
     try {
       parseIdpMetadata(input.metadata);
     } catch (e) {
@@ -137,6 +154,7 @@ export async function createSamlConfig(
         idpMetadata: input.metadata,
       })
       .returning();
+    await recordAudit(app, tx, caller, samlAudit("saml_config.create", null, row!));
     return view(row!);
   });
 }
@@ -145,19 +163,29 @@ export async function createSamlConfig(
 export async function updateSamlConfig(app: AppContext, caller: Caller, input: SamlConfigInput): Promise<void> {
   const current = await requireRow(app, caller);
   await validate(app, current.tenantUuid, input, false);
-  await app.db
-    .update(samlConfigs)
-    .set({
-      domainUuid: input.domain_uuid ?? current.domainUuid,
-      entityId: input.entity_id ?? current.entityId,
-      acsUrl: input.acs_url ?? current.acsUrl,
-      idpMetadata: input.metadata ?? current.idpMetadata,
-    })
-    .where(and(eq(samlConfigs.tenantUuid, current.tenantUuid), eq(samlConfigs.domainUuid, current.domainUuid)));
+  await inTransaction(app, async (tx) => {
+    const [row] = await tx
+      .update(samlConfigs)
+      .set({
+        domainUuid: input.domain_uuid ?? current.domainUuid,
+        entityId: input.entity_id ?? current.entityId,
+        acsUrl: input.acs_url ?? current.acsUrl,
+        idpMetadata: input.metadata ?? current.idpMetadata,
+      })
+      .where(and(eq(samlConfigs.tenantUuid, current.tenantUuid), eq(samlConfigs.domainUuid, current.domainUuid)))
+      .returning();
+    if (row) await recordAudit(app, tx, caller, samlAudit("saml_config.update", current, row));
+  });
 }
 
 export async function deleteSamlConfig(app: AppContext, caller: Caller): Promise<void> {
-  await app.db.delete(samlConfigs).where(eq(samlConfigs.tenantUuid, scope(caller)));
+  await inTransaction(app, async (tx) => {
+    const gone = await tx
+      .delete(samlConfigs)
+      .where(eq(samlConfigs.tenantUuid, scope(caller)))
+      .returning();
+    for (const row of gone) await recordAudit(app, tx, caller, samlAudit("saml_config.delete", row, null));
+  });
 }
 
 /** The configuration serving a login domain (POST /saml/sso, the ACS, logout), or null. */
@@ -169,6 +197,7 @@ export async function samlConfigForDomain(app: AppContext, domain: string): Prom
     .where(sql`lower(${tenantDomains.name}) = ${domain.toLowerCase().replace(/\.$/, "")}`)
     .limit(1);
   if (!row) return null;
+  const { parseIdpMetadata } = await metadataParser();
   try {
     const idp = parseIdpMetadata(row.config.idpMetadata);
     return {
@@ -185,6 +214,17 @@ export async function samlConfigForDomain(app: AppContext, domain: string): Prom
     });
     return null;
   }
+}
+
+/** A tenant's SAML login domain (its configuration's), or null when it has none. */
+export async function samlDomainOfTenant(app: AppContext, tenantUuid: string): Promise<string | null> {
+  const [row] = await app.db
+    .select({ name: tenantDomains.name })
+    .from(samlConfigs)
+    .innerJoin(tenantDomains, eq(tenantDomains.uuid, samlConfigs.domainUuid))
+    .where(eq(samlConfigs.tenantUuid, tenantUuid))
+    .limit(1);
+  return row?.name ?? null;
 }
 
 /** The scoping tenant's configuration with its IdP metadata read (SP metadata needs both). */

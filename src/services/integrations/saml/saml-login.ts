@@ -3,7 +3,6 @@
 // saml_session_id then issues the token (plugins/idp/saml.ts).
 import type { AppContext } from "../../../context.ts";
 import { ApiError, InvalidData, NotFound } from "../../../domain/errors.ts";
-import { checkAssertionContext, loginOf, nameIdOf } from "./assertion.ts";
 import { samlConfigForDomain } from "./saml-config.ts";
 import { SingleRequestCache, samlClient } from "./saml-client.ts";
 import {
@@ -45,6 +44,18 @@ export async function startSamlLogin(
   domain: string,
 ): Promise<{ location: string; saml_session_id: string }> {
   checkRedirectUrl(app, redirectUrl);
+  return beginSamlLogin(app, redirectUrl, domain);
+}
+
+/**
+ * The login itself, for a redirect URL already known to be right (this service's own page, which
+ * `saml.allowed_redirect_origins` need not list: the OpenID Connect login page's SAML step).
+ */
+export async function beginSamlLogin(
+  app: AppContext,
+  redirectUrl: string,
+  domain: string,
+): Promise<{ location: string; saml_session_id: string }> {
   const cfg = await samlConfigForDomain(app, domain);
   if (!cfg) throw new NotFound("saml", undefined, "No SAML configuration for this domain");
   const cache = new SingleRequestCache();
@@ -80,6 +91,8 @@ export function withQuery(redirectUrl: string, name: string, value: string): str
  * where to send the browser: the redirect_url, or it with `login_failure_code` when refused.
  */
 export async function acceptSamlResponse(app: AppContext, samlResponse: string, relayState: string): Promise<string> {
+  // The assertion's checks and their XML libraries load with the first SAML response (issue 28).
+  const { checkAssertionContext, loginOf, nameIdOf } = await import("./assertion.ts");
   const session = await pendingLoginByRelayState(app, relayState);
   if (!session) throw new NotFound("saml", undefined, "Context not found");
   const refuse = async (reason: string, detail?: string) => {

@@ -1,0 +1,266 @@
+// The second step of the hosted login page (issue 25; passwordless sign-in: passkey-sign-in.ts). After a
+// password accepted for a user with a factor (MfaRequired from the login), `secondStepPage` keeps a
+// pending sign-in and asks for a code (plain form) or a passkey (same-origin script); a user whose
+// tenant requires MFA and who has none enrols TOTP first (QR code, confirming code, recovery codes
+// shown once). Every form carries the CSRF token of the login page (double-submit cookie) and the
+// authorization request, checked again at each step (OIDC Core §3.1.2.1). Once the factor is proven,
+// the sign-in continues as the password form's would (oidc-authorize.ts continueSignIn): the browser
+// session with the factors used (RFC 8176 `amr`), consent, the code. The pages are a step (`mfa`) of
+// the provider's page system (pages/oidc-login.ts): the tenant's layout applies.
+import type { Context } from "hono";
+import { getCookie } from "hono/cookie";
+import { z } from "zod";
+import type { AppContext } from "../context.ts";
+import { ApiError, type MfaRequired } from "../domain/errors.ts";
+import { RouteGroup, type Env } from "../http/route.ts";
+import type { MfaContent, PageOptions } from "../pages/oidc-login.ts";
+import { checkAuthorizationRequest, REQUEST_PARAMS } from "../services/oidc/authorize.ts";
+import {
+  confirmEnrolment,
+  loadPending,
+  passkeyOptions,
+  startEnrolment,
+  startPendingSignIn,
+  takeProven,
+  verifyCode,
+  verifyPasskey,
+  type Pending,
+  type Proven,
+} from "../services/oidc/mfa-sign-in.ts";
+import { provenSignIn } from "../services/oidc/sign-in.ts";
+import { answerCheck, continueSignIn, type Ok } from "./oidc-authorize.ts";
+import {
+  browserOrigin,
+  CSRF_COOKIE,
+  CSRF_REFUSED,
+  csrfMatches,
+  hiddenFields,
+  outagePage,
+  page,
+  type Params,
+  stringParams,
+  UNAVAILABLE,
+} from "./oidc-pages.ts";
+import { requestRp } from "./passkeys.ts";
+
+const STEP_ACTION = "authorize-mfa";
+export const OPTIONS_ACTION = "passkey-options";
+const TITLE = "Two-step verification";
+const EXPIRED = "This sign-in has expired or was already used. Go back to the application and sign in again.";
+const WRONG_CODE = "That code is not valid. Try again.";
+const WRONG_PASSKEY = "That passkey could not be verified. Try again, or use a code.";
+
+/**
+ * Where a second step leads: the authorization request's continuation for an OpenID Connect client,
+ * or the account page's session (routes/account.ts). `hidden` carries what each form must post back.
+ */
+export interface Flow {
+  clientId: string | null;
+  action: string;
+  optionsAction: string;
+  hidden: Record<string, string>;
+  /** The layout's tenant and the CSP's form targets. */
+  pageOptions: Omit<PageOptions, "headers">;
+  finish(done: Proven, login: string): Promise<Response>;
+}
+
+/** The browser a pending sign-in belongs to: its CSRF cookie (the step's forms carry the same value). */
+const binding = (c: Context<Env>, flow: Flow) => ({
+  browser: getCookie(c, CSRF_COOKIE) ?? "",
+  clientId: flow.clientId,
+});
+
+export function oidcFlow(c: Context<Env>, app: AppContext, check: Ok, params: Params): Flow {
+  return {
+    clientId: check.client.clientId,
+    action: STEP_ACTION,
+    optionsAction: OPTIONS_ACTION,
+    hidden: hiddenFields(params, REQUEST_PARAMS, params.csrf_token ?? ""),
+    pageOptions: { tenantUuid: check.client.tenantUuid, formTargets: [check.request.redirectUri] },
+    async finish(done, login) {
+      const signedIn = await provenSignIn(app, check.client, check.request.scope, done.proven, browserOrigin(c, app));
+      return continueSignIn(c, app, check, params, signedIn, login, done.amr);
+    },
+  };
+}
+
+export function stepPage(
+  c: Context<Env>,
+  app: AppContext,
+  flow: Flow,
+  content: Omit<MfaContent, "action" | "optionsAction" | "hidden">,
+  status: number,
+  pending?: Pending,
+): Response {
+  return page(
+    c,
+    app,
+    {
+      step: "mfa",
+      ...content,
+      action: flow.action,
+      optionsAction: flow.optionsAction,
+      hidden: pending ? { ...flow.hidden, pending: pending.handle } : flow.hidden,
+    },
+    status,
+    flow.pageOptions,
+  );
+}
+
+const verifyPage = (c: Context<Env>, app: AppContext, flow: Flow, p: Pending, message: string, status: number) =>
+  stepPage(
+    c,
+    app,
+    flow,
+    {
+      title: TITLE,
+      mode: "verify",
+      message,
+      hasCode: p.methods.includes("totp"),
+      hasPasskey: p.methods.includes("passkey"),
+    },
+    status,
+    p,
+  );
+
+async function enrolPage(c: Context<Env>, app: AppContext, flow: Flow, p: Pending, message: string) {
+  const enrolment = await startEnrolment(app, p);
+  return stepPage(
+    c,
+    app,
+    flow,
+    {
+      title: "Set up two-step verification",
+      mode: "enrol",
+      message,
+      qrCode: enrolment.qr_code,
+      secret: enrolment.secret,
+    },
+    message ? 400 : 200,
+    p,
+  );
+}
+
+export const fatal = (c: Context<Env>, app: AppContext, message: string, status: number) =>
+  page(c, app, { step: "error", message }, status);
+
+/** After a password accepted for a user with a factor (or who must enrol one): the step's first page. */
+export async function beginStep(c: Context<Env>, app: AppContext, flow: Flow, e: MfaRequired): Promise<Response> {
+  const handle = await startPendingSignIn(app, e.proven!, e.enrol, binding(c, flow));
+  const p = await loadPending(app, handle, binding(c, flow));
+  if (!p) return fatal(c, app, EXPIRED, 400);
+  return e.enrol ? enrolPage(c, app, flow, p, "") : verifyPage(c, app, flow, p, "", 200);
+}
+
+/** The hook of the password form (oidc-authorize.ts): the password was right, a factor is due. */
+export function secondStepPage(c: Context<Env>, app: AppContext, check: Ok, params: Params, e: MfaRequired) {
+  return beginStep(c, app, oidcFlow(c, app, check, params), e);
+}
+
+/** Refusals as the login page shows them: throttled (429), outage (503), else the step's own message. */
+export function refusal(
+  c: Context<Env>,
+  app: AppContext,
+  e: unknown,
+  otherwise: () => Promise<Response>,
+): Promise<Response> {
+  if (!(e instanceof ApiError)) throw e;
+  if (e.status === 429)
+    return Promise.resolve(fatal(c, app, "Too many attempts. Wait a moment, then sign in again.", 429));
+  if (e.status >= 500) return Promise.resolve(fatal(c, app, UNAVAILABLE, 503));
+  return otherwise();
+}
+
+/** One submission of a step's form (`step`: none = a code, `passkey`, `confirm`, `finish`). */
+export async function runStep(c: Context<Env>, app: AppContext, flow: Flow, params: Params): Promise<Response> {
+  const p = await loadPending(app, params.pending, binding(c, flow));
+  if (!p) return fatal(c, app, EXPIRED, 400);
+  const origin = browserOrigin(c, app);
+  const finish = async (done: Proven | null) => (done ? flow.finish(done, p.row.login) : fatal(c, app, EXPIRED, 400));
+  try {
+    if (params.step === "finish") return await finish(await takeProven(app, p, null));
+    if (params.step === "confirm") {
+      const codes = await confirmEnrolment(app, p, params.code ?? "", origin);
+      return stepPage(
+        c,
+        app,
+        flow,
+        {
+          title: "Save your recovery codes",
+          mode: "codes",
+          notice: "Two-step verification is on.",
+          recoveryCodes: codes,
+        },
+        200,
+        p,
+      );
+    }
+    const amr =
+      params.step === "passkey"
+        ? await verifyPasskey(
+            app,
+            p,
+            requestRp(c, app),
+            params.challenge_id ?? "",
+            parseJson(params.credential),
+            origin,
+          )
+        : await verifyCode(app, p, params.code ?? "", origin);
+    if (!amr) return verifyPage(c, app, flow, p, params.step === "passkey" ? WRONG_PASSKEY : WRONG_CODE, 401);
+    return await finish(await takeProven(app, p, amr));
+  } catch (e) {
+    return refusal(c, app, e, () =>
+      p.row.stage === "enrol"
+        ? enrolPage(c, app, flow, p, WRONG_CODE)
+        : Promise.resolve(verifyPage(c, app, flow, p, WRONG_CODE, 401)),
+    );
+  }
+}
+
+async function submitStep(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
+  const params = stringParams(body);
+  if (!csrfMatches(c, params.csrf_token)) return fatal(c, app, CSRF_REFUSED, 400);
+  const check = await checkAuthorizationRequest(app, params);
+  if (check.kind !== "ok") return answerCheck(c, app, check);
+  return runStep(c, app, oidcFlow(c, app, check, params), params);
+}
+
+/** Passkey options of a pending second step (the account page's sign-in and the login page). */
+export async function stepPasskeyOptions(c: Context<Env>, app: AppContext, flow: Flow, params: Params) {
+  const p = await loadPending(app, params.pending, binding(c, flow));
+  if (p?.row.stage !== "verify") return c.json({ error: "invalid_request" }, 400);
+  return c.json(await passkeyOptions(app, requestRp(c, app), p));
+}
+
+export function parseJson(value: string | undefined): unknown {
+  try {
+    return JSON.parse(value ?? "null");
+  } catch {
+    return null;
+  }
+}
+
+const formBody = z.record(z.string(), z.unknown());
+const html = (description: string) => ({ description, contentType: "text/html" });
+
+export function mfaStepRoutes(): RouteGroup {
+  return new RouteGroup("oidc").post(
+    `/oidc/${STEP_ACTION}`,
+    {
+      summary:
+        "The login page's second step: a TOTP or recovery code, a passkey, or enrolling TOTP when the tenant requires MFA; then consent or the code",
+      operationId: "submitOidcSecondStep",
+      bodyType: "form",
+      body: formBody,
+      responses: {
+        200: html("The next step (recovery codes after enrolment), or the consent page"),
+        303: "Back to the client with `code`, `state` and `iss`",
+        400: html("Error page (expired sign-in, CSRF) or the enrolment again"),
+        401: html("The step again: wrong code or passkey (counted as a failed login)"),
+        429: html("Too many attempts"),
+        503: html("Database outage"),
+      },
+    },
+    ({ c, app, body }) => outagePage(app, () => submitStep(c, app, body)),
+  );
+}

@@ -1,0 +1,155 @@
+// What the provider's browser pages share (authorize, consent, SAML step, logout): their
+// parameters, CSRF, cookies scoped to the issuer's path, and the outage page.
+import type { Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import type { AppContext } from "../context.ts";
+import { databaseFailure } from "../db/failures.ts";
+import { ApiError } from "../domain/errors.ts";
+import type { Env } from "../http/route.ts";
+import { requestOrigin } from "../http/request-origin.ts";
+import { renderPage, type PageOptions, type PageStep } from "../pages/oidc-login.ts";
+import {
+  BROWSER_SESSION_COOKIE,
+  type BrowserSessionRow,
+  findBrowserSession,
+  sessionServes,
+} from "../services/oidc/browser-session.ts";
+import type { BrowserOrigin } from "../services/oidc/sign-in.ts";
+import { requestIssuer } from "./oidc.ts";
+
+export type Params = Record<string, string | undefined>;
+
+export function stringParams(raw: Record<string, unknown>): Params {
+  const out: Params = {};
+  for (const [k, v] of Object.entries(raw))
+    if (typeof v === "string") out[k] = v;
+    else if (Array.isArray(v) && typeof v[0] === "string") out[k] = v[0];
+  return out;
+}
+
+/** The parameters named, carried through a form as hidden fields, with the CSRF token. */
+export function hiddenFields(p: Params, names: readonly string[], csrf: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) if (p[name] !== undefined) out[name] = p[name]!;
+  out.csrf_token = csrf;
+  return out;
+}
+
+/** Cookie attributes (OIDC pages): HttpOnly, SameSite=Lax, Secure behind https, path = the issuer's. */
+export function cookieOptions(c: Context<Env>, app: AppContext, maxAge?: number) {
+  const issuer = new URL(requestIssuer(c, app));
+  return {
+    httpOnly: true,
+    sameSite: "Lax" as const,
+    secure: issuer.protocol === "https:",
+    path: issuer.pathname,
+    ...(maxAge !== undefined ? { maxAge } : {}),
+  };
+}
+
+/** The CSRF cookie; its value also binds a pending second step to the browser (routes/mfa-step.ts). */
+export const CSRF_COOKIE = "tessera_oidc_csrf";
+const TOKEN_SYNTAX = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * CSRF (OWASP double-submit cookie): a random value in an HttpOnly, SameSite=Lax cookie scoped to
+ * the issuer's path, and the same in the form.
+ */
+export function csrfToken(c: Context<Env>, app: AppContext): string {
+  const existing = getCookie(c, CSRF_COOKIE);
+  if (existing && TOKEN_SYNTAX.test(existing)) return existing;
+  const value = randomBytes(32).toString("base64url");
+  setCookie(c, CSRF_COOKIE, value, cookieOptions(c, app));
+  return value;
+}
+
+export function csrfMatches(c: Context<Env>, presented: string | undefined): boolean {
+  const cookie = getCookie(c, CSRF_COOKIE);
+  if (!cookie || !presented || cookie.length !== presented.length) return false;
+  return timingSafeEqual(Buffer.from(cookie), Buffer.from(presented));
+}
+
+export const CSRF_REFUSED =
+  "This form has expired or did not come from this site. Go back to the application and start again.";
+
+export function clearCookie(c: Context<Env>, app: AppContext, name: string): void {
+  deleteCookie(c, name, cookieOptions(c, app));
+}
+
+/** The cookies the handler set on `c`, for a response built apart from it. */
+export function pendingCookies(c: Context<Env>): Headers {
+  const h = new Headers();
+  for (const [k, v] of c.res.headers) if (k === "set-cookie") h.append(k, v);
+  return h;
+}
+
+/** A page, with the cookies the handler set. */
+export function page(
+  c: Context<Env>,
+  app: AppContext,
+  step: PageStep,
+  status: number,
+  opts: Omit<PageOptions, "headers"> = {},
+): Response {
+  return renderPage(app, step, status, { ...opts, headers: pendingCookies(c) });
+}
+
+/** A 303 redirect, with the cookies the handler set. */
+export function redirectTo(c: Context<Env>, location: string): Response {
+  const headers = pendingCookies(c);
+  headers.set("Location", location);
+  headers.set("Cache-Control", "no-store");
+  return new Response(null, { status: 303, headers });
+}
+
+export function browserOrigin(c: Context<Env>, app: AppContext): BrowserOrigin {
+  const origin = requestOrigin(c, app.config.rest_api.trusted_proxies);
+  return { userAgent: c.req.header("User-Agent") ?? "", remoteAddr: origin.address, forwarded: origin.forwarded };
+}
+
+export type BrowserSession = BrowserSessionRow & { tenantUuid: string };
+
+/**
+ * The browser's session (OIDC Core §3.1.2.3 single sign-on) when it may stand for a sign-in to a
+ * client of `tenantUuid`: its user is of that tenant or below, and it is recent enough for `maxAge`.
+ */
+export async function browserSessionFor(
+  c: Context<Env>,
+  app: AppContext,
+  tenantUuid: string,
+  maxAge: number | null,
+): Promise<BrowserSession | null> {
+  const session = await findBrowserSession(app, getCookie(c, BROWSER_SESSION_COOKIE));
+  if (!session || !(await sessionServes(app, session, tenantUuid, maxAge))) return null;
+  return session;
+}
+
+/** The one message for every refused sign-in (as POST /0.1/token's one 401): it says nothing of why. */
+export const GENERIC_FAILURE = "Wrong username or password.";
+export const TOO_MANY = "Too many attempts. Wait a moment, then try again.";
+
+/**
+ * A sign-in the login refused, as the page shows it with the form again: too many attempts (429)
+ * or the one generic failure (401). A failing service (5xx) or anything else is thrown on (outagePage).
+ */
+export function signInRefusal(e: unknown): { message: string; status: number } {
+  if (!(e instanceof ApiError) || e.status >= 500) throw e;
+  return e.status === 429 ? { message: TOO_MANY, status: 429 } : { message: GENERIC_FAILURE, status: 401 };
+}
+
+export const UNAVAILABLE = "Signing in is not possible right now. Try again in a moment.";
+
+/**
+ * A database outage (or another service failing: a 5xx) on a page is an error page (503), never a
+ * JSON body, a half-issued code or a half-done approval.
+ */
+export async function outagePage(app: AppContext, handler: () => Promise<Response>): Promise<Response> {
+  try {
+    return await handler();
+  } catch (e) {
+    if (databaseFailure(e) || (e instanceof ApiError && e.status >= 500))
+      return renderPage(app, { step: "error", message: UNAVAILABLE }, 503);
+    throw e;
+  }
+}

@@ -1,0 +1,225 @@
+// The hosted login page's second step (issue 25). A password accepted for a user with a factor
+// leaves a pending sign-in: a random handle (stored hashed) bound to the browser's CSRF cookie,
+// five minutes, at most five wrong attempts. The step proves a TOTP or recovery code, or a passkey,
+// or — the tenant requiring MFA and the user having none — enrols TOTP first. Then the token is
+// issued as the login would have issued it (sign-in.ts provenSignIn), and the browser session and the
+// code record every factor used (RFC 8176 `amr`).
+// Passwordless: a passkey with user verification alone, where the user's tenant allows it.
+import { createHash, randomBytes } from "node:crypto";
+import { and, eq, gt, lt, sql } from "drizzle-orm";
+import type { AppContext } from "../../context.ts";
+import { pendingSignIns, users } from "../../db/schema.ts";
+import { AuthenticationFailed, type ProvenPassword } from "../../domain/errors.ts";
+import { assertNotThrottled, countFailure } from "../auth/login-throttle.ts";
+import { inTransaction } from "../../db/tx.ts";
+import { selfActor } from "../audit/record.ts";
+import { confirmTotp, factorMethods, pendingTotpEnrolment, startTotpEnrolment, wrongCode } from "../auth/mfa.ts";
+import { countWrongFactor, throttledSecondFactor } from "../auth/mfa-login.ts";
+import { tenantAllowsPasswordless } from "../auth/mfa-policy.ts";
+import { type RelyingParty, startPasskeyAuthentication, verifyPasskeyAssertion } from "../auth/webauthn.ts";
+import type { UserRow } from "../identity/visibility.ts";
+import type { BrowserOrigin } from "./sign-in.ts";
+
+const PENDING_MS = 300_000;
+const MAX_ATTEMPTS = 5;
+
+const sha = (v: string) => createHash("sha256").update(v).digest("hex");
+
+export type Stage = "verify" | "enrol" | "enrolled";
+
+/** What a finished step proved: whose sign-in, and the factors used (RFC 8176 §2). */
+export interface Proven {
+  proven: ProvenPassword;
+  amr: string[];
+}
+
+export interface Pending {
+  handle: string;
+  row: typeof pendingSignIns.$inferSelect;
+  user: UserRow;
+  /** What the user can give at the `verify` stage: `totp`, `recovery_code`, `passkey`. */
+  methods: string[];
+}
+
+/** The browser the pending sign-in belongs to (its CSRF cookie), and the client it is for (null: the account page). */
+export interface Binding {
+  browser: string;
+  clientId: string | null;
+}
+
+export async function startPendingSignIn(
+  app: AppContext,
+  proven: ProvenPassword,
+  enrol: boolean,
+  binding: Binding,
+): Promise<string> {
+  const handle = randomBytes(32).toString("base64url");
+  await app.db.insert(pendingSignIns).values({
+    handleHash: sha(handle),
+    browserHash: sha(binding.browser),
+    userUuid: proven.userUuid,
+    login: proven.login,
+    method: proven.method,
+    backendName: proven.backendName,
+    stage: enrol ? "enrol" : "verify",
+    clientId: binding.clientId,
+    amr: ["pwd"],
+    expiresAt: new Date(Date.now() + PENDING_MS),
+  });
+  return handle;
+}
+
+export async function loadPending(
+  app: AppContext,
+  handle: string | undefined,
+  binding: Binding,
+): Promise<Pending | null> {
+  if (!handle) return null;
+  const [found] = await app.db
+    .select({ row: pendingSignIns, user: users })
+    .from(pendingSignIns)
+    .innerJoin(users, eq(users.uuid, pendingSignIns.userUuid))
+    .where(and(eq(pendingSignIns.handleHash, sha(handle)), gt(pendingSignIns.expiresAt, new Date())));
+  if (!found || found.row.browserHash !== sha(binding.browser) || found.row.clientId !== binding.clientId) return null;
+  if (!found.user.enabled) return null;
+  return { handle, row: found.row, user: found.user, methods: await factorMethods(app, found.user.uuid) };
+}
+
+const originOf = (origin: BrowserOrigin) => ({ address: origin.remoteAddr, forwarded: origin.forwarded });
+
+/** What the step's attempts are throttled and counted against: the sign-in's login and the browser's address. */
+const loginSubject = (p: Pending, origin: BrowserOrigin) => ({
+  action: "login" as const,
+  login: p.row.login,
+  remoteAddr: origin.remoteAddr,
+  forwarded: origin.forwarded,
+});
+
+/** A wrong attempt: the sixth ends the pending sign-in (the password must be given again). */
+async function spendAttempt(app: AppContext, p: Pending): Promise<void> {
+  const [row] = await app.db
+    .update(pendingSignIns)
+    .set({ attempts: sql`${pendingSignIns.attempts} + 1` })
+    .where(eq(pendingSignIns.handleHash, p.row.handleHash))
+    .returning({ attempts: pendingSignIns.attempts });
+  if ((row?.attempts ?? MAX_ATTEMPTS) >= MAX_ATTEMPTS)
+    await app.db.delete(pendingSignIns).where(eq(pendingSignIns.handleHash, p.row.handleHash));
+}
+
+/** The `verify` stage with a code: the factors used, or null (counted as a failed login). */
+export async function verifyCode(
+  app: AppContext,
+  p: Pending,
+  code: string,
+  origin: BrowserOrigin,
+): Promise<string[] | null> {
+  if (p.row.stage !== "verify") return null;
+  if (await throttledSecondFactor(app, p.user, code.trim(), originOf(origin), p.row.login))
+    return ["pwd", "otp", "mfa"];
+  await spendAttempt(app, p);
+  return null;
+}
+
+export async function passkeyOptions(app: AppContext, rp: RelyingParty, p: Pending | null) {
+  return startPasskeyAuthentication(app, rp, p ? p.user.uuid : null);
+}
+
+/** The `verify` stage with a passkey (the second factor: user verification preferred, not required). */
+export async function verifyPasskey(
+  app: AppContext,
+  p: Pending,
+  rp: RelyingParty,
+  challengeId: string,
+  credential: unknown,
+  origin: BrowserOrigin,
+): Promise<string[] | null> {
+  const subject = loginSubject(p, origin);
+  await assertNotThrottled(app, subject, "mfa");
+  const ok =
+    p.row.stage === "verify" ? await verifyPasskeyAssertion(app, rp, challengeId, credential, p.user.uuid) : null;
+  if (ok) return ["pwd", ok.amr, "mfa"];
+  await countWrongFactor(app, p.user, subject);
+  await spendAttempt(app, p);
+  return null;
+}
+
+/** The `enrol` stage: a TOTP enrolment to show (restarted at each showing until confirmed). */
+export async function startEnrolment(app: AppContext, p: Pending) {
+  if (p.row.stage !== "enrol") throw new AuthenticationFailed();
+  return (await pendingTotpEnrolment(app, p.user)) ?? startTotpEnrolment(app, p.user);
+}
+
+/** Confirms the enrolment (a wrong code counts as a failed login); the recovery codes, shown once. */
+export async function confirmEnrolment(
+  app: AppContext,
+  p: Pending,
+  code: string,
+  origin: BrowserOrigin,
+): Promise<string[]> {
+  if (p.row.stage !== "enrol") throw new AuthenticationFailed();
+  const subject = loginSubject(p, origin);
+  await assertNotThrottled(app, subject, "mfa");
+  try {
+    const { recovery_codes } = await confirmTotp(app, p.user, code.trim(), selfActor(p.user, origin));
+    await app.db
+      .update(pendingSignIns)
+      .set({ stage: "enrolled", amr: ["pwd", "otp", "mfa"] })
+      .where(eq(pendingSignIns.handleHash, p.row.handleHash));
+    return recovery_codes;
+  } catch (e) {
+    if (e instanceof Error && e.message === wrongCode().message) {
+      await countWrongFactor(app, p.user, subject);
+      await spendAttempt(app, p);
+    }
+    throw e;
+  }
+}
+
+/** Ends the pending sign-in (single use) and returns what was proven, or null when it was already spent. */
+export async function takeProven(app: AppContext, p: Pending, amr: string[] | null): Promise<Proven | null> {
+  const [row] = await app.db.delete(pendingSignIns).where(eq(pendingSignIns.handleHash, p.row.handleHash)).returning();
+  if (!row) return null;
+  const used = amr ?? (row.stage === "enrolled" ? row.amr : null);
+  if (!used) return null;
+  return {
+    proven: { userUuid: row.userUuid, login: row.login, method: row.method, backendName: row.backendName },
+    amr: used,
+  };
+}
+
+/**
+ * Passwordless (WebAuthn §6.2.3 user verification required): the passkey's user, when its tenant
+ * allows it (`passwordless` in the tenant MFA policy) and it has a username to log in as; else the
+ * generic failure, counted per address like a wrong password.
+ */
+export async function passwordlessProof(
+  app: AppContext,
+  rp: RelyingParty,
+  challengeId: string,
+  credential: unknown,
+  origin: BrowserOrigin,
+): Promise<Proven> {
+  const subject = { action: "login" as const, login: null, remoteAddr: origin.remoteAddr, forwarded: origin.forwarded };
+  await assertNotThrottled(app, subject, "tokens");
+  const ok = await verifyPasskeyAssertion(app, rp, challengeId, credential, null);
+  const [user] = ok ? await app.db.select().from(users).where(eq(users.uuid, ok.userUuid)) : [];
+  if (!ok || !user?.username || !(await tenantAllowsPasswordless(app, user.tenantUuid))) {
+    if (user) await countWrongFactor(app, user, { ...subject, login: user.username ?? user.uuid });
+    else await inTransaction(app, (tx) => countFailure(app, tx, subject));
+    throw new AuthenticationFailed();
+  }
+  // RFC 8176 §2: proof of possession of a key, and the authenticator's user verification (the second factor).
+  return {
+    proven: { userUuid: user.uuid, login: user.username, method: "native", backendName: "wazo_user" },
+    amr: [ok.amr, "mfa"],
+  };
+}
+
+/** Expired pending sign-ins (the cleanup job, jobs.ts): they can no longer be finished. */
+export async function purgeExpiredPendingSignIns(app: AppContext): Promise<number> {
+  const gone = await app.db
+    .delete(pendingSignIns)
+    .where(lt(pendingSignIns.expiresAt, new Date()))
+    .returning({ handle: pendingSignIns.handleHash });
+  return gone.length;
+}
