@@ -120,7 +120,9 @@ export function SamlScreen({ api }: ScreenProps) {
       {data.loading && <Busy />}
       <ErrorBox error={data.error} />
       {data.data && (
-        <SamlForm api={api} {...data.data} reload={data.reload} key={data.data.config ? "update" : "create"} />
+        // One form for the whole visit: remounting it when the first save creates the configuration
+        // would drop the "Saved." notice the moment it appears.
+        <SamlForm api={api} {...data.data} reload={data.reload} />
       )}
     </Screen>
   );
