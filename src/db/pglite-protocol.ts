@@ -24,7 +24,15 @@ export interface CarriedModules {
 }
 
 export type ThreadRequest =
-  | { id: number; op: "open"; dataDir: string; template?: Blob; modules?: CarriedModules }
+  | {
+      id: number;
+      op: "open";
+      dataDir: string;
+      template?: Blob;
+      /** PGlite's engine compiled by the main thread (pglite-client.ts, `compiledEngine`). */
+      engine?: WebAssembly.Module;
+      modules?: CarriedModules;
+    }
   | {
       id: number;
       op: "query";

@@ -65,7 +65,9 @@ async function open(request: Extract<ThreadRequest, { op: "open" }>): Promise<vo
             initdbWasmModule: carried.initdbWasm,
             fsBundle: new Blob([carried.fsBundle]),
           }
-        : {}),
+        : request.engine
+          ? { pgliteWasmModule: request.engine }
+          : {}),
       ...(request.template ? { loadDataDir: request.template } : {}),
     });
   } finally {

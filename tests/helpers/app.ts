@@ -7,6 +7,7 @@ import { parseConfig, type Config } from "../../src/config.ts";
 import type { AppContext } from "../../src/context.ts";
 import { openDatabase, pgliteOptions, type Database } from "../../src/db/index.ts";
 import { seedDataDir, templateDir } from "../../src/db/pglite-template.ts";
+import { compiledEngine } from "../../src/db/pglite-client.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -60,7 +61,7 @@ export async function pgliteDump(): Promise<Blob> {
     const dir = join(mkdtempSync(join(tmpdir(), "tessera-test-template-")), "data");
     try {
       if (!(await seedDataDir(dir))) throw new Error(`cannot make the embedded database template at ${templateDir()}`);
-      const raw = await PGlite.create(dir, pgliteOptions());
+      const raw = await PGlite.create(dir, { ...pgliteOptions(), pgliteWasmModule: await compiledEngine() });
       const { drizzle } = await import("drizzle-orm/pglite");
       const { migrate } = await import("drizzle-orm/pglite/migrator");
       await migrate(drizzle(raw) as never, { migrationsFolder: new URL("../../drizzle", import.meta.url).pathname });
