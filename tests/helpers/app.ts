@@ -8,9 +8,10 @@ import type { AppContext } from "../../src/context.ts";
 import { openDatabase, pgliteOptions, type Database } from "../../src/db/index.ts";
 import { seedDataDir, templateDir } from "../../src/db/pglite-template.ts";
 import { compiledEngine } from "../../src/db/pglite-client.ts";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { silentLogger, createLogger, type Logger } from "../../src/log.ts";
 import { createApp, createHandler } from "../../src/app.ts";
 import type { PeerSource } from "../../src/http/fast-token-check.ts";
@@ -53,26 +54,49 @@ export interface TestResponse {
 let pgliteTemplate: Promise<Blob> | null = null;
 
 /**
- * A migrated PGlite data directory, made once per test process and copied for each suite. It starts
- * from the machine's initdb'd template (src/db/pglite-template.ts), so no test process runs initdb.
+ * A migrated PGlite data directory, copied for each suite. It is made once per machine and set of
+ * migrations (~1.8 s: the machine's initdb'd template, src/db/pglite-template.ts, copied and
+ * migrated), kept beside that template under a name hashing PGlite's version and every file of
+ * drizzle/, and read back by every later test process (~20 ms).
  */
 export async function pgliteDump(): Promise<Blob> {
   pgliteTemplate ??= (async () => {
+    const cached = join(dirname(templateDir()), `test-migrated-${migrationsKey()}.tar`);
+    if (existsSync(cached)) return new Blob([await Bun.file(cached).arrayBuffer()]);
     const dir = join(mkdtempSync(join(tmpdir(), "tessera-test-template-")), "data");
     try {
       if (!(await seedDataDir(dir))) throw new Error(`cannot make the embedded database template at ${templateDir()}`);
       const raw = await PGlite.create(dir, { ...pgliteOptions(), pgliteWasmModule: await compiledEngine() });
       const { drizzle } = await import("drizzle-orm/pglite");
       const { migrate } = await import("drizzle-orm/pglite/migrator");
-      await migrate(drizzle(raw) as never, { migrationsFolder: new URL("../../drizzle", import.meta.url).pathname });
+      await migrate(drizzle(raw) as never, { migrationsFolder: MIGRATIONS });
       const dump = await raw.dumpDataDir("none");
       await raw.close();
+      // Written aside, then renamed: test processes starting together never read half a file.
+      const partial = `${cached}.${process.pid}`;
+      await Bun.write(partial, dump);
+      renameSync(partial, cached);
+      for (const stale of readdirSync(dirname(cached)))
+        if (/^test-migrated-\w+\.tar$/.test(stale) && join(dirname(cached), stale) !== cached)
+          rmSync(join(dirname(cached), stale), { force: true });
       return dump;
     } finally {
       rmSync(join(dir, ".."), { recursive: true, force: true });
     }
   })();
   return pgliteTemplate;
+}
+
+const MIGRATIONS = fileURLToPath(new URL("../../drizzle", import.meta.url));
+
+/** What the migrated template depends on: PGlite's version (in templateDir) and drizzle/'s files. */
+function migrationsKey(): string {
+  const hash = new Bun.CryptoHasher("sha256").update(templateDir());
+  for (const file of readdirSync(MIGRATIONS, { recursive: true }).map(String).sort()) {
+    const path = join(MIGRATIONS, file);
+    if (statSync(path).isFile()) hash.update(file).update(readFileSync(path));
+  }
+  return hash.digest("hex").slice(0, 16);
 }
 
 async function freshPglite(): Promise<Database> {
