@@ -194,6 +194,8 @@ async function openPglite(dataDir: string, template: Blob | undefined, watchdogS
   // The thread starts before the first await: the caller (main.ts) loads the service's modules
   // meanwhile, and would otherwise hold the thread's start back by that whole load (~90 ms).
   const thread = PgliteThreadClient.start({ compile: !embedded?.pglite });
+  const driver = Promise.all([import("drizzle-orm/pglite"), import("drizzle-orm/pglite/migrator")]);
+  driver.catch(() => {}); // awaited once the database is open
   let client: PgliteThreadClient;
   try {
     const modules = await carriedModules();
@@ -204,8 +206,7 @@ async function openPglite(dataDir: string, template: Blob | undefined, watchdogS
     lock?.release();
     throw e;
   }
-  const { drizzle } = await import("drizzle-orm/pglite");
-  const { migrate } = await import("drizzle-orm/pglite/migrator");
+  const [{ drizzle }, { migrate }] = await driver;
   const db = drizzle(client as never, { schema }) as unknown as Db;
   await withMigrations(async (folder) => {
     await prepareSchema(db, folder); // adopts a wazo-auth database (imported as it was)
