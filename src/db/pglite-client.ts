@@ -8,6 +8,7 @@
 // PGlite open beside it), and every statement ran on the event loop, so the token check waited
 // behind logins and list pages. On its own thread, PGlite's garbage and its work stay there; a
 // statement costs one message each way (~50 µs).
+import { fileURLToPath } from "node:url";
 import {
   deserializeError,
   type CarriedModules,
@@ -15,9 +16,8 @@ import {
   type ThreadReply,
   type ThreadRequest,
 } from "./pglite-protocol.ts";
-import { fileURLToPath } from "node:url";
 
-let engine: Promise<WebAssembly.Module> | null = null;
+let processEngine: Promise<WebAssembly.Module> | null = null;
 
 /**
  * PGlite's WebAssembly, compiled once per process (~130 ms on a 2-core machine) and handed to each
@@ -26,10 +26,14 @@ let engine: Promise<WebAssembly.Module> | null = null;
  * not once per database. On a failure here, PGlite compiles it itself at `open`.
  */
 export function compiledEngine(): Promise<WebAssembly.Module> {
-  engine ??= Bun.file(fileURLToPath(import.meta.resolve("@electric-sql/pglite/pglite.wasm")))
-    .arrayBuffer()
-    .then((bytes) => WebAssembly.compile(bytes));
-  return engine;
+  if (!processEngine) {
+    // Every failure, the file's lookup included, is a rejection (never a throw out of `start`).
+    processEngine = Promise.resolve()
+      .then(() => Bun.file(fileURLToPath(import.meta.resolve("@electric-sql/pglite/pglite.wasm"))).arrayBuffer())
+      .then((bytes) => WebAssembly.compile(bytes));
+    processEngine.catch(() => {}); // a thread abandoned before its `open` never awaits it
+  }
+  return processEngine;
 }
 
 /** Bun's Worker: a web Worker that can stop keeping the process alive. */
@@ -107,16 +111,17 @@ export class PgliteThreadClient {
    */
   static start({ compile }: { compile: boolean }): PgliteThreadClient {
     const client = new PgliteThreadClient(new Worker(new URL("./pglite-thread.ts", import.meta.url).href) as Thread);
-    if (compile) client.engine = compiledEngine();
+    if (compile) client.compiling = compiledEngine();
     return client;
   }
 
-  private engine: Promise<WebAssembly.Module> | null = null;
+  /** The engine being compiled for this thread's `open` (none: PGlite's own, or the carried one). */
+  private compiling: Promise<WebAssembly.Module> | null = null;
 
   /** Opens `dataDir` on the started thread; stops the thread if that fails. */
   async open(dataDir: string, options: { template?: Blob; modules?: CarriedModules } = {}): Promise<this> {
     try {
-      const engine = options.modules ? undefined : await this.engine?.catch(() => undefined);
+      const engine = options.modules ? undefined : await this.compiling?.catch(() => undefined);
       await this.send({ op: "open", dataDir, ...options, ...(engine ? { engine } : {}) });
     } catch (e) {
       this.thread.terminate();
