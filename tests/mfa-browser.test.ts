@@ -192,7 +192,9 @@ describe("the login page's second step in Chromium", () => {
     await page.fill("#password", "paula-pw");
     await Promise.all([page.waitForLoadState(), page.click("button[type=submit]")]);
     expect(await page.textContent("h1")).toBe("Your sign-in settings");
-    expect(await page.isVisible("button[data-passkey=register]")).toBe(true);
+    // passkey.js reveals the button once it has run: wait for it rather than read at once (CI once
+    // read the page before the script had run).
+    await page.waitForSelector("button[data-passkey=register]", { state: "visible", timeout: 10_000 });
     expect(await axeViolations(page)).toEqual([]);
     await keepScreenshot(page, "account-empty");
     await page.fill("#passkey-name", "Laptop");
@@ -237,7 +239,7 @@ describe("the login page's second step in Chromium", () => {
         .status,
     ).toBe(204);
     await page.goto(await rp.authorizationUrl({ prompt: "login" }));
-    expect(await page.isVisible("button[data-passkey]")).toBe(true);
+    await page.waitForSelector("button[data-passkey=authenticate]", { state: "visible", timeout: 10_000 });
     expect(await axeViolations(page)).toEqual([]);
     await keepScreenshot(page, "login-passwordless");
     await Promise.all([page.waitForURL(`${rp.redirectUri}**`), page.click("button[data-passkey=authenticate]")]);
