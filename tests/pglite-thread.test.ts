@@ -34,6 +34,39 @@ test("closing the database on purpose is not losing it", async () => {
   expect(((await c.query("select 1").catch((e) => e)) as Error).message).toBe("PGlite is closed");
 });
 
+test("a thread closed cleanly opens the next database, which sees nothing of the one before", async () => {
+  const threadOf = (c: PgliteThreadClient) => (c as unknown as { thread: Worker }).thread;
+  const first = await client();
+  await first.query("insert into t (id) values (1)");
+  const heardFirst: string[] = [];
+  await first.listen("chan", (payload) => heardFirst.push(payload));
+  const thread = threadOf(first);
+  await first.close();
+  opened.splice(opened.indexOf(first), 1);
+
+  const next = await fresh(); // kept threads are taken last in, first out: this one
+  opened.push(next);
+  expect(threadOf(next)).toBe(thread);
+  expect(
+    (await next.query<{ t: string | null }>("select to_regclass('public.t')::text as t")).rows[0]?.t,
+  ).toBeNull();
+  const heardNext: string[] = [];
+  await next.listen("chan", (payload) => heardNext.push(payload));
+  await next.query("select pg_notify('chan', 'hello')");
+  expect(heardNext).toEqual(["hello"]);
+  expect(heardFirst).toEqual([]);
+
+  // A thread that did not close cleanly (it died) is never kept.
+  const doomed = await fresh();
+  threadOf(doomed).terminate();
+  await Bun.sleep(50);
+  await doomed.close();
+  const after = await fresh();
+  opened.push(after);
+  expect(threadOf(after)).not.toBe(threadOf(doomed));
+  expect((await after.query<{ one: number }>("select 1 as one")).rows).toEqual([{ one: 1 }]);
+});
+
 const ids = async (c: PgliteThreadClient) =>
   (await c.query<{ id: number }>("select id from t order by id")).rows.map((r) => r.id);
 

@@ -131,8 +131,10 @@ async function handle(request: ThreadRequest): Promise<unknown> {
       return undefined;
     }
     case "close": {
+      // The thread may be kept for another database (pglite-client.ts): nothing of this one stays.
       const closing = db;
       db = null;
+      unlisten.clear();
       await closing.close();
       return undefined;
     }
