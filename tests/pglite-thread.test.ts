@@ -47,9 +47,7 @@ test("a thread closed cleanly opens the next database, which sees nothing of the
   const next = await fresh(); // kept threads are taken last in, first out: this one
   opened.push(next);
   expect(threadOf(next)).toBe(thread);
-  expect(
-    (await next.query<{ t: string | null }>("select to_regclass('public.t')::text as t")).rows[0]?.t,
-  ).toBeNull();
+  expect((await next.query<{ t: string | null }>("select to_regclass('public.t')::text as t")).rows[0]?.t).toBeNull();
   const heardNext: string[] = [];
   await next.listen("chan", (payload) => heardNext.push(payload));
   await next.query("select pg_notify('chan', 'hello')");
