@@ -12,7 +12,7 @@ import { ConnectBreaker } from "./circuit-breaker.ts";
 import { ListenHealth } from "./listen-health.ts";
 import { lockDataDir } from "./pid-lock.ts";
 import { embedded } from "../embedded.ts";
-import { PgliteThreadClient } from "./pglite-client.ts";
+import { isThrowAway, PgliteThreadClient } from "./pglite-client.ts";
 import { isEmptyDataDir, seedDataDir } from "./pglite-template.ts";
 import { PGLITE_EXTENSIONS, type CarriedModules } from "./pglite-protocol.ts";
 
@@ -190,10 +190,10 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
 }
 
 async function openPglite(dataDir: string, template: Blob | undefined, watchdogSeconds: number): Promise<Database> {
-  const lock = dataDir.startsWith("memory://") ? null : lockDataDir(dataDir);
+  const lock = isThrowAway(dataDir) ? null : lockDataDir(dataDir);
   // The thread starts before the first await: the caller (main.ts) loads the service's modules
   // meanwhile, and would otherwise hold the thread's start back by that whole load (~90 ms).
-  const thread = PgliteThreadClient.start({ compile: !embedded?.pglite });
+  const thread = PgliteThreadClient.start({ compile: !embedded?.pglite, throwAway: isThrowAway(dataDir) });
   const driver = Promise.all([import("drizzle-orm/pglite"), import("drizzle-orm/pglite/migrator")]);
   driver.catch(() => {}); // awaited once the database is open
   let client: PgliteThreadClient;

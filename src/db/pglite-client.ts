@@ -40,12 +40,14 @@ export function compiledEngine(): Promise<WebAssembly.Module> {
 type Thread = Worker & { ref(): void; unref(): void };
 
 /**
- * Threads whose database was closed cleanly, kept (unreferenced: they never hold the process
- * open) for the next database this process opens. A new thread is a new JavaScript engine: PGlite's
- * own code (the data directory's loading, the protocol) starts cold in it and is compiled again.
- * A kept one opens its next database warm — measured on a 2-core machine, a `memory://` database
- * from the tests' template: 0.62 s of CPU in a new thread, 0.33 s in a kept one. A service opens one
- * database in its life; a process opening several (tests, the CLI's import) saves that each time.
+ * Threads whose throw-away (`memory://`) database was closed cleanly, kept (unreferenced: they never
+ * hold the process open) for the next throw-away database this process opens. A new thread is a new
+ * JavaScript engine: PGlite's own code (the data directory's loading, the protocol) starts cold in it
+ * and is compiled again; a kept one opens its next database warm. Measured on a 2-core machine, a
+ * database from the tests' migrated template: 0.62 s of CPU in a new thread, ~0.32 s in a kept one.
+ * A test process opens many such databases; a service opens one data directory in its life.
+ * Data directories never use kept threads: a kept thread opening the same directory a second time
+ * hung in PGlite's start-up (seen in the export test, not understood), so that path is left as it was.
  */
 const keptThreads: { thread: Thread; taken: AbortController }[] = [];
 const KEPT_THREADS = 2;
@@ -61,6 +63,9 @@ function keepThread(thread: Thread): void {
   thread.addEventListener("close", forget, { signal: taken.signal });
   keptThreads.push(entry);
 }
+
+/** A `memory://` database: thrown away when closed. */
+export const isThrowAway = (dataDir: string): boolean => dataDir.startsWith("memory://");
 
 function takeKeptThread(): Thread | undefined {
   const entry = keptThreads.pop();
@@ -113,7 +118,11 @@ export class PgliteThreadClient {
   /** Removes this client's close listener when the thread goes back to `keptThreads`. */
   private readonly released = new AbortController();
 
-  private constructor(private readonly thread: Thread) {
+  private constructor(
+    private readonly thread: Thread,
+    /** Opens a `memory://` database: the thread may be kept when it closes (see `keptThreads`). */
+    private readonly throwAway: boolean,
+  ) {
     thread.unref(); // kept alive only while a request waits (send/settle)
     thread.onmessage = (event: MessageEvent<ThreadReply>) => this.receive(event.data);
     // A thread that dies (out of memory, an abort of the engine) fails everything waiting, and every
@@ -135,7 +144,10 @@ export class PgliteThreadClient {
     dataDir: string,
     options: { template?: Blob; modules?: CarriedModules } = {},
   ): Promise<PgliteThreadClient> {
-    return PgliteThreadClient.start({ compile: !options.modules }).open(dataDir, options);
+    return PgliteThreadClient.start({ compile: !options.modules, throwAway: isThrowAway(dataDir) }).open(
+      dataDir,
+      options,
+    );
   }
 
   /**
@@ -143,9 +155,12 @@ export class PgliteThreadClient {
    * that both run while the caller still prepares what `open` needs and loads the rest of the
    * service. A single-file build passes its own compiled engine to `open` instead.
    */
-  static start({ compile }: { compile: boolean }): PgliteThreadClient {
-    const thread = takeKeptThread() ?? (new Worker(new URL("./pglite-thread.ts", import.meta.url).href) as Thread);
-    const client = new PgliteThreadClient(thread);
+  static start({ compile, throwAway }: { compile: boolean; throwAway: boolean }): PgliteThreadClient {
+    const kept = throwAway ? takeKeptThread() : undefined;
+    const client = new PgliteThreadClient(
+      kept ?? (new Worker(new URL("./pglite-thread.ts", import.meta.url).href) as Thread),
+      throwAway,
+    );
     if (compile) client.compiling = compiledEngine();
     return client;
   }
@@ -263,7 +278,7 @@ export class PgliteThreadClient {
     } finally {
       this.fail("PGlite is closed");
       // Only a thread that answered its close is known to be healthy enough to open another database.
-      if (closedCleanly && keptThreads.length < KEPT_THREADS) {
+      if (closedCleanly && this.throwAway && keptThreads.length < KEPT_THREADS) {
         this.released.abort();
         this.thread.onmessage = null;
         this.thread.onerror = null;
