@@ -19,6 +19,7 @@ import type { Env } from "../../src/http/route.ts";
 import { buildContext, closeContext } from "../../src/services/app-context.ts";
 import { startServices } from "../../src/startup.ts";
 import { scratchDatabase } from "./scratch-db.ts";
+import { MIGRATIONS, migrationsKey } from "./migrations-key.ts";
 
 export type DbKind = "pglite" | "postgres";
 
@@ -87,25 +88,13 @@ export async function pgliteDump(): Promise<Blob> {
   return pgliteTemplate;
 }
 
-const MIGRATIONS = fileURLToPath(new URL("../../drizzle", import.meta.url));
-
-/** What the migrated template depends on: PGlite's version (in templateDir) and drizzle/'s files. */
-function migrationsKey(): string {
-  const hash = new Bun.CryptoHasher("sha256").update(templateDir());
-  for (const file of readdirSync(MIGRATIONS, { recursive: true }).map(String).sort()) {
-    const path = join(MIGRATIONS, file);
-    if (statSync(path).isFile()) hash.update(file).update(readFileSync(path));
-  }
-  return hash.digest("hex").slice(0, 16);
-}
-
 async function freshPglite(): Promise<Database> {
   return openDatabase({ dataDir: "memory://", template: await pgliteDump() });
 }
 
 /** A new PostgreSQL database on the TEST_DATABASE_URL server, dropped on close. */
 export async function freshPostgres(poolSize = 5): Promise<Database> {
-  const scratch = await scratchDatabase("tessera_test");
+  const scratch = await scratchDatabase("tessera_test", { migrated: true });
   const db = await openDatabase({ url: scratch.url, poolSize });
   const close = db.close;
   db.close = async () => {
@@ -162,7 +151,7 @@ export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Pr
         peerAt(o.remoteAddr ?? "127.0.0.1"),
       );
       const text = await res.text();
-      let json: unknown = undefined;
+      let json: unknown;
       try {
         json = text ? JSON.parse(text) : undefined;
       } catch {
