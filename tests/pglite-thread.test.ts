@@ -56,8 +56,9 @@ test("a thread closed cleanly opens the next database, which sees nothing of the
 
   // A thread that did not close cleanly (it died) is never kept.
   const doomed = await fresh();
+  const lost = new Promise((resolve) => doomed.onLost(resolve));
   threadOf(doomed).terminate();
-  await Bun.sleep(50);
+  await lost; // the thread's close event has come: close() is then a no-op
   await doomed.close();
   const after = await fresh();
   opened.push(after);
