@@ -18,6 +18,7 @@ import type { PeerSource } from "../../src/http/fast-token-check.ts";
 import type { Env } from "../../src/http/route.ts";
 import { buildContext, closeContext } from "../../src/services/app-context.ts";
 import { startServices } from "../../src/startup.ts";
+import { oidcKeys } from "../../src/db/schema.ts";
 import { scratchDatabase } from "./scratch-db.ts";
 import { MIGRATIONS, migrationsKey } from "./migrations-key.ts";
 
@@ -115,6 +116,13 @@ export interface TestAppOptions {
   database?: () => Promise<Database>;
 }
 
+/**
+ * The OpenID Connect signing keys the first app of a test process generated at its start (as a
+ * service does), given to every later app on a fresh database: an RSA key pair costs ~60 ms of CPU,
+ * and a run of the suite starts some 300 apps. Each app still loads and signs with them itself.
+ */
+let processSigningKeys: (typeof oidcKeys.$inferSelect)[] | null = null;
+
 export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Promise<TestApp> {
   const config: Config = parseConfig({
     password_hash_iterations: 1000,
@@ -129,7 +137,11 @@ export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Pr
       : await freshPglite();
   const log = opts.log ?? (process.env.TEST_LOG ? createLogger("debug") : silentLogger);
   const app = await buildContext(config, database, log);
+  // Keys stored unencrypted (the default) on a fresh database can be the ones an earlier app made.
+  const sharesKeys = opts.services !== false && !opts.database && config.oidc.key_encryption_key === null;
+  if (sharesKeys && processSigningKeys) await app.db.insert(oidcKeys).values(processSigningKeys);
   if (opts.services !== false) await startServices(app);
+  if (sharesKeys && !processSigningKeys) processSigningKeys = await app.db.select().from(oidcKeys);
   const http = createApp(app);
   const handle = createHandler(app, http);
   return {
