@@ -4,7 +4,6 @@
 // the hash chains on the configured database (local, like `migrate`) and names the first broken link.
 import { defineCommand } from "citty";
 import type { TesseraClient } from "../../clients/typescript/index.ts";
-import { verifyAudit } from "../services/audit/chain.ts";
 import { configArg, withLocalApp } from "./local.ts";
 import { CliFailure, EXIT, printJson, printTable } from "./output.ts";
 import { call, remoteArgs, withClient } from "./remote.ts";
@@ -107,6 +106,7 @@ const verifyCommand = defineCommand({
     json: { type: "boolean", default: false, description: "JSON output" },
   },
   async run({ args }) {
+    const { verifyAudit } = await import("../services/audit/chain.ts");
     const report = await withLocalApp(args.config, (app) => verifyAudit(app, args.tenant));
     if (args.json) printJson(report);
     else if (report.ok) console.log(`audit trail intact: ${report.entries} entries in ${report.chains} chains`);

@@ -1,8 +1,6 @@
 // `tessera config check [--config F]`: validates the configuration as the service would at start
 // (unknown keys included) and prints the effective configuration, secrets masked as GET /0.1/config does.
 import { defineCommand } from "citty";
-import { stringify } from "yaml";
-import { ConfigError, loadConfigWithSource, maskSecrets } from "../config.ts";
 import { configArg } from "./local.ts";
 import { CliFailure, EXIT, printJson } from "./output.ts";
 
@@ -12,7 +10,11 @@ const checkCommand = defineCommand({
     description: "Validate the configuration and print the effective one (secrets masked); exit 2 when invalid",
   },
   args: { ...configArg, json: { type: "boolean", description: "JSON output", default: false } },
-  run({ args }) {
+  async run({ args }) {
+    const [{ ConfigError, loadConfigWithSource, maskSecrets }, { stringify }] = await Promise.all([
+      import("../config.ts"),
+      import("yaml"),
+    ]);
     let loaded;
     try {
       loaded = loadConfigWithSource(args.config ? ["--config", args.config] : []);
