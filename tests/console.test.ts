@@ -574,6 +574,13 @@ describe("the console in Chromium", () => {
       ) as Promise<string>;
     await page.fill("#audit-since", await local(Date.now() - 3_600_000));
     await page.click("button:text('Apply filters')");
+    // The filtered list replaces the unfiltered page (which may hold the row below too): wait until
+    // every row shown is of the filtered actions, then check them (CI once read the page before).
+    await page.waitForFunction(
+      (cells) => [...document.querySelectorAll(cells)].every((c) => c.textContent?.startsWith("user.")),
+      `${entries} tbody tr td code`,
+      { timeout: 10_000 },
+    );
     // The actor by name, the change field by field.
     await page
       .locator(`${entries} tbody tr:has(code:text-is('user.update')):has(a:text-is('alice'))`)
