@@ -21,9 +21,10 @@ let processEngine: Promise<WebAssembly.Module> | null = null;
 
 /**
  * PGlite's WebAssembly, compiled once per process (~130 ms on a 2-core machine) and handed to each
- * thread that opens a database. The compiled code is shared with every instance made from it, so a
- * process with several embedded databases (a test process) compiles and optimizes the engine once,
- * not once per database. On a failure here, PGlite compiles it itself at `open`.
+ * thread started with `compile` (openDatabase: the throw-away ones). The compiled code is shared with
+ * every instance made from it, so a process with several embedded databases (a test process)
+ * compiles and optimizes the engine once, not once per database. On a failure here, PGlite compiles
+ * it itself at `open`, as it does in a thread started without `compile`.
  */
 export function compiledEngine(): Promise<WebAssembly.Module> {
   if (!processEngine) {
