@@ -63,7 +63,7 @@ let pgliteTemplate: Promise<Blob> | null = null;
  */
 export async function pgliteDump(): Promise<Blob> {
   pgliteTemplate ??= (async () => {
-    const cached = join(dirname(templateDir()), `test-migrated-${migrationsKey()}.tar`);
+    const cached = join(dirname(templateDir()), `test-migrated-${migrationsKey(templateDir())}.tar`);
     if (existsSync(cached)) return new Blob([await Bun.file(cached).arrayBuffer()]);
     const dir = join(mkdtempSync(join(tmpdir(), "tessera-test-template-")), "data");
     try {
