@@ -102,8 +102,11 @@ describeEachDb(
       const t = get();
       await createUserRow(t.app, { username: "queued", password: "queued-pw" });
       const pool = hashPool(t.app.config);
-      // Occupy the only thread and the only queue place with slow derivations.
-      const busy = [pool.run(SLOW), pool.run(SLOW)];
+      // Occupy the only thread and the only queue place with derivations that outlast the login's
+      // own work before its derivation (SLOW, ~30 ms, did not always: the first SLOW was done and the
+      // login took the freed queue place once in four runs of this file alone).
+      const BUSY = { ...SLOW, memoryKib: 65_536, timeCost: 20 }; // ~0.3 s each
+      const busy = [pool.run(BUSY), pool.run(BUSY)];
       const res = await t.request("POST", "/0.1/token", {
         body: {},
         headers: { Authorization: `Basic ${btoa("queued:queued-pw")}` },
