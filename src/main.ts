@@ -142,7 +142,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   }
   log.info("listening", { address: `http://${config.rest_api.listen}:${server.port}` });
   announceReady();
-  const metricsServer = startMetricsServer(app, { outboxBacklog: () => outboxBacklog(app) });
+  const metricsServer = await startMetricsServer(app, { outboxBacklog: () => outboxBacklog(app) });
 
   let stopping = false;
   const stop = async (signal: string) => {

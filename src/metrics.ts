@@ -1,82 +1,36 @@
-// Prometheus metrics (prom-client). What the token check records costs a few additions: its counts
-// are plain numbers copied into prom-client's counters at scrape time (`collect`), and the request
-// histogram is metrics-histogram.ts (observed by the shortcut and by a middleware mounted only when
-// a metrics listener is configured). The other metrics are prom-client's own; gauges read their
-// value at scrape time.
+// What the service counts, as plain numbers and hot-path histograms (metrics-histogram.ts): the
+// token check records a few additions, and nothing here loads prom-client. prom-client (with its
+// default process metrics and @opentelemetry/api, ~90 modules and ~30 ms of a start's CPU) is
+// loaded by metrics-registry.ts only when a metrics listener is configured, or when a scrape is
+// rendered; its metrics read these counts at scrape time (`collect`).
 // `/metrics` is served on its own listener (`metrics.listen`, `metrics.port`), without
 // authentication, as Prometheus expects: keep it on a private address.
 import type { MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { AppContext } from "./context.ts";
 import { HotPathHistogram } from "./metrics-histogram.ts";
+import type { MetricsRegistry, MetricsSources } from "./metrics-registry.ts";
 
-export const registry = new Registry();
-collectDefaultMetrics({ register: registry, prefix: "tessera_" });
+export type { MetricsSources };
 
-const httpRequests = new HotPathHistogram(
+export const httpRequests = new HotPathHistogram(
   "tessera_http_request_duration_seconds",
   "HTTP requests by route template, method and status code",
   ["method", "route", "status_code"],
   [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
 );
-registry.registerMetric(httpRequests as never);
 
-/** Counts kept as plain numbers by the hot path, handed to a prom-client counter when scraped. */
-function scrapedCounter<K extends string>(
-  name: string,
-  help: string,
-  label: string,
-  keys: readonly K[],
-): Record<K, number> {
-  const counts = Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
-  new Counter({
-    name,
-    help,
-    labelNames: [label],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const k of keys) this.inc({ [label]: k }, counts[k]);
-    },
-  });
-  return counts;
-}
+export const passwordHashes = new HotPathHistogram(
+  "tessera_password_hash_duration_seconds",
+  "Time of one password derivation (login, password change, user creation) by algorithm",
+  ["algorithm"],
+  [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2],
+);
 
 export type TokenCheckResult = "valid" | "invalid" | "forbidden";
-const tokenChecks = scrapedCounter<TokenCheckResult>(
-  "tessera_token_checks_total",
-  "Token checks (HEAD/GET /token/{token}, scopes/check) by result",
-  "result",
-  ["valid", "invalid", "forbidden"],
-);
-export const recordTokenCheck = (result: TokenCheckResult) => tokenChecks[result]++;
-
-const tokenCacheLookups = scrapedCounter(
-  "tessera_token_cache_lookups_total",
-  "In-memory token cache lookups by result (hit ratio: hit / (hit + miss))",
-  "result",
-  ["hit", "miss"],
-);
-export const recordTokenCacheLookup = (hit: boolean) => (hit ? tokenCacheLookups.hit++ : tokenCacheLookups.miss++);
-
-const logins = new Counter({
-  name: "tessera_logins_total",
-  help: "Logins (POST /token) by result and by the identity provider (backend) that handled them",
-  labelNames: ["result", "backend"] as const,
-  registers: [registry],
-});
 /** `throttled`: refused before any password work (login throttling); `rejected`: too many sessions. */
 /** `mfa_required`: right password, second factor missing (the client retries with `mfa_code`). */
 export type LoginResult = "success" | "failure" | "rejected" | "throttled" | "error" | "mfa_required";
-export const recordLogin = (result: LoginResult, backend = "unknown") => logins.labels(result, backend).inc();
-
-const mfaOutcomes = new Counter({
-  name: "tessera_mfa_total",
-  help: "Multi-factor authentication outcomes: logins asked for a code, codes accepted or refused, recovery codes used, factors enrolled or removed, restricted (enrol-only) logins, passkey assertions accepted or refused",
-  labelNames: ["outcome"] as const,
-  registers: [registry],
-});
 export type MfaOutcome =
   | "required"
   | "accepted"
@@ -87,82 +41,44 @@ export type MfaOutcome =
   | "restricted"
   | "passkey_accepted"
   | "passkey_refused";
-export const recordMfa = (outcome: MfaOutcome) => mfaOutcomes.labels(outcome).inc();
 
-const passwordHash = new Histogram({
-  name: "tessera_password_hash_duration_seconds",
-  help: "Time of one password derivation (login, password change, user creation) by algorithm",
-  labelNames: ["algorithm"] as const,
-  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2],
-  registers: [registry],
-});
+/** The counters, read by metrics-registry.ts at scrape time. */
+export const counts = {
+  tokenChecks: { valid: 0, invalid: 0, forbidden: 0 } satisfies Record<TokenCheckResult, number>,
+  tokenCacheLookups: { hit: 0, miss: 0 },
+  /** By result and backend, keyed `result\0backend`. */
+  logins: new Map<string, number>(),
+  mfa: new Map<MfaOutcome, number>(),
+  busPublishFailures: 0,
+};
+
+export const recordTokenCheck = (result: TokenCheckResult) => counts.tokenChecks[result]++;
+export const recordTokenCacheLookup = (hit: boolean) =>
+  hit ? counts.tokenCacheLookups.hit++ : counts.tokenCacheLookups.miss++;
+
+export function recordLogin(result: LoginResult, backend = "unknown"): void {
+  const key = `${result}\0${backend}`;
+  counts.logins.set(key, (counts.logins.get(key) ?? 0) + 1);
+}
+
+export function recordMfa(outcome: MfaOutcome): void {
+  counts.mfa.set(outcome, (counts.mfa.get(outcome) ?? 0) + 1);
+}
+
 /** Runs one derivation, observing its time. */
 export async function timePasswordHash<T>(
   algorithm: "argon2id" | "pbkdf2_sha512",
   derive: () => Promise<T>,
 ): Promise<T> {
-  const done = passwordHash.startTimer({ algorithm });
+  const started = performance.now();
   try {
     return await derive();
   } finally {
-    done();
+    passwordHashes.cell({ algorithm }).observe((performance.now() - started) / 1000);
   }
 }
 
-const busPublishFailures = new Counter({
-  name: "tessera_bus_publish_failures_total",
-  help: "Interrupted deliveries of the event outbox to the message bus (each is retried)",
-  registers: [registry],
-});
-export const recordBusPublishFailure = () => busPublishFailures.inc();
-
-/**
- * What the scrape-time gauges read that belongs to another layer, handed in by the composition root
- * (main.ts), so that metrics reach into no other module (the bus, the database).
- */
-export interface MetricsSources {
-  outboxBacklog(): Promise<number>;
-}
-
-/** The application the scrape-time gauges read (the process serves one). */
-let current: AppContext | null = null;
-let sources: MetricsSources | null = null;
-
-new Gauge({
-  name: "tessera_outbox_backlog",
-  help: "Events waiting in the outbox for the message bus",
-  registers: [registry],
-  async collect() {
-    if (sources) this.set(await sources.outboxBacklog().catch(() => Number.NaN));
-  },
-});
-
-new Gauge({
-  name: "tessera_database_up",
-  help: "1 when the database answers a ping",
-  registers: [registry],
-  async collect() {
-    if (current) this.set((await current.database.ping()) ? 1 : 0);
-  },
-});
-
-new Gauge({
-  name: "tessera_database_pool_max_connections",
-  help: "Connections the PostgreSQL pool may open (1 for the embedded database)",
-  registers: [registry],
-  collect() {
-    if (current) this.set(current.database.kind === "postgres" ? current.config.db_pool_size : 1);
-  },
-});
-
-new Gauge({
-  name: "tessera_token_cache_entries",
-  help: "Tokens held in the in-memory cache",
-  registers: [registry],
-  collect() {
-    if (current) this.set(current.tokenCache.size);
-  },
-});
+export const recordBusPublishFailure = () => counts.busPublishFailures++;
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 const fastCheckValid = httpRequests.cell({ method: "HEAD", route: "/0.1/token/:token", status_code: "204" });
@@ -173,8 +89,8 @@ const fastCheckUnknown = httpRequests.cell({ method: "HEAD", route: "/0.1/token/
  * count it, the histogram only when the listener is configured (as the middleware).
  */
 export function recordFastTokenCheck(app: AppContext, result: "valid" | "invalid", durationMs: number): void {
-  tokenChecks[result]++;
-  if (result === "valid") tokenCacheLookups.hit++;
+  counts.tokenChecks[result]++;
+  if (result === "valid") counts.tokenCacheLookups.hit++;
   if (app.config.metrics.port !== null)
     (result === "valid" ? fastCheckValid : fastCheckUnknown).observe(durationMs / 1000);
 }
@@ -202,21 +118,28 @@ export function requestMetrics(): MiddlewareHandler {
   };
 }
 
-/** Binds the scrape-time gauges to `app`. */
-export function bindMetrics(app: AppContext, from: MetricsSources): void {
-  current = app;
-  sources = from;
+let registry: Promise<MetricsRegistry> | null = null;
+
+/** The process's registry, built (and prom-client loaded) on first use. */
+function prometheus(): Promise<MetricsRegistry> {
+  registry ??= import("./metrics-registry.ts").then((m) => m.createRegistry(counts, [httpRequests, passwordHashes]));
+  return registry;
 }
 
+/** The scrape's text, in Prometheus' format. */
 export async function renderMetrics(): Promise<{ body: string; contentType: string }> {
+  const { registry } = await prometheus();
   return { body: await registry.metrics(), contentType: registry.contentType };
 }
 
 /** The metrics listener (`GET /metrics`), when `metrics.port` is configured; else null. */
-export function startMetricsServer(app: AppContext, from: MetricsSources): ReturnType<typeof Bun.serve> | null {
+export async function startMetricsServer(
+  app: AppContext,
+  from: MetricsSources,
+): Promise<ReturnType<typeof Bun.serve> | null> {
   const { listen, port } = app.config.metrics;
   if (port === null) return null;
-  bindMetrics(app, from);
+  (await prometheus()).bind(app, from);
   const server = Bun.serve({
     hostname: listen,
     port,

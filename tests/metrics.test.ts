@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { describeEachDb, createTestApp, peerAt } from "./helpers/app.ts";
 import { adminToken, createUserRow, tokenFor } from "./helpers/fixtures.ts";
-import { startMetricsServer } from "../src/metrics.ts";
+import { renderMetrics, startMetricsServer } from "../src/metrics.ts";
 import { outboxBacklog } from "../src/bus/outbox.ts";
 import { createHandler } from "../src/app.ts";
 
@@ -21,15 +21,15 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 describeEachDb(
   "metrics",
   (get) => {
-    let server: ReturnType<typeof startMetricsServer>;
+    let server: Awaited<ReturnType<typeof startMetricsServer>>;
     const scrape = async () => {
       const r = await fetch(`http://127.0.0.1:${server!.port}/metrics`);
       expect(r.status).toBe(200);
       expect(r.headers.get("Content-Type")).toContain("text/plain");
       return r.text();
     };
-    beforeAll(() => {
-      server = startMetricsServer(get().app, { outboxBacklog: () => outboxBacklog(get().app) });
+    beforeAll(async () => {
+      server = await startMetricsServer(get().app, { outboxBacklog: () => outboxBacklog(get().app) });
     });
     afterAll(() => server?.stop(true));
 
@@ -146,11 +146,10 @@ describeEachDb(
 test("metrics are off unless metrics.port is configured: no listener, no request histogram", async () => {
   const t = await createTestApp("pglite");
   try {
-    expect(startMetricsServer(t.app, { outboxBacklog: () => outboxBacklog(t.app) })).toBeNull();
+    expect(await startMetricsServer(t.app, { outboxBacklog: () => outboxBacklog(t.app) })).toBeNull();
     const admin = await adminToken(t.app);
     expect((await t.request("GET", "/0.1/users", { token: admin })).status).toBe(200);
-    const { registry } = await import("../src/metrics.ts");
-    const text = await registry.metrics();
+    const text = (await renderMetrics()).body;
     expect(sample(text, "tessera_http_request_duration_seconds_count", { route: "/0.1/users", method: "GET" })).toBe(0);
   } finally {
     await t.close();
