@@ -1,12 +1,13 @@
 // Configuration: defaults ← YAML file (--config PATH, TESSERA_CONFIG, or ./config.yml) ← env.
 // Key names are wazo-auth's (COMPATIBILITY.md §14) wherever a key applies.
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { isProxyEntry } from "./http/request-origin.ts";
 import { unknownKeyProblems } from "./config-keys.ts";
+import { ConfigError, resolveConfigPath } from "./config-path.ts";
 
 const pluginEntry = z.union([
   z.string().min(1),
@@ -614,19 +615,7 @@ export const defaultPlugins: Record<string, Record<string, string | { module: st
   email_notification: { smtp: join(projectRoot, "plugins/email/smtp.ts") },
 };
 
-export class ConfigError extends Error {}
-
-/** Which file to read: explicit path, then TESSERA_CONFIG, then ./config.yml if present. */
-export function resolveConfigPath(argv: string[], env: NodeJS.ProcessEnv): string | null {
-  const i = argv.indexOf("--config");
-  if (i >= 0) {
-    const path = argv[i + 1];
-    if (!path) throw new ConfigError("--config needs a file path");
-    return path;
-  }
-  if (env.TESSERA_CONFIG) return env.TESSERA_CONFIG;
-  return existsSync("./config.yml") ? "./config.yml" : null;
-}
+export { ConfigError, resolveConfigPath };
 
 export function readConfigFile(path: string): Record<string, unknown> {
   let text: string;

@@ -1,17 +1,19 @@
 // Process entry: config → database (+ migrations) → plugins and startup work → HTTP → jobs.
 // SIGINT/SIGTERM drain in-flight requests, stop jobs and close the database.
 //
-// Only what precedes the database is imported statically: the service's own modules load while
-// the database opens (on a restart of the embedded database the two longest steps, ~0.4 s and
-// ~0.2 s on a 2-core machine, run side by side; docs/benchmarks.md, start-up).
-import { ConfigError, loadConfig } from "./config.ts";
-import { openDatabase } from "./db/index.ts";
-import { adoptionNote } from "./db/adopt.ts";
+// Only light modules are imported statically: the embedded database's thread starts first (db/
+// pglite-early.ts), then what precedes the database loads (the configuration, the database layer),
+// and the service's own modules load while the database opens (on a restart of the embedded
+// database the longest steps run side by side on a 2-core machine; docs/benchmarks.md, start-up).
+import { dropEarlyThread, startEmbeddedThreadEarly } from "./db/pglite-early.ts";
 import { describeCause } from "./db/failures.ts";
 import { createProcessLogger } from "./log.ts";
 import type { PeerSource } from "./http/fast-token-check.ts";
-import { announceReady, isPrimary, isWorker, runPrimary } from "./cluster.ts";
 import { messageOf, portProblem, START_EXIT } from "./start-checks.ts";
+
+/** What precedes the database, imported once the embedded database's thread has started. */
+const startModules = () =>
+  Promise.all([import("./config.ts"), import("./db/index.ts"), import("./db/adopt.ts"), import("./cluster.ts")]);
 
 /** The modules of the running service, imported while the database opens. */
 const serviceModules = () =>
@@ -34,6 +36,13 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   const onSignal = (signal: string) => (stopNow ? void stopNow(signal) : void (stopRequested ??= signal));
   process.on("SIGINT", () => onSignal("SIGINT"));
   process.on("SIGTERM", () => onSignal("SIGTERM"));
+  startEmbeddedThreadEarly(argv, process.env);
+  const [
+    { ConfigError, loadConfig },
+    { openDatabase },
+    { adoptionNote },
+    { announceReady, isPrimary, isWorker, runPrimary },
+  ] = await startModules();
   let config;
   try {
     config = loadConfig(argv);
@@ -44,6 +53,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     }
     throw e;
   }
+  if (config.db_uri) dropEarlyThread(); // started on a wrong guess
   const log = createProcessLogger(config.debug ? "debug" : config.log_level, config.log_filename);
   // Before the database: a taken port must not cost a first start's migrations. (Workers share the
   // port their siblings hold; their primary checked it.)
@@ -52,7 +62,10 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     log.error(unbindable);
     process.exit(START_EXIT.port);
   }
-  if (isPrimary(config, log)) return runPrimary(config, log);
+  if (isPrimary(config, log)) {
+    dropEarlyThread(); // the primary opens no database: its workers do
+    return runPrimary(config, log);
+  }
   const opening = openDatabase({
     url: config.db_uri,
     dataDir: config.data_dir,

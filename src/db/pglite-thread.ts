@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
+  compileEngine,
   PGLITE_EXTENSIONS,
   PGLITE_SETTINGS,
   serializeError,
@@ -14,6 +15,8 @@ import {
 } from "./pglite-protocol.ts";
 
 let db: PGlite | null = null;
+/** The engine compiled on `prepare`, before the `open` that uses it. */
+let prepared: Promise<WebAssembly.Module> | null = null;
 
 interface OpenTransaction {
   tx?: Transaction;
@@ -55,6 +58,7 @@ async function open(request: Extract<ThreadRequest, { op: "open" }>): Promise<vo
       } as unknown as typeof PGLITE_EXTENSIONS.pg_trgm,
     };
   }
+  const engine = request.engine ?? (await prepared?.catch(() => undefined)); // else PGlite compiles it
   try {
     db = await PGlite.create(request.dataDir, {
       extensions,
@@ -65,8 +69,8 @@ async function open(request: Extract<ThreadRequest, { op: "open" }>): Promise<vo
             initdbWasmModule: carried.initdbWasm,
             fsBundle: new Blob([carried.fsBundle]),
           }
-        : request.engine
-          ? { pgliteWasmModule: request.engine }
+        : engine
+          ? { pgliteWasmModule: engine }
           : {}),
       ...(request.template ? { loadDataDir: request.template } : {}),
     });
@@ -99,6 +103,11 @@ function begin(id: number, database: PGlite): Promise<void> {
 
 async function handle(request: ThreadRequest): Promise<unknown> {
   if (request.op === "open") return open(request);
+  if (request.op === "prepare") {
+    prepared ??= compileEngine();
+    prepared.catch(() => {}); // awaited by `open`, which then lets PGlite compile it
+    return undefined;
+  }
   if (!db) throw new Error("PGlite is closed");
   switch (request.op) {
     case "query": {
