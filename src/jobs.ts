@@ -18,18 +18,38 @@ export function startJobs(app: AppContext): void {
   startKeyRotation(app);
   const interval = app.config.token_cleanup_interval;
   if (interval <= 0) return;
-  const job = new Cron(
-    `*/${Math.max(1, Math.round(interval))} * * * * *`,
-    { protect: true, interval: Math.max(1, Math.round(interval)) },
-    async () => {
-      try {
-        await runCleanup(app);
-      } catch (e) {
-        app.log.error("token cleanup failed", { error: (e as Error).message });
-      }
-    },
-  );
-  app.onClose.push(() => job.stop());
+  // Every second at most once per interval (croner's `interval`): a pattern of the interval itself
+  // (`*/300 * * * * *`) is refused by croner past 60 seconds, and stopped the start of a service
+  // configured with `token_cleanup_interval: 300`.
+  schedule(app, "* * * * * *", Math.max(1, Math.round(interval)), "token cleanup failed", () => runCleanup(app));
+}
+
+/**
+ * A croner job running `work` (never two at once; a failure is logged as `failure`). Closing stops it
+ * and waits for a run under way, so that the database is not closed under the run's statements (a
+ * first version of the schedule test once hung in that close; not reproduced since).
+ */
+function schedule(
+  app: AppContext,
+  pattern: string,
+  interval: number,
+  failure: string,
+  work: () => Promise<unknown>,
+): void {
+  let running: Promise<void> | null = null;
+  const job = new Cron(pattern, { protect: true, interval }, () => {
+    running = work()
+      .then(
+        () => {},
+        (e) => app.log.error(failure, { error: (e as Error).message }),
+      )
+      .finally(() => (running = null));
+    return running;
+  });
+  app.onClose.push(async function stopJob() {
+    job.stop();
+    await running;
+  });
 }
 
 export async function runCleanup(app: AppContext): Promise<{
@@ -68,12 +88,5 @@ export async function runCleanup(app: AppContext): Promise<{
 /** The OpenID Connect signing keys' scheduled rotation (`oidc.key_rotation_days`), checked hourly. */
 function startKeyRotation(app: AppContext): void {
   if (app.config.oidc.key_rotation_days <= 0) return;
-  const job = new Cron("17 * * * *", { protect: true }, async () => {
-    try {
-      await rotateSigningKeysIfDue(app);
-    } catch (e) {
-      app.log.error("OpenID Connect key rotation failed", { error: (e as Error).message });
-    }
-  });
-  app.onClose.push(() => job.stop());
+  schedule(app, "17 * * * *", 0, "OpenID Connect key rotation failed", () => rotateSigningKeysIfDue(app));
 }

@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { eq, inArray, sql } from "drizzle-orm";
 import { sessions, tokens, userPolicies, users } from "../src/db/schema.ts";
-import { runCleanup } from "../src/jobs.ts";
+import { runCleanup, startJobs } from "../src/jobs.ts";
 import { bootstrapUser } from "../src/services/identity/bootstrap.ts";
 import { listRecordedEvents } from "../src/services/events.ts";
 import { describeEachDb } from "./helpers/app.ts";
@@ -117,3 +117,26 @@ describeEachDb(
   },
   { config: { bootstrap_user_on_startup: true, bootstrap_user_username: "boot", bootstrap_user_password: "pw" } },
 );
+
+describeEachDb("the purge's schedule", (get) => {
+  test("token_cleanup_interval past a minute schedules the purge (a `*/300` cron pattern was refused at start)", async () => {
+    const t = get();
+    t.app.config.token_cleanup_interval = 300;
+    startJobs(t.app); // threw "steps cannot be greater than maximum value of part (60)"
+    expect(t.app.onClose.length).toBeGreaterThan(0);
+  });
+
+  test("the purge runs every token_cleanup_interval seconds", async () => {
+    const t = get();
+    t.app.config.token_cleanup_interval = 1;
+    const expired = await tokenFor(t.app, { acl: ["#"] });
+    await t.app.db
+      .update(tokens)
+      .set({ expireT: now() - 10 })
+      .where(eq(tokens.uuid, expired.token));
+    startJobs(t.app);
+    const gone = async () => (await t.app.db.select().from(tokens).where(eq(tokens.uuid, expired.token))).length === 0;
+    for (let i = 0; i < 60 && !(await gone()); i++) await Bun.sleep(50);
+    expect(await gone()).toBe(true);
+  });
+});
