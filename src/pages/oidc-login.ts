@@ -15,26 +15,32 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import nunjucks from "nunjucks";
 import type { AppContext } from "../context.ts";
 import { embeddedFile } from "../embedded.ts";
+import { nunjucks, type Environment, type Template } from "../templating.ts";
 
-const builtin = new nunjucks.Environment(null, { autoescape: true, throwOnUndefined: false });
-/** Operators' layouts: `safe` escapes like every other output, so no layout can print raw HTML. */
-const layouts = new nunjucks.Environment(null, { autoescape: true, throwOnUndefined: false });
-// A plain string out of a filter is escaped by autoescape; only the page's own content is a SafeString.
-layouts.addFilter("safe", (value: unknown) =>
-  value instanceof nunjucks.runtime.SafeString ? value : String(value ?? ""),
-);
+/** The pages' own templates, and operators' layouts, whose `safe` escapes like every other output. */
+let environments: { builtin: Environment; layouts: Environment } | null = null;
 
-const compiled = new Map<string, nunjucks.Template>();
+function environment(kind: "builtin" | "layouts"): Environment {
+  if (!environments) {
+    const { Environment, runtime } = nunjucks();
+    const layouts = new Environment(null, { autoescape: true, throwOnUndefined: false });
+    // A plain string out of a filter is escaped by autoescape; only the page's own content is a SafeString.
+    layouts.addFilter("safe", (value: unknown) => (value instanceof runtime.SafeString ? value : String(value ?? "")));
+    environments = { builtin: new Environment(null, { autoescape: true, throwOnUndefined: false }), layouts };
+  }
+  return environments[kind];
+}
 
-function templateAt(path: string, env: nunjucks.Environment): nunjucks.Template {
-  const key = `${env === builtin ? "b" : "l"}:${path}`;
+const compiled = new Map<string, Template>();
+
+function templateAt(path: string, kind: "builtin" | "layouts"): Template {
+  const key = `${kind === "builtin" ? "b" : "l"}:${path}`;
   let t = compiled.get(key);
   if (!t) {
     // From the executable in a single-file build (scripts/build.ts carries templates/), else from disk.
-    t = nunjucks.compile(embeddedFile(path) ?? readFileSync(path, "utf8"), env);
+    t = nunjucks().compile(embeddedFile(path) ?? readFileSync(path, "utf8"), environment(kind));
     compiled.set(key, t);
   }
   return t;
@@ -206,10 +212,10 @@ function stepContext(page: PageStep): Record<string, unknown> {
 }
 
 /** The layout for a client of `tenantUuid`: the tenant's own, else the configured one. */
-function layoutFor(app: AppContext, tenantUuid: string | undefined): nunjucks.Template {
+function layoutFor(app: AppContext, tenantUuid: string | undefined): Template {
   const { login_page_template: path, tenant_login_page_templates: byTenant } = app.config.oidc;
   const own = tenantUuid ? byTenant[tenantUuid] : undefined;
-  return templateAt(own ?? path, layouts);
+  return templateAt(own ?? path, "layouts");
 }
 
 export interface PageOptions {
@@ -223,7 +229,9 @@ export interface PageOptions {
 
 export function renderPage(app: AppContext, page: PageStep, status: number, opts: PageOptions = {}): Response {
   const nonce = randomBytes(16).toString("base64");
-  const content = new nunjucks.runtime.SafeString(templateAt(stepPath(page.step), builtin).render(stepContext(page)));
+  const content = new (nunjucks().runtime.SafeString)(
+    templateAt(stepPath(page.step), "builtin").render(stepContext(page)),
+  );
   const context = {
     title: title(page),
     content,
@@ -237,7 +245,7 @@ export function renderPage(app: AppContext, page: PageStep, status: number, opts
   } catch (e) {
     // A broken operator layout must not take the sign-in down: the built-in one is used, and said so.
     app.log.error("OIDC page layout failed; the built-in layout is used", { error: (e as Error).message });
-    html = templateAt(fileURLToPath(new URL("../../templates/oidc_page.html", import.meta.url)), layouts).render(
+    html = templateAt(fileURLToPath(new URL("../../templates/oidc_page.html", import.meta.url)), "layouts").render(
       context,
     );
   }

@@ -2,7 +2,9 @@
 // Python `str.format` template) and the direct user DN. Values are always escaped — RFC 4515 for
 // filters (ldapts' Filter.escape), RFC 4514 for DN values — so a login can never change the
 // filter's or the DN's structure.
-import { Filter, FilterParser } from "ldapts";
+
+/** ldapts, loaded at the first LDAP filter (a literal require: the single-file build carries it). */
+const ldapts = () => require("ldapts") as typeof import("ldapts");
 
 export const DEFAULT_SEARCH_FILTER = "{user_login_attribute}={username}";
 export const FILTER_PLACEHOLDERS = ["username", "user_login_attribute", "user_email_attribute"] as const;
@@ -14,7 +16,7 @@ export const ATTRIBUTE_RE = /^(?:[A-Za-z][A-Za-z0-9-]*|\d+(?:\.\d+)+)$/;
 /** Why a template cannot be used, or null when it is a valid filter once filled. */
 export function searchFilterProblem(template: string): string | null {
   try {
-    FilterParser.parseString(
+    ldapts().FilterParser.parseString(
       fillSearchFilter(template, { username: "u", user_login_attribute: "uid", user_email_attribute: "mail" }),
     );
     return null;
@@ -31,7 +33,7 @@ export function fillSearchFilter(template: string, values: Record<Placeholder, s
     if (name === undefined || !(FILTER_PLACEHOLDERS as readonly string[]).includes(name)) {
       throw new Error(`unknown placeholder ${match}; use {username}, {user_login_attribute} or {user_email_attribute}`);
     }
-    return Filter.escape(values[name as Placeholder]);
+    return ldapts().Filter.escape(values[name as Placeholder]);
   });
   // python-ldap accepts a bare `attr=value`; ldapts wants the parentheses.
   return filled.startsWith("(") ? filled : `(${filled})`;

@@ -1,7 +1,6 @@
 // Emails sent to users: the template formatter (nunjucks, so wazo-auth's Jinja templates work as
 // they are) and the calls to the active email notification plugin.
 import { readFileSync } from "node:fs";
-import nunjucks from "nunjucks";
 import type { AppContext } from "../../context.ts";
 import { ServiceUnavailable } from "../../domain/errors.ts";
 import type {
@@ -12,8 +11,9 @@ import type {
   TemplateFormatter,
 } from "../../plugins/email-types.ts";
 import { embeddedFile } from "../../embedded.ts";
+import { nunjucks, type Environment, type Template } from "../../templating.ts";
 
-const env = new nunjucks.Environment(null, { autoescape: false, throwOnUndefined: false });
+let env: Environment | null = null;
 
 const formatters = new WeakMap<object, TemplateFormatter>();
 
@@ -32,12 +32,13 @@ function newFormatter(config: AppContext["config"]): TemplateFormatter {
     password_reset_email: config.password_reset_email_template,
     password_reset_email_subject: config.password_reset_email_subject_template,
   };
-  const compiled = new Map<string, nunjucks.Template>();
+  const compiled = new Map<string, Template>();
   return {
     render(name, context) {
       let template = compiled.get(name);
       if (!template) {
-        template = nunjucks.compile(embeddedFile(paths[name]) ?? readFileSync(paths[name], "utf8"), env);
+        env ??= new (nunjucks().Environment)(null, { autoescape: false, throwOnUndefined: false });
+        template = nunjucks().compile(embeddedFile(paths[name]) ?? readFileSync(paths[name], "utf8"), env);
         compiled.set(name, template);
       }
       return template.render(context as object);
