@@ -1,7 +1,6 @@
 // The ID token (OIDC Core §2, §3.1.3.6), signed with the current key of the client's algorithm,
 // kept in memory (no database read, no key import per token).
 import { createHash } from "node:crypto";
-import { base64url, SignJWT } from "jose";
 import type { AppContext } from "../../context.ts";
 import type { ClientRow } from "./clients.ts";
 import { signingKey, type SigningAlg } from "./keys.ts";
@@ -11,7 +10,7 @@ export const DEFAULT_ID_TOKEN_LIFETIME = 3_600;
 /** OIDC Core §3.1.3.6: left half of the SHA-256 of the access token (both ES256 and RS256 use SHA-256). */
 export function atHash(accessToken: string): string {
   const digest = createHash("sha256").update(accessToken).digest();
-  return base64url.encode(digest.subarray(0, digest.length / 2));
+  return digest.subarray(0, digest.length / 2).toString("base64url");
 }
 
 export interface IdTokenInput {
@@ -33,6 +32,7 @@ export interface IdTokenInput {
 export async function signIdToken(app: AppContext, t: IdTokenInput): Promise<string> {
   const alg = t.client.idTokenSignedResponseAlg as SigningAlg;
   const key = await signingKey(app, alg);
+  const { SignJWT } = await import("jose"); // loaded at the first ID token, not at every start
   const now = Math.floor(Date.now() / 1000);
   const payload: Record<string, unknown> = {
     ...t.claims,

@@ -2,7 +2,6 @@
 // HKDF-SHA-256 (RFC 5869) from `oidc.key_encryption_key`. A stored value is `v1.{iv}.{ciphertext}`
 // in base64url; the key id is the additional authenticated data, so a row's ciphertext cannot be
 // moved to another row.
-import { base64url } from "jose";
 
 const derived = new Map<string, Promise<CryptoKey>>();
 
@@ -38,7 +37,7 @@ export async function encryptPrivateKey(secret: string, kid: string, plaintext: 
     await wrappingKey(secret),
     new TextEncoder().encode(plaintext),
   );
-  return `v1.${base64url.encode(iv)}.${base64url.encode(new Uint8Array(data))}`;
+  return `v1.${Buffer.from(iv).toString("base64url")}.${Buffer.from(data).toString("base64url")}`;
 }
 
 export async function decryptPrivateKey(secret: string, kid: string, stored: string): Promise<string> {
@@ -47,9 +46,13 @@ export async function decryptPrivateKey(secret: string, kid: string, stored: str
     throw new Error(`the stored OIDC signing key ${kid} is not in a known encrypted form`);
   try {
     const plain = await crypto.subtle.decrypt(
-      { name: "AES-GCM", iv: new Uint8Array(base64url.decode(iv)), additionalData: new TextEncoder().encode(kid) },
+      {
+        name: "AES-GCM",
+        iv: new Uint8Array(Buffer.from(iv, "base64url")),
+        additionalData: new TextEncoder().encode(kid),
+      },
       await wrappingKey(secret),
-      new Uint8Array(base64url.decode(data)),
+      new Uint8Array(Buffer.from(data, "base64url")),
     );
     return new TextDecoder().decode(plain);
   } catch {

@@ -3,7 +3,7 @@
 // Private keys are kept in memory for signing (no database read, no key import per token) and
 // never leave this module except as CryptoKeys; only public JWKs are published.
 import { and, desc, gt, isNull, or } from "drizzle-orm";
-import { exportJWK, generateKeyPair, importJWK, calculateJwkThumbprint, type JWK } from "jose";
+import type { JWK } from "jose";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { oidcKeys } from "../../db/schema.ts";
@@ -82,7 +82,7 @@ async function loadOrGenerate(app: AppContext): Promise<Map<SigningAlg, SigningK
     const jwk = JSON.parse(
       row.encrypted ? await decryptPrivateKey(requireSecret(app, row.kid), row.kid, row.privateKey) : row.privateKey,
     ) as JWK;
-    out.set(alg, { kid: row.kid, alg, privateKey: (await importJWK(jwk, alg)) as CryptoKey });
+    out.set(alg, { kid: row.kid, alg, privateKey: await importSigningKey(jwk, alg) });
   }
   return out;
 }
@@ -102,7 +102,18 @@ function currentRows(db: DbOrTx) {
     .orderBy(desc(oidcKeys.createdAt), desc(oidcKeys.kid));
 }
 
+/**
+ * A stored private JWK as a signing key (WebCrypto, RFC 7518 §3.3 RS256 and §3.4 ES256): a restart
+ * loads its keys without jose, which is imported when a key is generated or a token signed.
+ */
+function importSigningKey(jwk: JWK, alg: SigningAlg): Promise<CryptoKey> {
+  const algorithm =
+    alg === "ES256" ? { name: "ECDSA", namedCurve: "P-256" } : { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" };
+  return crypto.subtle.importKey("jwk", jwk as JsonWebKey, algorithm, false, ["sign"]);
+}
+
 async function insertNewKey(app: AppContext, db: DbOrTx, alg: SigningAlg): Promise<void> {
+  const { calculateJwkThumbprint, exportJWK, generateKeyPair } = await import("jose");
   const { publicKey, privateKey } = await generateKeyPair(alg, {
     extractable: true,
     ...(alg === "RS256" ? { modulusLength: 2048 } : {}),

@@ -1,7 +1,6 @@
 // RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 §2, §3): the request's checks. Until
 // the client and its post-logout redirect URI are known to be right, nothing redirects (§3: the
 // URI must have been registered, compared exactly, like redirect URIs).
-import { compactVerify, createLocalJWKSet } from "jose";
 import type { AppContext } from "../../context.ts";
 import { findClient, type ClientRow } from "./clients.ts";
 import { publicJwks, SIGNING_ALGS } from "./keys.ts";
@@ -20,6 +19,7 @@ export interface IdTokenHint {
  */
 export async function verifyIdTokenHint(app: AppContext, issuer: string, jwt: string): Promise<IdTokenHint | null> {
   try {
+    const { compactVerify, createLocalJWKSet } = await import("jose"); // loaded at the first hint
     const keys = createLocalJWKSet(await publicJwks(app));
     const { payload } = await compactVerify(jwt, keys, { algorithms: [...SIGNING_ALGS] });
     const claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;

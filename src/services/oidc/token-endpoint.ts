@@ -6,7 +6,6 @@ import type { AppContext } from "../../context.ts";
 import { oidcCodes, tokens } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { isUuid } from "../../domain/validate.ts";
-import { base64url } from "jose";
 import { type AuditActor, recordAudit, recordRefusalEntry } from "../audit/record.ts";
 import { revokeSessions, sessionByUuid } from "../auth/sessions.ts";
 import { userClaims } from "./claims.ts";
@@ -105,7 +104,7 @@ async function refusedClient(
 /** RFC 7636 §4.6: BASE64URL(SHA256(ASCII(code_verifier))) == code_challenge; §4.1 verifier syntax. */
 function pkceMatches(verifier: string, challenge: string): boolean {
   if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return false;
-  return base64url.encode(createHash("sha256").update(verifier).digest()) === challenge;
+  return createHash("sha256").update(verifier).digest("base64url") === challenge;
 }
 
 /** RFC 6749 §4.1.3 and OIDC Core §3.1.3.2: the code's checks, in the order that leaks nothing. */
