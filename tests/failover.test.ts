@@ -87,6 +87,9 @@ describe.skipIf(!pgClusterAvailable || !haproxyBinary)(
         loginers: 1,
         writers: 1,
         tolerated: [503],
+        // Requests all along the failover, not the most the machine can send: back to back, the
+        // load held both cores for its 8 s (27 s of CPU for this file alone).
+        pauseMs: 2,
         at: {
           seconds: 1.5,
           action: async () => {

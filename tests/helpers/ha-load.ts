@@ -28,6 +28,12 @@ export interface LoadOptions {
   at?: { seconds: number; action: () => unknown };
   /** Statuses accepted as an answer besides success (e.g. 503 while the database is away). */
   tolerated?: number[];
+  /**
+   * Each client's pause after an answered request (default none: back to back). A scenario that
+   * needs requests all along rather than the most the machine can send pauses a few ms, leaving the
+   * CPU to the instances under test and to the other test files.
+   */
+  pauseMs?: number;
 }
 
 /** The longest gap any kind of request saw: the time without service. */
@@ -63,6 +69,7 @@ export async function runLoad(url: string, token: string, opts: LoadOptions): Pr
         outcome.ok++;
         outcome.gapMs = Math.max(outcome.gapMs, performance.now() - lastOk);
         lastOk = performance.now();
+        if (opts.pauseMs) await Bun.sleep(opts.pauseMs);
       } else {
         outcome.failed.push(status);
         if (!opts.tolerated?.includes(status)) await Bun.sleep(5);
