@@ -42,7 +42,8 @@ describe.skipIf(!pgClusterAvailable)("PostgreSQL refusing connections", () => {
     try {
       const answers = [];
       // Paced (one login every ~20 ms, ~300 in all): back to back, the loop held a core for the 8 s.
-      for (let end = performance.now() + 8000; performance.now() < end; await Bun.sleep(20)) answers.push(await login());
+      for (let end = performance.now() + 8000; performance.now() < end; await Bun.sleep(20))
+        answers.push(await login());
       const late = answers.slice(answers.length / 2); // past the first seconds of the outage
       const slow = late.filter((a) => a.ms > 200);
       const times = late.map((a) => a.ms).sort((x, y) => x - y);
