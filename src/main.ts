@@ -26,6 +26,7 @@ const serviceModules = () =>
     import("./metrics.ts"),
     import("./bus/outbox.ts"),
     import("./routes/ready.ts"),
+    import("./jobs.ts"),
   ]);
 
 export async function serve(argv: string[] = process.argv): Promise<void> {
@@ -107,6 +108,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     { startMetricsServer },
     { outboxBacklog },
     { notReady },
+    { startJobs },
   ] = await loading;
   let app;
   try {
@@ -155,6 +157,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   }
   log.info("listening", { address: `http://${config.rest_api.listen}:${server.port}` });
   announceReady();
+  startJobs(app); // scheduled work, once the service answers (its first run is a second away at the soonest)
   const metricsServer = await startMetricsServer(app, { outboxBacklog: () => outboxBacklog(app) });
 
   let stopping = false;

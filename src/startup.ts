@@ -1,5 +1,6 @@
 // Everything that runs once the database is open and before requests are served: plugins, the
-// startup synchronisation of policies and groups, the bootstrap user, the bus, scheduled jobs.
+// startup synchronisation of policies and groups, the bootstrap user, the bus. Scheduled jobs
+// (jobs.ts) start once the service answers (main.ts): none of them is needed to answer.
 import type { AppContext } from "./context.ts";
 import { loadBackends } from "./plugins/loader.ts";
 import { loadIdentityProviders } from "./plugins/idp-loader.ts";
@@ -8,7 +9,6 @@ import { loadEmailPlugin } from "./plugins/email-loader.ts";
 import { syncPoliciesOnStartup } from "./services/identity/policy-sync.ts";
 import { adviseFirstAdministrator, bootstrapOnStartup } from "./services/identity/bootstrap.ts";
 import { startBus } from "./bus/publisher.ts";
-import { startJobs } from "./jobs.ts";
 import { hashingWarnings } from "./services/auth/passwords.ts";
 import { configWarnings } from "./config-warnings.ts";
 import { ensureSigningKeys } from "./services/oidc/keys.ts";
@@ -26,5 +26,4 @@ export async function startServices(app: AppContext): Promise<void> {
   await ensureSigningKeys(app);
   await syncConsoleClient(app);
   await startBus(app);
-  startJobs(app);
 }
