@@ -3,9 +3,9 @@
 // filters, errors and tenant isolation; the hash chain's verification (an edited or deleted row is
 // named) and retention (verification still passes after it, from the anchor).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { execRows, openDatabase } from "../src/db/index.ts";
-import { auditEntries } from "../src/db/schema.ts";
+import { auditEntries, users } from "../src/db/schema.ts";
 import { listRecordedEvents } from "../src/services/events.ts";
 import { pgClusterAvailable, startPgCluster, type PgCluster } from "./helpers/pg-cluster.ts";
 import { inTransaction } from "../src/db/tx.ts";
@@ -588,7 +588,7 @@ describeEachDb("audit chain: verify and retention", (get) => {
   });
 });
 
-describe.skipIf(!databaseKinds().includes("postgres"))("audit chain lanes [postgres]", () => {
+describe.skipIf(!databaseKinds().includes("postgres"))("audit under concurrent writers [postgres]", () => {
   let t: TestApp | undefined;
   beforeAll(async () => {
     // Nine transactions open at once, and the queries beside them.
@@ -670,6 +670,39 @@ describe.skipIf(!databaseKinds().includes("postgres"))("audit chain lanes [postg
       await app.db.execute(sql`update tessera.audit set outcome = 'success' where uuid = ${victim!.uuid}`);
       await app.db.execute(sql`alter table tessera.audit enable trigger audit_immutable`);
     }
+  });
+
+  test("an update's entry shows the values it replaced, even when another writer changed the user meanwhile", async () => {
+    const app = t!.app;
+    const username = `race-${crypto.randomUUID().slice(0, 8)}`;
+    const u = await createUserRow(app, { username });
+    await app.db.update(users).set({ firstname: "Ann" }).where(eq(users.uuid, u));
+    // Another writer holds the user's row (changed, not committed yet) while the PUT arrives.
+    let release!: () => void;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    let held!: () => void;
+    const isHeld = new Promise<void>((r) => {
+      held = r;
+    });
+    const other = inTransaction(app, async (tx) => {
+      await tx.update(users).set({ firstname: "Bob" }).where(eq(users.uuid, u));
+      held();
+      await released;
+    });
+    await isHeld;
+    const put = t!.request("PUT", `/0.1/users/${u}`, {
+      token: await master(t!),
+      body: { username, firstname: "Cid" },
+    });
+    await Bun.sleep(300); // the PUT reaches the row and waits for it
+    release();
+    await other;
+    expect((await put).status).toBe(204);
+    const update = await one(t!, `action=user.update&target_uuid=${u}`);
+    // Read without a lock, the PUT saw "Ann" before waiting, and recorded Ann → Cid.
+    expect(update.changes).toContainEqual({ field: "firstname", old: "Bob", new: "Cid" });
   });
 });
 

@@ -370,7 +370,9 @@ export async function updateUser(app: AppContext, caller: Caller, uuid: string, 
   const purpose = input.purpose ?? "user";
   const method = checkMethod(app, input.authentication_method ?? defaultMethod(purpose));
   await inTransaction(app, async (tx) => {
-    const before = await requireVisibleUser(app, caller, uuid, tx);
+    // Locked: read without it, a concurrent update committed before ours made the audit entry's
+    // `old` values (and the event's) those of two changes ago.
+    const before = await requireVisibleUser(app, caller, uuid, tx, true);
     if (input.username) await checkLoginFree(tx, input.username, "username", uuid);
     const enabled = input.enabled ?? true;
     const replaced = {
@@ -395,7 +397,7 @@ export async function updateUser(app: AppContext, caller: Caller, uuid: string, 
 /** Deletes a visible user, ending its sessions and tokens first (D11); absent → nothing (D4). */
 export async function deleteUser(app: AppContext, caller: Caller, uuid: string): Promise<void> {
   await inTransaction(app, async (tx) => {
-    const user = await orAbsent(requireVisibleUser(app, caller, uuid, tx));
+    const user = await orAbsent(requireVisibleUser(app, caller, uuid, tx, true)); // the row deleted, as it is
     if (!user) return; // absent or not visible: the desired state (D4)
     await revokeUserSessions(app, tx, uuid);
     await tx.delete(users).where(eq(users.uuid, uuid));

@@ -37,8 +37,11 @@ export async function requireVisibleUser(
   caller: Caller,
   userUuid: string,
   db: DbOrTx = app.db,
+  /** Lock the row (FOR UPDATE, in `db`'s transaction): the row read is the one the caller changes. */
+  lock = false,
 ): Promise<UserRow> {
-  const [user] = await db.select().from(users).where(eq(users.uuid, userUuid));
+  const read = db.select().from(users).where(eq(users.uuid, userUuid));
+  const [user] = await (lock ? read.for("update") : read);
   if (!user || !(await tenantVisible(app, caller, user.tenantUuid, db))) throw new NotFound("users", userUuid);
   return user;
 }
