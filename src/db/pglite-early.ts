@@ -2,8 +2,8 @@
 // schema (zod, yaml) and the database layer take ~60 ms to load and run on a 2-core machine, and the
 // thread's start and engine compile (~160 ms) run beside them. Whether the database is embedded is
 // read off the configuration file's text (a top-level `db_uri` with a value, or DATABASE_URL in the
-// environment: PostgreSQL); the parsed
-// configuration decides, and main.ts stops a thread started on a wrong guess.
+// environment, means PostgreSQL); the parsed configuration decides, and main.ts stops a thread
+// started on a wrong guess.
 import { readFileSync } from "node:fs";
 import { resolveConfigPath } from "../config-path.ts";
 import { embedded } from "../embedded.ts";
