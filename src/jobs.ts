@@ -18,38 +18,42 @@ export function startJobs(app: AppContext): void {
   startKeyRotation(app);
   const interval = app.config.token_cleanup_interval;
   if (interval <= 0) return;
-  // Every second at most once per interval (croner's `interval`): a pattern of the interval itself
-  // (`*/300 * * * * *`) is refused by croner past 60 seconds, and stopped the start of a service
-  // configured with `token_cleanup_interval: 300`.
-  schedule(app, "* * * * * *", Math.max(1, Math.round(interval)), "token cleanup failed", () => runCleanup(app));
+  // Every second at most once per interval (croner's `interval`), the first run one interval after
+  // the start: a pattern of the interval itself (`*/300 * * * * *`) is refused by croner past 60
+  // seconds, and stopped the start of a service configured with `token_cleanup_interval: 300`.
+  const seconds = Math.max(1, Math.round(interval));
+  schedule(app, "token cleanup", "* * * * * *", seconds, () => runCleanup(app));
 }
 
 /**
- * A croner job running `work` (never two at once; a failure is logged as `failure`). Closing stops it
- * and waits for a run under way, so that the database is not closed under the run's statements (a
- * first version of the schedule test once hung in that close; not reproduced since).
+ * A croner job running `work` (never two at once; a failure is logged as "`name` failed"), its first
+ * run `interval` seconds from now when one is given. Closing stops it and waits for a run under way,
+ * so that the database is not closed under the run's statements; a shutdown that gives up waiting
+ * (a frozen database) names it among what it abandoned.
  */
 function schedule(
   app: AppContext,
+  name: string,
   pattern: string,
   interval: number,
-  failure: string,
   work: () => Promise<unknown>,
 ): void {
   let running: Promise<void> | null = null;
-  const job = new Cron(pattern, { protect: true, interval }, () => {
+  const startAt = interval > 0 ? new Date(Date.now() + interval * 1000) : undefined;
+  const job = new Cron(pattern, { protect: true, interval, startAt }, () => {
     running = work()
       .then(
         () => {},
-        (e) => app.log.error(failure, { error: (e as Error).message }),
+        (e) => app.log.error(`${name} failed`, { error: (e as Error).message }),
       )
       .finally(() => (running = null));
     return running;
   });
-  app.onClose.push(async function stopJob() {
+  const stop = async () => {
     job.stop();
     await running;
-  });
+  };
+  app.onClose.push(Object.defineProperty(stop, "name", { value: `scheduled ${name}` }));
 }
 
 export async function runCleanup(app: AppContext): Promise<{
@@ -88,5 +92,5 @@ export async function runCleanup(app: AppContext): Promise<{
 /** The OpenID Connect signing keys' scheduled rotation (`oidc.key_rotation_days`), checked hourly. */
 function startKeyRotation(app: AppContext): void {
   if (app.config.oidc.key_rotation_days <= 0) return;
-  schedule(app, "17 * * * *", 0, "OpenID Connect key rotation failed", () => rotateSigningKeysIfDue(app));
+  schedule(app, "OpenID Connect key rotation", "17 * * * *", 0, () => rotateSigningKeysIfDue(app));
 }
