@@ -157,7 +157,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   }
   log.info("listening", { address: `http://${config.rest_api.listen}:${server.port}` });
   announceReady();
-  startJobs(app); // scheduled work, once the service answers (its first run is a second away at the soonest)
+  startJobs(app); // scheduled work, once the service answers (the purge's first run is one interval later)
   const metricsServer = await startMetricsServer(app, { outboxBacklog: () => outboxBacklog(app) });
 
   let stopping = false;

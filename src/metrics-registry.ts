@@ -34,8 +34,19 @@ export function createRegistry(counts: Counted, histograms: HotPathHistogram<str
   collectDefaultMetrics({ register: registry, prefix: "tessera_" });
   // The hot-path histograms implement prom-client's metric interface (metrics-histogram.ts).
   for (const histogram of histograms) registry.registerMetric(histogram as never);
+  /** A counter whose series are read from `read()` (label values → count) at each scrape. */
   const scrapedCounter = (name: string, help: string, labels: string[], read: () => Iterable<[string[], number]>) =>
-    countedAtScrape(registry, name, help, labels, read);
+    new Counter({
+      name,
+      help,
+      labelNames: labels,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [values, n] of read())
+          this.inc(Object.fromEntries(labels.map((label, i) => [label, values[i]!])), n);
+      },
+    });
   const entries = (record: Record<string, number>) =>
     Object.entries(record).map(([k, n]): [string[], number] => [[k], n]);
 
@@ -117,24 +128,4 @@ export function createRegistry(counts: Counted, histograms: HotPathHistogram<str
       sources = from;
     },
   };
-}
-
-/** A counter whose series are read from `read()` (label values → count) at each scrape. */
-function countedAtScrape(
-  registry: Registry,
-  name: string,
-  help: string,
-  labels: string[],
-  read: () => Iterable<[string[], number]>,
-): void {
-  new Counter({
-    name,
-    help,
-    labelNames: labels,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [values, n] of read()) this.inc(Object.fromEntries(labels.map((label, i) => [label, values[i]!])), n);
-    },
-  });
 }

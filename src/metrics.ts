@@ -56,14 +56,9 @@ export const recordTokenCheck = (result: TokenCheckResult) => counts.tokenChecks
 export const recordTokenCacheLookup = (hit: boolean) =>
   hit ? counts.tokenCacheLookups.hit++ : counts.tokenCacheLookups.miss++;
 
-export function recordLogin(result: LoginResult, backend = "unknown"): void {
-  const key = `${result}\0${backend}`;
-  counts.logins.set(key, (counts.logins.get(key) ?? 0) + 1);
-}
-
-export function recordMfa(outcome: MfaOutcome): void {
-  counts.mfa.set(outcome, (counts.mfa.get(outcome) ?? 0) + 1);
-}
+const bump = <K>(map: Map<K, number>, key: K) => map.set(key, (map.get(key) ?? 0) + 1);
+export const recordLogin = (result: LoginResult, backend = "unknown") => bump(counts.logins, `${result}\0${backend}`);
+export const recordMfa = (outcome: MfaOutcome) => bump(counts.mfa, outcome);
 
 /** Runs one derivation, observing its time. */
 export async function timePasswordHash<T>(

@@ -3,12 +3,8 @@
 // 10–25 ms of a start's CPU). A literal require, so that the single-file build still carries it.
 import type Nunjucks from "nunjucks";
 
-let loaded: typeof Nunjucks | null = null;
-
-export function nunjucks(): typeof Nunjucks {
-  loaded ??= require("nunjucks") as typeof Nunjucks;
-  return loaded;
-}
+/** The module (require caches it after the first call). */
+export const nunjucks = () => require("nunjucks") as typeof Nunjucks;
 
 export type Template = Nunjucks.Template;
 export type Environment = Nunjucks.Environment;
