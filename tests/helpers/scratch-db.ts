@@ -8,7 +8,9 @@ import { migrationsKey } from "./migrations-key.ts";
 let counter = 0;
 let template: Promise<string> | null = null;
 
-const TEMPLATE_PREFIX = "tessera_test_template_";
+// TEST_TEMPLATE_PREFIX keeps the templates of several checkouts sharing one server apart (each drops
+// only its own stale ones); "_" is a LIKE wildcard, so a prefix must not be another's prefix.
+const TEMPLATE_PREFIX = process.env.TEST_TEMPLATE_PREFIX ?? "tessera_test_template_";
 
 export interface ScratchDatabase {
   url: string;
