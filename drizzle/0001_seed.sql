@@ -1,4 +1,4 @@
--- Seed rows of the wazo-auth baseline (COMPATIBILITY.md §8 "Seed data").
+-- Seed rows of the wazo-auth baseline (wazo-auth's data model "Seed data").
 INSERT INTO "auth_access" ("access") VALUES ('#');
 --> statement-breakpoint
 DO $$

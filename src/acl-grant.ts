@@ -1,4 +1,4 @@
-// The grant rule (COMPATIBILITY.md §4.5, tightened): a caller may grant an ACL pattern only when
+// The grant rule (wazo-auth's grant rule, tightened): a caller may grant an ACL pattern only when
 // its own ACL allows everything the pattern matches — some allow entries together cover the
 // pattern, and none of its deny entries overlaps it. Checking the pattern as a plain access string
 // (wazo-auth's rule) lets a caller holding `confd.#` and `!confd.admin.#` grant `confd.#` whole.

@@ -1,4 +1,4 @@
-// ACL pattern language of wazo-auth (COMPATIBILITY.md §4.2), pure and allocation-light:
+// ACL pattern language of wazo-auth (wazo-auth's ACL matching), pure and allocation-light:
 // a token's ACL compiles once into two regular expressions (allowed, denied).
 //   `*`  one dot-segment or part of one (never crosses `.` or `#`)
 //   `#`  anything, dots included, possibly empty (`foo.#` does not match `foo`)

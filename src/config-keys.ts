@@ -5,7 +5,7 @@ import type { z } from "zod";
 import { editDistance as distance, typoAllowance } from "./text-distance.ts";
 
 /**
- * Keys wazo-auth accepts that Tessera has no use for (COMPATIBILITY.md §14): accepted and ignored,
+ * Keys wazo-auth accepts that Tessera has no use for (wazo-auth's configuration keys): accepted and ignored,
  * whatever lies below them, so that a wazo-auth config.yml loads unchanged.
  */
 const WAZO_AUTH_ONLY = new Set([

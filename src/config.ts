@@ -1,5 +1,5 @@
 // Configuration: defaults ← YAML file (--config PATH, TESSERA_CONFIG, or ./config.yml) ← env.
-// Key names are wazo-auth's (COMPATIBILITY.md §14) wherever a key applies.
+// Key names are wazo-auth's (wazo-auth's configuration keys) wherever a key applies.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -602,7 +602,7 @@ export const defaultPlugins: Record<string, Record<string, string | { module: st
     wazo_user: join(projectRoot, "plugins/backends/wazo-user.ts"),
     ldap_user: join(projectRoot, "plugins/backends/ldap-user.ts"),
   },
-  // wazo-auth's priorities (COMPATIBILITY.md §14): saml 1, ldap 2.
+  // wazo-auth's priorities (wazo-auth's configuration keys): saml 1, ldap 2.
   idp: {
     saml: { module: join(projectRoot, "plugins/idp/saml.ts"), priority: 1 },
     ldap: { module: join(projectRoot, "plugins/idp/ldap.ts"), priority: 2 },
@@ -681,5 +681,5 @@ export function loadConfig(argv: string[] = process.argv, env: NodeJS.ProcessEnv
   return loadConfigWithSource(argv, env).config;
 }
 
-/** A copy of the config safe to show (D12): see secrets.ts. */
+/** A copy of the config safe to show (D12 of docs/wazo-auth-differences.md): see secrets.ts. */
 export { maskSecrets } from "./secrets.ts";

@@ -1,4 +1,4 @@
-// Masking secrets before anything is shown or logged (D12): values under secret-looking keys,
+// Masking secrets before anything is shown or logged (D12 of docs/wazo-auth-differences.md): values under secret-looking keys,
 // credentials inside URIs (userinfo, and secret-looking query parameters), recursively.
 const MASK = "********";
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { aclMatches, compileAcl, fillAcl } from "../src/acl.ts";
 
-describe("ACL matching (COMPATIBILITY §4.2 reference cases)", () => {
+describe("ACL matching (wazo-auth's ACL matching reference cases)", () => {
   test("foo.bar.# matches below foo.bar but not foo.bar itself", () => {
     for (const access of ["foo.bar.x", "foo.bar.x.y", "foo.bar.*", "foo.bar.#"])
       expect(aclMatches(["foo.bar.#"], access)).toBe(true);

@@ -205,7 +205,7 @@ for (const kind of kinds) {
         const r = await tessera(args, hostile);
         expect([args, r.code]).toEqual([args, 1]);
       }
-      // A session it cannot see: nothing done, the desired state's 204 (D4).
+      // A session it cannot see: nothing done, the desired state's 204 (D4 of docs/wazo-auth-differences.md).
       expect((await tessera(["sessions", "revoke", annSession.session_uuid!], hostile)).code).toBe(0);
       expect((await tessera(["sessions", "revoke", annSession.session_uuid!, "--user", ann.uuid], hostile)).code).toBe(
         0,

@@ -39,7 +39,7 @@ describeEachDb(
       expect([r.status, Object.keys(r.json.details)]).toEqual([409, ["email_address"]]);
       expect(other).toBeTruthy();
       r = await put({ emails: [{ address: `${name}@a.org`, main: true }, { address: `${name}@b.org` }] });
-      expect([r.status, r.text]).toEqual([204, ""]); // D3
+      expect([r.status, r.text]).toEqual([204, ""]); // D3 of docs/wazo-auth-differences.md
       const addresses = async () => (await t.request("GET", `/0.1/users/${user}`, { token: admin })).json.emails;
       let listed = await addresses();
       expect(listed.map((e: { confirmed: boolean; main: boolean }) => [e.main, e.confirmed])).toEqual([

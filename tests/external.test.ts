@@ -72,7 +72,7 @@ describeEachDb(
       r = await t.request("POST", path, { token: admin, body: { token: "x".repeat(513) } });
       expect([r.status, r.json.details.token.constraint_id]).toEqual([400, "length"]);
       r = await t.request("PUT", path, { token: admin, body: { token: "fcm-3" } });
-      expect([r.status, r.text]).toEqual([204, ""]); // D3
+      expect([r.status, r.text]).toEqual([204, ""]); // D3 of docs/wazo-auth-differences.md
       expect((await t.request("GET", path, { token: admin })).json.token).toBe("fcm-3");
       r = await t.request("GET", `${path}/sender_id`, { token: admin });
       expect(r.status).toBe(404);
@@ -83,7 +83,7 @@ describeEachDb(
       expect((await t.request("GET", `${path}/sender_id`, { token: admin })).json).toEqual({ sender_id: "123" });
       expect((await t.request("DELETE", path, { token: admin })).status).toBe(204);
       expect((await t.request("GET", path, { token: admin })).status).toBe(404);
-      expect((await t.request("DELETE", path, { token: admin })).status).toBe(204); // D4: already absent
+      expect((await t.request("DELETE", path, { token: admin })).status).toBe(204); // D4 of docs/wazo-auth-differences.md: already absent
       const names = (await listRecordedEvents(t.app.db))
         .filter((e) => e.routingKey.startsWith(`auth.users.${user}.external.mobile`))
         .map((e) => e.name);
@@ -224,7 +224,7 @@ describeEachDb(
         const token = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: other })).token;
         expect((await t.request("GET", `/0.1/users/${user}/external`, { token })).status).toBe(404);
         expect((await t.request("GET", `/0.1/users/${user}/external/notes`, { token })).status).toBe(404);
-        expect((await t.request("DELETE", `/0.1/users/${user}/external/notes`, { token })).status).toBe(204); // touches nothing (D4, D9): the data is still there below
+        expect((await t.request("DELETE", `/0.1/users/${user}/external/notes`, { token })).status).toBe(204); // touches nothing (D4 of docs/wazo-auth-differences.md, D9): the data is still there below
         expect((await t.request("POST", `/0.1/users/${user}/external/mobile`, { token, body: {} })).status).toBe(404);
         expect((await t.request("GET", "/0.1/external/notes/config", { token })).status).toBe(404);
         expect((await t.request("GET", "/0.1/external/notes/users?recurse=true", { token })).json.total).toBe(0);

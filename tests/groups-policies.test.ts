@@ -351,7 +351,7 @@ describeEachDb("user policies and groups: isolation", (get) => {
       expect((await t.request("GET", `/0.1/users/${user}/policies`, { token })).status).toBe(404);
       expect((await t.request("GET", `/0.1/users/${user}/groups`, { token })).status).toBe(404);
       expect((await t.request("PUT", `/0.1/users/${user}/policies/${own.uuid}`, { token })).status).toBe(404);
-      expect((await t.request("DELETE", `/0.1/users/${user}/policies/${p.uuid}`, { token })).status).toBe(204); // touches nothing (D4, D9): still attached below
+      expect((await t.request("DELETE", `/0.1/users/${user}/policies/${p.uuid}`, { token })).status).toBe(204); // touches nothing (D4 of docs/wazo-auth-differences.md, D9): still attached below
     }
     const r = await t.request("GET", `/0.1/users/${user}/policies`, { token: admin });
     expect(r.json.items.map((x: { uuid: string }) => x.uuid)).toEqual([p.uuid]);

@@ -1,4 +1,4 @@
-// The edges of the one error body (D1): oversized headers and bodies over real HTTP, trailing
+// The edges of the one error body (D1 of docs/wazo-auth-differences.md): oversized headers and bodies over real HTTP, trailing
 // slashes, and an OpenAPI document that states the bounds the server enforces.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";

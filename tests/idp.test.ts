@@ -64,7 +64,7 @@ describeEachDb(
       const unknown = await t.request("PUT", `/0.1/idp/nope/users/${user}`, { token: admin });
       expect(unknown.status).toBe(404);
       expect(unknown.json).toMatchObject({ error_id: "not-found", resource: "idp" });
-      // an outsider's delete touches nothing and answers like an absent user (D4, D9)
+      // an outsider's delete touches nothing and answers like an absent user (D4 of docs/wazo-auth-differences.md, D9)
       expect((await t.request("DELETE", `/0.1/idp/testidp/users/${user}`, { token: outsider })).status).toBe(204);
       expect(await method()).toBe("testidp");
       expect((await t.request("DELETE", `/0.1/idp/native/users/${user}`, { token: admin })).status).toBe(204);

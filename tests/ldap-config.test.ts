@@ -1,4 +1,4 @@
-// GET|PUT|DELETE /0.1/backends/ldap (COMPATIBILITY.md §6.14): validation, the write-only bind
+// GET|PUT|DELETE /0.1/backends/ldap (wazo-auth's backend and LDAP API): validation, the write-only bind
 // password, and tenant isolation.
 import { expect, test } from "bun:test";
 import { describeEachDb } from "./helpers/app.ts";

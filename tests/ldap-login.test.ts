@@ -1,4 +1,4 @@
-// LDAP logins (COMPATIBILITY.md §12.3) against a real OpenLDAP slapd started for this file, over
+// LDAP logins (wazo-auth's identity-provider plugins) against a real OpenLDAP slapd started for this file, over
 // plain LDAP, STARTTLS and ldaps:// with a certificate authority made for the test.
 import { afterAll, expect, test } from "bun:test";
 import { createServer, type Server } from "node:net";

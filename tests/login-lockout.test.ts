@@ -132,7 +132,7 @@ describeEachDb(
       const hostile = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: theirs })).token;
       const absent = await t.request("DELETE", `/0.1/users/${crypto.randomUUID()}/login-failures`, { token: hostile });
       const foreign = await t.request("DELETE", `/0.1/users/${user}/login-failures`, { token: hostile });
-      expect([foreign.status, foreign.text]).toEqual([absent.status, absent.text]); // D4: 204 either way
+      expect([foreign.status, foreign.text]).toEqual([absent.status, absent.text]); // D4 of docs/wazo-auth-differences.md: 204 either way
       const scoped = await t.request("DELETE", `/0.1/users/${user}/login-failures`, { token: hostile, tenant: mine });
       expect(scoped.status).toBe(401); // Wazo-Tenant outside its tree
       const bare = (await tokenFor(t.app, { acl: ["auth.users.read"], tenantUuid: mine })).token;

@@ -275,7 +275,7 @@ describeEachDb(
         expect(r.status).toBe(404);
         expect(r.json.error_id).toBe("not-found");
       }
-      // DELETE of what the caller cannot see answers like DELETE of what is absent (D4), and removes nothing.
+      // DELETE of what the caller cannot see answers like DELETE of what is absent (D4 of docs/wazo-auth-differences.md), and removes nothing.
       expect((await t.request("DELETE", `/0.1/users/${u.uuid}/mfa/totp`, { token: fam.siblingAdmin })).status).toBe(
         204,
       );

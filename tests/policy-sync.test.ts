@@ -1,4 +1,4 @@
-// Start-up policy sync (COMPATIBILITY.md §11.4) is set-based: tenants inserted without their groups
+// Start-up policy sync (wazo-auth's start-up policy sync) is set-based: tenants inserted without their groups
 // (as a bulk load or an older version would leave them) all get them in a few statements, and a
 // second run changes nothing.
 import { expect, test } from "bun:test";

@@ -1,6 +1,6 @@
 // `compatibility.put_responses: wazo` (issue 17): the PUTs that wazo-auth answers with 200 and the
 // resource answer that way, so wazo-auth-client's `edit()`-style calls (status check, then JSON
-// decode of the body) keep working; by default every PUT stays 204 with no body (D3).
+// decode of the body) keep working; by default every PUT stays 204 with no body (D3 of docs/wazo-auth-differences.md).
 import { describe, expect, test } from "bun:test";
 import { parse } from "yaml";
 import { describeEachDb, type TestApp, type TestResponse } from "./helpers/app.ts";
@@ -8,7 +8,7 @@ import { createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts"
 import { allSpecs, routeName } from "./helpers/route-table.ts";
 import { createTestApp } from "./helpers/app.ts";
 
-/** The PUTs COMPATIBILITY.md §6.0 lists with a 200 answer (LDAP config joins with its route). */
+/** The PUTs wazo-auth's API lists with a 200 answer (LDAP config joins with its route). */
 const WAZO_200_PUTS = [
   "PUT /users/{user_uuid}",
   "PUT /users/{user_uuid}/emails",

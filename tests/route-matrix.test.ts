@@ -4,7 +4,7 @@
 //  - isolation: an `auth.#` administrator aims at another tenant's resources (sibling, parent) by
 //    every identifier a route takes; every answer is a denial and the database is unchanged
 //  - canonical ACL: upper-case uuids and re-cased slugs against a matching deny entry stay denied
-//  - contract: every PUT answers 204 with no body (D3); every DELETE of something absent 204 (D4)
+//  - contract: every PUT answers 204 with no body (D3 of docs/wazo-auth-differences.md); every DELETE of something absent 204 (D4)
 //  - grant rule: every writing route, aimed by an `auth.#` administrator at its own tenant's users,
 //    groups and policies, leaves no user with an entry the administrator could not have granted
 import { expect, test } from "bun:test";

@@ -1,5 +1,5 @@
 // Secrets never leave the process: a database error's parameters (password hash, salt) stay out of
-// the log, and GET /0.1/config masks credentials however they are written (D12).
+// the log, and GET /0.1/config masks credentials however they are written (D12 of docs/wazo-auth-differences.md).
 import { expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { createLogger, errorFields } from "../src/log.ts";

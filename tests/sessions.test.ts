@@ -72,12 +72,12 @@ describeEachDb("sessions and refresh tokens through the API", (get) => {
     expect(r.json.items.map((i: { uuid: string }) => i.uuid)).toEqual([s.session_uuid]);
     r = await w.t.request("GET", `/0.1/users/${w.user}/sessions`, { token: w.outsider });
     expect([r.status, r.json.error_id, r.json.resource]).toEqual([404, "not-found", "users"]);
-    // a session of another user cannot be deleted through this user (D9)
+    // a session of another user cannot be deleted through this user (D9 of docs/wazo-auth-differences.md)
     expect(
       (await w.t.request("DELETE", `/0.1/users/${w.user}/sessions/${other.sessionUuid}`, { token: w.admin })).status,
     ).toBe(204);
     expect((await w.t.request("HEAD", `/0.1/token/${other.token}`)).status).toBe(204);
-    // an outsider's delete is a no-op with the same answer as an absent session (D4, D9)
+    // an outsider's delete is a no-op with the same answer as an absent session (D4 of docs/wazo-auth-differences.md, D9)
     expect(
       (await w.t.request("DELETE", `/0.1/users/${w.user}/sessions/${s.session_uuid}`, { token: w.outsider })).status,
     ).toBe(204);
@@ -105,7 +105,7 @@ describeEachDb("sessions and refresh tokens through the API", (get) => {
     r = await w.t.request("GET", "/0.1/tokens?recurse=true", { token: w.outsider });
     expect(r.json.items.filter((i: { user_uuid: string }) => i.user_uuid === w.user)).toEqual([]);
     expect((await w.t.request("GET", `/0.1/users/${w.user}/tokens`, { token: w.outsider })).status).toBe(404);
-    expect((await w.t.request("DELETE", `/0.1/users/${w.user}/tokens/my.app`, { token: w.outsider })).status).toBe(204); // touches nothing (D4, D9)
+    expect((await w.t.request("DELETE", `/0.1/users/${w.user}/tokens/my.app`, { token: w.outsider })).status).toBe(204); // touches nothing (D4 of docs/wazo-auth-differences.md, D9)
     // the user itself, through `me`
     const own = await w.login();
     r = await w.t.request("GET", "/0.1/users/me/tokens", { token: own.token });

@@ -78,7 +78,7 @@ export interface ErrorView {
   status?: number;
 }
 
-/** A readable error from the API's body (INTERFACE.md §7): its message, and field by field for 400s. */
+/** A readable error from the API's body (docs/api.md): its message, and field by field for 400s. */
 export function errorView(e: unknown): ErrorView {
   if (e instanceof TesseraError) {
     const body = e.body;

@@ -1,4 +1,4 @@
-// One login's conversation with a tenant's directory (COMPATIBILITY.md §12.3 steps 3–6), with
+// One login's conversation with a tenant's directory (wazo-auth's identity-provider plugins steps 3–6), with
 // ldapts: connect (ldaps://, STARTTLS or plain; certificates always verified), find the user's DN
 // (service-account search, or a DN built from the login), bind as the user, read its email. Every
 // step has a timeout and the whole conversation a deadline, so a dead, slow or silent directory

@@ -1,4 +1,4 @@
-// The `ldap_user` backend (COMPATIBILITY.md §12.1, §12.3): the password is checked by the directory
+// The `ldap_user` backend (wazo-auth's backends, identity-provider plugins): the password is checked by the directory
 // of the tenant the login names (`domain_name` or `tenant_id`), and the token goes to that tenant's
 // user whose confirmed email address (or username) is the directory entry's email. ACL and metadata
 // are computed as for wazo_user, from that user; the token metadata also carries `username` = the

@@ -1,4 +1,4 @@
-// The `wazo_user` backend (COMPATIBILITY.md §12.1): native password check, ACL from the user's
+// The `wazo_user` backend (wazo-auth's backends): native password check, ACL from the user's
 // policies (directly and through groups), metadata from the metadata plugins of its purpose.
 import type { BackendPlugin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";
 import { findLoginUser, userAcl, userMetadata, checkUserPassword } from "../../src/services/auth/user-auth.ts";

@@ -1,4 +1,4 @@
-// Stock external-auth plugin `microsoft` (COMPATIBILITY.md §12.4). URLs and scope come from the
+// Stock external-auth plugin `microsoft` (wazo-auth's external-auth plugins). URLs and scope come from the
 // `microsoft:` section of the configuration.
 import { OAuth2ProviderPlugin, type ProviderConfig } from "./oauth2-provider.ts";
 

@@ -1,4 +1,4 @@
-// Stock external-auth plugin `mobile` (COMPATIBILITY.md §12.4): the push-notification tokens of a
+// Stock external-auth plugin `mobile` (wazo-auth's external-auth plugins): the push-notification tokens of a
 // user's mobile device, and the FCM sender id of the tenant's mobile configuration.
 import { z } from "zod";
 import { NotFound, InvalidData } from "../../src/domain/errors.ts";

@@ -1,4 +1,4 @@
-// What the google and microsoft plugins share (COMPATIBILITY.md §12.4): POST starts an OAuth2
+// What the google and microsoft plugins share (wazo-auth's external-auth plugins): POST starts an OAuth2
 // authorization (201 with `authorization_url`), the provider redirects back to Tessera, the code is
 // exchanged for tokens; GET returns the access token, refreshing it when it expires within 30 s.
 import { z } from "zod";

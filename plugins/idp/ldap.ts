@@ -1,4 +1,4 @@
-// The `ldap` identity provider (COMPATIBILITY.md §12.3): a login with Basic credentials and a
+// The `ldap` identity provider (wazo-auth's identity-provider plugins): a login with Basic credentials and a
 // `domain_name` or `tenant_id` in the body is checked by the ldap_user backend against that
 // tenant's directory; the login then becomes the user's directory email.
 import type { BackendPlugin, IdpPlugin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";

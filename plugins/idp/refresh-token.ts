@@ -1,4 +1,4 @@
-// The `refresh_token` identity provider (COMPATIBILITY.md §5.3 step 1): a body with
+// The `refresh_token` identity provider (wazo-auth's login flow step 1): a body with
 // `refresh_token` and `client_id` logs the refresh token's user in again, with the backend of the
 // user's effective authentication method. It is tried before every other IdP.
 import type { BackendPlugin, IdpPlugin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";

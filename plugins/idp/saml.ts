@@ -1,4 +1,4 @@
-// The stock `saml` identity provider (COMPATIBILITY.md §5.3, §12.3, §12.5): POST /0.1/token with
+// The stock `saml` identity provider (wazo-auth's login flow, identity-provider plugins, SAML login): POST /0.1/token with
 // the `saml_session_id` that POST /saml/sso returned, once the IdP's signed response reached the
 // ACS, logs in the user the assertion names. A SAML session id works once. The user must belong
 // to the tenant whose IdP vouched for it (or one of its sub-tenants): a tenant's IdP never speaks

@@ -1,4 +1,4 @@
-// Stock metadata plugin `default_external_api` (COMPATIBILITY.md §12.2).
+// Stock metadata plugin `default_external_api` (wazo-auth's metadata plugins).
 import type { MetadataPlugin } from "../../src/plugins/types.ts";
 
 export default {

@@ -1,4 +1,4 @@
-// Stock metadata plugin `default_internal` (COMPATIBILITY.md §12.2).
+// Stock metadata plugin `default_internal` (wazo-auth's metadata plugins).
 import type { MetadataPlugin } from "../../src/plugins/types.ts";
 
 export default {

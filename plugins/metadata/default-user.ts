@@ -1,4 +1,4 @@
-// Stock metadata plugin `default_user` (COMPATIBILITY.md §12.2): users of purpose `user` are PBX users.
+// Stock metadata plugin `default_user` (wazo-auth's metadata plugins): users of purpose `user` are PBX users.
 import type { LoginArgs, MetadataPlugin } from "../../src/plugins/types.ts";
 import { loginUser } from "../../src/services/auth/user-auth.ts";
 

@@ -1,4 +1,4 @@
-// Delivers the transactional outbox to AMQP (COMPATIBILITY.md §13): exchange `amqp.exchange_name`
+// Delivers the transactional outbox to AMQP (wazo-auth's bus events): exchange `amqp.exchange_name`
 // of type `amqp.exchange_type`, publisher confirms, reconnection with exponential backoff. A row
 // is marked published only once the broker confirmed it (at least once). The broker being down
 // never fails a request: events wait in the outbox.

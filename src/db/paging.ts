@@ -1,4 +1,4 @@
-// One page of a list with its two counts (COMPATIBILITY.md §7.1): `total` under the base scope,
+// One page of a list with its two counts (wazo-auth's list parameters): `total` under the base scope,
 // `filtered` after search and filters; both ignore limit and offset. One round trip per page: the
 // counts ride along with the rows (`total` as a scalar subquery, `filtered` as a count of the
 // gathered matches, or the same as `total` when nothing narrows the base). Only an empty page (nothing matches, or an

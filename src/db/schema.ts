@@ -1,4 +1,4 @@
-// The whole data model of wazo-auth (COMPATIBILITY.md §8), column for column, so an existing
+// The whole data model of wazo-auth (wazo-auth's data model), column for column, so an existing
 // wazo-auth database can be imported, plus Tessera's own tables (prefixed `tessera_`).
 export * from "./tables/identity.ts";
 export * from "./tables/tokens.ts";

@@ -1,4 +1,4 @@
-// List parameters (INTERFACE.md §4.2, COMPATIBILITY.md §7.1) and the `{items, filtered, total}`
+// List parameters (docs/api.md, wazo-auth's list parameters) and the `{items, filtered, total}`
 // envelope. Each list route builds its query schema with `listQuery`, so an unknown `order` or a
 // bad `limit` is a 400 with details, never a 500.
 import { z } from "zod";

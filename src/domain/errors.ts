@@ -1,4 +1,4 @@
-// The one error model (INTERFACE.md §7, D1): services throw ApiError subclasses; the HTTP layer
+// The one error model (docs/api.md, D1 of docs/wazo-auth-differences.md): services throw ApiError subclasses; the HTTP layer
 // (`http/error-response.ts`) is the only place that turns anything thrown into a response.
 
 export type Details = Record<string, unknown>;
@@ -71,7 +71,7 @@ export class NotFound extends ApiError {
   }
 }
 
-/** The lookup's result, or null when it is a 404: DELETE of what is absent (or unseen) is a no-op (D4). */
+/** The lookup's result, or null when it is a 404: DELETE of what is absent (or unseen) is a no-op (D4 of docs/wazo-auth-differences.md). */
 export async function orAbsent<T>(lookup: Promise<T>): Promise<T | null> {
   try {
     return await lookup;

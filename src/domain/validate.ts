@@ -1,4 +1,4 @@
-// zod → the 400 body of INTERFACE.md §7.2: `details` per field `{constraint_id, constraint,
+// zod → the 400 body of docs/api.md: `details` per field `{constraint_id, constraint,
 // message}`, nested like the request body. Also the few field types shared by every route.
 import { z } from "zod";
 import { InvalidData, type Details } from "./errors.ts";
@@ -164,7 +164,7 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, res
   return result.data;
 }
 
-// ---- shared field types (marshmallow-compatible coercions, COMPATIBILITY.md §1) ----
+// ---- shared field types (marshmallow-compatible coercions, wazo-auth's request parsing) ----
 
 const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 

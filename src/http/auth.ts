@@ -1,5 +1,5 @@
 // Who is calling: the token (X-Auth-Token or Authorization: Bearer), its ACL against the route's
-// required access, and the scoping tenant of COMPATIBILITY.md §2.4 (`Wazo-Tenant`).
+// required access, and the scoping tenant as wazo-auth picks it (`Wazo-Tenant`).
 import type { Context } from "hono";
 import type { AppContext } from "../context.ts";
 import { fillAcl } from "../acl.ts";
@@ -9,7 +9,7 @@ import type { CachedToken } from "../services/auth/token-cache.ts";
 import { ApiError, NotFound, Unauthorized, UnauthorizedTenant } from "../domain/errors.ts";
 import type { Caller } from "../domain/caller.ts";
 
-/** The bearer token of a request: `X-Auth-Token`, else `Authorization: Bearer` (D14). */
+/** The bearer token of a request: `X-Auth-Token`, else `Authorization: Bearer` (D14 of docs/wazo-auth-differences.md). */
 export function requestToken(c: Context, fromQuery = false): string {
   if (fromQuery) {
     const q = c.req.query("token");
@@ -22,7 +22,7 @@ export function requestToken(c: Context, fromQuery = false): string {
   return "";
 }
 
-/** 401 for a missing, unknown or expired token; 403 when it lacks `requiredAccess` (D2). */
+/** 401 for a missing, unknown or expired token; 403 when it lacks `requiredAccess` (D2 of docs/wazo-auth-differences.md). */
 export async function authenticate(
   app: AppContext,
   token: string,

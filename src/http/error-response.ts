@@ -1,4 +1,4 @@
-// Turns anything thrown into the one JSON error body of INTERFACE.md §7 (D1): the only place where
+// Turns anything thrown into the one JSON error body of docs/api.md (D1 of docs/wazo-auth-differences.md): the only place where
 // the domain's errors (`domain/errors.ts`) become HTTP responses.
 import type { Context } from "hono";
 import { databaseFailure } from "../db/failures.ts";

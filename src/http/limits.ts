@@ -1,4 +1,4 @@
-// Size limits of a request, answered with the one error body (D1) rather than the runtime's bare
+// Size limits of a request, answered with the one error body (D1 of docs/wazo-auth-differences.md) rather than the runtime's bare
 // status. The runtime's own limits sit above these (docs/security.md "Security"): Bun refuses a request head
 // over `--max-http-header-size` (16 KiB by default; `npm start` raises it to 64 KiB so that ours
 // answers first) and a body over `maxRequestBodySize` before any handler runs.

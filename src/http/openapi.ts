@@ -1,5 +1,5 @@
 // The OpenAPI document, generated from the routes' own declarations and zod schemas (never by
-// hand). Parameters are ordered headers, then path, then body (INTERFACE.md §4.1.3). What every
+// hand). Parameters are ordered headers, then path, then body (docs/api.md). What every
 // route shares is added here by construction, so no route repeats it: the operationId, the
 // security requirement (from the route's ACL), the `Wazo-Tenant` header, the 400/401/403/404
 // answers its pipeline can give, and a typed success body when the route declares none.

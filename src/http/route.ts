@@ -1,5 +1,5 @@
 // Declaring a route once gives both the Hono handler and its OpenAPI entry. The wrapper applies
-// the same pipeline everywhere: path params (404 when malformed, D7) → token, ACL and tenant →
+// the same pipeline everywhere: path params (404 when malformed, D7 of docs/wazo-auth-differences.md) → token, ACL and tenant →
 // query → JSON body → handler. Handlers receive validated, typed input.
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
@@ -52,7 +52,7 @@ export interface RouteOptions<
   headers?: Record<string, string>;
   responses: Record<number, string | { description: string; schema?: Schema; contentType?: string }>;
   /**
-   * wazo-auth answers this PUT with 200 and the resource, where Tessera answers 204 (D3). Under
+   * wazo-auth answers this PUT with 200 and the resource, where Tessera answers 204 (D3 of docs/wazo-auth-differences.md). Under
    * `compatibility.put_responses: wazo` the pipeline answers wazo-auth's way instead, reading the
    * resource back with `read` after the write. Declared once per route; the handler is unchanged.
    */
@@ -233,7 +233,7 @@ function parseParams(
   throw new NotFound(resource, undefined, "Not found");
 }
 
-/** Every path segment, whatever the route's schema: unstorable → 404 (it names nothing, D7) or 400. */
+/** Every path segment, whatever the route's schema: unstorable → 404 (it names nothing, D7 of docs/wazo-auth-differences.md) or 400. */
 function checkPathSegments(raw: Record<string, string>, valueParams: string[] | undefined, resource: string): void {
   for (const [name, value] of Object.entries(raw)) {
     const problem = stringProblem(value, CAPS.pathSegment);
@@ -290,7 +290,7 @@ export async function readJson(c: Context, resource: string): Promise<unknown> {
   return value;
 }
 
-/** `[{path: ["a", "0", "b"], problem}]` → `{a: {"0": {b: problem}}}` (INTERFACE.md §7.2 nesting). */
+/** `[{path: ["a", "0", "b"], problem}]` → `{a: {"0": {b: problem}}}` (docs/api.md nesting). */
 function nestedDetails(problems: ReturnType<typeof jsonBodyProblems>): Record<string, unknown> {
   const details: Record<string, unknown> = {};
   for (const { path, problem } of problems) setDetail(details, path, () => problem);

@@ -1,6 +1,6 @@
-// Email notification plugins (INTERFACE.md §1.3): the constructor receives the plugin's
+// Email notification plugins (docs/plugins.md): the constructor receives the plugin's
 // configuration (`EmailPluginConfig`), and the two methods receive the contexts of
-// COMPATIBILITY.md §10.4 and §10.5. A failure to send must throw: the request then answers 503
+// wazo-auth's email confirmation and password reset. A failure to send must throw: the request then answers 503
 // and nothing it did is kept.
 
 export interface ConnectionParams {

@@ -1,8 +1,8 @@
-// External-auth plugins (INTERFACE.md §1.2): a plugin links a user to an external service and
+// External-auth plugins (docs/plugins.md): a plugin links a user to an external service and
 // keeps that service's credentials. Tessera mounts its handlers under
 // `/0.1/users/{user_uuid}/external/{auth_type}` with ACLs
 // `auth.users.{user_uuid}.external.<auth_type>.<create|read|update|delete>`, after checking the
-// caller may see the user (D9). Plugins get services, never the database.
+// caller may see the user (D9 of docs/wazo-auth-differences.md). Plugins get services, never the database.
 import type { z } from "zod";
 import type { Logger } from "../log.ts";
 

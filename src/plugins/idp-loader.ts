@@ -7,7 +7,7 @@ import type { IdpPlugin, MetadataPlugin, PluginDependencies } from "./types.ts";
 
 const stock = (path: string) => fileURLToPath(new URL(`../../plugins/${path}`, import.meta.url));
 
-/** Stock metadata plugins by name (COMPATIBILITY.md §12.2). */
+/** Stock metadata plugins by name (wazo-auth's metadata plugins). */
 export const STOCK_METADATA: Record<string, string> = {
   default_user: stock("metadata/default-user.ts"),
   default_internal: stock("metadata/default-internal.ts"),

@@ -1,4 +1,4 @@
-// Plugin interfaces (INTERFACE.md §1.1–1.4, COMPATIBILITY.md §12) in TypeScript. A plugin module's
+// Plugin interfaces (docs/plugins.md, wazo-auth's plugin interfaces) in TypeScript. A plugin module's
 // default export is the plugin object, a class (constructed with its config), or a factory
 // function (called with its config).
 import type { AppContext } from "../context.ts";

@@ -1,4 +1,4 @@
-// The audit trail (issue 26, docs/audit.md): GET /0.1/audit, within the caller's tenants (D9).
+// The audit trail (issue 26, docs/audit.md): GET /0.1/audit, within the caller's tenants (D9 of docs/wazo-auth-differences.md).
 import { z } from "zod";
 import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";

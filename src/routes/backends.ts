@@ -1,4 +1,4 @@
-// GET /0.1/backends (COMPATIBILITY.md §6.14): the enabled backends; no authentication (service
+// GET /0.1/backends (wazo-auth's backend and LDAP API): the enabled backends; no authentication (service
 // discovery uses it as a health check).
 import { RouteGroup } from "../http/route.ts";
 

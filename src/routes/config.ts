@@ -1,4 +1,4 @@
-// GET/PATCH /0.1/config (COMPATIBILITY.md §6.17) with secrets masked (D12).
+// GET/PATCH /0.1/config (wazo-auth's config and status API) with secrets masked (D12 of docs/wazo-auth-differences.md).
 import { z } from "zod";
 import { maskSecrets } from "../config.ts";
 import type { AppContext } from "../context.ts";

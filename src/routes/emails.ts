@@ -1,4 +1,4 @@
-// Email addresses and confirmation (COMPATIBILITY.md §6.7).
+// Email addresses and confirmation (wazo-auth's email API).
 import { z } from "zod";
 import type { Context } from "hono";
 import { RouteGroup, type Env } from "../http/route.ts";

@@ -1,4 +1,4 @@
-// External authentication (COMPATIBILITY.md §6.9, INTERFACE.md §1.2): the generic routes, and the
+// External authentication (wazo-auth's external-auth API, docs/plugins.md): the generic routes, and the
 // routes of every loaded external-auth plugin under /users/{user_uuid}/external/{auth_type}.
 import { z } from "zod";
 import type { AppContext } from "../context.ts";
@@ -23,10 +23,10 @@ const typeParam = z.object({ auth_type: segment() });
 const anyObject = z.record(z.string(), z.unknown());
 const VERB = { get: "read", post: "create", put: "update", delete: "delete" } as const;
 
-/** Runs a plugin handler for a user the caller may see (D9). */
+/** Runs a plugin handler for a user the caller may see (D9 of docs/wazo-auth-differences.md). */
 function pluginHandler(handler: ExternalHandler) {
   return async ({ c, app, caller, params, body }: RouteInput<{ user_uuid: string }, undefined, unknown>) => {
-    // DELETE of an absent or unseen user's data: the desired state already (D4).
+    // DELETE of an absent or unseen user's data: the desired state already (D4 of docs/wazo-auth-differences.md).
     const user =
       c.req.method === "DELETE"
         ? await orAbsent(requireVisibleUser(app, caller, params.user_uuid))
@@ -38,7 +38,7 @@ function pluginHandler(handler: ExternalHandler) {
       body: body ?? {},
       query: c.req.query(),
     });
-    // A PUT answers 204 with no body (D3), whatever the plugin returns.
+    // A PUT answers 204 with no body (D3 of docs/wazo-auth-differences.md), whatever the plugin returns.
     if (c.req.method === "PUT" || res.body === undefined)
       return c.body(null, c.req.method === "PUT" ? 204 : (res.status as 204));
     return c.json(res.body as object, res.status as 200);

@@ -1,4 +1,4 @@
-// Groups (COMPATIBILITY.md §6.11): CRUD, members and policies.
+// Groups (wazo-auth's group API): CRUD, members and policies.
 import { z } from "zod";
 import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";

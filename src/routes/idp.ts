@@ -1,4 +1,4 @@
-// Identity providers (COMPATIBILITY.md §6.13): the authentication methods, and assigning them to users.
+// Identity providers (wazo-auth's identity-provider API): the authentication methods, and assigning them to users.
 import { z } from "zod";
 import { segment } from "../domain/strings.ts";
 import { RouteGroup } from "../http/route.ts";

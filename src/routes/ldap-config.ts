@@ -1,4 +1,4 @@
-// GET|PUT|DELETE /0.1/backends/ldap (COMPATIBILITY.md §6.14): the scoping tenant's LDAP directory.
+// GET|PUT|DELETE /0.1/backends/ldap (wazo-auth's backend and LDAP API): the scoping tenant's LDAP directory.
 import { isIP } from "node:net";
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";

@@ -1,4 +1,4 @@
-// POST /0.1/token: log in and get a token (COMPATIBILITY.md §5.3, §6.1).
+// POST /0.1/token: log in and get a token (wazo-auth's login flow, token API).
 import type { Context } from "hono";
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";

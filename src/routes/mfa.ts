@@ -145,7 +145,7 @@ export function mfaRoutes(): RouteGroup {
       },
       async ({ c, app, caller, params }) => {
         const user = await orAbsent(mfaSubject(app, caller, params.user_uuid));
-        if (user) await removeTotp(app, user, caller); // absent or unseen: the desired state (D4)
+        if (user) await removeTotp(app, user, caller); // absent or unseen: the desired state (D4 of docs/wazo-auth-differences.md)
         return c.body(null, 204);
       },
     )

@@ -1,4 +1,4 @@
-// Password reset (COMPATIBILITY.md §6.5).
+// Password reset (wazo-auth's password-reset API).
 import { z } from "zod";
 import { invalidField } from "../domain/errors.ts";
 import { requestOrigin } from "../http/request-origin.ts";

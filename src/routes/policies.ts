@@ -1,4 +1,4 @@
-// Policies (COMPATIBILITY.md §6.12). `{policy}` is a uuid or a slug (the ACL names it either way).
+// Policies (wazo-auth's policy API). `{policy}` is a uuid or a slug (the ACL names it either way).
 import { z } from "zod";
 import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";

@@ -1,4 +1,4 @@
-// Refresh tokens (COMPATIBILITY.md §6.2). The `/users/me/...` routes come first: `me` is not a uuid.
+// Refresh tokens (wazo-auth's refresh-token API). The `/users/me/...` routes come first: `me` is not a uuid.
 import { z } from "zod";
 import { listQuery } from "../domain/collection.ts";
 import { segment } from "../domain/strings.ts";

@@ -1,4 +1,4 @@
-// Self-registration (COMPATIBILITY.md §6.6), off unless `enabled_http_plugins.user_registration`.
+// Self-registration (wazo-auth's user registration), off unless `enabled_http_plugins.user_registration`.
 import { z } from "zod";
 import { NotFound } from "../domain/errors.ts";
 import { RouteGroup } from "../http/route.ts";

@@ -1,4 +1,4 @@
-// SAML configuration of the scoping tenant (COMPATIBILITY.md §6.15): multipart forms carrying the
+// SAML configuration of the scoping tenant (wazo-auth's SAML configuration API): multipart forms carrying the
 // IdP metadata file, the tenant domain users log in with, the SP entity id and the ACS URL.
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";

@@ -1,4 +1,4 @@
-// SAML login and logout (COMPATIBILITY.md §6.16). No ACL: the browser and the IdP call these;
+// SAML login and logout (wazo-auth's SAML login and logout). No ACL: the browser and the IdP call these;
 // the IdP's signatures, the SAML session and the token itself are the credentials.
 import { z } from "zod";
 import { requestToken } from "../http/auth.ts";

@@ -1,4 +1,4 @@
-// Sessions (COMPATIBILITY.md §6.3): list and delete, within the caller's tenants (D9).
+// Sessions (wazo-auth's session API): list and delete, within the caller's tenants (D9 of docs/wazo-auth-differences.md).
 import { z } from "zod";
 import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";

@@ -1,4 +1,4 @@
-// HEAD /0.1/status (liveness, no auth) and GET /0.1/status (components, top-tenant admins, D8).
+// HEAD /0.1/status (liveness, no auth) and GET /0.1/status (components, top-tenant admins, D8 of docs/wazo-auth-differences.md).
 // Every probe is bounded (half of `db_timeout`), so the report comes back in time even when the
 // database is frozen; a component that does not answer in time is reported as failing.
 import type { AppContext } from "../context.ts";

@@ -1,4 +1,4 @@
-// Tenants (COMPATIBILITY.md §6.10).
+// Tenants (wazo-auth's tenant API).
 import { z } from "zod";
 import { listQuery } from "../domain/collection.ts";
 import { invalidField } from "../domain/errors.ts";
@@ -16,7 +16,7 @@ import {
   type TenantFilter,
 } from "../services/identity/tenants.ts";
 
-// COMPATIBILITY.md §9.4: at least two labels, letters/digits/hyphens, no underscore, no edge hyphen.
+// wazo-auth's domain names: at least two labels, letters/digits/hyphens, no underscore, no edge hyphen.
 const DOMAIN_RE = /^(?=.{1,253}\.?$)(?:(?!(-|_)|[^.]+_)[A-Za-z0-9-_]{1,}(?<!-)(?:\.|$)){2,63}$/;
 const text = (min: number, max: number) => storable(max, { min }).nullable().optional();
 

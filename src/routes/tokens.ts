@@ -1,4 +1,4 @@
-// Token check, read and revoke (COMPATIBILITY.md §5.4). No authentication besides knowing the
+// Token check, read and revoke (wazo-auth's token check, read and revoke). No authentication besides knowing the
 // token. POST /0.1/token (login) lives in routes/login.ts.
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";

@@ -1,4 +1,4 @@
-// A user's groups and policies (COMPATIBILITY.md §6.8).
+// A user's groups and policies (wazo-auth's user group and policy API).
 import { z } from "zod";
 import { segment } from "../domain/strings.ts";
 import { RouteGroup } from "../http/route.ts";

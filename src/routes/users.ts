@@ -1,4 +1,4 @@
-// Users (COMPATIBILITY.md §6.4).
+// Users (wazo-auth's user API).
 import { z } from "zod";
 import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";

@@ -1,5 +1,5 @@
 // The one internal event interface: `publishEvent(app, tx, event)` records a bus event
-// (COMPATIBILITY.md §13) in the transactional outbox, in the transaction of the change that causes
+// (wazo-auth's bus events) in the transactional outbox, in the transaction of the change that causes
 // it. The bus publisher (when AMQP is configured) delivers the outbox rows; without a bus they stay
 // recorded and observable.
 import { asc, sql } from "drizzle-orm";

@@ -349,7 +349,7 @@ function protocolErrorProblem(path: string, text: string): string | null | undef
   }
 }
 
-/** What is wrong with a response, or null: no 5xx, and every error has the one JSON body (D1). */
+/** What is wrong with a response, or null: no 5xx, and every error has the one JSON body (D1 of docs/wazo-auth-differences.md). */
 export function responseProblem(method: string, status: number, text: string, path = ""): string | null {
   if (status >= 500) return "server error";
   if (status < 400 || method === "HEAD") return null;

@@ -1,4 +1,4 @@
-// Tenants, users, emails, groups, policies and their links (COMPATIBILITY.md §8).
+// Tenants, users, emails, groups, policies and their links (wazo-auth's data model).
 import { sql } from "drizzle-orm";
 import {
   boolean,

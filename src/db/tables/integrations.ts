@@ -1,4 +1,4 @@
-// External auth, LDAP and SAML configuration (COMPATIBILITY.md §8), and Tessera's own tables:
+// External auth, LDAP and SAML configuration (wazo-auth's data model), and Tessera's own tables:
 // the event outbox and pending OAuth2 authorizations.
 import { sql } from "drizzle-orm";
 import {

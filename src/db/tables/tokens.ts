@@ -1,4 +1,4 @@
-// Sessions, refresh tokens and access tokens (COMPATIBILITY.md §5.1, §8).
+// Sessions, refresh tokens and access tokens (wazo-auth's sessions and tokens, data model).
 import { sql } from "drizzle-orm";
 import { boolean, index, integer, json, pgTable, text, timestamp, unique, varchar } from "drizzle-orm/pg-core";
 import { uuidPk } from "./columns.ts";

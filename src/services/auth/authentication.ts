@@ -1,4 +1,4 @@
-// The login pipeline of POST /0.1/token (INTERFACE.md §5.3, COMPATIBILITY.md §5.3): pick the
+// The login pipeline of POST /0.1/token (docs/api.md, wazo-auth's login flow): pick the
 // identity provider, authenticate, check the user's authentication method, then issue the token.
 import { and, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";

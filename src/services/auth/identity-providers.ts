@@ -1,5 +1,5 @@
 // Identity providers seen from the rest of the service: which authentication methods exist, which
-// backend serves a method, and a user's effective method (COMPATIBILITY.md §5.3, §9.6, §10.1).
+// backend serves a method, and a user's effective method (wazo-auth's login flow, default authentication method, user fields).
 import { and, eq, inArray } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
@@ -64,7 +64,7 @@ export async function assignIdp(app: AppContext, caller: Caller, type: string, u
   });
 }
 
-/** DELETE /idp/{type}/users/{u}: back to `default` when the user used that method; absent or unseen user → nothing (D4). */
+/** DELETE /idp/{type}/users/{u}: back to `default` when the user used that method; absent or unseen user → nothing (D4 of docs/wazo-auth-differences.md). */
 export async function unassignIdp(app: AppContext, caller: Caller, type: string, userUuid: string): Promise<void> {
   requireMethod(app, type);
   const user = await orAbsent(requireVisibleUser(app, caller, userUuid));

@@ -1,4 +1,4 @@
-// The tenant a login request names (COMPATIBILITY.md §12.3 step 1): `domain_name` (one of the
+// The tenant a login request names (wazo-auth's identity-provider plugins step 1): `domain_name` (one of the
 // tenant's domains, case-insensitive as DNS is), else the deprecated `tenant_id` (uuid or slug,
 // anywhere in the tree — the caller is not authenticated yet, so there is no scoping tenant).
 import { eq, or, sql } from "drizzle-orm";

@@ -19,7 +19,7 @@ export const UNLOCK_CHANNEL = "tessera_login_unlocked";
 
 /**
  * Forgets the user's login failures; true when the user is visible to the caller. A user the
- * caller cannot see is left untouched and the answer is the same as for an absent one (D4: 204).
+ * caller cannot see is left untouched and the answer is the same as for an absent one (D4 of docs/wazo-auth-differences.md: 204).
  */
 export async function unlockUserLogins(app: AppContext, caller: Caller, userUuid: string): Promise<boolean> {
   return inTransaction(app, async (tx) => {

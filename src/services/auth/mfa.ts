@@ -183,7 +183,7 @@ export async function confirmTotp(
   });
 }
 
-/** Removes the TOTP factor and its recovery codes. Absent: nothing to do (D4). */
+/** Removes the TOTP factor and its recovery codes. Absent: nothing to do (D4 of docs/wazo-auth-differences.md). */
 export async function removeTotp(
   app: AppContext,
   user: UserRow,

@@ -1,6 +1,6 @@
-// Password reset (COMPATIBILITY.md §6.5, §10.5). Asking for a reset always answers the same, at
+// Password reset (wazo-auth's password-reset API, password reset). Asking for a reset always answers the same, at
 // once: the lookup and the mail happen after the answer, so neither the answer nor its timing tells
-// whether the user exists. The emailed token is single use (D10).
+// whether the user exists. The emailed token is single use (D10 of docs/wazo-auth-differences.md).
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { emails, sessions, users } from "../../db/schema.ts";
@@ -124,7 +124,7 @@ export async function requestPasswordReset(
 
 /**
  * POST /users/password/reset: sets (or, with null, removes) the password. Only the emailed token
- * acts whatever the tenant (and is consumed); any other caller must see the user (D9), else 404.
+ * acts whatever the tenant (and is consumed); any other caller must see the user (D9 of docs/wazo-auth-differences.md), else 404.
  */
 export async function resetPassword(
   app: AppContext,

@@ -1,6 +1,6 @@
 // Password hashes. New hashes use the configured algorithm (`password_hash_algorithm`):
 // - `argon2id` (default): a PHC string in `password_hash`, `password_salt` NULL;
-// - `pbkdf2_sha512`: wazo-auth's exact format (COMPATIBILITY.md §10.2) — PBKDF2-HMAC-SHA512, 64-byte
+// - `pbkdf2_sha512`: wazo-auth's exact format (wazo-auth's password hashes) — PBKDF2-HMAC-SHA512, 64-byte
 //   random salt in `password_salt`, 64-byte key as lowercase hex — so wazo-auth can read the
 //   database again (the rollback setting). `password_iterations` stays NULL at wazo-auth's 250,000.
 // Both formats always verify; the algorithm is read from the stored value. Every derivation runs

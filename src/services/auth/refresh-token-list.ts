@@ -1,4 +1,4 @@
-// Refresh tokens through the API (COMPATIBILITY.md §6.2): list per tenant or per user, delete by
+// Refresh tokens through the API (wazo-auth's refresh-token API): list per tenant or per user, delete by
 // client id. The refresh token itself (its uuid) is never listed.
 import { and, asc, desc, eq, ilike, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
@@ -93,7 +93,7 @@ export async function listUserRefreshTokens(
   return list(app, eq(refreshTokens.userUuid, user.uuid), params);
 }
 
-/** Deletes the user's refresh token for `clientId` (sessions issued from it stay, §5.6); absent or unseen → nothing (D4). */
+/** Deletes the user's refresh token for `clientId` (sessions issued from it stay, §5.6); absent or unseen → nothing (D4 of docs/wazo-auth-differences.md). */
 export async function deleteUserRefreshToken(
   app: AppContext,
   caller: Caller,

@@ -1,4 +1,4 @@
-// Refresh tokens (COMPATIBILITY.md §5.6): one per (user, client_id), created by offline logins.
+// Refresh tokens (wazo-auth's refresh tokens): one per (user, client_id), created by offline logins.
 // A non-mobile re-login reuses it; a mobile one rotates it and purges the user's other mobile
 // refresh tokens with the sessions issued from them ("one active mobile client per user").
 import { and, eq, ne, sql } from "drizzle-orm";

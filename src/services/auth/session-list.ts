@@ -1,4 +1,4 @@
-// Listing and deleting sessions through the API (COMPATIBILITY.md §6.3), within the caller's tenants.
+// Listing and deleting sessions through the API (wazo-auth's session API), within the caller's tenants.
 import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { sessions, tokens } from "../../db/schema.ts";

@@ -1,4 +1,4 @@
-// COMPATIBILITY.md §5.7: expired tokens are purged with their sessions in batches, and tokens
+// wazo-auth's token expiry and cleanup: expired tokens are purged with their sessions in batches, and tokens
 // expiring within one cleanup interval get one `auth_session_expire_soon` notice each.
 import { and, eq, lt, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";

@@ -1,4 +1,4 @@
-// Access tokens: lookup (cached), JSON representation (COMPATIBILITY.md §5.2), scope and tenant
+// Access tokens: lookup (cached), JSON representation (wazo-auth's token representation), scope and tenant
 // checks (§5.4), issuance of the token + session pair, and revocation.
 import { inArray, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";

@@ -1,4 +1,4 @@
-// What the wazo_user backend needs of users: login resolution (COMPATIBILITY.md §10.3), password
+// What the wazo_user backend needs of users: login resolution (wazo-auth's login resolution), password
 // check (§10.2), the token ACL from policies (§4.4) and the token metadata (§12.2).
 import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/pg-core";

@@ -228,7 +228,7 @@ export async function renamePasskey(
   });
 }
 
-/** Removes one passkey (absent: nothing to do, D4), or every one of the user's (`uuid` null: the administrator reset). */
+/** Removes one passkey (absent: nothing to do, D4 of docs/wazo-auth-differences.md), or every one of the user's (`uuid` null: the administrator reset). */
 export async function removePasskeys(
   app: AppContext,
   user: UserRow,

@@ -1,4 +1,4 @@
-// The bootstrap administrator (COMPATIBILITY.md §11.4 step 5): an `internal` user of the master
+// The bootstrap administrator (wazo-auth's start-up policy sync step 5): an `internal` user of the master
 // tenant holding `wazo_default_master_user_policy` (ACL `#`). Idempotent.
 import { and, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";

@@ -1,5 +1,5 @@
-// Email addresses and their confirmation (COMPATIBILITY.md §6.7, §10.4). Confirmation tokens are
-// single use (D10): the confirmation consumes the token.
+// Email addresses and their confirmation (wazo-auth's email API, email confirmation). Confirmation tokens are
+// single use (D10 of docs/wazo-auth-differences.md): the confirmation consumes the token.
 import { and, eq, notInArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
@@ -134,8 +134,8 @@ export async function requestConfirmation(
 const confirmAcl = (emailUuid: string) => `auth.emails.${emailUuid}.confirm.edit`;
 
 /**
- * Confirms the address. The emailed token acts whatever the tenant and is consumed (D10); any other
- * caller must see the address's owner (D9), else 404 and nothing changes.
+ * Confirms the address. The emailed token acts whatever the tenant and is consumed (D10 of docs/wazo-auth-differences.md); any other
+ * caller must see the address's owner (D9 of docs/wazo-auth-differences.md), else 404 and nothing changes.
  */
 export async function confirmEmail(app: AppContext, caller: Caller, emailUuid: string): Promise<void> {
   const emailed = isEmailedToken(caller, confirmAcl(emailUuid));

@@ -1,4 +1,4 @@
-// Groups (COMPATIBILITY.md §6.11, §11.1): per tenant; the system-managed all-users group of each
+// Groups (wazo-auth's group API, groups): per tenant; the system-managed all-users group of each
 // tenant cannot be renamed, deleted, or have its members changed through the API. A member holds
 // every entry of every policy of its groups, so joining, leaving or deleting a group follows the
 // grant rule (§4.5) as attaching or detaching each of those policies would.
@@ -223,7 +223,7 @@ export async function updateGroup(app: AppContext, caller: Caller, uuid: string,
 export async function deleteGroup(app: AppContext, caller: Caller, uuid: string): Promise<void> {
   await inTransaction(app, async (tx) => {
     const g = await orAbsent(requireVisibleGroup(app, caller, uuid, tx));
-    if (!g) return; // absent or not visible: the desired state (D4)
+    if (!g) return; // absent or not visible: the desired state (D4 of docs/wazo-auth-differences.md)
     forbidSystemGroup(g);
     await requireGroupGrant(tx, caller, g, false);
     await tx.delete(groups).where(eq(groups.uuid, uuid));
@@ -278,7 +278,7 @@ export async function addGroupUser(
   });
 }
 
-/** Absent or invisible group or user: nothing to remove, the desired state (D4). */
+/** Absent or invisible group or user: nothing to remove, the desired state (D4 of docs/wazo-auth-differences.md). */
 export async function removeGroupUser(
   app: AppContext,
   caller: Caller,

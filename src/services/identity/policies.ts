@@ -1,4 +1,4 @@
-// Policies (COMPATIBILITY.md §6.12, §11.2): named ACLs owned by a tenant. A caller never grants an
+// Policies (wazo-auth's policy API, policies): named ACLs owned by a tenant. A caller never grants an
 // access it does not hold (§4.5), and read-only policies (§11.3) cannot be changed or deleted.
 import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizzle-orm";
 import { grantCheck } from "../../acl-grant.ts";
@@ -280,7 +280,7 @@ export async function updatePolicy(
 export async function deletePolicy(app: AppContext, caller: Caller, idOrSlug: string): Promise<void> {
   await inTransaction(app, async (tx) => {
     const row = await orAbsent(writablePolicy(app, caller, idOrSlug, tx));
-    if (!row) return; // absent or not visible: the desired state (D4)
+    if (!row) return; // absent or not visible: the desired state (D4 of docs/wazo-auth-differences.md)
     const acl = (await aclOf(tx, [row.uuid])).get(row.uuid) ?? [];
     requireGrant(caller, [], acl);
     await tx.delete(policies).where(eq(policies.uuid, row.uuid));
@@ -312,7 +312,7 @@ async function changeAccess(
     const row = add
       ? await writablePolicy(app, caller, idOrSlug, tx)
       : await orAbsent(writablePolicy(app, caller, idOrSlug, tx));
-    if (!row) return; // removing from an absent or unseen policy: the desired state (D4)
+    if (!row) return; // removing from an absent or unseen policy: the desired state (D4 of docs/wazo-auth-differences.md)
     if (add) requireGrant(caller, [access]);
     else requireGrant(caller, [], [access]);
     const current = (await aclOf(tx, [row.uuid])).get(row.uuid) ?? [];

@@ -1,4 +1,4 @@
-// Policies attached to groups and users, and a user's groups (COMPATIBILITY.md §6.8, §6.11).
+// Policies attached to groups and users, and a user's groups (wazo-auth's user group and policy API, group API).
 // Attaching a policy grants its whole ACL, so the grant rules of §4.5 apply to every entry.
 import { and, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
@@ -51,7 +51,7 @@ export async function listGroupPolicies(
   return listPoliciesWhere(app, scope, base, params);
 }
 
-/** Detaching what is absent or unseen is the desired state already (D4). */
+/** Detaching what is absent or unseen is the desired state already (D4 of docs/wazo-auth-differences.md). */
 const lookup = <T>(attach: boolean, p: Promise<T>): Promise<T | null> => (attach ? p : orAbsent(p));
 
 /** Allowed on the system-managed all-users group too (§11.1). */

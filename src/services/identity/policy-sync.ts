@@ -1,4 +1,4 @@
-// Groups and policies every tenant gets (COMPATIBILITY.md §11.1, §11.4): the config-managed
+// Groups and policies every tenant gets (wazo-auth's groups, start-up policy sync): the config-managed
 // `default_policies`, the system-managed all-users group of each tenant with the
 // `all_users_policies`, and the `tenant_default_groups` — at tenant creation and at start-up.
 import { and, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";

@@ -1,4 +1,4 @@
-// Which policies a caller sees, and how (COMPATIBILITY.md §11.3): its tenants' own policies, the
+// Which policies a caller sees, and how (wazo-auth's policy visibility): its tenants' own policies, the
 // config-managed ones, and the shared policies of its scoping tenant and its ancestors. Policies
 // that are not its own look like its own but read-only.
 import { and, asc, eq, inArray, or, sql, type SQL } from "drizzle-orm";

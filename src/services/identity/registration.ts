@@ -1,4 +1,4 @@
-// Self-registration (COMPATIBILITY.md §6.6): a new tenant under the master tenant, an enabled user
+// Self-registration (wazo-auth's user registration): a new tenant under the master tenant, an enabled user
 // with an unconfirmed main address, and the confirmation mail — all or nothing (a failed mail
 // leaves neither tenant nor user behind).
 import type { AppContext } from "../../context.ts";

@@ -1,4 +1,4 @@
-// Slugs of tenants, groups and policies (COMPATIBILITY.md §9.3, §11.1–11.2): the name stripped of
+// Slugs of tenants, groups and policies (wazo-auth's slugs, groups and policies): the name stripped of
 // disallowed characters and truncated; if that is empty or taken, 3 random [a-z0-9] characters
 // until one is free.
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";

@@ -133,7 +133,7 @@ export class TenantTreeCache {
     return this.loading;
   }
 
-  /** is_subtenant(child, parent) of COMPATIBILITY.md §9.1, from memory once loaded. */
+  /** is_subtenant(child, parent) of wazo-auth's tenant tree, from memory once loaded. */
   async isSubtenant(db: DbOrTx, child: string, parent: string): Promise<boolean> {
     if (!this.trusted) {
       if (child === parent) return tenantExists(db, child);

@@ -1,4 +1,4 @@
-// The tenant hierarchy (COMPATIBILITY.md §9.1): the master tenant is the row with
+// The tenant hierarchy (wazo-auth's tenant tree): the master tenant is the row with
 // uuid == parent_uuid; a caller sees its scoping tenant and every descendant.
 import { eq, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";

@@ -1,4 +1,4 @@
-// Tenants (COMPATIBILITY.md §6.10, §9): a tree under the master tenant; a caller sees its scoping
+// Tenants (wazo-auth's tenant API, tenants): a tree under the master tenant; a caller sees its scoping
 // tenant and every descendant.
 import { and, asc, desc, eq, ilike, inArray, or, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
@@ -394,7 +394,7 @@ export async function deleteTenant(app: AppContext, caller: Caller, uuid: string
   }
   const mark = app.tenantTree.mark();
   await inTransaction(app, async (tx) => {
-    if (!(await tenantVisible(app, caller, uuid, tx))) return; // absent or not ours: nothing to do (D4)
+    if (!(await tenantVisible(app, caller, uuid, tx))) return; // absent or not ours: nothing to do (D4 of docs/wazo-auth-differences.md)
     const [child] = await tx
       .select({ uuid: tenants.uuid })
       .from(tenants)

@@ -1,4 +1,4 @@
-// Users (COMPATIBILITY.md §6.4, §10): one login namespace shared by usernames and email addresses,
+// Users (wazo-auth's user API, user rules): one login namespace shared by usernames and email addresses,
 // case-insensitive; passwords hashed as wazo-auth does; disabling or deleting ends the sessions.
 import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
@@ -394,11 +394,11 @@ export async function updateUser(app: AppContext, caller: Caller, uuid: string, 
   });
 }
 
-/** Deletes a visible user, ending its sessions and tokens first (D11); absent → nothing (D4). */
+/** Deletes a visible user, ending its sessions and tokens first (D11 of docs/wazo-auth-differences.md); absent → nothing (D4). */
 export async function deleteUser(app: AppContext, caller: Caller, uuid: string): Promise<void> {
   await inTransaction(app, async (tx) => {
     const user = await orAbsent(requireVisibleUser(app, caller, uuid, tx, true)); // the row deleted, as it is
-    if (!user) return; // absent or not visible: the desired state (D4)
+    if (!user) return; // absent or not visible: the desired state (D4 of docs/wazo-auth-differences.md)
     await revokeUserSessions(app, tx, uuid);
     await tx.delete(users).where(eq(users.uuid, uuid));
     await publishUserEvent(app, tx, "deleted", user);

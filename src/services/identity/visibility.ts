@@ -1,4 +1,4 @@
-// Tenant isolation (D9) in one place: what a caller may see from its scoping tenant. Inside a
+// Tenant isolation (D9 of docs/wazo-auth-differences.md) in one place: what a caller may see from its scoping tenant. Inside a
 // transaction, pass it as `db`: PGlite has one connection, so a query outside the transaction waits
 // for it to end.
 import { eq, sql, type SQL } from "drizzle-orm";

@@ -1,4 +1,4 @@
-// Storage of external-auth links (COMPATIBILITY.md §6.9, §12.4): per user and type, the record of
+// Storage of external-auth links (wazo-auth's external-auth API, external-auth plugins): per user and type, the record of
 // the external service's credentials; per tenant and type, the configuration; events on change.
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
@@ -109,7 +109,7 @@ export async function deleteUserData(app: AppContext, type: string, userUuid: st
       .delete(userExternalAuths)
       .where(and(eq(userExternalAuths.userUuid, userUuid), eq(userExternalAuths.externalAuthTypeUuid, tUuid)))
       .returning();
-    if (deleted.length === 0) return; // already absent: the desired state (D4)
+    if (deleted.length === 0) return; // already absent: the desired state (D4 of docs/wazo-auth-differences.md)
     const [user] = await tx.select({ tenantUuid: users.tenantUuid }).from(users).where(eq(users.uuid, userUuid));
     await externalEvent(app, tx, "deleted", userUuid, user?.tenantUuid ?? app.topTenantUuid, type);
   });
@@ -220,7 +220,7 @@ export async function deleteTenantConfig(app: AppContext, caller: Caller, type: 
   const tenantUuid = caller.tenantUuid;
   if (!tenantUuid) throw new NotFound("tenants");
   const tUuid = await typeUuid(app.db, type);
-  // Absent already: the desired state (D4).
+  // Absent already: the desired state (D4 of docs/wazo-auth-differences.md).
   await inTransaction(app, async (tx) => {
     const gone = await tx
       .delete(externalAuthConfigs)

@@ -1,5 +1,5 @@
-// Per-tenant LDAP directory configuration (COMPATIBILITY.md §6.14): one row of auth_ldap_config per
-// tenant, read and written for the caller's scoping tenant only (D9). The bind password is stored as
+// Per-tenant LDAP directory configuration (wazo-auth's backend and LDAP API): one row of auth_ldap_config per
+// tenant, read and written for the caller's scoping tenant only (D9 of docs/wazo-auth-differences.md). The bind password is stored as
 // wazo-auth stores it (its column, as given) so the database stays usable by wazo-auth after a
 // rollback; it is write-only: no view, log or event ever carries it.
 import { eq } from "drizzle-orm";
@@ -125,7 +125,7 @@ export async function putLdapConfig(app: AppContext, caller: Caller, input: Ldap
   return view(row);
 }
 
-/** DELETE /backends/ldap: 204 whether or not there was one (D4). */
+/** DELETE /backends/ldap: 204 whether or not there was one (D4 of docs/wazo-auth-differences.md). */
 export async function deleteLdapConfig(app: AppContext, caller: Caller): Promise<void> {
   const tenantUuid = scopingTenant(caller);
   await inTransaction(app, async (tx) => {

@@ -1,4 +1,4 @@
-// OAuth2 helpers for external-auth plugins (INTERFACE.md §1.2). Pending authorizations are rows of
+// OAuth2 helpers for external-auth plugins (docs/plugins.md). Pending authorizations are rows of
 // `tessera_oauth2_state`, so the provider's redirect may reach any instance; the callback itself
 // lives in the registering instance's memory, with the plugin's `oauth2Callback` as the fallback.
 import { and, eq, gt } from "drizzle-orm";

@@ -228,7 +228,7 @@ export async function createClient(
   const tenantUuid = caller.tenantUuid;
   if (!tenantUuid) throw new NotFound("tenants");
   const values = rowValues(input, input.client_type);
-  // The grant rule (COMPATIBILITY.md §4.5): a client's tokens hold nothing its administrator could not grant.
+  // The grant rule (wazo-auth's grant rule): a client's tokens hold nothing its administrator could not grant.
   requireGrant(caller, values.acl, [], "oidc_clients");
   // 256 random bits (RFC 6749 §10.10: credentials must not be guessable).
   const secret = input.client_type === "confidential" ? randomBytes(32).toString("base64url") : null;
@@ -304,7 +304,7 @@ export async function updateClient(
   });
 }
 
-/** Absent or invisible: nothing to delete, the desired state (D4). */
+/** Absent or invisible: nothing to delete, the desired state (D4 of docs/wazo-auth-differences.md). */
 export async function deleteClient(app: AppContext, caller: Caller, clientId: string): Promise<void> {
   await inTransaction(app, async (tx) => {
     const row = await orAbsent(requireVisibleClient(app, caller, clientId, tx));

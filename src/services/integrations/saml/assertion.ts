@@ -1,6 +1,6 @@
 // What node-saml leaves to the service provider, checked on the verified assertion: who issued
 // it, where it was meant to go (Destination, Recipient), which request it answers, and which
-// login it names (COMPATIBILITY.md §12.5).
+// login it names (wazo-auth's SAML login).
 import type { Profile } from "@node-saml/node-saml";
 import { DOMParser } from "@xmldom/xmldom";
 import * as xpath from "xpath";

@@ -1,4 +1,4 @@
-// Per-tenant SAML configuration (COMPATIBILITY.md §6.15, D9): one identity provider per tenant,
+// Per-tenant SAML configuration (wazo-auth's SAML configuration API, D9 of docs/wazo-auth-differences.md): one identity provider per tenant,
 // bound to one of the tenant's domains. Always read from the database, so a change made through
 // any instance applies at once on every instance.
 import { and, eq, sql } from "drizzle-orm";

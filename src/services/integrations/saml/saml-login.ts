@@ -1,4 +1,4 @@
-// The SAML login of COMPATIBILITY.md §6.16: POST /saml/sso starts it (a signed AuthnRequest in
+// The SAML login of wazo-auth's SAML login and logout: POST /saml/sso starts it (a signed AuthnRequest in
 // the IdP's URL), the IdP posts its signed answer to POST /saml/acs, and POST /token with the
 // saml_session_id then issues the token (plugins/idp/saml.ts).
 import type { AppContext } from "../../../context.ts";

@@ -1,4 +1,4 @@
-// SAML single logout (COMPATIBILITY.md §6.16): GET /saml/logout ends the token's session and
+// SAML single logout (wazo-auth's SAML login and logout): GET /saml/logout ends the token's session and
 // answers the IdP's logout URL (a signed LogoutRequest); the IdP then sends the browser to
 // GET /saml/sls with its signed LogoutResponse, which lands on `redirect_url?logged_out=true`.
 import { randomBytes } from "node:crypto";
