@@ -3,7 +3,7 @@
 // for public clients with reuse detection, RFC 9700 §4.14.2), the refresh grant, and the client
 // credentials grant (RFC 6749 §4.4).
 import { createHash, randomBytes } from "node:crypto";
-import { and, eq, isNull, lt } from "drizzle-orm";
+import { and, eq, isNull, lt, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { oidcAccessTokens, oidcRefreshTokens, refreshTokens, users } from "../../db/schema.ts";
@@ -134,25 +134,34 @@ export async function revokeFamily(
   reason: string,
   actor: AuditActor = SYSTEM_ACTOR,
 ): Promise<number> {
-  return inTransaction(app, async (tx) => {
-    const [rt] = await tx
-      .select({ row: refreshTokens, tenantUuid: users.tenantUuid })
-      .from(refreshTokens)
-      .innerJoin(users, eq(users.uuid, refreshTokens.userUuid))
-      .where(eq(refreshTokens.uuid, familyUuid));
-    if (!rt) return 0;
-    const revoked = await purgeRefreshToken(app, tx, rt.row, rt.tenantUuid);
-    await recordAudit(app, tx, actor, {
-      action: "refresh_token.revoke",
-      target: { kind: "user", uuid: rt.row.userUuid, tenantUuid: rt.tenantUuid },
-      changes: [
-        { field: "client_id", old: null, new: rt.row.clientId },
-        { field: "reason", old: null, new: reason },
-      ],
-    });
-    app.log.warn("OIDC refresh token family revoked", { family: familyUuid, reason, sessions_revoked: revoked });
-    return revoked;
+  return inTransaction(app, (tx) => endFamily(app, tx, eq(refreshTokens.uuid, familyUuid), reason, actor));
+}
+
+/** `revokeFamily` within the caller's transaction, for the family `which` selects (none: 0). */
+export async function endFamily(
+  app: AppContext,
+  tx: DbOrTx,
+  which: SQL,
+  reason: string,
+  actor: AuditActor,
+): Promise<number> {
+  const [rt] = await tx
+    .select({ row: refreshTokens, tenantUuid: users.tenantUuid })
+    .from(refreshTokens)
+    .innerJoin(users, eq(users.uuid, refreshTokens.userUuid))
+    .where(which);
+  if (!rt) return 0;
+  const revoked = await purgeRefreshToken(app, tx, rt.row, rt.tenantUuid);
+  await recordAudit(app, tx, actor, {
+    action: "refresh_token.revoke",
+    target: { kind: "user", uuid: rt.row.userUuid, tenantUuid: rt.tenantUuid },
+    changes: [
+      { field: "client_id", old: null, new: rt.row.clientId },
+      { field: "reason", old: null, new: reason },
+    ],
   });
+  app.log.warn("OIDC refresh token family revoked", { family: rt.row.uuid, reason, sessions_revoked: revoked });
+  return revoked;
 }
 
 /** Whether refresh tokens of the family were ever handed to its client (its grant is in use). */

@@ -1,0 +1,127 @@
+// What a refresh may still give, and what a replay or a lost answer does to a grant:
+//   - a replayed authorization code ends the refresh family its first exchange gave a token of
+//     (RFC 6749 §4.1.2, §10.5);
+//   - refresh tokens and browser sessions made before a tenant required MFA give a user without a
+//     factor the enrol-only ACL, as a password login does (POST /0.1/token's refresh token, the
+//     OIDC refresh grant, single sign-on);
+//   - a public client retrying the refresh whose answer it lost gets the successor already made,
+//     within the grace period only, from the same client only, and only while the successor is
+//     unused (RFC 9700 §4.14.2); a rotation whose request the deadline already answered rolls back.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import * as oidc from "openid-client";
+import { refreshTokens } from "../src/db/schema.ts";
+import { describeEachDb } from "./helpers/app.ts";
+import { createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";
+import { insecure, serveApp, type ServedApp, TestBrowser } from "./helpers/oidc.ts";
+
+const APP_REDIRECT = "com.example.phone:/cb";
+const SCOPE = "openid offline_access";
+
+describeEachDb("OIDC refresh safety", (get) => {
+  let served: ServedApp;
+  let issuer: URL;
+  let tenant: string;
+  let admin: string;
+  let phone: string;
+  let _otherPhone: string;
+
+  const registerPhone = async (name: string): Promise<string> => {
+    const r = await get().request("POST", "/0.1/oidc/clients", {
+      token: admin,
+      body: {
+        name,
+        client_type: "public",
+        first_party: true,
+        redirect_uris: [APP_REDIRECT],
+        grant_types: ["authorization_code", "refresh_token"],
+        scopes: ["openid", "profile", "offline_access"],
+      },
+    });
+    if (r.status !== 201) throw new Error(r.text);
+    return r.json.client_id;
+  };
+  const tokenEndpoint = async (form: Record<string, string>) => {
+    const r = await fetch(`${issuer.href}/token`, {
+      method: "POST",
+      body: new URLSearchParams(form),
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    });
+    return { status: r.status, json: (await r.json()) as Record<string, string> };
+  };
+  const refresh = (clientId: string, refreshToken: string) =>
+    tokenEndpoint({ grant_type: "refresh_token", client_id: clientId, refresh_token: refreshToken });
+  const alive = async (accessToken: string) => (await get().request("HEAD", `/0.1/token/${accessToken}`)).status;
+  const _aclOf = async (accessToken: string) =>
+    (await get().request("GET", `/0.1/token/${accessToken}`)).json.data.acl as string[];
+  const familyOf = async (clientId: string, userUuid: string) =>
+    (await get().app.db.select().from(refreshTokens).where(eq(refreshTokens.clientId, clientId))).filter(
+      (r) => r.userUuid === userUuid,
+    );
+
+  /** The code flow in `browser` (signing in when it has no session yet): the code and the verifier. */
+  async function authorize(clientId: string, browser: TestBrowser, username: string, password: string) {
+    const config = await oidc.discovery(issuer, clientId, undefined, oidc.None(), insecure);
+    const verifier = oidc.randomPKCECodeVerifier();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: APP_REDIRECT,
+      scope: SCOPE,
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: "S256",
+      state: oidc.randomState(),
+    });
+    const shown = await browser.get(url.toString());
+    const answer = shown.html.includes('name="password"')
+      ? await browser.signIn(url.toString(), username, password)
+      : shown;
+    const code = answer.location?.searchParams.get("code");
+    if (!code) throw new Error(`no code: ${answer.res.status} ${answer.html.slice(0, 200)}`);
+    return { code, verifier };
+  }
+  const exchange = (clientId: string, a: { code: string; verifier: string }) =>
+    tokenEndpoint({
+      grant_type: "authorization_code",
+      client_id: clientId,
+      code: a.code,
+      code_verifier: a.verifier,
+      redirect_uri: APP_REDIRECT,
+    });
+  /** A new user of the tenant, signed in to `clientId`: its tokens, and its browser (the SSO cookie). */
+  async function _signedIn(clientId = phone) {
+    const username = `u${crypto.randomUUID().slice(0, 8)}`;
+    const uuid = await createUserRow(get().app, { tenantUuid: tenant, username, password: "pw-secret" });
+    const browser = new TestBrowser(served.url);
+    const first = await exchange(clientId, await authorize(clientId, browser, username, "pw-secret"));
+    expect(first.status).toBe(200);
+    return { uuid, username, browser, tokens: first.json };
+  }
+
+  beforeAll(async () => {
+    const t = get();
+    served = serveApp(t);
+    issuer = new URL(`${served.url}/0.1/oidc`);
+    tenant = await createTenantRow(t.app);
+    admin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant })).token;
+    phone = await registerPhone("Phone");
+    _otherPhone = await registerPhone("Other phone");
+  });
+  afterAll(() => served?.stop());
+
+  test("a replayed authorization code also ends the refresh token its first exchange gave (RFC 6749 §4.1.2)", async () => {
+    const username = `u${crypto.randomUUID().slice(0, 8)}`;
+    const uuid = await createUserRow(get().app, { tenantUuid: tenant, username, password: "pw-secret" });
+    const grant = await authorize(phone, new TestBrowser(served.url), username, "pw-secret");
+    const first = await exchange(phone, grant);
+    expect(first.status).toBe(200);
+    expect(first.json.refresh_token).toBeString();
+    const replay = await exchange(phone, grant);
+    expect(replay).toMatchObject({ status: 400, json: { error: "invalid_grant" } });
+    expect(await alive(first.json.access_token!)).toBe(404);
+    // The refresh token of the first exchange no longer refreshes: its family is gone.
+    expect(await refresh(phone, first.json.refresh_token!)).toMatchObject({
+      status: 400,
+      json: { error: "invalid_grant" },
+    });
+    expect(await familyOf(phone, uuid)).toEqual([]);
+  });
+});
