@@ -11,6 +11,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import * as oidc from "openid-client";
 import { refreshTokens } from "../src/db/schema.ts";
+import { MFA_ENROL_ONLY_ACL } from "../src/services/auth/mfa-policy.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { insecure, serveApp, type ServedApp, TestBrowser } from "./helpers/oidc.ts";
@@ -52,7 +53,7 @@ describeEachDb("OIDC refresh safety", (get) => {
   const refresh = (clientId: string, refreshToken: string) =>
     tokenEndpoint({ grant_type: "refresh_token", client_id: clientId, refresh_token: refreshToken });
   const alive = async (accessToken: string) => (await get().request("HEAD", `/0.1/token/${accessToken}`)).status;
-  const _aclOf = async (accessToken: string) =>
+  const aclOf = async (accessToken: string) =>
     (await get().request("GET", `/0.1/token/${accessToken}`)).json.data.acl as string[];
   const familyOf = async (clientId: string, userUuid: string) =>
     (await get().app.db.select().from(refreshTokens).where(eq(refreshTokens.clientId, clientId))).filter(
@@ -123,5 +124,47 @@ describeEachDb("OIDC refresh safety", (get) => {
       json: { error: "invalid_grant" },
     });
     expect(await familyOf(phone, uuid)).toEqual([]);
+  });
+
+  test("MFA required since: a wazo refresh token gives a user without a factor the enrol-only ACL", async () => {
+    const t = get();
+    const strict = await createTenantRow(t.app);
+    const root = (await tokenFor(t.app, { acl: ["#"] })).token;
+    await createUserRow(t.app, { tenantUuid: strict, username: "walter", password: "pw" });
+    const basic = `Basic ${Buffer.from("walter:pw").toString("base64")}`;
+    const offline = await t.request("POST", "/0.1/token", {
+      headers: { Authorization: basic },
+      body: { access_type: "offline", client_id: "softphone" },
+    });
+    expect(offline.status).toBe(200);
+    expect(offline.json.data.acl).not.toEqual(MFA_ENROL_ONLY_ACL);
+    const put = await t.request("PUT", `/0.1/tenants/${strict}/mfa`, { token: root, body: { mfa: "required" } });
+    expect(put.status).toBe(204);
+    const refreshed = await t.request("POST", "/0.1/token", {
+      body: { refresh_token: offline.json.data.refresh_token, client_id: "softphone" },
+    });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.json.data.acl).toEqual(MFA_ENROL_ONLY_ACL);
+  });
+
+  test("MFA required since: the OIDC refresh grant and single sign-on give a user without a factor the enrol-only ACL", async () => {
+    const t = get();
+    const strict = await createTenantRow(t.app, { parentUuid: tenant });
+    const root = (await tokenFor(t.app, { acl: ["#"] })).token;
+    const username = `u${crypto.randomUUID().slice(0, 8)}`;
+    await createUserRow(t.app, { tenantUuid: strict, username, password: "pw-secret" });
+    const browser = new TestBrowser(served.url);
+    const first = await exchange(phone, await authorize(phone, browser, username, "pw-secret"));
+    expect(first.status).toBe(200);
+    expect(await aclOf(first.json.access_token!)).not.toEqual(MFA_ENROL_ONLY_ACL);
+    const put = await t.request("PUT", `/0.1/tenants/${strict}/mfa`, { token: root, body: { mfa: "required" } });
+    expect(put.status).toBe(204);
+    const refreshed = await refresh(phone, first.json.refresh_token!);
+    expect(refreshed.status).toBe(200);
+    expect(await aclOf(refreshed.json.access_token!)).toEqual(MFA_ENROL_ONLY_ACL);
+    // The browser session made before the requirement: signed in without a page, restricted too.
+    const sso = await exchange(phone, await authorize(phone, browser, username, "never asked"));
+    expect(sso.status).toBe(200);
+    expect(await aclOf(sso.json.access_token!)).toEqual(MFA_ENROL_ONLY_ACL);
   });
 });
