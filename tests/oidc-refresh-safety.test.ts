@@ -9,9 +9,15 @@
 //     unused (RFC 9700 §4.14.2); a rotation whose request the deadline already answered rolls back.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
+import { Hono } from "hono";
 import * as oidc from "openid-client";
-import { refreshTokens } from "../src/db/schema.ts";
+import type { AppContext } from "../src/context.ts";
+import { oidcRefreshTokens, refreshTokens } from "../src/db/schema.ts";
+import { answerAbandoned, requestDeadline } from "../src/http/deadline.ts";
+import { ApiError } from "../src/domain/errors.ts";
 import { MFA_ENROL_ONLY_ACL } from "../src/services/auth/mfa-policy.ts";
+import { clientForAuthentication } from "../src/services/oidc/clients.ts";
+import { hashToken, refreshGrant } from "../src/services/oidc/grants.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { insecure, serveApp, type ServedApp, TestBrowser } from "./helpers/oidc.ts";
@@ -25,7 +31,7 @@ describeEachDb("OIDC refresh safety", (get) => {
   let tenant: string;
   let admin: string;
   let phone: string;
-  let _otherPhone: string;
+  let otherPhone: string;
 
   const registerPhone = async (name: string): Promise<string> => {
     const r = await get().request("POST", "/0.1/oidc/clients", {
@@ -88,7 +94,7 @@ describeEachDb("OIDC refresh safety", (get) => {
       redirect_uri: APP_REDIRECT,
     });
   /** A new user of the tenant, signed in to `clientId`: its tokens, and its browser (the SSO cookie). */
-  async function _signedIn(clientId = phone) {
+  async function signedIn(clientId = phone) {
     const username = `u${crypto.randomUUID().slice(0, 8)}`;
     const uuid = await createUserRow(get().app, { tenantUuid: tenant, username, password: "pw-secret" });
     const browser = new TestBrowser(served.url);
@@ -104,7 +110,7 @@ describeEachDb("OIDC refresh safety", (get) => {
     tenant = await createTenantRow(t.app);
     admin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant })).token;
     phone = await registerPhone("Phone");
-    _otherPhone = await registerPhone("Other phone");
+    otherPhone = await registerPhone("Other phone");
   });
   afterAll(() => served?.stop());
 
@@ -124,6 +130,144 @@ describeEachDb("OIDC refresh safety", (get) => {
       json: { error: "invalid_grant" },
     });
     expect(await familyOf(phone, uuid)).toEqual([]);
+  });
+
+  test("a retry of the refresh whose answer was lost gets the same successor; the grant lives on (RFC 9700 §4.14.2)", async () => {
+    const { uuid, tokens } = await signedIn();
+    const lost = await refresh(phone, tokens.refresh_token!); // committed, but the client never saw it
+    expect(lost.status).toBe(200);
+    const retry = await refresh(phone, tokens.refresh_token!);
+    expect(retry.status).toBe(200);
+    expect(retry.json.refresh_token).toBe(lost.json.refresh_token!);
+    expect(retry.json.access_token).not.toBe(lost.json.access_token!);
+    expect(retry.json.id_token).toBeString();
+    // The lost answer's access token ends; the retry's works, and the family is alive.
+    expect(await alive(lost.json.access_token!)).toBe(404);
+    expect(await alive(retry.json.access_token!)).toBe(204);
+    expect(await familyOf(phone, uuid)).toHaveLength(1);
+    const next = await refresh(phone, retry.json.refresh_token!);
+    expect(next.status).toBe(200);
+    expect(next.json.refresh_token).not.toBe(retry.json.refresh_token!);
+    expect(await alive(next.json.access_token!)).toBe(204);
+  });
+
+  test("after the grace period, a rotated token presented again revokes the family", async () => {
+    const t = get();
+    const { uuid, tokens } = await signedIn();
+    const rotated = await refresh(phone, tokens.refresh_token!);
+    expect(rotated.status).toBe(200);
+    // The rotation, as it would look once the grace period (10 s by default) has passed.
+    const past = new Date(Date.now() - (t.app.config.oidc.refresh_token_reuse_grace + 1) * 1000);
+    await t.app.db
+      .update(oidcRefreshTokens)
+      .set({ rotatedAt: past })
+      .where(eq(oidcRefreshTokens.tokenHash, hashToken(tokens.refresh_token!)));
+    expect(await refresh(phone, tokens.refresh_token!)).toMatchObject({
+      status: 400,
+      json: { error: "invalid_grant" },
+    });
+    expect(await alive(rotated.json.access_token!)).toBe(404);
+    expect((await refresh(phone, rotated.json.refresh_token!)).status).toBe(400);
+    expect(await familyOf(phone, uuid)).toEqual([]);
+  });
+
+  test("once the successor was used, the predecessor presented again revokes the family, even within the grace period", async () => {
+    const { uuid, tokens } = await signedIn();
+    const r1 = await refresh(phone, tokens.refresh_token!);
+    const r2 = await refresh(phone, r1.json.refresh_token!);
+    expect([r1.status, r2.status]).toEqual([200, 200]);
+    expect(await refresh(phone, tokens.refresh_token!)).toMatchObject({
+      status: 400,
+      json: { error: "invalid_grant" },
+    });
+    for (const access of [tokens.access_token!, r1.json.access_token!, r2.json.access_token!])
+      expect(await alive(access)).toBe(404);
+    expect((await refresh(phone, r2.json.refresh_token!)).status).toBe(400);
+    expect(await familyOf(phone, uuid)).toEqual([]);
+  });
+
+  test("another client presenting the rotated token is refused and gets nothing; the grace is its own client's", async () => {
+    const { uuid, tokens } = await signedIn();
+    const lost = await refresh(phone, tokens.refresh_token!);
+    expect(lost.status).toBe(200);
+    expect(await refresh(otherPhone, tokens.refresh_token!)).toMatchObject({
+      status: 400,
+      json: { error: "invalid_grant" },
+    });
+    expect(await familyOf(otherPhone, uuid)).toEqual([]);
+    const retry = await refresh(phone, tokens.refresh_token!);
+    expect(retry.status).toBe(200);
+    expect(retry.json.refresh_token).toBe(lost.json.refresh_token!);
+  });
+
+  test("a grace period of 0: the first retry is reuse", async () => {
+    const t = get();
+    const { uuid, tokens } = await signedIn();
+    const before = t.app.config.oidc.refresh_token_reuse_grace;
+    t.app.config.oidc.refresh_token_reuse_grace = 0;
+    try {
+      const rotated = await refresh(phone, tokens.refresh_token!);
+      expect(rotated.status).toBe(200);
+      expect((await refresh(phone, tokens.refresh_token!)).status).toBe(400);
+      expect(await familyOf(phone, uuid)).toEqual([]);
+    } finally {
+      t.app.config.oidc.refresh_token_reuse_grace = before;
+    }
+  });
+
+  test("a rotation whose request the deadline already answered rolls back: the token still refreshes, its session ends", async () => {
+    const t = get();
+    const { uuid, tokens } = await signedIn();
+    const client = (await clientForAuthentication(t.app, phone))!;
+    const origin = { userAgent: "tests", remoteAddr: "127.0.0.1", forwarded: false };
+    const form = { grant_type: "refresh_token", refresh_token: tokens.refresh_token! };
+    const sessionsBefore = (await t.request("GET", `/0.1/users/${uuid}/sessions`, { token: admin })).json.total;
+    const refused = await refreshGrant(t.app, client, form, issuer.href, origin, () => true).catch((e) => e);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect((refused as ApiError).status).toBe(503);
+    const [row] = await t.app.db
+      .select()
+      .from(oidcRefreshTokens)
+      .where(eq(oidcRefreshTokens.tokenHash, hashToken(tokens.refresh_token!)));
+    expect(row!.rotatedAt).toBeNull();
+    expect((await t.request("GET", `/0.1/users/${uuid}/sessions`, { token: admin })).json.total).toBe(sessionsBefore);
+    // The client retries with the token it holds: an ordinary rotation, no reuse.
+    const retry = await refresh(phone, tokens.refresh_token!);
+    expect(retry.status).toBe(200);
+    expect(await alive(retry.json.access_token!)).toBe(204);
+    expect(await alive(tokens.access_token!)).toBe(204);
+  });
+
+  test("the deadline marks the request it answered, for a write still running to see before committing", async () => {
+    const onClose: Array<() => void> = [];
+    const app = { config: { db_timeout: 0.05 }, onClose } as unknown as AppContext;
+    let release!: () => void;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    const seen: boolean[] = [];
+    const hono = new Hono();
+    hono.use("*", requestDeadline(app));
+    hono.get("/slow", async (c) => {
+      seen.push(answerAbandoned(c.req.raw));
+      await released;
+      seen.push(answerAbandoned(c.req.raw));
+      return c.text("late");
+    });
+    hono.get("/fast", (c) => c.text(String(answerAbandoned(c.req.raw))));
+    hono.onError((_e, c) => c.text("deadline", 503));
+    try {
+      const slow = await hono.request("/slow");
+      expect(slow.status).toBe(503);
+      release();
+      await released;
+      // The handler resumes after the answer: give it its turn, then read what it saw.
+      while (seen.length < 2) await Bun.sleep(0);
+      expect(seen).toEqual([false, true]);
+      expect(await (await hono.request("/fast")).text()).toBe("false");
+    } finally {
+      for (const close of onClose) close();
+    }
   });
 
   test("MFA required since: a wazo refresh token gives a user without a factor the enrol-only ACL", async () => {

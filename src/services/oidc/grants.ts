@@ -2,13 +2,13 @@
 // by userinfo, introspection and revocation), refresh tokens (OIDC Core §11, RFC 6749 §6; rotated
 // for public clients with reuse detection, RFC 9700 §4.14.2), the refresh grant, and the client
 // credentials grant (RFC 6749 §4.4).
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import { and, eq, isNull, lt, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { oidcAccessTokens, oidcRefreshTokens, refreshTokens, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
-import { ApiError, AuthenticationFailed } from "../../domain/errors.ts";
+import { ApiError, AuthenticationFailed, ServiceUnavailable } from "../../domain/errors.ts";
 import { type AuditActor, recordAudit, SYSTEM_ACTOR } from "../audit/record.ts";
 import { login } from "../auth/authentication.ts";
 import { purgeRefreshToken } from "../auth/refresh-tokens.ts";
@@ -98,13 +98,13 @@ export async function grantOfToken(
   return grant;
 }
 
-/** A new refresh token of `familyUuid` (256 random bits, stored as its SHA-256), returned once. */
+/** A new refresh token of `familyUuid` (256 random bits, or `token`; stored as its SHA-256), returned once. */
 export async function mintRefreshToken(
   app: AppContext,
   tx: DbOrTx,
   r: { familyUuid: string; client: ClientRow; userUuid: string; scope: string[]; authTime: number; amr: string[] },
+  token = randomBytes(32).toString("base64url"),
 ): Promise<string> {
-  const token = randomBytes(32).toString("base64url");
   const lifetime = r.client.refreshTokenLifetime ?? app.config.oidc.refresh_token_lifetime;
   await tx.insert(oidcRefreshTokens).values({
     tokenHash: hashToken(token),
@@ -195,11 +195,45 @@ export async function purgeExpiredRefreshTokens(app: AppContext): Promise<number
 
 const isExpired = (expiresAt: Date | null) => expiresAt !== null && expiresAt.getTime() <= Date.now();
 
+type RefreshTokenRow = typeof oidcRefreshTokens.$inferSelect;
+
+/**
+ * A rotation's successor, derived from the presented token (HMAC-SHA-256 keyed by a salt kept on the
+ * rotated row): only a holder of the predecessor can derive it again, and the database keeps hashes
+ * only. Shaped as every refresh token (43 base64url characters, 256 bits).
+ */
+const successorOf = (presented: string, salt: string) =>
+  createHmac("sha256", salt).update(presented).digest("base64url");
+
+/**
+ * RFC 9700 §4.14.2 allows tolerating a retry: a public client whose refresh answer was lost (a 503,
+ * a failover, a connection cut) presents the token it just rotated again. Within
+ * `oidc.refresh_token_reuse_grace` seconds of the rotation, and while the successor is unused (for a
+ * public client, not rotated in turn) and unexpired, that client gets the same successor back.
+ * Another client was refused before; an older token's successor is itself rotated: reuse.
+ */
+async function graceSuccessor(
+  app: AppContext,
+  rt: RefreshTokenRow,
+  presented: string,
+): Promise<{ token: string; tokenHash: string } | null> {
+  const graceMs = app.config.oidc.refresh_token_reuse_grace * 1000;
+  if (rt.rotatedAt === null || rt.successorSalt === null || Date.now() - rt.rotatedAt.getTime() >= graceMs) return null;
+  const token = successorOf(presented, rt.successorSalt);
+  const next = await findRefreshToken(app, token);
+  if (!next || next.familyUuid !== rt.familyUuid || next.clientId !== rt.clientId) return null;
+  if (next.rotatedAt !== null || isExpired(next.expiresAt)) return null;
+  return { token, tokenHash: next.tokenHash };
+}
+
 /**
  * RFC 6749 §6 and OIDC Core §12: a new access token — a new Tessera session, logged in again as
  * POST /0.1/token's refresh-token login does (the user's current ACL; a disabled or deleted user
  * gets nothing) and narrowed by the grant's ACL scopes. A public client's refresh token is rotated:
- * presenting a rotated one again revokes the whole family and its sessions (RFC 9700 §4.14.2).
+ * presenting a rotated one again revokes the whole family and its sessions (RFC 9700 §4.14.2),
+ * except the retry of a lost answer within the grace period (`graceSuccessor`). `abandoned` tells
+ * that the request was already answered 503 (http/deadline.ts): the rotation then rolls back, as the
+ * client never saw its successor.
  */
 export async function refreshGrant(
   app: AppContext,
@@ -207,6 +241,7 @@ export async function refreshGrant(
   form: Form,
   issuer: string,
   origin: RequestOrigin,
+  abandoned: () => boolean = () => false,
 ): Promise<TokenResponse> {
   const presented = form.refresh_token ?? "";
   const rt = await findRefreshToken(app, presented);
@@ -214,11 +249,13 @@ export async function refreshGrant(
   // RFC 6749 §6: the refresh token was issued to the authenticated client.
   if (rt.clientId !== client.clientId) throw invalidGrant("the refresh token was issued to another client");
   const reuse = "a rotated refresh token was presented again";
-  if (rt.rotatedAt !== null) {
-    await revokeFamily(app, rt.familyUuid, reuse, clientActor(origin, client.tenantUuid));
+  const actor = clientActor(origin, client.tenantUuid);
+  const retried = rt.rotatedAt !== null ? await graceSuccessor(app, rt, presented) : null;
+  if (rt.rotatedAt !== null && !retried) {
+    await revokeFamily(app, rt.familyUuid, reuse, actor);
     throw invalidGrant("the refresh token is invalid, expired or revoked");
   }
-  if (isExpired(rt.expiresAt)) throw invalidGrant("the refresh token is invalid, expired or revoked");
+  if (!retried && isExpired(rt.expiresAt)) throw invalidGrant("the refresh token is invalid, expired or revoked");
   const granted = rt.scope.split(" ");
   // RFC 6749 §6: a narrower scope may be asked for, never one the grant did not include.
   const scope = form.scope === undefined ? granted : [...new Set(form.scope.split(" ").filter(Boolean))];
@@ -240,14 +277,35 @@ export async function refreshGrant(
     narrowAcl: aclNarrowing(scope),
   });
   const rotate = client.clientType === "public";
+  /** The successor handed out (a public client's rotation, or the retry's); else the token stays. */
   let next: string | undefined;
   let reused = false;
+  /** The access token the lost answer carried: ended once its retry has a new one. */
+  let lostAccessToken: string | null = null;
   try {
     await inTransaction(app, async (tx) => {
-      if (rotate) {
+      if (retried) {
+        // The successor, locked: still unused now (a concurrent use of it waits for this commit).
+        const [unused] = await tx
+          .select({ h: oidcRefreshTokens.tokenHash })
+          .from(oidcRefreshTokens)
+          .where(and(eq(oidcRefreshTokens.tokenHash, retried.tokenHash), isNull(oidcRefreshTokens.rotatedAt)))
+          .for("update");
+        if (!unused) {
+          reused = true;
+          return;
+        }
+        lostAccessToken = rt.successorTokenUuid;
+        await tx
+          .update(oidcRefreshTokens)
+          .set({ successorTokenUuid: token.token })
+          .where(eq(oidcRefreshTokens.tokenHash, rt.tokenHash));
+        next = retried.token;
+      } else if (rotate) {
+        const salt = randomBytes(32).toString("base64url");
         const spent = await tx
           .update(oidcRefreshTokens)
-          .set({ rotatedAt: new Date() })
+          .set({ rotatedAt: new Date(), successorSalt: salt, successorTokenUuid: token.token })
           .where(and(eq(oidcRefreshTokens.tokenHash, rt.tokenHash), isNull(oidcRefreshTokens.rotatedAt)))
           .returning({ h: oidcRefreshTokens.tokenHash });
         // Two refreshes with one token: the second is a reuse.
@@ -255,7 +313,7 @@ export async function refreshGrant(
           reused = true;
           return;
         }
-        next = await mintRefreshToken(app, tx, { ...rt, client, scope: granted });
+        next = await mintRefreshToken(app, tx, { ...rt, client, scope: granted }, successorOf(presented, salt));
       }
       await recordAccessToken(tx, {
         tokenUuid: token.token,
@@ -265,6 +323,8 @@ export async function refreshGrant(
         grantType: "refresh_token",
         scope,
       });
+      // The answer is already a 503: committing would rotate a token the client still holds.
+      if (abandoned()) throw new ServiceUnavailable("tokens", "the request was answered before its rotation");
     });
   } catch (e) {
     // Never a half-issued token: the session made above goes when its record could not be written.
@@ -272,15 +332,19 @@ export async function refreshGrant(
     throw e;
   }
   if (reused) {
-    await revokeFamily(app, rt.familyUuid, reuse, clientActor(origin, client.tenantUuid));
+    await revokeFamily(app, rt.familyUuid, reuse, actor);
     throw invalidGrant("the refresh token is invalid, expired or revoked");
+  }
+  if (retried) {
+    app.log.info("OIDC refresh retried within the grace period: the same successor", { client_id: client.clientId });
+    if (lostAccessToken) await revokeToken(app, lostAccessToken).catch(() => undefined);
   }
   const answer: TokenResponse = {
     access_token: token.token,
     token_type: "Bearer",
     expires_in: expiresIn(token.utc_expires_at),
     scope: scope.join(" "),
-    refresh_token: rotate ? next : presented,
+    refresh_token: next ?? presented,
   };
   if (scope.includes("openid")) {
     const claims = await userClaims(app, rt.userUuid, scope);
