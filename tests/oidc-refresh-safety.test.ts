@@ -138,17 +138,32 @@ describeEachDb("OIDC refresh safety", (get) => {
     expect(lost.status).toBe(200);
     const retry = await refresh(phone, tokens.refresh_token!);
     expect(retry.status).toBe(200);
+    // The same answer again: the same successor and access token, no new session.
     expect(retry.json.refresh_token).toBe(lost.json.refresh_token!);
-    expect(retry.json.access_token).not.toBe(lost.json.access_token!);
+    expect(retry.json.access_token).toBe(lost.json.access_token!);
     expect(retry.json.id_token).toBeString();
-    // The lost answer's access token ends; the retry's works, and the family is alive.
-    expect(await alive(lost.json.access_token!)).toBe(404);
     expect(await alive(retry.json.access_token!)).toBe(204);
     expect(await familyOf(phone, uuid)).toHaveLength(1);
+    // That access token ended meanwhile (a logout): the retry gets a new one, for the same successor.
+    expect((await get().request("DELETE", `/0.1/token/${lost.json.access_token}`)).status).toBe(200);
+    const again = await refresh(phone, tokens.refresh_token!);
+    expect(again.status).toBe(200);
+    expect(again.json.refresh_token).toBe(lost.json.refresh_token!);
+    expect(again.json.access_token).not.toBe(lost.json.access_token!);
+    expect(await alive(again.json.access_token!)).toBe(204);
     const next = await refresh(phone, retry.json.refresh_token!);
     expect(next.status).toBe(200);
     expect(next.json.refresh_token).not.toBe(retry.json.refresh_token!);
     expect(await alive(next.json.access_token!)).toBe(204);
+  });
+
+  test("two refreshes at once with one token (a client's double request): both get the one successor", async () => {
+    const { uuid, tokens } = await signedIn();
+    const [a, b] = await Promise.all([refresh(phone, tokens.refresh_token!), refresh(phone, tokens.refresh_token!)]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect([a.json.refresh_token, a.json.access_token]).toEqual([b.json.refresh_token!, b.json.access_token!]);
+    expect(await familyOf(phone, uuid)).toHaveLength(1);
+    expect((await refresh(phone, a.json.refresh_token!)).status).toBe(200);
   });
 
   test("after the grace period, a rotated token presented again revokes the family", async () => {

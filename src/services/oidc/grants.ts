@@ -14,7 +14,7 @@ import { login } from "../auth/authentication.ts";
 import { purgeRefreshToken } from "../auth/refresh-tokens.ts";
 import { revokeToken } from "../auth/sessions.ts";
 import type { CachedToken } from "../auth/token-cache.ts";
-import { insertToken } from "../auth/tokens.ts";
+import { findValidToken, insertToken } from "../auth/tokens.ts";
 import { sessionCreatedEvent } from "../events.ts";
 import { aclNarrowing, aclScopes, narrowAcl, scopesBeyond } from "./acl-scope.ts";
 import { userClaims } from "./claims.ts";
@@ -227,13 +227,30 @@ async function graceSuccessor(
 }
 
 /**
+ * The access token the lost answer carried, when it is still valid and was issued for the scope
+ * asked now: a retry then gets that same answer again (and two requests racing with one token get
+ * the same one), with no new session.
+ */
+async function successorAccess(
+  app: AppContext,
+  rt: RefreshTokenRow,
+  scope: string[],
+): Promise<{ accessToken: string; expiresIn: number } | null> {
+  if (!rt.successorTokenUuid) return null;
+  const cached = await findValidToken(app, rt.successorTokenUuid);
+  const grant = cached ? await grantOfToken(app, rt.successorTokenUuid, cached) : null;
+  if (!cached || grant?.scope.join(" ") !== scope.join(" ")) return null;
+  return { accessToken: rt.successorTokenUuid, expiresIn: Math.max(0, cached.expireT - nowSeconds()) };
+}
+
+/**
  * RFC 6749 §6 and OIDC Core §12: a new access token — a new Tessera session, logged in again as
  * POST /0.1/token's refresh-token login does (the user's current ACL; a disabled or deleted user
  * gets nothing) and narrowed by the grant's ACL scopes. A public client's refresh token is rotated:
  * presenting a rotated one again revokes the whole family and its sessions (RFC 9700 §4.14.2),
- * except the retry of a lost answer within the grace period (`graceSuccessor`). `abandoned` tells
- * that the request was already answered 503 (http/deadline.ts): the rotation then rolls back, as the
- * client never saw its successor.
+ * except the retry of a lost answer within the grace period (`graceSuccessor`), which gets that
+ * answer again. `abandoned` tells that the request was already answered 503 (http/deadline.ts):
+ * the rotation then rolls back, as the client never saw its successor.
  */
 export async function refreshGrant(
   app: AppContext,
@@ -261,89 +278,91 @@ export async function refreshGrant(
   const scope = form.scope === undefined ? granted : [...new Set(form.scope.split(" ").filter(Boolean))];
   const beyond = scopesBeyond(granted, scope);
   if (beyond.length) throw new OAuthError(400, "invalid_scope", `scope not granted: ${beyond.join(" ")}`);
-  const token = await loginOrInvalidGrant(app, {
-    login: null,
-    password: null,
-    body: {
-      refresh_token: rt.familyUuid,
-      client_id: client.clientId,
-      expiration: client.accessTokenLifetime ?? app.config.default_token_lifetime,
-    },
-    mobile: false,
-    userAgent: origin.userAgent,
-    remoteAddr: origin.remoteAddr,
-    forwarded: origin.forwarded,
-    headers: {},
-    narrowAcl: aclNarrowing(scope),
-  });
-  const rotate = client.clientType === "public";
-  /** The successor handed out (a public client's rotation, or the retry's); else the token stays. */
-  let next: string | undefined;
-  let reused = false;
-  /** The access token the lost answer carried: ended once its retry has a new one. */
-  let lostAccessToken: string | null = null;
-  try {
-    await inTransaction(app, async (tx) => {
-      if (retried) {
-        // The successor, locked: still unused now (a concurrent use of it waits for this commit).
-        const [unused] = await tx
-          .select({ h: oidcRefreshTokens.tokenHash })
-          .from(oidcRefreshTokens)
-          .where(and(eq(oidcRefreshTokens.tokenHash, retried.tokenHash), isNull(oidcRefreshTokens.rotatedAt)))
-          .for("update");
-        if (!unused) {
-          reused = true;
-          return;
-        }
-        lostAccessToken = rt.successorTokenUuid;
-        await tx
-          .update(oidcRefreshTokens)
-          .set({ successorTokenUuid: token.token })
-          .where(eq(oidcRefreshTokens.tokenHash, rt.tokenHash));
-        next = retried.token;
-      } else if (rotate) {
-        const salt = randomBytes(32).toString("base64url");
-        const spent = await tx
-          .update(oidcRefreshTokens)
-          .set({ rotatedAt: new Date(), successorSalt: salt, successorTokenUuid: token.token })
-          .where(and(eq(oidcRefreshTokens.tokenHash, rt.tokenHash), isNull(oidcRefreshTokens.rotatedAt)))
-          .returning({ h: oidcRefreshTokens.tokenHash });
-        // Two refreshes with one token: the second is a reuse.
-        if (spent.length === 0) {
-          reused = true;
-          return;
-        }
-        next = await mintRefreshToken(app, tx, { ...rt, client, scope: granted }, successorOf(presented, salt));
-      }
-      await recordAccessToken(tx, {
-        tokenUuid: token.token,
-        sessionUuid: token.session_uuid,
-        clientId: client.clientId,
-        userUuid: rt.userUuid,
-        grantType: "refresh_token",
-        scope,
-      });
-      // The answer is already a 503: committing would rotate a token the client still holds.
-      if (abandoned()) throw new ServiceUnavailable("tokens", "the request was answered before its rotation");
+  if (retried) app.log.info("OIDC refresh retried within the grace period", { client_id: client.clientId });
+  let issued = (retried && (await successorAccess(app, rt, scope))) || null;
+  let next = retried?.token;
+  if (!issued) {
+    const token = await loginOrInvalidGrant(app, {
+      login: null,
+      password: null,
+      body: {
+        refresh_token: rt.familyUuid,
+        client_id: client.clientId,
+        expiration: client.accessTokenLifetime ?? app.config.default_token_lifetime,
+      },
+      mobile: false,
+      userAgent: origin.userAgent,
+      remoteAddr: origin.remoteAddr,
+      forwarded: origin.forwarded,
+      headers: {},
+      narrowAcl: aclNarrowing(scope),
     });
-  } catch (e) {
-    // Never a half-issued token: the session made above goes when its record could not be written.
-    await revokeToken(app, token.token).catch(() => undefined);
-    throw e;
-  }
-  if (reused) {
-    await revokeFamily(app, rt.familyUuid, reuse, actor);
-    throw invalidGrant("the refresh token is invalid, expired or revoked");
-  }
-  if (retried) {
-    app.log.info("OIDC refresh retried within the grace period: the same successor", { client_id: client.clientId });
-    if (lostAccessToken) await revokeToken(app, lostAccessToken).catch(() => undefined);
+    let reused = false;
+    try {
+      await inTransaction(app, async (tx) => {
+        if (retried) {
+          // The successor, locked: still unused now (a concurrent use of it waits for this commit).
+          const [unused] = await tx
+            .select({ h: oidcRefreshTokens.tokenHash })
+            .from(oidcRefreshTokens)
+            .where(and(eq(oidcRefreshTokens.tokenHash, retried.tokenHash), isNull(oidcRefreshTokens.rotatedAt)))
+            .for("update");
+          if (!unused) {
+            reused = true;
+            return;
+          }
+          await tx
+            .update(oidcRefreshTokens)
+            .set({ successorTokenUuid: token.token })
+            .where(eq(oidcRefreshTokens.tokenHash, rt.tokenHash));
+        } else if (client.clientType === "public") {
+          const salt = randomBytes(32).toString("base64url");
+          const spent = await tx
+            .update(oidcRefreshTokens)
+            .set({ rotatedAt: new Date(), successorSalt: salt, successorTokenUuid: token.token })
+            .where(and(eq(oidcRefreshTokens.tokenHash, rt.tokenHash), isNull(oidcRefreshTokens.rotatedAt)))
+            .returning({ h: oidcRefreshTokens.tokenHash });
+          // Two refreshes with one token: the second is a reuse.
+          if (spent.length === 0) {
+            reused = true;
+            return;
+          }
+          next = await mintRefreshToken(app, tx, { ...rt, client, scope: granted }, successorOf(presented, salt));
+        }
+        await recordAccessToken(tx, {
+          tokenUuid: token.token,
+          sessionUuid: token.session_uuid,
+          clientId: client.clientId,
+          userUuid: rt.userUuid,
+          grantType: "refresh_token",
+          scope,
+        });
+        // The answer is already a 503: committing would rotate a token the client still holds.
+        if (abandoned()) throw new ServiceUnavailable("tokens", "the request was answered before its rotation");
+      });
+    } catch (e) {
+      // Never a half-issued token: the session made above goes when its record could not be written.
+      await revokeToken(app, token.token).catch(() => undefined);
+      throw e;
+    }
+    if (reused && !retried) {
+      // A concurrent refresh with the same token rotated it first: this one is then judged as a
+      // retry of that one (once: the token read again is rotated, so no second rotation is tried).
+      await revokeToken(app, token.token).catch(() => undefined);
+      return refreshGrant(app, client, form, issuer, origin, abandoned);
+    }
+    if (reused) {
+      await revokeFamily(app, rt.familyUuid, reuse, actor);
+      throw invalidGrant("the refresh token is invalid, expired or revoked");
+    }
+    issued = { accessToken: token.token, expiresIn: expiresIn(token.utc_expires_at) };
   }
   const answer: TokenResponse = {
-    access_token: token.token,
+    access_token: issued.accessToken,
     token_type: "Bearer",
-    expires_in: expiresIn(token.utc_expires_at),
+    expires_in: issued.expiresIn,
     scope: scope.join(" "),
+    // The successor (a public client's rotation, or the retry's); else the token stays.
     refresh_token: next ?? presented,
   };
   if (scope.includes("openid")) {
@@ -357,7 +376,7 @@ export async function refreshGrant(
       authTime: rt.authTime,
       nonce: null,
       amr: rt.amr,
-      accessToken: token.token,
+      accessToken: issued.accessToken,
     });
   }
   return answer;
