@@ -541,6 +541,15 @@ export const configSchema = z
           .max(2_147_483_647)
           .default(2_592_000)
           .describe("seconds an OIDC refresh token lives, for clients that set none; `0` = until revoked"),
+        refresh_token_reuse_grace: z
+          .number()
+          .int()
+          .min(0)
+          .max(300)
+          .default(10)
+          .describe(
+            "seconds after a public client's refresh token was rotated during which the same client presenting it again, while its successor is still unused, gets that successor instead of having the grant revoked (a retry after a lost answer, RFC 9700 §4.14.2); `0` = never",
+          ),
         device_code_lifetime: z
           .number()
           .int()

@@ -472,7 +472,9 @@ describeEachDb(
       expect(change(revoked, "client_id")).toBe(web.client_id);
       // A rotated refresh token presented again: the family goes, recorded against alice.
       const phoneFlow = await codeFlow(phone, "openid offline_access", APP_REDIRECT);
-      await oidc.refreshTokenGrant(phoneFlow.config, phoneFlow.tokens.refresh_token!);
+      const rotated = await oidc.refreshTokenGrant(phoneFlow.config, phoneFlow.tokens.refresh_token!);
+      // Its successor used: no grace period for a retry of the first any more (RFC 9700 §4.14.2).
+      await oidc.refreshTokenGrant(phoneFlow.config, rotated.refresh_token!);
       await oauthError(oidc.refreshTokenGrant(phoneFlow.config, phoneFlow.tokens.refresh_token!));
       const families = await audit(`action=refresh_token.revoke&target_uuid=${alice}`);
       expect(families.map((e) => [change(e, "client_id"), change(e, "reason")])).toContainEqual([

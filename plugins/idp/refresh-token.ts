@@ -22,7 +22,12 @@ export default class RefreshTokenIdp implements IdpPlugin {
   }
 
   async verifyAuth(args: LoginArgs): Promise<{ backend: BackendPlugin; login: string }> {
-    const found = await findRefreshTokenLogin(this.app, String(args.body.refresh_token), String(args.body.client_id));
+    const found = await findRefreshTokenLogin(
+      this.app,
+      String(args.body.refresh_token),
+      String(args.body.client_id),
+      args,
+    );
     if (!found) throw new AuthenticationFailed();
     args.persistentMetadata = found.metadata;
     args.refreshTokenUuid = found.uuid;

@@ -17,6 +17,16 @@ interface InFlight {
 
 const SWEEP_MS = 100;
 
+/**
+ * Requests answered 503 by the deadline while their work went on. A write that must not take
+ * effect unseen (a refresh token's rotation: the client would retry with the token it rotated)
+ * asks `answerAbandoned` before committing, and rolls back. A COMMIT already sent when the
+ * deadline passes may still land: the refresh grant's grace period covers that (services/oidc/grants.ts).
+ */
+const abandoned = new WeakSet<Request>();
+
+export const answerAbandoned = (req: Request): boolean => abandoned.has(req);
+
 export function requestDeadline(app: AppContext): MiddlewareHandler {
   const ms = Math.round(app.config.db_timeout * 1000);
   const inFlight = new Set<InFlight>();
@@ -36,12 +46,15 @@ export function requestDeadline(app: AppContext): MiddlewareHandler {
   }, SWEEP_MS);
   sweeper.unref?.();
   app.onClose.push(() => clearInterval(sweeper));
-  return async (_c, next) => {
+  return async (c, next) => {
     const entry: InFlight = { startedAt: performance.now(), expire: () => {} };
     inFlight.add(entry);
     try {
       await new Promise<void>((resolve, reject) => {
-        entry.expire = reject;
+        entry.expire = (e) => {
+          abandoned.add(c.req.raw);
+          reject(e);
+        };
         next().then(resolve, reject);
       });
     } finally {

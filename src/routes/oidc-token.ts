@@ -24,6 +24,7 @@ import { type ClientRow, GRANT_TYPES } from "../services/oidc/clients.ts";
 import type { AppContext } from "../context.ts";
 import { userClaims } from "../services/oidc/claims.ts";
 import { requestIssuer } from "./oidc.ts";
+import { answerAbandoned } from "../http/deadline.ts";
 
 function oauthError(c: Context<Env>, e: OAuthError): Response {
   // RFC 6749 §5.2: 401 invalid_client carries the scheme the client tried (Basic).
@@ -52,7 +53,7 @@ function grant(c: Context<Env>, app: AppContext, client: ClientRow, form: Form):
     case "authorization_code":
       return exchangeAuthorizationCode(app, client, form, issuer, originOf(c, app));
     case "refresh_token":
-      return refreshGrant(app, client, form, issuer, originOf(c, app));
+      return refreshGrant(app, client, form, issuer, originOf(c, app), () => answerAbandoned(c.req.raw));
     case "client_credentials":
       return clientCredentialsGrant(app, client, form, originOf(c, app));
     default:

@@ -179,6 +179,10 @@ export const oidcRefreshTokens = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }),
     rotatedAt: timestamp("rotated_at", { withTimezone: true, mode: "date" }),
+    /** Once rotated: the salt its successor was derived with from it (services/oidc/grants.ts, the grace period). */
+    successorSalt: varchar("successor_salt", { length: 43 }),
+    /** Once rotated: the access token issued with the successor. */
+    successorTokenUuid: varchar("successor_token_uuid", { length: 38 }),
   },
   (t) => [index("tessera_oidc_refresh_token_family_uuid_idx").on(t.familyUuid)],
 );

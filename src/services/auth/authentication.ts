@@ -25,6 +25,7 @@ import { findLoginUser, findUserByLogin, knownLoginUser } from "./user-auth.ts";
 import { assertNotThrottled, clearLoginFailures, countFailure, type ThrottleSubject } from "./login-throttle.ts";
 import { recordLogin } from "../../metrics.ts";
 import { secondFactorStep, type SecondFactorOutcome } from "./mfa-login.ts";
+import { mfaRestrictedAcl } from "./mfa-policy.ts";
 import { auditInsert, auditOutboxInsert, recordAudit, recordRefusalEntry, type AuditActor } from "../audit/record.ts";
 
 export interface TokenRequestBody {
@@ -108,9 +109,12 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
   try {
     const auth = await authenticate(app, args);
     method = auth.method;
-    // Refresh-token logins (the only ones without an IdP) were issued after the second factor: not asked again.
+    // Refresh-token logins (the only ones without an IdP) were issued after the second factor: no
+    // code asked again. The tenant's requirement still applies: the refresh token may predate it.
     checkingSecondFactor = true;
-    const step = auth.idp ? await secondFactor(app, args, auth, req) : null;
+    const step = auth.idp
+      ? await secondFactor(app, args, auth, req)
+      : { enrolOnlyAcl: await mfaRestrictedAcl(app, knownLoginUser(args, auth.login)) };
     checkingSecondFactor = false;
     auth.enrolOnlyAcl = step?.enrolOnlyAcl ?? null;
     const result = await issue(app, args, auth, req);
@@ -233,6 +237,8 @@ export async function loginAuthenticatedUser(
     method,
     persistentMetadata: {},
     refreshTokenUuid: null,
+    // The browser session may predate the tenant's MFA requirement: the login's rule applies.
+    enrolOnlyAcl: await mfaRestrictedAcl(app, user),
   };
   try {
     return await issue(app, args, auth, { ...req, password: null, mobile: false });

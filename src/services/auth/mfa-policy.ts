@@ -12,6 +12,7 @@ import { changesOf, recordAudit } from "../audit/record.ts";
 import { Forbidden, NotFound } from "../../domain/errors.ts";
 import { tenantVisible } from "../identity/visibility.ts";
 import { isSubtenant } from "../identity/tenant-tree.ts";
+import { recordMfa } from "../../metrics.ts";
 
 export type MfaPolicy = "optional" | "required";
 
@@ -46,6 +47,28 @@ export const loginMfaColumns = {
     "mfa_policies_set",
   ),
 };
+
+/** What the requirement rule reads of a user: the login read's columns (user-auth.ts). */
+export interface MfaSubject {
+  tenantUuid: string;
+  purpose: string;
+  mfaEnabled: boolean;
+  mfaPoliciesSet: boolean;
+}
+
+/**
+ * The one rule of the requirement, for every way a user gets a token — a password login, a refresh
+ * (POST /0.1/token's refresh token, the OIDC refresh grant) and single sign-on with a browser
+ * session, the last two possibly made before the tenant required MFA: a user without a confirmed
+ * factor, in a tenant requiring MFA, gets the enrol-only ACL; null means no restriction. Internal
+ * users are exempt. One statement, and only when some tenant requires MFA and the user has no factor.
+ */
+export async function mfaRestrictedAcl(app: AppContext, user: MfaSubject | null): Promise<string[] | null> {
+  if (!user || user.mfaEnabled || !user.mfaPoliciesSet || user.purpose === "internal") return null;
+  if (!(await tenantRequiresMfa(app, user.tenantUuid))) return null;
+  recordMfa("restricted");
+  return MFA_ENROL_ONLY_ACL;
+}
 
 export async function tenantRequiresMfa(app: AppContext, tenantUuid: string): Promise<boolean> {
   return (await effectivePolicy(app, tenantUuid)).mfa === "required";

@@ -10,7 +10,8 @@ import { revokeSessions, revokeUserSessions } from "./sessions.ts";
 import { endUserBrowserSessions } from "../oidc/browser-session.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { effectiveMethod } from "./identity-providers.ts";
-import { findUserByLogin } from "./user-auth.ts";
+import { findLoginUser } from "./user-auth.ts";
+import type { LoginArgs } from "../../plugins/types.ts";
 
 export interface NewRefreshToken {
   userUuid: string;
@@ -124,11 +125,15 @@ export async function revokeUserAccess(
   for (const rt of deleted) await publishEvent(app, tx, refreshTokenEvent("deleted", rt, user.tenantUuid));
 }
 
-/** What a refresh-token login needs: the login, persistent metadata and the user's method (enabled users only). */
+/**
+ * What a refresh-token login needs: the login, persistent metadata and the user's method (enabled
+ * users only). The user is read as a login reads it, kept on `args` (the login's MFA rule reads it).
+ */
 export async function findRefreshTokenLogin(
   app: AppContext,
   refreshToken: string,
   clientId: string,
+  args?: LoginArgs,
 ): Promise<{ uuid: string; login: string; metadata: Record<string, unknown>; method: string } | null> {
   if (!isUuid(refreshToken)) return null;
   const [rt] = await app.db
@@ -136,7 +141,7 @@ export async function findRefreshTokenLogin(
     .from(refreshTokens)
     .where(and(eq(refreshTokens.uuid, refreshToken.toLowerCase()), eq(refreshTokens.clientId, clientId)));
   if (!rt?.login) return null;
-  const user = await findUserByLogin(app.db, rt.login);
+  const user = await findLoginUser(app.db, rt.login, args);
   if (!user || user.uuid !== rt.userUuid) return null;
   return {
     uuid: rt.uuid,

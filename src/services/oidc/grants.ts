@@ -2,19 +2,19 @@
 // by userinfo, introspection and revocation), refresh tokens (OIDC Core §11, RFC 6749 §6; rotated
 // for public clients with reuse detection, RFC 9700 §4.14.2), the refresh grant, and the client
 // credentials grant (RFC 6749 §4.4).
-import { createHash, randomBytes } from "node:crypto";
-import { and, eq, isNull, lt } from "drizzle-orm";
+import { createHash, createHmac, randomBytes } from "node:crypto";
+import { and, eq, isNull, lt, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { oidcAccessTokens, oidcRefreshTokens, refreshTokens, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
-import { ApiError, AuthenticationFailed } from "../../domain/errors.ts";
+import { ApiError, AuthenticationFailed, ServiceUnavailable } from "../../domain/errors.ts";
 import { type AuditActor, recordAudit, SYSTEM_ACTOR } from "../audit/record.ts";
 import { login } from "../auth/authentication.ts";
 import { purgeRefreshToken } from "../auth/refresh-tokens.ts";
 import { revokeToken } from "../auth/sessions.ts";
 import type { CachedToken } from "../auth/token-cache.ts";
-import { insertToken } from "../auth/tokens.ts";
+import { findValidToken, insertToken } from "../auth/tokens.ts";
 import { sessionCreatedEvent } from "../events.ts";
 import { aclNarrowing, aclScopes, narrowAcl, scopesBeyond } from "./acl-scope.ts";
 import { userClaims } from "./claims.ts";
@@ -98,13 +98,13 @@ export async function grantOfToken(
   return grant;
 }
 
-/** A new refresh token of `familyUuid` (256 random bits, stored as its SHA-256), returned once. */
+/** A new refresh token of `familyUuid` (256 random bits, or `token`; stored as its SHA-256), returned once. */
 export async function mintRefreshToken(
   app: AppContext,
   tx: DbOrTx,
   r: { familyUuid: string; client: ClientRow; userUuid: string; scope: string[]; authTime: number; amr: string[] },
+  token = randomBytes(32).toString("base64url"),
 ): Promise<string> {
-  const token = randomBytes(32).toString("base64url");
   const lifetime = r.client.refreshTokenLifetime ?? app.config.oidc.refresh_token_lifetime;
   await tx.insert(oidcRefreshTokens).values({
     tokenHash: hashToken(token),
@@ -134,25 +134,34 @@ export async function revokeFamily(
   reason: string,
   actor: AuditActor = SYSTEM_ACTOR,
 ): Promise<number> {
-  return inTransaction(app, async (tx) => {
-    const [rt] = await tx
-      .select({ row: refreshTokens, tenantUuid: users.tenantUuid })
-      .from(refreshTokens)
-      .innerJoin(users, eq(users.uuid, refreshTokens.userUuid))
-      .where(eq(refreshTokens.uuid, familyUuid));
-    if (!rt) return 0;
-    const revoked = await purgeRefreshToken(app, tx, rt.row, rt.tenantUuid);
-    await recordAudit(app, tx, actor, {
-      action: "refresh_token.revoke",
-      target: { kind: "user", uuid: rt.row.userUuid, tenantUuid: rt.tenantUuid },
-      changes: [
-        { field: "client_id", old: null, new: rt.row.clientId },
-        { field: "reason", old: null, new: reason },
-      ],
-    });
-    app.log.warn("OIDC refresh token family revoked", { family: familyUuid, reason, sessions_revoked: revoked });
-    return revoked;
+  return inTransaction(app, (tx) => endFamily(app, tx, eq(refreshTokens.uuid, familyUuid), reason, actor));
+}
+
+/** `revokeFamily` within the caller's transaction, for the family `which` selects (none: 0). */
+export async function endFamily(
+  app: AppContext,
+  tx: DbOrTx,
+  which: SQL,
+  reason: string,
+  actor: AuditActor,
+): Promise<number> {
+  const [rt] = await tx
+    .select({ row: refreshTokens, tenantUuid: users.tenantUuid })
+    .from(refreshTokens)
+    .innerJoin(users, eq(users.uuid, refreshTokens.userUuid))
+    .where(which);
+  if (!rt) return 0;
+  const revoked = await purgeRefreshToken(app, tx, rt.row, rt.tenantUuid);
+  await recordAudit(app, tx, actor, {
+    action: "refresh_token.revoke",
+    target: { kind: "user", uuid: rt.row.userUuid, tenantUuid: rt.tenantUuid },
+    changes: [
+      { field: "client_id", old: null, new: rt.row.clientId },
+      { field: "reason", old: null, new: reason },
+    ],
   });
+  app.log.warn("OIDC refresh token family revoked", { family: rt.row.uuid, reason, sessions_revoked: revoked });
+  return revoked;
 }
 
 /** Whether refresh tokens of the family were ever handed to its client (its grant is in use). */
@@ -186,11 +195,62 @@ export async function purgeExpiredRefreshTokens(app: AppContext): Promise<number
 
 const isExpired = (expiresAt: Date | null) => expiresAt !== null && expiresAt.getTime() <= Date.now();
 
+type RefreshTokenRow = typeof oidcRefreshTokens.$inferSelect;
+
+/**
+ * A rotation's successor, derived from the presented token (HMAC-SHA-256 keyed by a salt kept on the
+ * rotated row): only a holder of the predecessor can derive it again, and the database keeps hashes
+ * only. Shaped as every refresh token (43 base64url characters, 256 bits).
+ */
+const successorOf = (presented: string, salt: string) =>
+  createHmac("sha256", salt).update(presented).digest("base64url");
+
+/**
+ * RFC 9700 §4.14.2 allows tolerating a retry: a public client whose refresh answer was lost (a 503,
+ * a failover, a connection cut) presents the token it just rotated again. Within
+ * `oidc.refresh_token_reuse_grace` seconds of the rotation, and while the successor is unused (for a
+ * public client, not rotated in turn) and unexpired, that client gets the same successor back.
+ * Another client was refused before; an older token's successor is itself rotated: reuse.
+ */
+async function graceSuccessor(
+  app: AppContext,
+  rt: RefreshTokenRow,
+  presented: string,
+): Promise<{ token: string; tokenHash: string } | null> {
+  const graceMs = app.config.oidc.refresh_token_reuse_grace * 1000;
+  if (rt.rotatedAt === null || rt.successorSalt === null || Date.now() - rt.rotatedAt.getTime() >= graceMs) return null;
+  const token = successorOf(presented, rt.successorSalt);
+  const next = await findRefreshToken(app, token);
+  if (!next || next.familyUuid !== rt.familyUuid || next.clientId !== rt.clientId) return null;
+  if (next.rotatedAt !== null || isExpired(next.expiresAt)) return null;
+  return { token, tokenHash: next.tokenHash };
+}
+
+/**
+ * The access token the lost answer carried, when it is still valid and was issued for the scope
+ * asked now: a retry then gets that same answer again (and two requests racing with one token get
+ * the same one), with no new session.
+ */
+async function successorAccess(
+  app: AppContext,
+  rt: RefreshTokenRow,
+  scope: string[],
+): Promise<{ accessToken: string; expiresIn: number } | null> {
+  if (!rt.successorTokenUuid) return null;
+  const cached = await findValidToken(app, rt.successorTokenUuid);
+  const grant = cached ? await grantOfToken(app, rt.successorTokenUuid, cached) : null;
+  if (!cached || grant?.scope.join(" ") !== scope.join(" ")) return null;
+  return { accessToken: rt.successorTokenUuid, expiresIn: Math.max(0, cached.expireT - nowSeconds()) };
+}
+
 /**
  * RFC 6749 §6 and OIDC Core §12: a new access token — a new Tessera session, logged in again as
  * POST /0.1/token's refresh-token login does (the user's current ACL; a disabled or deleted user
  * gets nothing) and narrowed by the grant's ACL scopes. A public client's refresh token is rotated:
- * presenting a rotated one again revokes the whole family and its sessions (RFC 9700 §4.14.2).
+ * presenting a rotated one again revokes the whole family and its sessions (RFC 9700 §4.14.2),
+ * except the retry of a lost answer within the grace period (`graceSuccessor`), which gets that
+ * answer again. `abandoned` tells that the request was already answered 503 (http/deadline.ts):
+ * the rotation then rolls back, as the client never saw its successor.
  */
 export async function refreshGrant(
   app: AppContext,
@@ -198,6 +258,7 @@ export async function refreshGrant(
   form: Form,
   issuer: string,
   origin: RequestOrigin,
+  abandoned: () => boolean = () => false,
 ): Promise<TokenResponse> {
   const presented = form.refresh_token ?? "";
   const rt = await findRefreshToken(app, presented);
@@ -205,73 +266,104 @@ export async function refreshGrant(
   // RFC 6749 §6: the refresh token was issued to the authenticated client.
   if (rt.clientId !== client.clientId) throw invalidGrant("the refresh token was issued to another client");
   const reuse = "a rotated refresh token was presented again";
-  if (rt.rotatedAt !== null) {
-    await revokeFamily(app, rt.familyUuid, reuse, clientActor(origin, client.tenantUuid));
+  const actor = clientActor(origin, client.tenantUuid);
+  const retried = rt.rotatedAt !== null ? await graceSuccessor(app, rt, presented) : null;
+  if (rt.rotatedAt !== null && !retried) {
+    await revokeFamily(app, rt.familyUuid, reuse, actor);
     throw invalidGrant("the refresh token is invalid, expired or revoked");
   }
-  if (isExpired(rt.expiresAt)) throw invalidGrant("the refresh token is invalid, expired or revoked");
+  if (!retried && isExpired(rt.expiresAt)) throw invalidGrant("the refresh token is invalid, expired or revoked");
   const granted = rt.scope.split(" ");
   // RFC 6749 §6: a narrower scope may be asked for, never one the grant did not include.
   const scope = form.scope === undefined ? granted : [...new Set(form.scope.split(" ").filter(Boolean))];
   const beyond = scopesBeyond(granted, scope);
   if (beyond.length) throw new OAuthError(400, "invalid_scope", `scope not granted: ${beyond.join(" ")}`);
-  const token = await loginOrInvalidGrant(app, {
-    login: null,
-    password: null,
-    body: {
-      refresh_token: rt.familyUuid,
-      client_id: client.clientId,
-      expiration: client.accessTokenLifetime ?? app.config.default_token_lifetime,
-    },
-    mobile: false,
-    userAgent: origin.userAgent,
-    remoteAddr: origin.remoteAddr,
-    forwarded: origin.forwarded,
-    headers: {},
-    narrowAcl: aclNarrowing(scope),
-  });
-  const rotate = client.clientType === "public";
-  let next: string | undefined;
-  let reused = false;
-  try {
-    await inTransaction(app, async (tx) => {
-      if (rotate) {
-        const spent = await tx
-          .update(oidcRefreshTokens)
-          .set({ rotatedAt: new Date() })
-          .where(and(eq(oidcRefreshTokens.tokenHash, rt.tokenHash), isNull(oidcRefreshTokens.rotatedAt)))
-          .returning({ h: oidcRefreshTokens.tokenHash });
-        // Two refreshes with one token: the second is a reuse.
-        if (spent.length === 0) {
-          reused = true;
-          return;
-        }
-        next = await mintRefreshToken(app, tx, { ...rt, client, scope: granted });
-      }
-      await recordAccessToken(tx, {
-        tokenUuid: token.token,
-        sessionUuid: token.session_uuid,
-        clientId: client.clientId,
-        userUuid: rt.userUuid,
-        grantType: "refresh_token",
-        scope,
-      });
+  if (retried) app.log.info("OIDC refresh retried within the grace period", { client_id: client.clientId });
+  let issued = (retried && (await successorAccess(app, rt, scope))) || null;
+  let next = retried?.token;
+  if (!issued) {
+    const token = await loginOrInvalidGrant(app, {
+      login: null,
+      password: null,
+      body: {
+        refresh_token: rt.familyUuid,
+        client_id: client.clientId,
+        expiration: client.accessTokenLifetime ?? app.config.default_token_lifetime,
+      },
+      mobile: false,
+      userAgent: origin.userAgent,
+      remoteAddr: origin.remoteAddr,
+      forwarded: origin.forwarded,
+      headers: {},
+      narrowAcl: aclNarrowing(scope),
     });
-  } catch (e) {
-    // Never a half-issued token: the session made above goes when its record could not be written.
-    await revokeToken(app, token.token).catch(() => undefined);
-    throw e;
-  }
-  if (reused) {
-    await revokeFamily(app, rt.familyUuid, reuse, clientActor(origin, client.tenantUuid));
-    throw invalidGrant("the refresh token is invalid, expired or revoked");
+    let reused = false;
+    try {
+      await inTransaction(app, async (tx) => {
+        if (retried) {
+          // The successor, locked: still unused now (a concurrent use of it waits for this commit).
+          const [unused] = await tx
+            .select({ h: oidcRefreshTokens.tokenHash })
+            .from(oidcRefreshTokens)
+            .where(and(eq(oidcRefreshTokens.tokenHash, retried.tokenHash), isNull(oidcRefreshTokens.rotatedAt)))
+            .for("update");
+          if (!unused) {
+            reused = true;
+            return;
+          }
+          await tx
+            .update(oidcRefreshTokens)
+            .set({ successorTokenUuid: token.token })
+            .where(eq(oidcRefreshTokens.tokenHash, rt.tokenHash));
+        } else if (client.clientType === "public") {
+          const salt = randomBytes(32).toString("base64url");
+          const spent = await tx
+            .update(oidcRefreshTokens)
+            .set({ rotatedAt: new Date(), successorSalt: salt, successorTokenUuid: token.token })
+            .where(and(eq(oidcRefreshTokens.tokenHash, rt.tokenHash), isNull(oidcRefreshTokens.rotatedAt)))
+            .returning({ h: oidcRefreshTokens.tokenHash });
+          // Two refreshes with one token: the second is a reuse.
+          if (spent.length === 0) {
+            reused = true;
+            return;
+          }
+          next = await mintRefreshToken(app, tx, { ...rt, client, scope: granted }, successorOf(presented, salt));
+        }
+        await recordAccessToken(tx, {
+          tokenUuid: token.token,
+          sessionUuid: token.session_uuid,
+          clientId: client.clientId,
+          userUuid: rt.userUuid,
+          grantType: "refresh_token",
+          scope,
+        });
+        // The answer is already a 503: committing would rotate a token the client still holds.
+        if (abandoned()) throw new ServiceUnavailable("tokens", "the request was answered before its rotation");
+      });
+    } catch (e) {
+      // Never a half-issued token: the session made above goes when its record could not be written.
+      await revokeToken(app, token.token).catch(() => undefined);
+      throw e;
+    }
+    if (reused && !retried) {
+      // A concurrent refresh with the same token rotated it first: this one is then judged as a
+      // retry of that one (once: the token read again is rotated, so no second rotation is tried).
+      await revokeToken(app, token.token).catch(() => undefined);
+      return refreshGrant(app, client, form, issuer, origin, abandoned);
+    }
+    if (reused) {
+      await revokeFamily(app, rt.familyUuid, reuse, actor);
+      throw invalidGrant("the refresh token is invalid, expired or revoked");
+    }
+    issued = { accessToken: token.token, expiresIn: expiresIn(token.utc_expires_at) };
   }
   const answer: TokenResponse = {
-    access_token: token.token,
+    access_token: issued.accessToken,
     token_type: "Bearer",
-    expires_in: expiresIn(token.utc_expires_at),
+    expires_in: issued.expiresIn,
     scope: scope.join(" "),
-    refresh_token: rotate ? next : presented,
+    // The successor (a public client's rotation, or the retry's); else the token stays.
+    refresh_token: next ?? presented,
   };
   if (scope.includes("openid")) {
     const claims = await userClaims(app, rt.userUuid, scope);
@@ -284,7 +376,7 @@ export async function refreshGrant(
       authTime: rt.authTime,
       nonce: null,
       amr: rt.amr,
-      accessToken: token.token,
+      accessToken: issued.accessToken,
     });
   }
   return answer;

@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import { and, eq, isNull } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
-import { oidcCodes, tokens } from "../../db/schema.ts";
+import { oidcCodes, refreshTokens, tokens } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { type AuditActor, recordAudit, recordRefusalEntry } from "../audit/record.ts";
@@ -21,6 +21,7 @@ import { invalidClient, invalidGrant, OAuthError } from "./oauth-error.ts";
 import { hashCode } from "./sign-in.ts";
 import {
   clientActor,
+  endFamily,
   type Form,
   mintRefreshToken,
   offlineGranted,
@@ -126,7 +127,7 @@ export async function exchangeAuthorizationCode(
   // A code of another client is invalid for this one (§4.1.3), and spends nothing of its owner's.
   if (grant.clientId !== client.clientId) throw invalidGrant("the code was issued to another client");
   if (grant.usedAt !== null) {
-    await revokeReplayed(app, grant, clientActor(origin, client.tenantUuid));
+    await revokeReplayed(app, grant, client, clientActor(origin, client.tenantUuid));
     throw invalidGrant("the code is invalid, expired or already used");
   }
   if (grant.expiresAt.getTime() < Date.now()) throw invalidGrant("the code is invalid, expired or already used");
@@ -168,7 +169,7 @@ export async function exchangeAuthorizationCode(
     return mintRefreshToken(app, tx, { ...grant, familyUuid: token.familyUuid, client, scope });
   });
   if (refreshToken === false) {
-    await revokeReplayed(app, grant, clientActor(origin, client.tenantUuid));
+    await revokeReplayed(app, grant, client, clientActor(origin, client.tenantUuid));
     throw invalidGrant("the code is invalid, expired or already used");
   }
   const idToken = await signIdToken(app, {
@@ -192,15 +193,19 @@ export async function exchangeAuthorizationCode(
 }
 
 /**
- * RFC 6749 §4.1.2: a code used twice revokes the tokens issued from it (the session goes, with its
- * events), recorded as the client's act with the reason.
+ * RFC 6749 §4.1.2 and §10.5: a code used twice revokes the tokens issued from it — its session goes
+ * (with its events), and so does the refresh token family the first exchange gave a refresh token
+ * of (the user's family with this client, as reuse detection ends it: OIDC Core §11) — recorded as
+ * the client's act with the reason.
  */
 async function revokeReplayed(
   app: AppContext,
-  grant: { sessionUuid: string; userUuid: string; clientId: string },
+  grant: { sessionUuid: string; userUuid: string; clientId: string; scope: string },
+  client: ClientRow,
   actor: AuditActor,
 ): Promise<void> {
   const { sessionUuid } = grant;
+  const reason = "authorization code replayed";
   await inTransaction(app, async (tx) => {
     const revoked = await revokeSessions(app, tx, sessionByUuid(sessionUuid));
     for (const session of revoked)
@@ -209,12 +214,24 @@ async function revokeReplayed(
         target: { kind: "session", uuid: session.uuid, tenantUuid: session.tenantUuid },
         changes: [
           { field: "client_id", old: null, new: grant.clientId },
-          { field: "reason", old: null, new: "authorization code replayed" },
+          { field: "reason", old: null, new: reason },
         ],
       });
-    app.log.warn("OIDC authorization code replayed: its session was revoked", {
+    // The code's sign-in and its exchange use the one family of (user, client) (sign-in.ts): found
+    // by those, not through the session's token, which an earlier replay or a logout may have ended.
+    const family = offlineGranted(client, grant.scope.split(" "))
+      ? await endFamily(
+          app,
+          tx,
+          and(eq(refreshTokens.userUuid, grant.userUuid), eq(refreshTokens.clientId, grant.clientId))!,
+          reason,
+          actor,
+        )
+      : 0;
+    app.log.warn("OIDC authorization code replayed: its session and refresh tokens were revoked", {
       session_uuid: sessionUuid,
       revoked: revoked.length,
+      family_sessions_revoked: family,
     });
   });
 }
