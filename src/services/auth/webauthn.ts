@@ -309,7 +309,7 @@ export async function verifyPasskeyAssertion(
     .from(passkeys)
     .innerJoin(users, eq(users.uuid, passkeys.userUuid))
     .where(eq(passkeys.credentialId, assertion.id));
-  if (!key || !key.enabled || (userUuid !== null && key.passkey.userUuid !== userUuid)) return refused();
+  if (!key?.enabled || (userUuid !== null && key.passkey.userUuid !== userUuid)) return refused();
   if (!handleFits(assertion.response?.userHandle, key.passkey.userUuid, userUuid === null)) return refused();
   const { verifyAuthenticationResponse } = await webauthnLibrary();
   try {
