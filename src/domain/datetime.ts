@@ -63,6 +63,7 @@ const DATE_TIME_ERROR = { constraint_id: "iso8601", constraint: "YYYY-MM-DDThh:m
 export const dateTimeText = () =>
   z
     .string()
+    .max(40) // the longest the rule accepts, nine fraction digits and an offset: 35 characters
     .meta({ format: "date-time" })
     .superRefine((v, ctx) => {
       if (parseDateTime(v) === null)
