@@ -118,7 +118,8 @@ describeEachDb(
       expect(failures[0]).toMatchObject({
         outcome: "invalid_credentials",
         actor: { user_uuid: null, address: "192.0.2.8" },
-        target: { kind: "login", uuid: null },
+        // The login name names a user: the entry is about them, in their tenant (audit-tenant-view.test.ts).
+        target: { kind: "user", uuid: user, tenant_uuid: fam.tenant },
         changes: [{ field: "login", old: null, new: name }],
       });
       const throttled = (await entries(t, "action=login.throttled&outcome=throttled")).filter(

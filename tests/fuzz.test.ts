@@ -5,7 +5,7 @@ import { afterAll, expect, test } from "bun:test";
 import { parse as parseYaml } from "yaml";
 import { describeEachDb } from "./helpers/app.ts";
 import { adminToken } from "./helpers/fixtures.ts";
-import { generateRequests, operationsOf, runFuzz, seedResources } from "./helpers/fuzz.ts";
+import { dateTimeRequests, generateRequests, operationsOf, runFuzz, seedResources } from "./helpers/fuzz.ts";
 import { startSmtp } from "./helpers/smtp-server.ts";
 
 const smtp = await startSmtp();
@@ -67,6 +67,21 @@ describeEachDb(
         ).status,
       ).toBe(200);
     }, 240_000);
+
+    test("every date-time parameter, every edge date and time: no 5xx, one error body", async () => {
+      const t = get();
+      const token = await adminToken(t.app);
+      const ops = operationsOf(parseYaml((await t.request("GET", "/0.1/api/api.yml")).text));
+      const requests = dateTimeRequests(ops, { token, ids: [], byName: {}, tenants: [] });
+      // GET /audit's since and until at least
+      expect(new Set(requests.map((r) => r.path.split("=")[0])).size).toBeGreaterThanOrEqual(2);
+      const { findings, statuses } = await runFuzz(requests, async (r) => {
+        const res = await t.http.request(r.path, { method: r.method, headers: r.headers }, { remoteAddr: "127.0.0.1" });
+        return { status: res.status, text: await res.text() };
+      });
+      expect(findings.map((f) => `${f.problem} ${f.request.path} ${f.status}`)).toEqual([]);
+      expect(statuses[400]).toBeGreaterThan(0);
+    });
   },
   // An MFA key: without one, PostgreSQL answers the MFA routes 503 by design (docs/security.md "Multi-factor authentication").
   {

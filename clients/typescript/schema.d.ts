@@ -309,7 +309,7 @@ export interface paths {
         };
         /**
          * Audit entries of the scoping tenant (and below with `recurse`), newest first
-         * @description Filters: `actor_uuid`, `target_uuid`, `target_kind`, `action` (exact, or a prefix ending in `*`: `user.*`), `outcome`, `since` and `until` (ISO 8601; `since` inclusive, `until` exclusive), `after` (an entry's uuid: the page that follows it, for paging deep or following new entries). `direction=asc` lists oldest first. `filtered` counts at most 10,000 matches (then `filtered_capped` is true).
+         * @description Filters: `actor_uuid`, `target_uuid`, `target_kind`, `action` (exact, or a prefix ending in `*`: `user.*`), `outcome`, `since` and `until` (ISO 8601 / RFC 3339, years 0001–9999; `since` inclusive, `until` exclusive), `after` (an entry's uuid: the page that follows it, for paging deep or following new entries). `direction=asc` lists oldest first. `filtered` counts at most 10,000 matches (then `filtered_capped` is true).
          *
          *     **Required ACL:** `auth.audit.read`
          */
@@ -2166,8 +2166,7 @@ export interface components {
             mobile: boolean;
             /** @description UUID */
             tenant_uuid: string;
-            /** @description UUID */
-            user_uuid: string;
+            user_uuid: string | null;
         };
         RefreshToken: {
             client_id: string;

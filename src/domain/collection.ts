@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { CAPS, text } from "./strings.ts";
 import { boolField, intField } from "./validate.ts";
+import { dateTimeText } from "./datetime.ts";
 
 export interface ListParams<F extends string = string> {
   limit: number | undefined;
@@ -22,6 +23,8 @@ export interface ListQueryOptions<F extends string> {
   defaultOrder?: string;
   /** Strict filters accepted as query parameters. */
   filters?: readonly F[];
+  /** Those of `filters` that are dates or times: refused (400) unless datetime.ts's rule accepts them. */
+  dateTimeFilters?: readonly F[];
 }
 
 /** Largest `limit` and `offset`: any database integer holds it. */
@@ -40,10 +43,10 @@ export function listQuery<F extends string = never>(opts: ListQueryOptions<F>) {
       recurse: boolField().optional(),
       // Declared so the OpenAPI document lists them; a repeated filter counts by its first value.
       ...Object.fromEntries(
-        (opts.filters ?? []).map((f) => [
-          f,
-          z.union([text(CAPS.queryValue), z.array(text(CAPS.queryValue))]).optional(),
-        ]),
+        (opts.filters ?? []).map((f) => {
+          const value = opts.dateTimeFilters?.includes(f) ? dateTimeText() : text(CAPS.queryValue);
+          return [f, z.union([value, z.array(value)]).optional()];
+        }),
       ),
     })
     .catchall(z.unknown())

@@ -73,7 +73,8 @@ const policy = z.object({
   shared: z.boolean(),
 });
 
-const session = z.object({ uuid, mobile: z.boolean(), tenant_uuid: uuid, user_uuid: uuid });
+// `user_uuid` is null for a client's own session (OAuth 2.0 client credentials, RFC 6749 §4.4): no user.
+const session = z.object({ uuid, mobile: z.boolean(), tenant_uuid: uuid, user_uuid: uuid.nullable() });
 
 const refreshToken = z.object({
   client_id: z.string(),

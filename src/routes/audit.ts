@@ -7,6 +7,7 @@ import { listAudit, parseAuditFilters } from "../services/audit/query.ts";
 const auditList = listQuery({
   order: ["time"],
   filters: ["actor_uuid", "target_uuid", "target_kind", "action", "outcome", "since", "until", "after"] as const,
+  dateTimeFilters: ["since", "until"],
 });
 
 const nullableString = z.string().nullable();
@@ -42,7 +43,7 @@ export function auditRoutes(): RouteGroup {
       summary: "Audit entries of the scoping tenant (and below with `recurse`), newest first",
       description:
         "Filters: `actor_uuid`, `target_uuid`, `target_kind`, `action` (exact, or a prefix ending in `*`: `user.*`), " +
-        "`outcome`, `since` and `until` (ISO 8601; `since` inclusive, `until` exclusive), `after` (an entry's uuid: " +
+        "`outcome`, `since` and `until` (ISO 8601 / RFC 3339, years 0001–9999; `since` inclusive, `until` exclusive), `after` (an entry's uuid: " +
         "the page that follows it, for paging deep or following new entries). `direction=asc` lists oldest first. " +
         "`filtered` counts at most 10,000 matches (then `filtered_capped` is true).",
       acl: "auth.audit.read",

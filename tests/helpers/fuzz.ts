@@ -93,6 +93,43 @@ const ODD_STRINGS = [
   "{6b2a4a8e-5c1f-4a9e-9d44-0d4b3e1c2a11}",
 ];
 
+/**
+ * Dates and times at and past what a PostgreSQL `timestamptz` (and a JavaScript Date) holds: year 0 and
+ * 10000+, offsets that push an edge year over, days that do not exist, a leap second, epoch numbers.
+ */
+const DATE_TIME_EDGES = [
+  "0000-01-01T00:00:00Z",
+  "0000-12-31",
+  "10000-01-01T00:00:00Z",
+  "+010000-01-01T00:00:00Z",
+  "-000001-01-01T00:00:00Z",
+  "0001-01-01T00:00:00+01:00",
+  "9999-12-31T23:59:59-01:00",
+  "9999-12-31T23:59:59.999999999Z",
+  "2026-02-29",
+  "2026-04-31T00:00:00Z",
+  "2026-13-01",
+  "2026-00-10",
+  "2016-12-31T23:59:60Z",
+  "2026-01-01T24:00:00Z",
+  "2026-01-01T00:00:00+24:00",
+  "2026-01-01T00:00:00+99:99",
+  "2026-01-01T00:00:00-23:59",
+  "99999999999999999999",
+  "-62198755200",
+  "1e308",
+  "2026-11-28T06:00:00Z",
+  "2024-02-29",
+  "0001-01-01T00:00:00Z",
+];
+
+const dateTimeText = fc.oneof(
+  { arbitrary: fc.constantFrom(...DATE_TIME_EDGES), weight: 4 },
+  // Every instant a Date holds, years -271821 to 275760 included.
+  { arbitrary: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), weight: 2 },
+  { arbitrary: fc.integer({ min: -8_640_000_000_000, max: 8_640_000_000_000 }).map(String), weight: 1 },
+);
+
 const nastyString = fc.oneof(
   { arbitrary: fc.constantFrom(...UNSTORABLE), weight: 5 },
   { arbitrary: fc.constantFrom(...ODD_STRINGS), weight: 3 },
@@ -188,6 +225,7 @@ function plausibleText(name: string, schema: Json, ctx: FuzzContext): fc.Arbitra
       { arbitrary: fc.constantFrom(...ctx.ids), weight: 1 },
     );
   if (schema.format === "email" || name.includes("email") || name === "address") return fc.emailAddress();
+  if (isDateTime(name, schema)) return dateTimeText;
   if (schema.format === "uuid" || name.endsWith("uuid")) return fc.oneof(fc.constantFrom(...ctx.ids), fc.uuid());
   return fc.oneof(fc.stringMatching(/^[a-z][a-z0-9_.-]{0,15}$/), fc.constantFrom(...ctx.ids));
 }
@@ -309,6 +347,29 @@ function requestFor(op: Operation, ctx: FuzzContext): fc.Arbitrary<FuzzRequest> 
       op: `${op.method} ${op.path}`,
     };
   });
+}
+
+const isDateTime = (name: string, schema: Json) =>
+  name === "since" || name === "until" || JSON.stringify(schema).includes('"format":"date-time"');
+
+/**
+ * Every edge date and time in every date-time query parameter of every operation, one request each
+ * (the other parameters left out): the random run reaches a given parameter too rarely to try them all.
+ */
+export function dateTimeRequests(ops: Operation[], ctx: FuzzContext): FuzzRequest[] {
+  const requests: FuzzRequest[] = [];
+  for (const op of ops) {
+    if (op.pathParams.length) continue;
+    for (const p of op.queryParams.filter((q) => isDateTime(q.name, q.schema)))
+      for (const value of DATE_TIME_EDGES)
+        requests.push({
+          method: op.method,
+          path: `/0.1${op.path}?${encodeSegment(p.name)}=${encodeSegment(value)}`,
+          headers: { "Content-Type": "application/json", "X-Auth-Token": ctx.token },
+          op: `${op.method} ${op.path}`,
+        });
+  }
+  return requests;
 }
 
 /** `count` requests spread over every operation, reproducible for a given seed. */

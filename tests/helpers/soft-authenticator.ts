@@ -13,7 +13,15 @@ export interface SoftAuthenticator {
   /** WebAuthn §6.1 flags: UV (user verified), BE/BS (backup eligible / backed up: a synced passkey). */
   userVerified: boolean;
   backupEligible: boolean;
-  register(options: { challenge: string; rp: { id?: string } }, origin: string): Record<string, unknown>;
+  /**
+   * WebAuthn §6.3.3: the `user.id` a discoverable credential was created with, returned in every
+   * assertion as `userHandle` (base64url); null sends none. Set it to another value to forge one.
+   */
+  userHandle: string | null;
+  register(
+    options: { challenge: string; rp: { id?: string }; user?: { id?: string } },
+    origin: string,
+  ): Record<string, unknown>;
   assert(options: { challenge: string; rpId?: string }, origin: string): Record<string, unknown>;
 }
 
@@ -25,7 +33,9 @@ export function softAuthenticator(opts: { userVerified?: boolean; backupEligible
     counter: 0,
     userVerified: opts.userVerified ?? true,
     backupEligible: opts.backupEligible ?? false,
+    userHandle: null,
     register(options, origin) {
+      a.userHandle = options.user?.id ?? null;
       const clientData = clientDataJSON("webauthn.create", options.challenge, origin);
       const authData = authenticatorData(a, options.rp.id ?? new URL(origin).hostname, coseKey(publicKey), id);
       const attestationObject = isoCBOR.encode(
@@ -50,6 +60,7 @@ export function softAuthenticator(opts: { userVerified?: boolean; backupEligible
         clientDataJSON: b64u(clientData),
         authenticatorData: b64u(authData),
         signature: b64u(signature),
+        ...(a.userHandle === null ? {} : { userHandle: a.userHandle }),
       });
     },
   };

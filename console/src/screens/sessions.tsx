@@ -31,7 +31,11 @@ export function SessionsScreen({ api }: ScreenProps) {
         rowKey={(s) => s.uuid}
         columns={[
           { title: "Session", cell: (s) => <code title={s.uuid}>{shortId(s.uuid)}</code> },
-          { title: "User", cell: (s) => <UserLink api={api} uuid={s.user_uuid} /> },
+          {
+            title: "User",
+            // A client's own session (client credentials, RFC 6749 §4.4) has no user.
+            cell: (s) => (s.user_uuid ? <UserLink api={api} uuid={s.user_uuid} /> : <span>none (a client's own)</span>),
+          },
           { title: "Mobile", cell: (s) => (s.mobile ? "yes" : "no") },
           {
             title: "Actions",

@@ -10,8 +10,10 @@ import type { Caller } from "../../domain/caller.ts";
 import type { ListParams } from "../../domain/collection.ts";
 import { searchPattern } from "../../domain/collection.ts";
 import { inCallerScope } from "../identity/visibility.ts";
+import { inSubtree } from "../identity/tenant-tree.ts";
 import { InvalidData } from "../../domain/errors.ts";
 import { isUuid } from "../../domain/validate.ts";
+import { parseDateTime } from "../../domain/datetime.ts";
 import type { AuditItem } from "./item.ts";
 
 export type AuditFilter =
@@ -37,16 +39,21 @@ export const FILTERED_COUNT_CAP = 10_000;
 
 type Row = typeof auditEntries.$inferSelect;
 
-export function auditItem(r: Row): AuditItem {
+/**
+ * An entry as the caller may see it: the actor's session, address and user agent only when the actor
+ * is nobody's (an anonymous login attempt, the system) or acted from a tenant the caller administers;
+ * an ancestor tenant's administrator is shown by their uuid alone.
+ */
+export function auditItem(r: Row, actorOriginVisible: boolean): AuditItem {
   return {
     uuid: r.uuid,
     time: r.time.toISOString(),
     actor: {
       user_uuid: r.actorUserUuid,
-      session_uuid: r.actorSessionUuid,
+      session_uuid: actorOriginVisible ? r.actorSessionUuid : null,
       tenant_uuid: r.actorTenantUuid,
-      address: r.actorAddress,
-      user_agent: r.actorUserAgent,
+      address: actorOriginVisible ? r.actorAddress : null,
+      user_agent: actorOriginVisible ? r.actorUserAgent : null,
     },
     action: r.action,
     target: { kind: r.targetKind, uuid: r.targetUuid, tenant_uuid: r.targetTenantUuid },
@@ -70,7 +77,7 @@ export interface AuditQuery {
   ascending?: boolean;
 }
 
-/** The filters of a query string, checked: a malformed uuid or time is a 400 naming the parameter. */
+/** The filters of a query string, checked: a malformed uuid is a 400 naming the parameter (a time: the route's schema). */
 export function parseAuditFilters(f: Partial<Record<AuditFilter, string>>, direction: string | undefined): AuditQuery {
   const details: Record<string, unknown> = {};
   const uuid = (name: AuditFilter) => {
@@ -79,21 +86,10 @@ export function parseAuditFilters(f: Partial<Record<AuditFilter, string>>, direc
       details[name] = { constraint_id: "uuid", constraint: "uuid", message: `"${name}" must be a UUID` };
     return v;
   };
+  // The route's schema refused a time that datetime.ts's rule does not accept (a 400 naming it).
   const time = (name: AuditFilter) => {
     const v = f[name];
-    if (v === undefined) return undefined;
-    // ISO 8601 (RFC 3339 §5.6): a date, or a date and time with an optional offset.
-    const ok = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i.test(v);
-    const d = ok ? new Date(v) : null;
-    if (!d || Number.isNaN(d.getTime())) {
-      details[name] = {
-        constraint_id: "iso8601",
-        constraint: "YYYY-MM-DDThh:mm:ssZ",
-        message: `"${name}" must be an ISO 8601 date or time`,
-      };
-      return undefined;
-    }
-    return d;
+    return v === undefined ? undefined : (parseDateTime(v) ?? undefined);
   };
   const q: AuditQuery = {
     actorUuid: uuid("actor_uuid"),
@@ -114,7 +110,18 @@ export function parseAuditFilters(f: Partial<Record<AuditFilter, string>>, direc
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-function filterConditions(q: AuditQuery, search: string | undefined): SQL[] {
+/**
+ * "The actor's origin is the caller's to see": no actor tenant (anonymous, system), or one in the
+ * subtree of the caller's own tenant (not the scoping one: a master administrator scoping a
+ * sub-tenant still sees everything).
+ */
+function actorOriginVisible(app: AppContext, caller: Caller): SQL {
+  const e = auditEntries;
+  if (!caller.ownTenantUuid) return sql`${e.actorTenantUuid} is null`;
+  return sql`(${e.actorTenantUuid} is null or ${inSubtree(e.actorTenantUuid, caller.ownTenantUuid, app.topTenantUuid)})`;
+}
+
+function filterConditions(q: AuditQuery, search: string | undefined, originVisible: SQL): SQL[] {
   const c: SQL[] = [];
   const e = auditEntries;
   if (q.actorUuid) c.push(eq(e.actorUserUuid, q.actorUuid));
@@ -134,8 +141,11 @@ function filterConditions(q: AuditQuery, search: string | undefined): SQL[] {
       or(
         sql`${e.action} ilike ${pattern}`,
         sql`${e.targetKind} ilike ${pattern}`,
-        sql`${e.actorAddress} ilike ${pattern}`,
+        // An address the caller may not see is not searchable either (searching would reveal it).
+        and(originVisible, sql`${e.actorAddress} ilike ${pattern}`),
         sql`${e.changes}::text ilike ${pattern}`,
+        sql`${e.actorUserUuid} ilike ${pattern}`,
+        sql`${e.targetUuid} ilike ${pattern}`,
       )!,
     );
   return c;
@@ -163,11 +173,16 @@ export async function listAudit(
 ): Promise<AuditPage> {
   const e = auditEntries;
   const scope = inCallerScope(app, caller, params.recurse, e.tenantUuid);
-  const filters = filterConditions(q, params.search);
+  const originVisible = actorOriginVisible(app, caller);
+  const filters = filterConditions(q, params.search, originVisible);
   const ascending = q.ascending === true;
   const keyset: SQL[] = [];
   if (q.after) {
-    const [anchor] = await app.db.select({ time: e.time, id: e.id }).from(e).where(eq(e.uuid, q.after));
+    // An entry outside the caller's scope is no anchor: its time is not theirs to learn.
+    const [anchor] = await app.db
+      .select({ time: e.time, id: e.id })
+      .from(e)
+      .where(and(eq(e.uuid, q.after), scope));
     if (!anchor) return { items: [], total: await totalOf(app, caller, params.recurse), filtered: 0 };
     const t = sql`${anchor.time.toISOString()}::timestamptz`;
     keyset.push(
@@ -179,7 +194,7 @@ export async function listAudit(
   const order = pageOrder(ascending);
   const limit = params.limit ?? 100;
   const rows = await app.db
-    .select()
+    .select({ entry: e, originVisible: sql<boolean>`${originVisible}` })
     .from(e)
     .where(and(scope, ...filters, ...keyset))
     .orderBy(...order)
@@ -199,7 +214,11 @@ export async function listAudit(
     filtered = Math.min(row?.n ?? 0, FILTERED_COUNT_CAP);
     capped = (row?.n ?? 0) > FILTERED_COUNT_CAP;
   }
-  const page: AuditPage = { items: rows.map(auditItem), total, filtered };
+  const page: AuditPage = {
+    items: rows.map((r) => auditItem(r.entry, r.originVisible === true)),
+    total,
+    filtered,
+  };
   if (capped) page.filtered_capped = true;
   return page;
 }

@@ -26,7 +26,8 @@ import { assertNotThrottled, clearLoginFailures, countFailure, type ThrottleSubj
 import { recordLogin } from "../../metrics.ts";
 import { secondFactorStep, type SecondFactorOutcome } from "./mfa-login.ts";
 import { mfaRestrictedAcl } from "./mfa-policy.ts";
-import { auditInsert, auditOutboxInsert, recordAudit, recordRefusalEntry, type AuditActor } from "../audit/record.ts";
+import { auditInsert, auditOutboxInsert, recordAudit, recordRefusalEntry } from "../audit/record.ts";
+import { loginActor, loginRefusalEntry } from "./login-refusal-audit.ts";
 
 export interface TokenRequestBody {
   backend?: string;
@@ -101,7 +102,7 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
   } catch (e) {
     const throttled = e instanceof ApiError && e.status === 429;
     recordLogin(throttled ? "throttled" : "error");
-    if (throttled) await recordRefusal(app, req, "login.throttled", "throttled");
+    if (throttled) await recordRefusal(app, req, args, "login.throttled", "throttled");
     throw e;
   }
   let method = "unknown";
@@ -127,12 +128,12 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
   } catch (e) {
     if (e instanceof MfaRequired) {
       recordLogin("mfa_required", method);
-      await recordRefusal(app, req, "login.mfa_required", "mfa_required");
+      await recordRefusal(app, req, args, "login.mfa_required", "mfa_required");
       throw e;
     }
     if (e instanceof TooManySessions) {
       recordLogin("rejected", method);
-      await recordRefusal(app, req, "login.failure", "too_many_sessions");
+      await recordRefusal(app, req, args, "login.failure", "too_many_sessions");
       throw e;
     }
     if (isInfrastructureFailure(e)) {
@@ -156,7 +157,7 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
         : expected
           ? "invalid_credentials"
           : "error";
-    await recordLoginFailure(app, req, subject, reason);
+    await recordLoginFailure(app, req, args, subject, reason);
     throw new AuthenticationFailed();
   }
 }
@@ -444,13 +445,15 @@ async function enforceSessionCap(app: AppContext, tx: DbOrTx, userUuid: string):
 async function recordLoginFailure(
   app: AppContext,
   req: LoginRequest,
+  args: LoginArgs,
   subject: ThrottleSubject,
   reason: string,
 ): Promise<void> {
   try {
+    const action = reason === "mfa_invalid" ? "login.mfa_failed" : "login.failure";
+    const entry = await loginRefusalEntry(app, req, action, reason, args);
     await inTransaction(app, async (tx) => {
-      const action = reason === "mfa_invalid" ? "login.mfa_failed" : "login.failure";
-      await recordAudit(app, tx, loginActor(req), loginRefusal(req, action, reason));
+      await recordAudit(app, tx, loginActor(req), entry);
       await publishEvent(app, tx, {
         name: "auth_user_login_failed",
         routingKey: "auth.logins.failed",
@@ -475,17 +478,13 @@ async function recordLoginFailure(
 }
 
 /** The actor of a login attempt: nobody known yet, from the request's origin. */
-function loginActor(req: LoginRequest): AuditActor {
-  return { userUuid: null, sessionUuid: null, tenantUuid: null, address: req.remoteAddr, userAgent: req.userAgent };
-}
-
-/** A refused login's entry: the attempted login name is its only "change" (never the password). */
-function loginRefusal(req: LoginRequest, action: string, outcome: string) {
-  const login = req.login?.replaceAll("\0", "\uFFFD") ?? null;
-  return { action, outcome, target: { kind: "login" }, changes: [{ field: "login", old: null, new: login }] };
-}
-
 /** A refusal outside any write (throttled, second factor required, too many sessions). */
-function recordRefusal(app: AppContext, req: LoginRequest, action: string, outcome: string): Promise<void> {
-  return recordRefusalEntry(app, loginActor(req), loginRefusal(req, action, outcome));
+async function recordRefusal(
+  app: AppContext,
+  req: LoginRequest,
+  args: LoginArgs,
+  action: string,
+  outcome: string,
+): Promise<void> {
+  await recordRefusalEntry(app, loginActor(req), await loginRefusalEntry(app, req, action, outcome, args));
 }

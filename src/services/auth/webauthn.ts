@@ -122,6 +122,9 @@ export async function listPasskeys(app: AppContext, user: UserRow): Promise<Pass
   return app.db.select().from(passkeys).where(eq(passkeys.userUuid, user.uuid)).orderBy(asc(passkeys.createdAt));
 }
 
+/** The WebAuthn user handle of a user (§5.4.3 `user.id`): their uuid's UTF-8 bytes. */
+const userHandleOf = (uuid: string) => new TextEncoder().encode(uuid);
+
 export async function startPasskeyRegistration(app: AppContext, user: UserRow, rp: RelyingParty) {
   const existing = await listPasskeys(app, user);
   const { generateRegistrationOptions } = await webauthnLibrary();
@@ -129,7 +132,7 @@ export async function startPasskeyRegistration(app: AppContext, user: UserRow, r
     rpName: rp.name,
     rpID: rp.id,
     userName: user.username ?? user.uuid,
-    userID: new TextEncoder().encode(user.uuid),
+    userID: userHandleOf(user.uuid),
     timeout: CEREMONY_MS,
     attestationType: "none",
     // WebAuthn §5.4.3: the same authenticator is not registered twice.
@@ -287,7 +290,8 @@ export interface PasskeyAssertion {
 /**
  * Verifies an assertion against its stored challenge (taken: used once) and the credential's key;
  * `userUuid` set, the credential must be that user's; null (passwordless), the authenticator must
- * have verified the user (WebAuthn §6.2.3 UV: a PIN or a biometric, the second factor). The
+ * have verified the user and returned a user handle; a user handle must name the credential's owner
+ * (WebAuthn §7.2 step 6) (WebAuthn §6.2.3 UV: a PIN or a biometric, the second factor). The
  * signature counter is checked by the library (a regression is refused) and stored.
  */
 export async function verifyPasskeyAssertion(
@@ -305,7 +309,8 @@ export async function verifyPasskeyAssertion(
     .from(passkeys)
     .innerJoin(users, eq(users.uuid, passkeys.userUuid))
     .where(eq(passkeys.credentialId, assertion.id));
-  if (!key || !key.enabled || (userUuid !== null && key.passkey.userUuid !== userUuid)) return refused();
+  if (!key?.enabled || (userUuid !== null && key.passkey.userUuid !== userUuid)) return refused();
+  if (!handleFits(assertion.response?.userHandle, key.passkey.userUuid, userUuid === null)) return refused();
   const { verifyAuthenticationResponse } = await webauthnLibrary();
   try {
     const result = await verifyAuthenticationResponse({
@@ -339,6 +344,16 @@ export async function verifyPasskeyAssertion(
   } catch {
     return refused();
   }
+}
+
+/**
+ * WebAuthn §7.2 step 6: a user handle, when present, must name the credential's owner (the handle
+ * registration gave: the user's uuid, UTF-8); passwordless (no user identified before the ceremony),
+ * it must be present — a discoverable credential always returns it. The owner is not taken from it.
+ */
+function handleFits(handle: unknown, ownerUuid: string, required: boolean): boolean {
+  if (handle === undefined || handle === null) return !required;
+  return typeof handle === "string" && Buffer.from(handle, "base64url").equals(userHandleOf(ownerUuid));
 }
 
 function refused(): null {
