@@ -551,6 +551,14 @@ describe("the console in Chromium", () => {
     await page.waitForSelector(".secret code.block");
     // The list reloads after the secret is shown: wait for the row (read at once, it was once empty).
     await page.waitForSelector("tbody td:has-text('Grafana')");
+    // A development client on plain http: only with the box ticked (RFC 6749 §3.1.2.1), and the list says so.
+    await page.click("text=New client");
+    await page.fill("form[aria-label='New client'] input[name=name]", "Dev app");
+    await page.fill("form[aria-label='New client'] textarea[name=redirect_uris]", "http://dev.example.com/cb");
+    await page.check("form[aria-label='New client'] input[name=allow_insecure_redirects]");
+    await page.click("form[aria-label='New client'] button[type=submit]");
+    await page.waitForSelector("tbody tr:has-text('Dev app') :text('(plain http allowed)')");
+    expect(await page.locator("tbody tr:has-text('Grafana') :text('(plain http allowed)')").count()).toBe(0);
     await checkScreen(page, "clients");
   }, 60_000);
 

@@ -1715,7 +1715,7 @@ export interface paths {
         put?: never;
         /**
          * Register an OpenID Connect client in the scoping tenant
-         * @description A confidential client's `client_secret` is in this answer only (it is stored hashed). Public clients must use PKCE S256. `grant_types` defaults to authorization_code and refresh_token. `acl` is the ACL of the client's own tokens (client credentials grant): the caller may only give entries it could grant itself (403 otherwise).
+         * @description A confidential client's `client_secret` is in this answer only (it is stored hashed). Public clients must use PKCE S256. `grant_types` defaults to authorization_code and refresh_token. Redirect URIs are compared exactly (a loopback `http://127.0.0.1` or `http://[::1]` one matches any port, RFC 8252 §7.3); no fragment, user information, wildcard or empty host; plain http elsewhere needs `allow_insecure_redirects`. `acl` is the ACL of the client's own tokens (client credentials grant): the caller may only give entries it could grant itself (403 otherwise).
          *
          *     **Required ACL:** `auth.oidc.clients.create`
          */
@@ -1953,7 +1953,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Token introspection (RFC 7662): is a token (an OIDC access token or any Tessera token) active, and whose */
+        /**
+         * Token introspection (RFC 7662): is a token (an OIDC access token or any Tessera token) active, and whose
+         * @description RFC 7662 §4: a `first_party` client learns of every token of its tenant and sub-tenants; any other client only of the access tokens issued to it. Both, of their own refresh tokens. Anything else is `{active: false}`, as an unknown token.
+         */
         post: operations["introspectOidcToken"];
         delete?: never;
         options?: never;
@@ -9579,6 +9582,8 @@ export interface operations {
                     scopes?: string[];
                     /** @default false */
                     first_party?: boolean;
+                    /** @description Development only: allow plain http redirect URIs off 127.0.0.1 and [::1] (RFC 6749 §3.1.2.1). Default false; absent on PUT: unchanged. */
+                    allow_insecure_redirects?: boolean;
                     /** @enum {string} */
                     id_token_signed_response_alg?: "ES256" | "RS256";
                     access_token_lifetime?: number | null;
@@ -9709,6 +9714,8 @@ export interface operations {
                     scopes?: string[];
                     /** @default false */
                     first_party?: boolean;
+                    /** @description Development only: allow plain http redirect URIs off 127.0.0.1 and [::1] (RFC 6749 §3.1.2.1). Default false; absent on PUT: unchanged. */
+                    allow_insecure_redirects?: boolean;
                     /** @enum {string} */
                     id_token_signed_response_alg?: "ES256" | "RS256";
                     access_token_lifetime?: number | null;

@@ -128,6 +128,11 @@ const RESOURCES: Record<string, ResourceSpec> = {
         valueHint: "A,B",
       },
       "first-party": { type: "boolean", description: "A first-party client (no consent screen)", default: false },
+      "allow-insecure-redirects": {
+        type: "boolean",
+        description: "Allow plain http redirect URIs off 127.0.0.1/[::1] (development only)",
+        default: false,
+      },
       scopes: {
         ...str,
         description: "Scopes the client may ask for, comma-separated (`acl:<pattern>` narrows tokens)",
@@ -146,6 +151,7 @@ const RESOURCES: Record<string, ResourceSpec> = {
       post_logout_redirect_uris: list(a["post-logout-redirect-uris"]),
       grant_types: list(a["grant-types"]),
       first_party: a["first-party"] || undefined,
+      allow_insecure_redirects: a["allow-insecure-redirects"] || undefined,
       scopes: list(a.scopes),
       acl: list(a.acl),
     }),

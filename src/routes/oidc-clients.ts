@@ -14,6 +14,7 @@ import {
   updateClient,
   type ClientFilter,
 } from "../services/oidc/clients.ts";
+import { redirectUriProblem } from "../services/oidc/redirect-uris.ts";
 import { RETIRED_KEY_PUBLISHED_SECONDS, SIGNING_ALGS } from "../services/oidc/keys.ts";
 
 const clientList = listQuery<ClientFilter>({
@@ -23,37 +24,15 @@ const clientList = listQuery<ClientFilter>({
 });
 const clientParam = z.object({ oidc_client_id: uuidParam });
 
-// Schemes a redirect URI may use: web (http, https) and RFC 8252 §7.1 private-use schemes of native
-// apps, which are reverse domain names (so never `javascript:`, `data:` or `file:`).
-const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+$/;
-
 /** An absolute URI without fragment (RFC 6749 §3.1.2), matched later character for character. */
 const redirectUri = text(2_048, { min: 1 }).superRefine((v, ctx) => {
-  let url: URL;
-  try {
-    url = new URL(v);
-  } catch {
+  const problem = redirectUriProblem(v);
+  if (problem)
     ctx.addIssue({
       code: "custom",
-      message: "Not an absolute URI.",
-      params: { constraint_id: "uri", constraint: "absolute" },
+      message: problem.message,
+      params: { constraint_id: "uri", constraint: problem.constraint },
     });
-    return;
-  }
-  const scheme = url.protocol.slice(0, -1);
-  if (v.includes("#"))
-    ctx.addIssue({
-      code: "custom",
-      message: "A redirect URI must not contain a fragment (RFC 6749 §3.1.2).",
-      params: { constraint_id: "uri", constraint: "no fragment" },
-    });
-  else if (scheme !== "https" && scheme !== "http" && !PRIVATE_USE_SCHEME.test(scheme)) {
-    ctx.addIssue({
-      code: "custom",
-      message: "The scheme must be https, http or a reverse-domain private-use scheme (RFC 8252 §7.1).",
-      params: { constraint_id: "uri", constraint: "scheme" },
-    });
-  }
 });
 
 /** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
@@ -67,6 +46,13 @@ const clientFields = {
   grant_types: z.array(z.enum(GRANT_TYPES)).min(1).optional(),
   scopes: z.array(scopeToken).max(64).optional(),
   first_party: z.boolean().default(false),
+  // RFC 6749 §3.1.2.1: plain http redirect URIs off loopback, for development only (absent on PUT: kept).
+  allow_insecure_redirects: z
+    .boolean()
+    .optional()
+    .describe(
+      "Development only: allow plain http redirect URIs off 127.0.0.1 and [::1] (RFC 6749 §3.1.2.1). Default false; absent on PUT: unchanged.",
+    ),
   id_token_signed_response_alg: z.enum(SIGNING_ALGS).optional(),
   access_token_lifetime: lifetime(2_147_483_647),
   // An ID token outlives no key that may sign it (see keys.ts).
@@ -98,7 +84,7 @@ export function oidcClientRoutes(): RouteGroup {
       {
         summary: "Register an OpenID Connect client in the scoping tenant",
         description:
-          "A confidential client's `client_secret` is in this answer only (it is stored hashed). Public clients must use PKCE S256. `grant_types` defaults to authorization_code and refresh_token. `acl` is the ACL of the client's own tokens (client credentials grant): the caller may only give entries it could grant itself (403 otherwise).",
+          "A confidential client's `client_secret` is in this answer only (it is stored hashed). Public clients must use PKCE S256. `grant_types` defaults to authorization_code and refresh_token. Redirect URIs are compared exactly (a loopback `http://127.0.0.1` or `http://[::1]` one matches any port, RFC 8252 §7.3); no fragment, user information, wildcard or empty host; plain http elsewhere needs `allow_insecure_redirects`. `acl` is the ACL of the client's own tokens (client credentials grant): the caller may only give entries it could grant itself (403 otherwise).",
         acl: "auth.oidc.clients.create",
         body: createBody,
         responses: {

@@ -149,6 +149,8 @@ export function oidcTokenRoutes(): RouteGroup {
         summary:
           "Token introspection (RFC 7662): is a token (an OIDC access token or any Tessera token) active, and whose",
         operationId: "introspectOidcToken",
+        description:
+          "RFC 7662 §4: a `first_party` client learns of every token of its tenant and sub-tenants; any other client only of the access tokens issued to it. Both, of their own refresh tokens. Anything else is `{active: false}`, as an unknown token.",
         bodyType: "form",
         body: formSchema,
         headers: CLIENT_AUTH,

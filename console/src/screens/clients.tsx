@@ -2,7 +2,18 @@
 // delete.
 import { useState } from "preact/hooks";
 import { CLIENT_ID } from "../auth.ts";
-import { ErrorBox, Field, Notice, PagedList, Screen, confirmAction, reloadLists, shortId, useAction } from "../ui.tsx";
+import {
+  Check,
+  ErrorBox,
+  Field,
+  Notice,
+  PagedList,
+  Screen,
+  confirmAction,
+  reloadLists,
+  shortId,
+  useAction,
+} from "../ui.tsx";
 import type { ScreenProps } from "./index.tsx";
 
 interface Client {
@@ -10,13 +21,17 @@ interface Client {
   name: string;
   client_type: string;
   redirect_uris: string[];
+  /** Plain http redirect URIs off loopback allowed (development only). */
+  allow_insecure_redirects: boolean;
   tenant_uuid: string;
 }
+
+const EMPTY_FORM = { name: "", client_type: "confidential", redirect_uris: "", allow_insecure_redirects: false };
 
 export function ClientsScreen({ api }: ScreenProps) {
   const act = useAction();
   const [open, setOpen] = useState(false);
-  const [form, setForm] = useState({ name: "", client_type: "confidential", redirect_uris: "" });
+  const [form, setForm] = useState(EMPTY_FORM);
   const [secret, setSecret] = useState<{ id: string; secret: string } | null>(null);
   const create = async (e: Event) => {
     e.preventDefault();
@@ -25,6 +40,7 @@ export function ClientsScreen({ api }: ScreenProps) {
       client_type: form.client_type,
       redirect_uris: form.redirect_uris.split(/\s+/).filter(Boolean),
       post_logout_redirect_uris: [],
+      allow_insecure_redirects: form.allow_insecure_redirects,
     };
     await act.run(async () => {
       const c = (await api.ops.createOidcClient({ body: body as never })) as unknown as Client & {
@@ -32,7 +48,7 @@ export function ClientsScreen({ api }: ScreenProps) {
       };
       setSecret(c.client_secret ? { id: c.client_id, secret: c.client_secret } : null);
       setOpen(false);
-      setForm({ name: "", client_type: "confidential", redirect_uris: "" });
+      setForm(EMPTY_FORM);
       reloadLists();
     }, `Created ${form.name}.`);
   };
@@ -101,6 +117,12 @@ export function ClientsScreen({ api }: ScreenProps) {
               onInput={(v) => setForm({ ...form, redirect_uris: v })}
               error={act.error}
             />
+            <Check
+              name="allow_insecure_redirects"
+              label="Allow plain http redirect URIs (development only; 127.0.0.1 and [::1] need no such permission)"
+              checked={form.allow_insecure_redirects}
+              onChange={(v) => setForm({ ...form, allow_insecure_redirects: v })}
+            />
             <div class="actions">
               <button type="submit" class="primary" disabled={act.busy}>
                 Create
@@ -123,7 +145,15 @@ export function ClientsScreen({ api }: ScreenProps) {
           { title: "Name", cell: (c) => c.name },
           { title: "Client ID", cell: (c) => <code title={c.client_id}>{shortId(c.client_id)}</code> },
           { title: "Type", cell: (c) => c.client_type },
-          { title: "Redirect URIs", cell: (c) => c.redirect_uris.join(" ") },
+          {
+            title: "Redirect URIs",
+            cell: (c) => (
+              <>
+                {c.redirect_uris.join(" ")}
+                {c.allow_insecure_redirects && <small class="hint"> (plain http allowed)</small>}
+              </>
+            ),
+          },
           {
             title: "Actions",
             cell: (c) =>

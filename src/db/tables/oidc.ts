@@ -42,6 +42,8 @@ export const oidcClients = pgTable(
     grantTypes: jsonb("grant_types").$type<string[]>().notNull(),
     scopes: jsonb("scopes").$type<string[]>().notNull(),
     firstParty: boolean("first_party").notNull().default(false),
+    /** Plain http redirect URIs off loopback allowed at registration (development; RFC 6749 §3.1.2.1). */
+    allowInsecureRedirects: boolean("allow_insecure_redirects").notNull().default(false),
     idTokenSignedResponseAlg: varchar("id_token_signed_response_alg", { length: 16 }).notNull(),
     accessTokenLifetime: integer("access_token_lifetime"),
     idTokenLifetime: integer("id_token_lifetime"),

@@ -30,8 +30,8 @@ export interface CachedToken extends TokenRecord {
   userTenantUuid?: string | null;
   /** What the OpenID Connect provider issued it for (null: not an OIDC token), read on first need. */
   oidcGrant?: { userUuid: string | null; scope: string[]; clientId: string; grantType: string } | null;
-  /** The last introspection answer (RFC 7662) given about it: to which client, with which issuer. */
-  introspected?: { clientId: string; issuer: string; json: string };
+  /** The last introspection answer (RFC 7662) given about it: to which client (and its reach), with which issuer. */
+  introspected?: { clientId: string; firstParty: boolean; issuer: string; json: string };
 }
 
 const REVOKED_MEMORY_MS = 60_000;

@@ -8,6 +8,7 @@ import { eq } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { oidcClients } from "../../db/schema.ts";
 import { publicBaseUrl } from "../integrations/oauth2.ts";
+import { isInsecureRedirectUri } from "../oidc/redirect-uris.ts";
 
 /** Fixed, so the console's page knows it without asking, and an operator recognises it in a list. */
 export const CONSOLE_CLIENT_ID = "7e55e7a0-c045-4e00-8000-000000000001";
@@ -40,6 +41,8 @@ export async function syncConsoleClient(
     grantTypes: ["authorization_code"],
     scopes: ["openid", "profile"],
     firstParty: true,
+    // The operator's own configured URL, plain http when the service is served so (RFC 6749 §3.1.2.1).
+    allowInsecureRedirects: redirectUris.some(isInsecureRedirectUri),
     idTokenSignedResponseAlg: app.config.oidc.default_signing_alg,
   };
   await app.db

@@ -5,6 +5,7 @@
 import { scopesBeyond } from "./acl-scope.ts";
 import type { AppContext } from "../../context.ts";
 import { findClient, type ClientRow } from "./clients.ts";
+import { redirectUriMatches } from "./redirect-uris.ts";
 
 export interface AuthorizationRequest {
   clientId: string;
@@ -59,9 +60,10 @@ export async function checkAuthorizationRequest(
   const client = await findClient(app, clientId);
   if (!client || !client.grantTypes.includes("authorization_code"))
     return { kind: "page_error", message: "The application that sent you here is not known." };
-  // RFC 6749 §3.1.2.3, RFC 9700 §2.1: the redirect URI must equal a registered one, character for character.
+  // RFC 6749 §3.1.2.3, RFC 9700 §2.1: the redirect URI must equal a registered one, character for
+  // character, but for a loopback one's port (RFC 8252 §7.3).
   const redirectUri = p.redirect_uri ?? "";
-  if (!client.redirectUris.includes(redirectUri))
+  if (!redirectUriMatches(client.redirectUris, redirectUri))
     return {
       kind: "page_error",
       message: "The application sent you here with a return address it has not registered.",

@@ -19,6 +19,7 @@ import { recordAudit, resourceAudit } from "../audit/record.ts";
 import { inCallerScope, tenantVisible } from "../identity/visibility.ts";
 import { requireGrant } from "../identity/policies.ts";
 import type { SigningAlg } from "./keys.ts";
+import { isInsecureRedirectUri } from "./redirect-uris.ts";
 
 export type ClientRow = typeof oidcClients.$inferSelect;
 export type ClientType = "confidential" | "public";
@@ -41,6 +42,8 @@ export interface ClientInput {
   grant_types?: GrantType[];
   scopes?: string[];
   first_party: boolean;
+  /** Plain http redirect URIs off loopback (RFC 6749 §3.1.2.1), for development; absent: false, or kept on update. */
+  allow_insecure_redirects?: boolean;
   id_token_signed_response_alg?: SigningAlg;
   access_token_lifetime?: number | null;
   id_token_lifetime?: number | null;
@@ -65,6 +68,7 @@ export interface ClientJson {
   grant_types: string[];
   scopes: string[];
   first_party: boolean;
+  allow_insecure_redirects: boolean;
   id_token_signed_response_alg: string;
   access_token_lifetime: number | null;
   id_token_lifetime: number | null;
@@ -87,6 +91,7 @@ export function clientJson(r: ClientRow): ClientJson {
     grant_types: r.grantTypes,
     scopes: r.scopes,
     first_party: r.firstParty,
+    allow_insecure_redirects: r.allowInsecureRedirects,
     id_token_signed_response_alg: r.idTokenSignedResponseAlg,
     access_token_lifetime: r.accessTokenLifetime,
     id_token_lifetime: r.idTokenLifetime,
@@ -155,6 +160,26 @@ export function clientSecretMatches(row: ClientRow, presented: string): boolean 
   return timingSafeEqual(Buffer.from(hashClientSecret(presented), "hex"), Buffer.from(row.secretHash, "hex"));
 }
 
+/**
+ * RFC 6749 §3.1.2.1: the redirect carries the code or token, so TLS protects it; plain http only on a
+ * loopback IP literal (RFC 8252 §7.3), or anywhere with the client's explicit `allow_insecure_redirects`.
+ */
+function checkRedirectSecurity(input: ClientUpdate, allowInsecure: boolean): void {
+  if (allowInsecure) return;
+  for (const field of ["redirect_uris", "post_logout_redirect_uris"] as const) {
+    const insecure = input[field].find(isInsecureRedirectUri);
+    if (insecure !== undefined)
+      throw new InvalidData("oidc_clients", {
+        [field]: {
+          constraint_id: "https_required",
+          constraint: insecure,
+          message:
+            "A plain http redirect URI is allowed on 127.0.0.1 or [::1] only (RFC 6749 §3.1.2.1, RFC 8252 §7.3); set allow_insecure_redirects for development.",
+        },
+      });
+  }
+}
+
 /** Rules across fields that a field's schema cannot say; each names its specification. */
 function checkCombination(type: ClientType, grants: GrantType[], redirectUris: string[]): void {
   // RFC 6749 §4.4: the client credentials grant is for confidential clients only.
@@ -189,9 +214,10 @@ function checkCombination(type: ClientType, grants: GrantType[], redirectUris: s
   }
 }
 
-function rowValues(input: ClientUpdate, type: ClientType) {
+function rowValues(input: ClientUpdate, type: ClientType, allowInsecureRedirects: boolean) {
   const grants = [...new Set(input.grant_types ?? DEFAULT_GRANT_TYPES)];
   checkCombination(type, grants, input.redirect_uris);
+  checkRedirectSecurity(input, allowInsecureRedirects);
   return {
     name: input.name,
     redirectUris: [...new Set(input.redirect_uris)],
@@ -199,6 +225,7 @@ function rowValues(input: ClientUpdate, type: ClientType) {
     grantTypes: grants,
     scopes: [...new Set(input.scopes ?? DEFAULT_SCOPES)],
     firstParty: input.first_party,
+    allowInsecureRedirects,
     accessTokenLifetime: input.access_token_lifetime ?? null,
     idTokenLifetime: input.id_token_lifetime ?? null,
     refreshTokenLifetime: input.refresh_token_lifetime ?? null,
@@ -227,7 +254,7 @@ export async function createClient(
 ): Promise<ClientJson & { client_secret?: string }> {
   const tenantUuid = caller.tenantUuid;
   if (!tenantUuid) throw new NotFound("tenants");
-  const values = rowValues(input, input.client_type);
+  const values = rowValues(input, input.client_type, input.allow_insecure_redirects ?? false);
   // The grant rule (wazo-auth's grant rule): a client's tokens hold nothing its administrator could not grant.
   requireGrant(caller, values.acl, [], "oidc_clients");
   // 256 random bits (RFC 6749 §10.10: credentials must not be guessable).
@@ -277,7 +304,11 @@ export async function updateClient(
 ): Promise<void> {
   return inTransaction(app, async (tx) => {
     const current = await requireVisibleClient(app, caller, clientId, tx);
-    const values = rowValues(input, current.clientType as ClientType);
+    const values = rowValues(
+      input,
+      current.clientType as ClientType,
+      input.allow_insecure_redirects ?? current.allowInsecureRedirects,
+    );
     if (input.acl === undefined) values.acl = current.acl; // absent: kept (PUT of a client older than `acl`)
     requireGrant(
       caller,

@@ -1,7 +1,8 @@
 // Token introspection (RFC 7662) and revocation (RFC 7009) for authenticated clients. Introspection
-// answers for every Tessera token, but only about users of the client's tenant and its sub-tenants,
-// and for the client's own refresh tokens: anything else is `{active: false}`, the same answer as
-// an unknown token (§2.2).
+// answers only about users of the client's tenant and its sub-tenants, and for the client's own
+// refresh tokens; a first-party client about every Tessera token there, any other client only about
+// the access tokens issued to it (§4: the server decides who may introspect what). Anything else is
+// `{active: false}`, the same answer as an unknown token (§2.2).
 import type { AppContext } from "../../context.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { revokeToken } from "../auth/sessions.ts";
@@ -10,6 +11,7 @@ import type { ClientRow } from "./clients.ts";
 import { clientActor, findRefreshToken, grantOfToken, type RequestOrigin, revokeFamily } from "./grants.ts";
 
 const INACTIVE = { active: false } as const;
+const INACTIVE_JSON = JSON.stringify(INACTIVE);
 
 export async function introspectToken(
   app: AppContext,
@@ -47,10 +49,14 @@ export async function introspectionJson(
 ): Promise<string> {
   const tok = hint !== "refresh_token" && isTokenShaped(token) ? await findValidToken(app, token) : null;
   const memo = tok?.introspected;
-  if (memo && memo.clientId === client.clientId && memo.issuer === issuer) return memo.json;
+  // The client's reach is part of the answer: a client made third-party since then asks again.
+  if (memo && memo.clientId === client.clientId && memo.firstParty === client.firstParty && memo.issuer === issuer)
+    return memo.json;
   const answer = await introspectToken(app, client, token, issuer, hint);
+  if (answer === INACTIVE) return INACTIVE_JSON;
   const json = JSON.stringify(answer);
-  if (tok && answer.token_type === "Bearer") tok.introspected = { clientId: client.clientId, issuer, json };
+  if (tok && answer.token_type === "Bearer")
+    tok.introspected = { clientId: client.clientId, firstParty: client.firstParty, issuer, json };
   return json;
 }
 
@@ -77,6 +83,7 @@ async function introspectRefreshToken(
   return answer;
 }
 
+/** An access token's answer; `INACTIVE` when it is one the client may not learn about; null when it is none. */
 async function introspectAccessToken(
   app: AppContext,
   client: ClientRow,
@@ -86,9 +93,13 @@ async function introspectAccessToken(
   if (!isTokenShaped(token)) return null;
   const tok = await findValidToken(app, token);
   if (!tok) return null;
+  // RFC 7662 §4: a third-party client, maybe a resource server of someone else's, learns only of
+  // the tokens issued to it (the grant is cached on the token: no read on the hot path).
+  const own = client.firstParty ? undefined : await grantOfToken(app, token, tok);
+  if (own !== undefined && own?.clientId !== client.clientId) return INACTIVE;
   const tenantUuid = typeof tok.metadata.tenant_uuid === "string" ? tok.metadata.tenant_uuid : null;
-  if (!tenantUuid || !(await app.tenantTree.isSubtenant(app.db, tenantUuid, client.tenantUuid))) return null;
-  const grant = await grantOfToken(app, token, tok);
+  if (!tenantUuid || !(await app.tenantTree.isSubtenant(app.db, tenantUuid, client.tenantUuid))) return INACTIVE;
+  const grant = own ?? (await grantOfToken(app, token, tok));
   // RFC 7662 §2.2 members; `tenant_uuid` and `session_uuid` are Tessera's.
   const answer: Record<string, unknown> = {
     active: true,
