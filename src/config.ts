@@ -195,6 +195,15 @@ export const configSchema = z
           .describe(
             "failed logins of one login name from all addresses before its attempts are slowed by `slowdown_seconds` (never locked: a clean address still logs in) and a pair locks at its first failure",
           ),
+        max_second_factor_failures: z
+          .number()
+          .int()
+          .min(1)
+          .max(100)
+          .default(100)
+          .describe(
+            "consecutive wrong second-factor codes (or passkey assertions) of one account, from all addresses, before its second factor is locked for `failure_reset_seconds` or until an administrator unlocks it (NIST SP 800-63B §5.2.2: at most 100)",
+          ),
         slowdown_seconds: z.number().min(0).max(10).default(1).describe("wait of each attempt of a slowed login name"),
         max_failures_per_address: z
           .number()

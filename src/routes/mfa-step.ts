@@ -11,7 +11,7 @@ import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import { z } from "zod";
 import type { AppContext } from "../context.ts";
-import { ApiError, type MfaRequired } from "../domain/errors.ts";
+import { ApiError, type MfaRequired, SecondFactorLocked } from "../domain/errors.ts";
 import { RouteGroup, type Env } from "../http/route.ts";
 import type { MfaContent, PageOptions } from "../pages/oidc-login.ts";
 import { checkAuthorizationRequest, REQUEST_PARAMS } from "../services/oidc/authorize.ts";
@@ -157,6 +157,9 @@ export function secondStepPage(c: Context<Env>, app: AppContext, check: Ok, para
   return beginStep(c, app, oidcFlow(c, app, check, params), e);
 }
 
+const SECOND_FACTOR_LOCKED =
+  "Too many wrong codes: the second factor of this account is locked. Ask an administrator to unlock it, or try again later.";
+
 /** Refusals as the login page shows them: throttled (429), outage (503), else the step's own message. */
 export function refusal(
   c: Context<Env>,
@@ -165,6 +168,7 @@ export function refusal(
   otherwise: () => Promise<Response>,
 ): Promise<Response> {
   if (!(e instanceof ApiError)) throw e;
+  if (e instanceof SecondFactorLocked) return Promise.resolve(fatal(c, app, SECOND_FACTOR_LOCKED, 429));
   if (e.status === 429)
     return Promise.resolve(fatal(c, app, "Too many attempts. Wait a moment, then sign in again.", 429));
   if (e.status >= 500) return Promise.resolve(fatal(c, app, UNAVAILABLE, 503));
