@@ -354,6 +354,12 @@ export const configSchema = z
       .describe(
         "public base URL of the API (`https://auth.example.com/api/auth`): the links of mails and the OpenID Connect issuer; unset, no reset or confirmation mail is sent (503): the link would come from the forgeable Host header (see [Security](security.md))",
       ),
+    accepted_hosts: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        "without `public_url`: host names (`name` or `name:port`) the OpenID provider, hosted pages and console answer for, besides the listener's own address and loopback names; any other Host gets 421 (see [Security](security.md))",
+      ),
     oauth2_redirect_base_url: z
       .string()
       .url()

@@ -32,6 +32,7 @@ import {
   browserOrigin,
   csrfCookie,
   CSRF_REFUSED,
+  SECOND_FACTOR_LOCKED,
   csrfMatches,
   hiddenFields,
   outagePage,
@@ -155,9 +156,6 @@ export async function beginStep(c: Context<Env>, app: AppContext, flow: Flow, e:
 export function secondStepPage(c: Context<Env>, app: AppContext, check: Ok, params: Params, e: MfaRequired) {
   return beginStep(c, app, oidcFlow(c, app, check, params), e);
 }
-
-const SECOND_FACTOR_LOCKED =
-  "Too many wrong codes: the second factor of this account is locked. Ask an administrator to unlock it, or try again later.";
 
 /** Refusals as the login page shows them: throttled (429), outage (503), else the step's own message. */
 export function refusal(

@@ -5,7 +5,7 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../context.ts";
 import { databaseFailure } from "../db/failures.ts";
-import { ApiError } from "../domain/errors.ts";
+import { ApiError, SecondFactorLocked } from "../domain/errors.ts";
 import type { Env } from "../http/route.ts";
 import { requestOrigin } from "../http/request-origin.ts";
 import { renderPage, type PageOptions, type PageStep } from "../pages/oidc-login.ts";
@@ -158,6 +158,8 @@ export async function browserSessionFor(
 /** The one message for every refused sign-in (as POST /0.1/token's one 401): it says nothing of why. */
 export const GENERIC_FAILURE = "Wrong username or password.";
 export const TOO_MANY = "Too many attempts. Wait a moment, then try again.";
+export const SECOND_FACTOR_LOCKED =
+  "Too many wrong codes: the second factor of this account is locked. Ask an administrator to unlock it, or try again later.";
 
 /**
  * A sign-in the login refused, as the page shows it with the form again: too many attempts (429)
@@ -165,6 +167,7 @@ export const TOO_MANY = "Too many attempts. Wait a moment, then try again.";
  */
 export function signInRefusal(e: unknown): { message: string; status: number } {
   if (!(e instanceof ApiError) || e.status >= 500) throw e;
+  if (e instanceof SecondFactorLocked) return { message: SECOND_FACTOR_LOCKED, status: 429 };
   return e.status === 429 ? { message: TOO_MANY, status: 429 } : { message: GENERIC_FAILURE, status: 401 };
 }
 
