@@ -9,6 +9,7 @@ import { loginThrottle } from "../src/db/schema.ts";
 import { currentCode } from "../src/services/auth/totp.ts";
 import { describeEachDb, type TestApp } from "./helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";
+import { hiddenFieldsOf, mergeCookies } from "./helpers/oidc.ts";
 
 const LIMIT = 4;
 const STEP = 30_000;
@@ -101,6 +102,45 @@ describeEachDb(
       expect((await removeWith(wrongCodeFor(u.secret))).status).toBe(400);
       const r = await tokenLogin(t, u.username, wrongCodeFor(u.secret));
       expect([r.status, r.json.error_id]).toEqual([429, "second-factor-locked"]);
+    });
+
+    test("the hosted page's second step: wrong codes from several browsers and addresses lock it; the step says so", async () => {
+      const t = get();
+      const tenant = await createTenantRow(t.app);
+      const u = await enrolled(t, tenant);
+      const admin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant })).token;
+      const client = await t.request("POST", "/0.1/oidc/clients", {
+        token: admin,
+        body: { name: "RP", client_type: "confidential", redirect_uris: ["https://rp.sfl.test/cb"], first_party: true },
+      });
+      const authorize = `/0.1/oidc/authorize?${new URLSearchParams({
+        client_id: client.json.client_id,
+        redirect_uri: "https://rp.sfl.test/cb",
+        response_type: "code",
+        scope: "openid",
+      })}`;
+      const form = (cookie: string, fields: Record<string, string>, path: string, remoteAddr: string) =>
+        t.request("POST", path, {
+          rawBody: new URLSearchParams(fields).toString(),
+          headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: cookie },
+          remoteAddr,
+        });
+      /** A new browser, from a new address, through the password to the second step. */
+      const step = async () => {
+        const addr = freshAddress();
+        const page = await t.request("GET", authorize, { remoteAddr: addr });
+        const cookie = mergeCookies("", new Response(null, { headers: page.headers }));
+        const fields = { ...hiddenFieldsOf(page.text), username: u.username, password: "pw-secret" };
+        const second = await form(cookie, fields, "/0.1/oidc/authorize", addr);
+        expect(second.status).toBe(200);
+        return (code: string) =>
+          form(cookie, { ...hiddenFieldsOf(second.text), code }, "/0.1/oidc/authorize-mfa", addr);
+      };
+      for (let i = 0; i < LIMIT; i++) expect((await (await step())(wrongCodeFor(u.secret))).status).toBe(401);
+      await awayFromStepEdge();
+      const locked = await (await step())(nextCode(u.secret));
+      expect(locked.status).toBe(429);
+      expect(locked.text).toContain("the second factor of this account is locked");
     });
   },
   {
