@@ -1,7 +1,8 @@
 // The provider's signing keys: one current key per algorithm (ES256, RS256), generated on first
 // start and stored in the database so that every instance signs with keys the others publish.
 // Private keys are kept in memory for signing (no database read, no key import per token) and
-// never leave this module except as CryptoKeys; only public JWKs are published.
+// never leave this module except as CryptoKeys (and a MAC key derived one-way from them); only
+// public JWKs are published.
 import { hkdfSync } from "node:crypto";
 import { and, desc, gt, isNull, or } from "drizzle-orm";
 import type { JWK } from "jose";
