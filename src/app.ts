@@ -4,6 +4,7 @@ import { cors } from "hono/cors";
 import type { AppContext } from "./context.ts";
 import { ApiError } from "./domain/errors.ts";
 import { errorResponse, jsonError, resourceOfPath } from "./http/error-response.ts";
+import { acceptedHostGuard } from "./http/accepted-host.ts";
 import { asAnswered, type Env, type RouteGroup, type RouteSpec } from "./http/route.ts";
 import { requestLimits } from "./http/limits.ts";
 import { requestLog } from "./http/request-log.ts";
@@ -110,6 +111,7 @@ export function createApp(app: AppContext): Hono<Env> {
     await next();
   });
   hono.use("*", requestDeadline(app));
+  hono.use("*", acceptedHostGuard(app));
 
   for (const group of groups) hono.route("/0.1", group.hono);
   hono.route("/0.1", apiRoutes(specs).hono);

@@ -13,6 +13,9 @@ export function configWarnings(config: Config): string[] {
     warnings.push(
       "public_url is not set: password-reset, email-confirmation and registration mails are refused (503) rather than linking to the request's Host header; set public_url to the API's public base URL",
     );
+    warnings.push(
+      `public_url is not set: the OpenID provider, the hosted pages and the console answer only for the listener's own address, loopback names${config.accepted_hosts.length ? " and accepted_hosts" : ""} (any other Host header gets 421) rather than building the issuer from the Host header; set public_url to the API's public base URL (or list the names clients use in accepted_hosts)`,
+    );
   }
   return warnings;
 }

@@ -195,6 +195,15 @@ export const configSchema = z
           .describe(
             "failed logins of one login name from all addresses before its attempts are slowed by `slowdown_seconds` (never locked: a clean address still logs in) and a pair locks at its first failure",
           ),
+        max_second_factor_failures: z
+          .number()
+          .int()
+          .min(1)
+          .max(100)
+          .default(100)
+          .describe(
+            "consecutive wrong second-factor codes (or passkey assertions) of one account, from all addresses, before its second factor is locked for `failure_reset_seconds` or until an administrator unlocks it (NIST SP 800-63B §5.2.2: at most 100)",
+          ),
         slowdown_seconds: z.number().min(0).max(10).default(1).describe("wait of each attempt of a slowed login name"),
         max_failures_per_address: z
           .number()
@@ -344,6 +353,12 @@ export const configSchema = z
       .default(null)
       .describe(
         "public base URL of the API (`https://auth.example.com/api/auth`): the links of mails and the OpenID Connect issuer; unset, no reset or confirmation mail is sent (503): the link would come from the forgeable Host header (see [Security](security.md))",
+      ),
+    accepted_hosts: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        "without `public_url`: host names (`name` or `name:port`) the OpenID provider, hosted pages and console answer for, besides the listener's own address and loopback names; any other Host gets 421 (see [Security](security.md))",
       ),
     oauth2_redirect_base_url: z
       .string()

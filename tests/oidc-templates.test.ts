@@ -75,7 +75,7 @@ test("a tenant's layout is shown to its clients; every value escaped, | safe inc
   expect(r.text).not.toContain("<img src=x");
   expect(r.text).toContain("raw: acme &lt;img src=x onerror=&quot;alert(1)&quot;&gt;");
   // The step (form, CSRF field) is the page's own.
-  expect(hiddenFieldsOf(r.text).csrf_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  expect(hiddenFieldsOf(r.text).csrf_token).toMatch(/^[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}$/);
   const csp = r.headers.get("content-security-policy")!;
   expect(csp).toContain("default-src 'none'");
   expect(csp).not.toContain("script-src"); // the layout's <script> cannot run
@@ -95,7 +95,7 @@ test("other tenants keep the configured layout; a broken layout falls back to th
 
 test("behind https (public_url), the CSRF and session cookies are Secure, HttpOnly, SameSite=Lax", async () => {
   const page = await authorize(clients.plain!);
-  const csrf = page.headers.getSetCookie().find((c) => c.startsWith("tessera_oidc_csrf="))!;
+  const csrf = page.headers.getSetCookie().find((c) => c.startsWith("__Host-tessera_oidc_csrf="))!;
   expect(csrf).toMatch(/; Secure/);
   expect(csrf).toMatch(/HttpOnly/);
   const signedIn = await t.request("POST", "/0.1/oidc/authorize", {
@@ -138,8 +138,8 @@ test("the device verification page is a step of the same pages: the tenant's lay
   expect(confirm.text).toContain('<header id="brand">ACME sign-in for acme tv &lt;img');
   expect(confirm.text).toContain("<title>ACME · Connect a device</title>");
   expect(confirm.text).not.toContain("<img src=x");
-  const csrf = confirm.headers.getSetCookie().find((c) => c.startsWith("tessera_oidc_csrf="))!;
-  expect(csrf).toMatch(/; Path=\/0\.1\/oidc/);
+  const csrf = confirm.headers.getSetCookie().find((c) => c.startsWith("__Host-tessera_oidc_csrf="))!;
+  expect(csrf).toMatch(/; Path=\/;/);
   expect(csrf).toMatch(/; Secure/);
   expect(hiddenFieldsOf(confirm.text).csrf_token).toBe(csrf.split(";")[0]!.split("=")[1]!);
   const csp = confirm.headers.get("content-security-policy")!;

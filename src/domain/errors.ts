@@ -167,6 +167,24 @@ export class TooManyRequests extends ApiError {
   }
 }
 
+/**
+ * 429 of the per-account second-factor lock (NIST SP 800-63B §5.2.2): too many wrong codes for one
+ * account, from any address. The password was proven, so saying why is no oracle.
+ */
+export class SecondFactorLocked extends ApiError {
+  constructor(resource: string, retryAfterSeconds: number) {
+    super(
+      429,
+      "second-factor-locked",
+      "Too many wrong second-factor codes: the second factor of this account is locked until an administrator unlocks it (DELETE /0.1/users/{user_uuid}/login-failures) or retry_after seconds pass",
+      resource,
+      { retry_after: retryAfterSeconds },
+      undefined,
+      { "Retry-After": String(retryAfterSeconds) },
+    );
+  }
+}
+
 function singular(resource: string): string {
   if (resource.endsWith("ies")) return `${resource.slice(0, -3)}y`;
   return resource.endsWith("s") ? resource.slice(0, -1) : resource;

@@ -12,6 +12,7 @@ import { introspectionJson } from "../services/oidc/introspection.ts";
 import { authenticateClient } from "../services/oidc/token-endpoint.ts";
 import type { PeerSource, Router } from "./fast-token-check.ts";
 import { accessLogged, writeAccessLine } from "./request-log.ts";
+import { hostAccepted } from "./accepted-host.ts";
 import { clientAddress } from "./request-origin.ts";
 
 const PATH = "/0.1/oidc/introspect";
@@ -31,7 +32,8 @@ export function fastIntrospection(
   if (
     !type.startsWith("application/x-www-form-urlencoded") ||
     !authorization?.startsWith("Basic ") ||
-    req.headers.has("origin")
+    req.headers.has("origin") ||
+    !hostAccepted(app, req.url) // the router refuses it (http/accepted-host.ts)
   )
     return router(req, peers);
   return answer(app, req, peers, router, authorization);

@@ -149,7 +149,7 @@ const loginPage = (c: Context<Env>, app: AppContext, csrf: string, message = "",
   page(c, app, { title: "Sign in", mode: "account-login", message }, csrf, status);
 
 async function show(c: Context<Env>, app: AppContext): Promise<Response> {
-  const csrf = csrfToken(c, app);
+  const csrf = await csrfToken(c, app);
   const session = await sessionUser(c, app);
   return session ? settingsPage(c, app, session.user, csrf) : loginPage(c, app, csrf);
 }
@@ -173,7 +173,7 @@ async function signIn(c: Context<Env>, app: AppContext, params: Params, csrf: st
 
 async function submit(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
   const params = stringParams(body);
-  if (!csrfMatches(c, params.csrf_token)) return fatal(c, app, CSRF_REFUSED, 400);
+  if (!(await csrfMatches(c, app, params.csrf_token))) return fatal(c, app, CSRF_REFUSED, 400);
   const csrf = params.csrf_token!;
   if (params.step === "sign-in") return signIn(c, app, params, csrf);
   if (params.pending) return runStep(c, app, accountFlow(c, app, csrf), params);
@@ -277,7 +277,7 @@ function requestAddress(c: Context<Env>, app: AppContext) {
 /** Passkey options for the account page: registration (signed in) or the sign-in's second step (`pending`). */
 async function options(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
   const params = stringParams(body);
-  if (!csrfMatches(c, params.csrf_token)) return c.json({ error: "invalid_request" }, 400);
+  if (!(await csrfMatches(c, app, params.csrf_token))) return c.json({ error: "invalid_request" }, 400);
   if (params.pending) return stepPasskeyOptions(c, app, accountFlow(c, app, params.csrf_token!), params);
   const session = await sessionUser(c, app);
   if (!session) return c.json({ error: "login_required" }, 401);

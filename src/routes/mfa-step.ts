@@ -8,10 +8,9 @@
 // session with the factors used (RFC 8176 `amr`), consent, the code. The pages are a step (`mfa`) of
 // the provider's page system (pages/oidc-login.ts): the tenant's layout applies.
 import type { Context } from "hono";
-import { getCookie } from "hono/cookie";
 import { z } from "zod";
 import type { AppContext } from "../context.ts";
-import { ApiError, type MfaRequired } from "../domain/errors.ts";
+import { ApiError, type MfaRequired, SecondFactorLocked } from "../domain/errors.ts";
 import { RouteGroup, type Env } from "../http/route.ts";
 import type { MfaContent, PageOptions } from "../pages/oidc-login.ts";
 import { checkAuthorizationRequest, REQUEST_PARAMS } from "../services/oidc/authorize.ts";
@@ -31,8 +30,9 @@ import { provenSignIn } from "../services/oidc/sign-in.ts";
 import { answerCheck, continueSignIn, type Ok } from "./oidc-authorize.ts";
 import {
   browserOrigin,
-  CSRF_COOKIE,
+  csrfCookie,
   CSRF_REFUSED,
+  SECOND_FACTOR_LOCKED,
   csrfMatches,
   hiddenFields,
   outagePage,
@@ -66,7 +66,7 @@ export interface Flow {
 
 /** The browser a pending sign-in belongs to: its CSRF cookie (the step's forms carry the same value). */
 const binding = (c: Context<Env>, flow: Flow) => ({
-  browser: getCookie(c, CSRF_COOKIE) ?? "",
+  browser: csrfCookie(c, c.get("app")) ?? "",
   clientId: flow.clientId,
 });
 
@@ -165,6 +165,7 @@ export function refusal(
   otherwise: () => Promise<Response>,
 ): Promise<Response> {
   if (!(e instanceof ApiError)) throw e;
+  if (e instanceof SecondFactorLocked) return Promise.resolve(fatal(c, app, SECOND_FACTOR_LOCKED, 429));
   if (e.status === 429)
     return Promise.resolve(fatal(c, app, "Too many attempts. Wait a moment, then sign in again.", 429));
   if (e.status >= 500) return Promise.resolve(fatal(c, app, UNAVAILABLE, 503));
@@ -219,7 +220,7 @@ export async function runStep(c: Context<Env>, app: AppContext, flow: Flow, para
 
 async function submitStep(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
   const params = stringParams(body);
-  if (!csrfMatches(c, params.csrf_token)) return fatal(c, app, CSRF_REFUSED, 400);
+  if (!(await csrfMatches(c, app, params.csrf_token))) return fatal(c, app, CSRF_REFUSED, 400);
   const check = await checkAuthorizationRequest(app, params);
   if (check.kind !== "ok") return answerCheck(c, app, check);
   return runStep(c, app, oidcFlow(c, app, check, params), params);

@@ -119,7 +119,7 @@ export async function loginForm(
     {
       step: "login",
       clientName: client.name,
-      hidden: hiddenFields(params, REQUEST_PARAMS, csrfToken(c, app)),
+      hidden: hiddenFields(params, REQUEST_PARAMS, await csrfToken(c, app)),
       message: extra.message,
       username: extra.username,
       samlDomain: saml ? domain : null,
@@ -181,7 +181,7 @@ async function consentPage(
       clientName: client.name,
       userName: await sessionUserName(app, session),
       scopes: request.scope.map(describeScope),
-      hidden: hiddenFields(params, REQUEST_PARAMS, csrfToken(c, app)),
+      hidden: hiddenFields(params, REQUEST_PARAMS, await csrfToken(c, app)),
     },
     200,
     { tenantUuid: client.tenantUuid, formTargets: [request.redirectUri] },
@@ -293,7 +293,8 @@ async function submitPassword(
   hooks: AuthorizeHooks,
 ): Promise<Response> {
   const params = stringParams(body);
-  if (!csrfMatches(c, params.csrf_token)) return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
+  if (!(await csrfMatches(c, app, params.csrf_token)))
+    return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
   const check = await checkAuthorizationRequest(app, params);
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const again = (message: string, status: number) =>
@@ -318,7 +319,8 @@ async function submitPassword(
 
 async function submitConsent(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
   const params = stringParams(body);
-  if (!csrfMatches(c, params.csrf_token)) return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
+  if (!(await csrfMatches(c, app, params.csrf_token)))
+    return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
   const check = await checkAuthorizationRequest(app, params);
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const { client, request } = check;
@@ -341,7 +343,8 @@ async function submitConsent(c: Context<Env>, app: AppContext, body: Record<stri
 /** The login page's SAML button: off to the tenant's IdP, back at GET /oidc/authorize/saml with the request. */
 async function startSaml(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
   const params = stringParams(body);
-  if (!csrfMatches(c, params.csrf_token)) return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
+  if (!(await csrfMatches(c, app, params.csrf_token)))
+    return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
   const check = await checkAuthorizationRequest(app, params);
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const domain = await samlDomainOfTenant(app, check.client.tenantUuid);

@@ -107,7 +107,7 @@ async function confirmStep(
   const { client } = request;
   const userCode = formatUserCode(request.userCode);
   const session = p.account === "other" ? null : await browserSessionFor(c, app, client.tenantUuid, null);
-  const hidden: Record<string, string> = { csrf_token: csrfToken(c, app), user_code: userCode };
+  const hidden: Record<string, string> = { csrf_token: await csrfToken(c, app), user_code: userCode };
   if (session) hidden.continue_as = session.id;
   else if (p.account === "other") hidden.account = "other";
   return page(
@@ -146,7 +146,7 @@ async function showPage(c: Context<Env>, app: AppContext): Promise<Response> {
 
 async function submitForm(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
   const p = stringParams(body);
-  if (!csrfMatches(c, p.csrf_token)) return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
+  if (!(await csrfMatches(c, app, p.csrf_token))) return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
   const request = await lookUp(c, app, (p.user_code ?? "").slice(0, 64));
   if (!request) return codeStep(c, app, 400, BAD_CODE);
   const code = request.userCode;

@@ -41,7 +41,7 @@ async function logout(
 ): Promise<Response> {
   const params = stringParams(raw);
   const confirming = post && params.confirm === "yes";
-  if (confirming && !csrfMatches(c, params.csrf_token))
+  if (confirming && !(await csrfMatches(c, app, params.csrf_token)))
     return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
   const check = await checkLogoutRequest(app, requestIssuer(c, app), params);
   if (check.kind === "page_error") return page(c, app, { step: "error", message: check.message }, 400);
@@ -51,7 +51,7 @@ async function logout(
   const hintDecides = hint !== null && (!session || session.userUuid === hint.sub);
   const confirmed = confirming || hintDecides;
   if (!confirmed) {
-    const hidden = { ...hiddenFields(params, LOGOUT_PARAMS, csrfToken(c, app)), confirm: "yes" };
+    const hidden = { ...hiddenFields(params, LOGOUT_PARAMS, await csrfToken(c, app)), confirm: "yes" };
     return page(c, app, { step: "logout", clientName: client?.name, hidden }, 200, {
       tenantUuid: client?.tenantUuid,
       formTargets: redirectUri ? [redirectUri] : [],

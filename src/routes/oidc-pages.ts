@@ -2,10 +2,10 @@
 // parameters, CSRF, cookies scoped to the issuer's path, and the outage page.
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../context.ts";
 import { databaseFailure } from "../db/failures.ts";
-import { ApiError } from "../domain/errors.ts";
+import { ApiError, SecondFactorLocked } from "../domain/errors.ts";
 import type { Env } from "../http/route.ts";
 import { requestOrigin } from "../http/request-origin.ts";
 import { renderPage, type PageOptions, type PageStep } from "../pages/oidc-login.ts";
@@ -15,6 +15,7 @@ import {
   findBrowserSession,
   sessionServes,
 } from "../services/oidc/browser-session.ts";
+import { serviceMacKey } from "../services/oidc/keys.ts";
 import type { BrowserOrigin } from "../services/oidc/sign-in.ts";
 import { requestIssuer } from "./oidc.ts";
 
@@ -48,26 +49,55 @@ export function cookieOptions(c: Context<Env>, app: AppContext, maxAge?: number)
   };
 }
 
-/** The CSRF cookie; its value also binds a pending second step to the browser (routes/mfa-step.ts). */
-export const CSRF_COOKIE = "tessera_oidc_csrf";
-const TOKEN_SYNTAX = /^[A-Za-z0-9_-]{43}$/;
+/**
+ * The CSRF cookie; its value also binds a pending second step to the browser (routes/mfa-step.ts).
+ * Behind https it has the `__Host-` prefix (RFC 6265bis §4.1.3.2): Secure, Path=/ and no Domain, so
+ * neither a sibling subdomain nor a plain-http response can set it.
+ */
+const CSRF_COOKIE = "tessera_oidc_csrf";
+const HOST_PREFIX = "__Host-";
+const TOKEN_SYNTAX = /^([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{43})$/;
+
+const overHttps = (c: Context<Env>, app: AppContext) => new URL(requestIssuer(c, app)).protocol === "https:";
+const csrfCookieName = (c: Context<Env>, app: AppContext) =>
+  overHttps(c, app) ? `${HOST_PREFIX}${CSRF_COOKIE}` : CSRF_COOKIE;
+
+/** The browser's CSRF cookie as sent (checked by csrfMatches before it is trusted). */
+export const csrfCookie = (c: Context<Env>, app: AppContext) => getCookie(c, csrfCookieName(c, app));
+
+/** The MAC of a token's random part under the service's key (routes cannot forge what they did not mint). */
+const csrfMac = (key: Buffer, random: string) =>
+  createHmac("sha256", key).update(`hosted-page-csrf\n${random}`).digest("base64url");
+
+/** A token minted by this service: `{random}.{HMAC(service key, random)}`, checked in constant time. */
+function mintedHere(key: Buffer, token: string | undefined): boolean {
+  const m = token ? TOKEN_SYNTAX.exec(token) : null;
+  return !!m && timingSafeEqual(Buffer.from(csrfMac(key, m[1]!)), Buffer.from(m[2]!));
+}
 
 /**
- * CSRF (OWASP double-submit cookie): a random value in an HttpOnly, SameSite=Lax cookie scoped to
- * the issuer's path, and the same in the form.
+ * CSRF (OWASP "signed double-submit cookie"): a random value and its HMAC under a key only the
+ * service holds (services/oidc/keys.ts serviceMacKey: derived from the stored signing key, so every
+ * instance shares it), in an HttpOnly, SameSite=Lax cookie and in the form. A pair planted by
+ * someone without the key is refused; a token minted before a key rotation is replaced.
  */
-export function csrfToken(c: Context<Env>, app: AppContext): string {
-  const existing = getCookie(c, CSRF_COOKIE);
-  if (existing && TOKEN_SYNTAX.test(existing)) return existing;
-  const value = randomBytes(32).toString("base64url");
-  setCookie(c, CSRF_COOKIE, value, cookieOptions(c, app));
+export async function csrfToken(c: Context<Env>, app: AppContext): Promise<string> {
+  const key = await serviceMacKey(app);
+  const existing = csrfCookie(c, app);
+  if (mintedHere(key, existing)) return existing!;
+  const random = randomBytes(32).toString("base64url");
+  const value = `${random}.${csrfMac(key, random)}`;
+  const https = overHttps(c, app);
+  setCookie(c, csrfCookieName(c, app), value, { ...cookieOptions(c, app), ...(https ? { path: "/" } : {}) });
   return value;
 }
 
-export function csrfMatches(c: Context<Env>, presented: string | undefined): boolean {
-  const cookie = getCookie(c, CSRF_COOKIE);
+/** The form's token is the cookie's, and the service minted it. */
+export async function csrfMatches(c: Context<Env>, app: AppContext, presented: string | undefined): Promise<boolean> {
+  const cookie = csrfCookie(c, app);
   if (!cookie || !presented || cookie.length !== presented.length) return false;
-  return timingSafeEqual(Buffer.from(cookie), Buffer.from(presented));
+  if (!timingSafeEqual(Buffer.from(cookie), Buffer.from(presented))) return false;
+  return mintedHere(await serviceMacKey(app), cookie);
 }
 
 export const CSRF_REFUSED =
@@ -128,6 +158,8 @@ export async function browserSessionFor(
 /** The one message for every refused sign-in (as POST /0.1/token's one 401): it says nothing of why. */
 export const GENERIC_FAILURE = "Wrong username or password.";
 export const TOO_MANY = "Too many attempts. Wait a moment, then try again.";
+export const SECOND_FACTOR_LOCKED =
+  "Too many wrong codes: the second factor of this account is locked. Ask an administrator to unlock it, or try again later.";
 
 /**
  * A sign-in the login refused, as the page shows it with the form again: too many attempts (429)
@@ -135,6 +167,7 @@ export const TOO_MANY = "Too many attempts. Wait a moment, then try again.";
  */
 export function signInRefusal(e: unknown): { message: string; status: number } {
   if (!(e instanceof ApiError) || e.status >= 500) throw e;
+  if (e instanceof SecondFactorLocked) return { message: SECOND_FACTOR_LOCKED, status: 429 };
   return e.status === 429 ? { message: TOO_MANY, status: 429 } : { message: GENERIC_FAILURE, status: 401 };
 }
 

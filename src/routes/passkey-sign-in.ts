@@ -21,7 +21,7 @@ import { requestRp } from "./passkeys.ts";
 async function options(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
   const params = stringParams(body);
   const refused = c.json({ error: "invalid_request" }, 400);
-  if (!csrfMatches(c, params.csrf_token)) return refused;
+  if (!(await csrfMatches(c, app, params.csrf_token))) return refused;
   const check = await checkAuthorizationRequest(app, params);
   if (check.kind !== "ok") return refused;
   if (params.pending) return stepPasskeyOptions(c, app, oidcFlow(c, app, check, params), params);
@@ -31,7 +31,7 @@ async function options(c: Context<Env>, app: AppContext, body: Record<string, un
 
 async function passwordless(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
   const params = stringParams(body);
-  if (!csrfMatches(c, params.csrf_token)) return fatal(c, app, CSRF_REFUSED, 400);
+  if (!(await csrfMatches(c, app, params.csrf_token))) return fatal(c, app, CSRF_REFUSED, 400);
   const check = await checkAuthorizationRequest(app, params);
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const origin = browserOrigin(c, app);

@@ -13,6 +13,7 @@ import {
   AuthenticationFailed,
   MfaRequired,
   type ProvenPassword,
+  SecondFactorLocked,
   ServiceUnavailable,
   TooManySessions,
 } from "../../domain/errors.ts";
@@ -134,6 +135,12 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
     if (e instanceof TooManySessions) {
       recordLogin("rejected", method);
       await recordRefusal(app, req, args, "login.failure", "too_many_sessions");
+      throw e;
+    }
+    if (e instanceof SecondFactorLocked) {
+      // Not one more failure: no code was checked (a lock refuses before any code is).
+      recordLogin("throttled", method);
+      await recordRefusal(app, req, "login.throttled", "throttled");
       throw e;
     }
     if (isInfrastructureFailure(e)) {

@@ -25,11 +25,11 @@ export interface ThrottleSubject {
   forwarded: boolean;
 }
 
-interface CounterKey {
-  kind: "login" | "login_address" | "address" | "reset_login" | "reset_address";
+export interface CounterKey {
+  kind: "login" | "login_address" | "address" | "reset_login" | "reset_address" | "second_factor";
   key: string;
   threshold: number;
-  by: "login" | "login_address" | "address";
+  by: "login" | "login_address" | "address" | "second_factor";
   /** False for the per-login count of logins: it slows past its threshold, never refuses. */
   locks: boolean;
 }
@@ -135,9 +135,9 @@ const liveFailures = (resetSeconds: number) =>
   sql<number>`(case when ${loginThrottle.lastFailureAt} <= now() - ${resetSeconds}::int * interval '1 second' then 0 else ${loginThrottle.failures} end)::int`;
 
 /** Milliseconds (database clock, shared by every instance) until a lock ends. */
-const msUntil = (column: SQL | typeof loginThrottle.lockedUntil) =>
+export const msUntil = (column: SQL | typeof loginThrottle.lockedUntil) =>
   sql<number>`coalesce(extract(epoch from ${column} - now()) * 1000, 0)::float8`;
-const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+export const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 /**
  * Counts one failure (or, for password reset, one request) against each key of the subject, in
@@ -197,14 +197,14 @@ async function throttledEvent(
   });
 }
 
-interface Timing {
+export interface Timing {
   wait_increment_seconds: number;
   max_wait_seconds: number;
   failure_reset_seconds: number;
 }
 
 /** One atomic statement: restart after `failure_reset_seconds` of quiet, count, lock at the threshold. */
-async function upsertFailure(
+export async function upsertFailure(
   tx: DbOrTx,
   k: CounterKey,
   c: Timing,

@@ -2,7 +2,7 @@
 // administrator forgets the failed logins of every login name of a user (its username and email
 // addresses: the per-login counts and the per login-and-address locks), so a user locked out on
 // the addresses it used logs in again at once. Address locks stay: they hold the attackers'
-// addresses, not the user.
+// addresses, not the user. The user's second-factor lock ends too.
 import { and, eq, inArray, or, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { emails, loginThrottle, users } from "../../db/schema.ts";
@@ -12,6 +12,7 @@ import { recordAudit } from "../audit/record.ts";
 import { publishEvent, routingKey } from "../events.ts";
 import { tenantVisible } from "../identity/visibility.ts";
 import { forgetPairLocks } from "./login-throttle.ts";
+import { SECOND_FACTOR_KIND } from "./second-factor-lock.ts";
 import { normaliseLogin } from "./throttle-keys.ts";
 
 /** The channel telling every instance to drop the pair locks it remembers (LockCache). */
@@ -31,21 +32,22 @@ export async function unlockUserLogins(app: AppContext, caller: Caller, userUuid
         [user.username, ...addresses.map((e) => e.address)].filter((n): n is string => !!n).map(normaliseLogin),
       ),
     ];
-    const cleared = names.length
-      ? await tx
-          .delete(loginThrottle)
-          .where(
-            or(
-              and(eq(loginThrottle.kind, "login"), inArray(loginThrottle.key, names)),
-              // A pair key is `login \n address`; an address key never holds a newline.
-              and(
-                eq(loginThrottle.kind, "login_address"),
-                inArray(sql`regexp_replace(${loginThrottle.key}, E'\\n[^\\n]*$', '')`, names),
-              ),
-            ),
-          )
-          .returning({ kind: loginThrottle.kind })
-      : [];
+    // Unconditional: a user without a login name may still hold a second-factor lock (inArray of none is false).
+    const cleared = await tx
+      .delete(loginThrottle)
+      .where(
+        or(
+          and(eq(loginThrottle.kind, "login"), inArray(loginThrottle.key, names)),
+          // The per-account second-factor lock (second-factor-lock.ts), keyed by the user.
+          and(eq(loginThrottle.kind, SECOND_FACTOR_KIND), eq(loginThrottle.key, user.uuid)),
+          // A pair key is `login \n address`; an address key never holds a newline.
+          and(
+            eq(loginThrottle.kind, "login_address"),
+            inArray(sql`regexp_replace(${loginThrottle.key}, E'\\n[^\\n]*$', '')`, names),
+          ),
+        ),
+      )
+      .returning({ kind: loginThrottle.kind });
     await tx.execute(sql`select pg_notify(${UNLOCK_CHANNEL}, '')`);
     afterCommit(tx, () => forgetPairLocks(app));
     await publishEvent(app, tx, {

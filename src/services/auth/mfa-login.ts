@@ -14,6 +14,7 @@ import { type RelyingParty, verifyPasskeyAssertion } from "./webauthn.ts";
 import { mfaRestrictedAcl } from "./mfa-policy.ts";
 import { knownLoginUser } from "./user-auth.ts";
 import { assertNotThrottled, countFailure } from "./login-throttle.ts";
+import { assertSecondFactorOpen, countSecondFactorFailure, forgetSecondFactorFailures } from "./second-factor-lock.ts";
 import type { UserRow } from "../identity/visibility.ts";
 
 export interface SecondFactorOutcome {
@@ -43,17 +44,23 @@ export async function secondFactorStep(
     recordMfa("required");
     throw new MfaRequired(await factorMethods(app, user.uuid));
   }
+  const open = await assertSecondFactorOpen(app, user.uuid, "tokens");
   if (await useSecondFactor(app, user.uuid, code)) {
     recordMfa("accepted");
+    await forgetSecondFactorFailures(app, user.uuid, open.failures);
     return { enrolOnlyAcl: null, codeAccepted: true };
   }
   await refused(app, user);
   throw new AuthenticationFailed();
 }
 
+/** A wrong code of a login: the event and the account's second-factor count (the login pipeline counts the rest). */
 async function refused(app: AppContext, user: { uuid: string; tenantUuid: string }): Promise<void> {
   recordMfa("refused");
-  await inTransaction(app, (tx) => publishMfaEvent(app, tx, "failed", user));
+  await inTransaction(app, async (tx) => {
+    await publishMfaEvent(app, tx, "failed", user);
+    await countSecondFactorFailure(app, tx, user.uuid);
+  });
 }
 
 /**
@@ -104,7 +111,9 @@ export async function requireFactorProof(
   if (proof.challenge_id !== undefined) {
     const subject = { action: "login" as const, login, remoteAddr: origin.address, forwarded: origin.forwarded };
     await assertNotThrottled(app, subject, "mfa");
-    if (await verifyPasskeyAssertion(app, rp, proof.challenge_id, proof.credential, user.uuid)) return;
+    const open = await assertSecondFactorOpen(app, user.uuid, "mfa");
+    if (await verifyPasskeyAssertion(app, rp, proof.challenge_id, proof.credential, user.uuid))
+      return forgetSecondFactorFailures(app, user.uuid, open.failures);
     await countWrongFactor(app, user, subject);
     throw invalidField("mfa", "credential", "webauthn", "an assertion of one of your passkeys", "Passkey not verified");
   }
@@ -133,16 +142,18 @@ export async function throttledSecondFactor(
 ): Promise<"totp" | "recovery_code" | null> {
   const subject = { action: "login" as const, login, remoteAddr: origin.address, forwarded: origin.forwarded };
   await assertNotThrottled(app, subject, "mfa");
+  const open = await assertSecondFactorOpen(app, user.uuid, "mfa");
   const used = await useSecondFactor(app, user.uuid, code);
   if (used) {
     recordMfa("accepted");
+    await forgetSecondFactorFailures(app, user.uuid, open.failures);
     return used;
   }
   await countWrongFactor(app, user, subject);
   return null;
 }
 
-/** A wrong code or refused passkey: MFA metric, event and throttling counter, in one transaction. */
+/** A wrong code or refused passkey: MFA metric, event, throttling counters and the account's second-factor count, in one transaction. */
 export async function countWrongFactor(
   app: AppContext,
   user: { uuid: string; tenantUuid: string },
@@ -152,5 +163,6 @@ export async function countWrongFactor(
   await inTransaction(app, async (tx) => {
     await publishMfaEvent(app, tx, "failed", user);
     await countFailure(app, tx, subject);
+    await countSecondFactorFailure(app, tx, user.uuid);
   });
 }

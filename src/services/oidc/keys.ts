@@ -1,7 +1,9 @@
 // The provider's signing keys: one current key per algorithm (ES256, RS256), generated on first
 // start and stored in the database so that every instance signs with keys the others publish.
 // Private keys are kept in memory for signing (no database read, no key import per token) and
-// never leave this module except as CryptoKeys; only public JWKs are published.
+// never leave this module except as CryptoKeys (and a MAC key derived one-way from them); only
+// public JWKs are published.
+import { hkdfSync } from "node:crypto";
 import { and, desc, gt, isNull, or } from "drizzle-orm";
 import type { JWK } from "jose";
 import type { AppContext } from "../../context.ts";
@@ -27,6 +29,11 @@ export interface SigningKey {
   kid: string;
   alg: SigningAlg;
   privateKey: CryptoKey;
+  /**
+   * A MAC key derived from this private key (HKDF-SHA-256, RFC 5869): a secret every instance
+   * shares (the key is in the database), that only the service holds, and that rotates with it.
+   */
+  macKey: Buffer;
 }
 
 interface Loaded {
@@ -82,9 +89,23 @@ async function loadOrGenerate(app: AppContext): Promise<Map<SigningAlg, SigningK
     const jwk = JSON.parse(
       row.encrypted ? await decryptPrivateKey(requireSecret(app, row.kid), row.kid, row.privateKey) : row.privateKey,
     ) as JWK;
-    out.set(alg, { kid: row.kid, alg, privateKey: await importSigningKey(jwk, alg) });
+    out.set(alg, { kid: row.kid, alg, privateKey: await importSigningKey(jwk, alg), macKey: macKeyOf(jwk, row.kid) });
   }
   return out;
+}
+
+/** The MAC key of a private JWK: its private part (`d`) through HKDF, never the signing key itself. */
+function macKeyOf(jwk: JWK, kid: string): Buffer {
+  if (!jwk.d) throw new Error(`the stored OIDC signing key ${kid} has no private part`);
+  return Buffer.from(hkdfSync("sha256", Buffer.from(jwk.d, "base64url"), "tessera-mac-key", kid, 32));
+}
+
+/**
+ * The service's MAC key (the hosted pages' CSRF tokens, routes/oidc-pages.ts): derived from the
+ * current ES256 signing key, so it is the same on every instance without another secret to configure.
+ */
+export async function serviceMacKey(app: AppContext): Promise<Buffer> {
+  return (await signingKey(app, "ES256")).macKey;
 }
 
 function requireSecret(app: AppContext, kid: string): string {

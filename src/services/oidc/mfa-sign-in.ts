@@ -15,6 +15,7 @@ import { inTransaction } from "../../db/tx.ts";
 import { selfActor } from "../audit/record.ts";
 import { confirmTotp, factorMethods, pendingTotpEnrolment, startTotpEnrolment, wrongCode } from "../auth/mfa.ts";
 import { countWrongFactor, throttledSecondFactor } from "../auth/mfa-login.ts";
+import { assertSecondFactorOpen, forgetSecondFactorFailures } from "../auth/second-factor-lock.ts";
 import { tenantAllowsPasswordless } from "../auth/mfa-policy.ts";
 import { type RelyingParty, startPasskeyAuthentication, verifyPasskeyAssertion } from "../auth/webauthn.ts";
 import type { UserRow } from "../identity/visibility.ts";
@@ -135,9 +136,13 @@ export async function verifyPasskey(
 ): Promise<string[] | null> {
   const subject = loginSubject(p, origin);
   await assertNotThrottled(app, subject, "mfa");
+  const open = await assertSecondFactorOpen(app, p.user.uuid, "mfa");
   const ok =
     p.row.stage === "verify" ? await verifyPasskeyAssertion(app, rp, challengeId, credential, p.user.uuid) : null;
-  if (ok) return ["pwd", ok.amr, "mfa"];
+  if (ok) {
+    await forgetSecondFactorFailures(app, p.user.uuid, open.failures);
+    return ["pwd", ok.amr, "mfa"];
+  }
   await countWrongFactor(app, p.user, subject);
   await spendAttempt(app, p);
   return null;
@@ -159,6 +164,7 @@ export async function confirmEnrolment(
   if (p.row.stage !== "enrol") throw new AuthenticationFailed();
   const subject = loginSubject(p, origin);
   await assertNotThrottled(app, subject, "mfa");
+  await assertSecondFactorOpen(app, p.user.uuid, "mfa");
   try {
     const { recovery_codes } = await confirmTotp(app, p.user, code.trim(), selfActor(p.user, origin));
     await app.db
