@@ -140,7 +140,7 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
     if (e instanceof SecondFactorLocked) {
       // Not one more failure: no code was checked (a lock refuses before any code is).
       recordLogin("throttled", method);
-      await recordRefusal(app, req, "login.throttled", "throttled");
+      await recordRefusal(app, req, args, "login.throttled", "throttled");
       throw e;
     }
     if (isInfrastructureFailure(e)) {
