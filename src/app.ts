@@ -1,7 +1,7 @@
 // The composition root: middleware order and route mounting, nothing else.
 import { Hono } from "hono";
 import { cors } from "hono/cors";
-import type { AppContext } from "./context.ts";
+import type { AppContext } from "./boot/context.ts";
 import { ApiError } from "./domain/errors.ts";
 import { errorResponse, jsonError, resourceOfPath } from "./http/error-response.ts";
 import { acceptedHostGuard } from "./http/accepted-host.ts";
@@ -10,7 +10,7 @@ import { requestLimits } from "./http/limits.ts";
 import { requestLog } from "./http/request-log.ts";
 import { fastTokenCheck, type PeerSource, type Router } from "./http/fast-token-check.ts";
 import { requestDeadline } from "./http/deadline.ts";
-import { requestMetrics } from "./metrics.ts";
+import { requestMetrics } from "./observe/metrics.ts";
 import { statusRoutes } from "./routes/status.ts";
 import { readyRoutes } from "./routes/ready.ts";
 import { configRoutes } from "./routes/config.ts";

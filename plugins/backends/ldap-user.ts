@@ -5,7 +5,7 @@
 // email, as wazo-auth's does. Refresh-token logins reach getAcl/getMetadata with the email directly.
 import { readFileSync } from "node:fs";
 import type { BackendPlugin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";
-import type { AppContext } from "../../src/context.ts";
+import type { AppContext } from "../../src/boot/context.ts";
 import { findLoginTenant } from "../../src/services/auth/login-tenant.ts";
 import { findLdapConfig } from "../../src/services/integrations/ldap-config.ts";
 import { findUserByLogin, userAcl, userMetadata } from "../../src/services/auth/user-auth.ts";

@@ -2,7 +2,7 @@
 // policies (directly and through groups), metadata from the metadata plugins of its purpose.
 import type { BackendPlugin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";
 import { findLoginUser, userAcl, userMetadata, checkUserPassword } from "../../src/services/auth/user-auth.ts";
-import type { AppContext } from "../../src/context.ts";
+import type { AppContext } from "../../src/boot/context.ts";
 
 export default class WazoUserBackend implements BackendPlugin {
   private app!: AppContext;

@@ -3,7 +3,7 @@
 // user's effective authentication method. It is tried before every other IdP.
 import type { BackendPlugin, IdpPlugin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";
 import { AuthenticationFailed } from "../../src/domain/errors.ts";
-import type { AppContext } from "../../src/context.ts";
+import type { AppContext } from "../../src/boot/context.ts";
 import { findRefreshTokenLogin } from "../../src/services/auth/refresh-tokens.ts";
 import { backendForMethod } from "../../src/services/auth/identity-providers.ts";
 

@@ -3,7 +3,7 @@
 // ACS, logs in the user the assertion names. A SAML session id works once. The user must belong
 // to the tenant whose IdP vouched for it (or one of its sub-tenants): a tenant's IdP never speaks
 // for another tenant's users.
-import type { AppContext } from "../../src/context.ts";
+import type { AppContext } from "../../src/boot/context.ts";
 import type { DbOrTx } from "../../src/db/index.ts";
 import { AuthenticationFailed } from "../../src/domain/errors.ts";
 import type { BackendPlugin, IdpPlugin, IssuedLogin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";

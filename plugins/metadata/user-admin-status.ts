@@ -1,7 +1,7 @@
 // Stock metadata plugin `user_admin_status` (off by default; add it per purpose with
 // `purpose_metadata_mapping`): `admin: true` when the user holds the policy
 // `wazo_default_admin_policy` or belongs to the group `wazo_default_admin_group`.
-import type { AppContext } from "../../src/context.ts";
+import type { AppContext } from "../../src/boot/context.ts";
 import type { LoginArgs, MetadataPlugin, PluginDependencies } from "../../src/plugins/types.ts";
 import { hasPolicyOrGroupSlug, loginUser } from "../../src/services/auth/user-auth.ts";
 

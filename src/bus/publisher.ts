@@ -3,7 +3,7 @@
 // is marked published only once the broker confirmed it (at least once). The broker being down
 // never fails a request: events wait in the outbox.
 import type amqp from "amqplib";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import {
   claimBatch,
   markPublished,
@@ -13,7 +13,7 @@ import {
   releaseClaims,
   type OutboxRow,
 } from "./outbox.ts";
-import { recordBusPublishFailure } from "../metrics.ts";
+import { recordBusPublishFailure } from "../observe/metrics.ts";
 
 const POLL_MS = 1000;
 // Reconnection waits 0.5 s, doubling to 30 s, back to 0.5 s after a delivered batch: three lines

@@ -12,7 +12,7 @@ import {
   rotateOidcKeysCommand,
   serveCommand,
 } from "./local.ts";
-import { closestName } from "../text-distance.ts";
+import { closestName } from "../domain/text-distance.ts";
 import { CliFailure, EXIT, failureText, plainUnlessTerminal } from "./output.ts";
 import { resourceCommands } from "./resources.ts";
 import { tokenCommand } from "./token.ts";

@@ -9,7 +9,7 @@
 import { networkInterfaces } from "node:os";
 import { isIP } from "node:net";
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { ApiError } from "../domain/errors.ts";
 import { CONSOLE_PATH } from "../services/console/client.ts";
 import { renderPage } from "../pages/oidc-login.ts";

@@ -7,7 +7,7 @@
 // One sweeper every 100 ms instead of a timer per request: the token check's hot path pays one
 // promise and a Set entry, and the bound is precise to a tenth of a second.
 import type { MiddlewareHandler } from "hono";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { DatabaseUnavailableError } from "../db/failures.ts";
 
 interface InFlight {

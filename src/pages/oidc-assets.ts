@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { embeddedFile } from "../embedded.ts";
+import { embeddedFile } from "../boot/embedded.ts";
 
 export const PAGE_SCRIPTS = ["passkey.js", "webauthn-browser.js"] as const;
 export type PageScript = (typeof PAGE_SCRIPTS)[number];

@@ -15,9 +15,9 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { AppContext } from "../context.ts";
-import { embeddedFile } from "../embedded.ts";
-import { nunjucks, type Environment, type Template } from "../templating.ts";
+import type { AppContext } from "../boot/context.ts";
+import { embeddedFile } from "../boot/embedded.ts";
+import { nunjucks, type Environment, type Template } from "../services/templating.ts";
 
 /** The pages' own templates, and operators' layouts, whose `safe` escapes like every other output. */
 let environments: { builtin: Environment; layouts: Environment } | null = null;

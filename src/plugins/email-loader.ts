@@ -1,6 +1,6 @@
 // Loads the email notification plugins (default: the stock `smtp`) and checks that the one named
 // by `email_notification_plugin` is there. Each plugin's constructor gets `{config, formatter}`.
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { templateFormatter } from "../services/integrations/notifications.ts";
 import type { EmailNotificationPlugin, EmailPluginConfig } from "./email-types.ts";
 import { loadKind } from "./loader.ts";

@@ -1,7 +1,7 @@
 // Loads the identity providers (built-in `refresh_token` and `native`, then the configured
 // `plugins.idp` entries) and the metadata plugins, at start.
 import { fileURLToPath } from "node:url";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { importPlugin, instantiate, loadKind } from "./loader.ts";
 import type { IdpPlugin, MetadataPlugin, PluginDependencies } from "./types.ts";
 

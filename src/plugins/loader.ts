@@ -3,11 +3,11 @@
 // does not stop the service unless it is marked `required`.
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Config } from "../config.ts";
-import { defaultPlugins } from "../config.ts";
-import type { AppContext } from "../context.ts";
+import type { Config } from "../config/config.ts";
+import { defaultPlugins } from "../config/config.ts";
+import type { AppContext } from "../boot/context.ts";
 import type { BackendPlugin, LoadedPluginReport, PluginKind, PluginRegistry } from "./types.ts";
-import { embeddedModule } from "../embedded.ts";
+import { embeddedModule } from "../boot/embedded.ts";
 
 interface PluginEntry {
   module: string;

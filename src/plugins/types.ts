@@ -1,7 +1,7 @@
 // Plugin interfaces (docs/plugins.md, wazo-auth's plugin interfaces) in TypeScript. A plugin module's
 // default export is the plugin object, a class (constructed with its config), or a factory
 // function (called with its config).
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import type { DbOrTx } from "../db/index.ts";
 import type { EmailNotificationPlugin } from "./email-types.ts";
 import type { ExternalAuthPlugin } from "./external-auth-types.ts";

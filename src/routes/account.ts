@@ -7,7 +7,7 @@
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { ApiError, MfaRequired } from "../domain/errors.ts";
 import { RouteGroup, type Env } from "../http/route.ts";
 import type { MfaContent } from "../pages/oidc-login.ts";

@@ -1,7 +1,7 @@
 // GET/PATCH /0.1/config (wazo-auth's config and status API) with secrets masked (D12 of docs/wazo-auth-differences.md).
 import { z } from "zod";
-import { maskSecrets } from "../config.ts";
-import type { AppContext } from "../context.ts";
+import { maskSecrets } from "../config/config.ts";
+import type { AppContext } from "../boot/context.ts";
 import { RouteGroup } from "../http/route.ts";
 import { changesOf, recordAudit } from "../services/audit/record.ts";
 

@@ -3,7 +3,7 @@
 // with the user's token, so it can do nothing the API would refuse. Not part of the OpenAPI
 // document (not an API), like the login page's HTML.
 import { Hono } from "hono";
-import { CONSOLE_FILES, consoleAssets, type ConsoleFile } from "../console-assets.ts";
+import { CONSOLE_FILES, consoleAssets, type ConsoleFile } from "../boot/console-assets.ts";
 import type { Env } from "../http/route.ts";
 
 /**

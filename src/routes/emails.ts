@@ -4,7 +4,7 @@ import type { Context } from "hono";
 import { RouteGroup, type Env } from "../http/route.ts";
 import { emailText } from "../domain/strings.ts";
 import { boolField, uuidParam } from "../domain/validate.ts";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import type { Caller } from "../domain/caller.ts";
 import { confirmEmail, requestConfirmation, updateEmails } from "../services/identity/emails.ts";
 import { getUser } from "../services/identity/users.ts";

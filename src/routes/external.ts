@@ -1,7 +1,7 @@
 // External authentication (wazo-auth's external-auth API, docs/plugins.md): the generic routes, and the
 // routes of every loaded external-auth plugin under /users/{user_uuid}/external/{auth_type}.
 import { z } from "zod";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { listQuery } from "../domain/collection.ts";
 import { orAbsent } from "../domain/errors.ts";
 import { segment } from "../domain/strings.ts";

@@ -9,7 +9,7 @@
 // the provider's page system (pages/oidc-login.ts): the tenant's layout applies.
 import type { Context } from "hono";
 import { z } from "zod";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { ApiError, type MfaRequired, SecondFactorLocked } from "../domain/errors.ts";
 import { RouteGroup, type Env } from "../http/route.ts";
 import type { MfaContent, PageOptions } from "../pages/oidc-login.ts";

@@ -12,7 +12,7 @@
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { ApiError, AuthenticationFailed, MfaRequired } from "../domain/errors.ts";
 import { RouteGroup, queryObject, type Env } from "../http/route.ts";
 import { tenantAllowsPasswordless } from "../services/auth/mfa-policy.ts";

@@ -10,7 +10,7 @@
 // page): this page has no script, so it runs no WebAuthn ceremony.
 import type { Context } from "hono";
 import { z } from "zod";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { inTransaction } from "../db/tx.ts";
 import { ApiError, MfaRequired } from "../domain/errors.ts";
 import { requestOrigin } from "../http/request-origin.ts";

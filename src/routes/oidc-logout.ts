@@ -8,7 +8,7 @@
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import { z } from "zod";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { RouteGroup, queryObject, type Env } from "../http/route.ts";
 import {
   BROWSER_SESSION_COOKIE,

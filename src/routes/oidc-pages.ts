@@ -3,7 +3,7 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { databaseFailure } from "../db/failures.ts";
 import { ApiError, SecondFactorLocked } from "../domain/errors.ts";
 import type { Env } from "../http/route.ts";

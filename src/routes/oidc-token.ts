@@ -21,7 +21,7 @@ import { pollDeviceCode, startDeviceAuthorization } from "../services/oidc/devic
 import { requestOrigin } from "../http/request-origin.ts";
 import { introspectToken, revokeClientToken } from "../services/oidc/introspection.ts";
 import { type ClientRow, GRANT_TYPES } from "../services/oidc/clients.ts";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { userClaims } from "../services/oidc/claims.ts";
 import { requestIssuer } from "./oidc.ts";
 import { answerAbandoned } from "../http/deadline.ts";

@@ -1,6 +1,6 @@
 // The OpenID Connect provider's public documents (docs/openid-connect.md "OpenID Connect"): discovery and keys.
 import type { Context } from "hono";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { RouteGroup, type Env } from "../http/route.ts";
 import { issuerOf, providerMetadata } from "../services/oidc/discovery.ts";
 import { publicJwks } from "../services/oidc/keys.ts";

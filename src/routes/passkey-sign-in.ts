@@ -5,7 +5,7 @@
 // (oidc-authorize.ts continueSignIn): the browser session with `amr` [hwk|swk, mfa], consent, the code.
 import type { Context } from "hono";
 import { z } from "zod";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { RouteGroup, type Env } from "../http/route.ts";
 import { PAGE_SCRIPTS, pageScript } from "../pages/oidc-assets.ts";
 import { tenantAllowsPasswordless } from "../services/auth/mfa-policy.ts";

@@ -3,7 +3,7 @@
 // remove; a user renames its own by its uuid: `auth.users.me.mfa.#` covers its own uuid). ACLs as the TOTP routes': `auth.users.{user_uuid}.mfa.{read,create,update,delete}`.
 import type { Context } from "hono";
 import { z } from "zod";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { orAbsent } from "../domain/errors.ts";
 import { text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";

@@ -7,7 +7,7 @@
 // A draining instance (after SIGTERM) is not ready either; main.ts answers that before the router.
 import { z } from "zod";
 import journal from "../../drizzle/meta/_journal.json";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { bounded, execRows } from "../db/index.ts";
 import { sql } from "drizzle-orm";
 import { ServiceUnavailable } from "../domain/errors.ts";

@@ -1,7 +1,7 @@
 // HEAD /0.1/status (liveness, no auth) and GET /0.1/status (components, top-tenant admins, D8 of docs/wazo-auth-differences.md).
 // Every probe is bounded (half of `db_timeout`), so the report comes back in time even when the
 // database is frozen; a component that does not answer in time is reported as failing.
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { bounded } from "../db/index.ts";
 import { DatabaseUnavailable } from "../domain/errors.ts";
 import { jsonError } from "../http/error-response.ts";

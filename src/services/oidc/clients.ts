@@ -3,7 +3,7 @@
 // public client has none and must use PKCE S256 (RFC 7636 §4.2, RFC 9700 §2.1.1).
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { and, asc, desc, eq, ilike, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { oidcAccessTokens, oidcClients, refreshTokens, sessions, users } from "../../db/schema.ts";
 import { purgeRefreshToken } from "../auth/refresh-tokens.ts";

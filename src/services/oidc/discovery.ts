@@ -1,6 +1,6 @@
 // Provider metadata (OpenID Connect Discovery 1.0 §3, RFC 8414 §2). It lists only what this
 // provider really implements: an endpoint or capability is added here in the commit that builds it.
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { GRANT_TYPES } from "./clients.ts";
 import { SIGNING_ALGS } from "./keys.ts";
 

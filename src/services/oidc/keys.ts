@@ -6,7 +6,7 @@
 import { hkdfSync } from "node:crypto";
 import { and, desc, gt, isNull, or } from "drizzle-orm";
 import type { JWK } from "jose";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { oidcKeys } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";

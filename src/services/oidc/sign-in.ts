@@ -10,7 +10,7 @@
 // stored hashed, with the GRANTED scope (consent.ts) for the token endpoint to read.
 import { createHash, randomBytes } from "node:crypto";
 import { and, eq } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { emails, oidcCodes, users } from "../../db/schema.ts";
 import { AuthenticationFailed, type ProvenPassword } from "../../domain/errors.ts";
 import { isUuid } from "../../domain/validate.ts";

@@ -16,7 +16,7 @@ export const CONSOLE_FILES = {
 export type ConsoleFile = keyof typeof CONSOLE_FILES;
 export type ConsoleAssets = Record<ConsoleFile, string>;
 
-const SOURCES = join(import.meta.dir, "..", "console");
+const SOURCES = join(import.meta.dir, "..", "..", "console");
 
 /** Bundles console/src/main.tsx (minified) and reads the page and its style sheet. */
 export async function buildConsole(): Promise<ConsoleAssets> {

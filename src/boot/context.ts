@@ -1,14 +1,14 @@
 // The long-lived dependencies every service receives. Built once by main.ts (or the test
 // helpers); routes get it from the Hono context, services as their first argument.
-import type { Config } from "./config.ts";
-import type { Database, Db } from "./db/index.ts";
-import type { Logger } from "./log.ts";
-import type { TokenCache } from "./services/auth/token-cache.ts";
-import type { LookupGate } from "./services/auth/lookup-gate.ts";
-import type { TokenRow } from "./db/tables/tokens.ts";
-import type { EmbeddedTokenIds } from "./services/auth/token-ids.ts";
-import type { TenantTreeCache } from "./services/identity/tenant-cache.ts";
-import type { PluginRegistry } from "./plugins/types.ts";
+import type { Config } from "../config/config.ts";
+import type { Database, Db } from "../db/index.ts";
+import type { Logger } from "../observe/log.ts";
+import type { TokenCache } from "../services/auth/token-cache.ts";
+import type { LookupGate } from "../services/auth/lookup-gate.ts";
+import type { TokenRow } from "../db/tables/tokens.ts";
+import type { EmbeddedTokenIds } from "../services/auth/token-ids.ts";
+import type { TenantTreeCache } from "../services/identity/tenant-cache.ts";
+import type { PluginRegistry } from "../plugins/types.ts";
 
 export interface StatusProvider {
   /** Key under which the component appears in GET /0.1/status. */

@@ -2,7 +2,7 @@
 // dropped silently and the default used: every key of the file is checked against the schema, and
 // each unknown one is named with the closest known key.
 import type { z } from "zod";
-import { editDistance as distance, typoAllowance } from "./text-distance.ts";
+import { editDistance as distance, typoAllowance } from "../domain/text-distance.ts";
 
 /**
  * Keys wazo-auth accepts that Tessera has no use for (wazo-auth's configuration keys): accepted and ignored,

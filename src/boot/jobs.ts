@@ -3,16 +3,16 @@
 // `token_cleanup_interval` seconds (0 disables).
 import { Cron } from "croner";
 import type { AppContext } from "./context.ts";
-import { purgeExpiredTokens, notifyExpiringSoon } from "./services/auth/token-cleanup.ts";
-import { purgeThrottleCounters } from "./services/auth/login-throttle.ts";
-import { purgeSamlSessions } from "./services/integrations/saml/saml-sessions.ts";
-import { purgeBrowserSessions } from "./services/oidc/browser-session.ts";
-import { rotateSigningKeysIfDue } from "./services/oidc/keys.ts";
-import { purgeExpiredDeviceCodes } from "./services/oidc/device.ts";
-import { purgeExpiredRefreshTokens } from "./services/oidc/grants.ts";
-import { applyRetention } from "./services/audit/chain.ts";
-import { purgeExpiredChallenges } from "./services/auth/webauthn.ts";
-import { purgeExpiredPendingSignIns } from "./services/oidc/mfa-sign-in.ts";
+import { purgeExpiredTokens, notifyExpiringSoon } from "../services/auth/token-cleanup.ts";
+import { purgeThrottleCounters } from "../services/auth/login-throttle.ts";
+import { purgeSamlSessions } from "../services/integrations/saml/saml-sessions.ts";
+import { purgeBrowserSessions } from "../services/oidc/browser-session.ts";
+import { rotateSigningKeysIfDue } from "../services/oidc/keys.ts";
+import { purgeExpiredDeviceCodes } from "../services/oidc/device.ts";
+import { purgeExpiredRefreshTokens } from "../services/oidc/grants.ts";
+import { applyRetention } from "../services/audit/chain.ts";
+import { purgeExpiredChallenges } from "../services/auth/webauthn.ts";
+import { purgeExpiredPendingSignIns } from "../services/oidc/mfa-sign-in.ts";
 
 export function startJobs(app: AppContext): void {
   startKeyRotation(app);

@@ -1,6 +1,6 @@
 // What is checked before the service opens anything, and how a failed start ends: one log line
 // and an exit code a supervisor or a script can tell apart, never a stack trace.
-import type { Config } from "./config.ts";
+import type { Config } from "../config/config.ts";
 
 /** Exit codes of a start that fails: 1 anything else (database, plugins), 2 configuration, 4 port. */
 export const START_EXIT = { failed: 1, config: 2, port: 4 } as const;

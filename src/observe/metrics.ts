@@ -7,7 +7,7 @@
 // authentication, as Prometheus expects: keep it on a private address.
 import type { MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
-import type { AppContext } from "./context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { HotPathHistogram } from "./metrics-histogram.ts";
 import type { MetricsRegistry, MetricsSources } from "./metrics-registry.ts";
 

@@ -12,7 +12,7 @@
 // destination and redaction; the access log's pre-built line 0.7–1.4 µs, which pino has no way to
 // write. pino also lacks the PIPE_BUF-bounded writes that keep the workers' lines whole.
 import { closeSync, openSync, writeSync } from "node:fs";
-import { maskUris } from "./secrets.ts";
+import { maskUris } from "../config/secrets.ts";
 
 export type Level = "debug" | "info" | "warning" | "error" | "critical";
 

@@ -1,7 +1,7 @@
 // `tessera import URL [--force]` and `tessera export URL [--force]`: the command-line face of
 // db/transfer.ts, with a progress bar on stderr and the row count of each table at the end.
-import type { Config } from "./config.ts";
-import { exportDatabase, importDatabase, type TransferProgress, type TransferResult } from "./db/transfer.ts";
+import type { Config } from "../config/config.ts";
+import { exportDatabase, importDatabase, type TransferProgress, type TransferResult } from "../db/transfer.ts";
 
 const WIDTH = 30;
 

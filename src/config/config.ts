@@ -5,9 +5,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { isProxyEntry } from "./http/request-origin.ts";
-import { unknownKeyProblems } from "./config-keys.ts";
-import { ConfigError, resolveConfigPath } from "./config-path.ts";
+import { isProxyEntry } from "../http/request-origin.ts";
+import { unknownKeyProblems } from "./keys.ts";
+import { ConfigError, resolveConfigPath } from "./path.ts";
 
 const pluginEntry = z.union([
   z.string().min(1),
@@ -28,7 +28,7 @@ const policySpec = z.object({
   shared: z.boolean().default(false),
 });
 
-const templatePath = (name: string) => fileURLToPath(new URL(`../templates/${name}`, import.meta.url));
+const templatePath = (name: string) => fileURLToPath(new URL(`../../templates/${name}`, import.meta.url));
 
 // Every key carries its meaning in `.describe()`: docs/configuration.md's key reference is generated
 // from this schema (`npm run docs:config`, checked by tests/config-docs.test.ts), so it cannot drift.
@@ -618,7 +618,7 @@ export const configSchema = z
 
 export type Config = z.infer<typeof configSchema>;
 
-const projectRoot = fileURLToPath(new URL("..", import.meta.url));
+const projectRoot = fileURLToPath(new URL("../..", import.meta.url));
 
 /** The stock plugins, used when the config file lists none of a kind (absolute paths). */
 export const defaultPlugins: Record<string, Record<string, string | { module: string; priority: number }>> = {

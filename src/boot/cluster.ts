@@ -7,9 +7,9 @@
 // stop when their primary dies; a primary starts none while the port is taken (main.ts checks it
 // first: orphans of a previous primary still serving it make the start fail, never share the port).
 import type { Subprocess } from "bun";
-import type { Config } from "./config.ts";
-import { openDatabase } from "./db/index.ts";
-import type { Logger } from "./log.ts";
+import type { Config } from "../config/config.ts";
+import { openDatabase } from "../db/index.ts";
+import type { Logger } from "../observe/log.ts";
 
 const WORKER_ENV = "TESSERA_WORKER";
 const RESTART_DELAY_MS = 1000;

@@ -2,7 +2,7 @@
 // scrape is rendered (metrics.ts): its counters copy metrics.ts's plain counts at scrape time, and
 // its gauges read their value then. Building it starts prom-client's default process metrics.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
-import type { AppContext } from "./context.ts";
+import type { AppContext } from "../boot/context.ts";
 import type { HotPathHistogram } from "./metrics-histogram.ts";
 
 /**
