@@ -31,7 +31,7 @@ async function assetsModule(): Promise<string> {
       if (!path.endsWith("_snapshot.json")) files[relative(root, path)] = readFileSync(path, "utf8");
   for (const name of ["swagger-ui-bundle.js", "swagger-ui.css"])
     files[`swagger-ui-dist/${name}`] = readFileSync(require.resolve(`swagger-ui-dist/${name}`), "utf8");
-  // The hosted pages' passkey script runs over @simplewebauthn/browser (pages/oidc-assets.ts).
+  // The hosted pages' passkey script runs over @simplewebauthn/browser (web/pages/oidc-assets.ts).
   files["simplewebauthn-browser/index.umd.min.js"] = readFileSync(
     join(dirname(require.resolve("@simplewebauthn/browser")), "../dist/bundle/index.umd.min.js"),
     "utf8",

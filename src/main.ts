@@ -30,7 +30,7 @@ const serviceModules = () =>
     import("./plugins/loader.ts"),
     import("./observe/metrics.ts"),
     import("./bus/outbox.ts"),
-    import("./routes/ready.ts"),
+    import("./api/ready.ts"),
     import("./boot/jobs.ts"),
   ]);
 
@@ -208,7 +208,7 @@ function isReadinessProbe(req: Request): boolean {
 }
 
 /** The readiness probe's 503 while draining: the one error body, naming the reason. */
-function drainingAnswer(req: Request, notReady: typeof import("./routes/ready.ts")["notReady"]): Response {
+function drainingAnswer(req: Request, notReady: typeof import("./api/ready.ts")["notReady"]): Response {
   const body = notReady({ draining: "fail" }, "Not ready: the instance is shutting down").toBody();
   return new Response(req.method === "HEAD" ? null : JSON.stringify(body), {
     status: 503,

@@ -4,7 +4,7 @@
 // known. A token that is not in the cache is answered here too when it does not exist — told by
 // memory (services/auth/tokens.ts knownAbsent) or by one lookup — so that a flood of made-up tokens costs
 // no routing: a bare 404, as the route answers HEAD. Every other case (refusal, unusual query, CORS,
-// anything to validate) goes through the full route in routes/tokens.ts, which stays the one
+// anything to validate) goes through the full route in api/tokens.ts, which stays the one
 // definition of the behaviour: this shortcut only ever answers what that route would answer.
 import type { AppContext } from "../boot/context.ts";
 import { findValidToken, INTERNAL_AUTH_ID, isTokenShaped, knownAbsent } from "../services/auth/tokens.ts";

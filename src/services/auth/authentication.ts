@@ -57,7 +57,7 @@ export interface LoginRequest {
   narrowAcl?: (acl: string[], id: { authId: string }) => string[];
   /**
    * The hosted login page: instead of an enrol-only token, a user who must enrol gets MfaRequired
-   * with `enrol` set, and the page walks them through it (routes/mfa-step.ts).
+   * with `enrol` set, and the page walks them through it (web/flow/second-step.ts).
    */
   interactive?: boolean;
 }

@@ -101,7 +101,7 @@ function macKeyOf(jwk: JWK, kid: string): Buffer {
 }
 
 /**
- * The service's MAC key (the hosted pages' CSRF tokens, routes/oidc-pages.ts): derived from the
+ * The service's MAC key (the hosted pages' CSRF tokens, web/pages/browser.ts): derived from the
  * current ES256 signing key, so it is the same on every instance without another secret to configure.
  */
 export async function serviceMacKey(app: AppContext): Promise<Buffer> {

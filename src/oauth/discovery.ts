@@ -1,13 +1,8 @@
 // The OpenID Connect provider's public documents (docs/openid-connect.md "OpenID Connect"): discovery and keys.
-import type { Context } from "hono";
-import type { AppContext } from "../boot/context.ts";
-import { RouteGroup, type Env } from "../http/route.ts";
-import { issuerOf, providerMetadata } from "../services/oidc/discovery.ts";
+import { requestIssuer } from "../http/public-urls.ts";
+import { RouteGroup } from "../http/route.ts";
+import { providerMetadata } from "../services/oidc/discovery.ts";
 import { publicJwks } from "../services/oidc/keys.ts";
-
-/** The issuer as this request sees it (see `issuerOf`). */
-export const requestIssuer = (c: Context<Env>, app: AppContext) =>
-  issuerOf(app, new URL(c.req.url).origin, c.req.header("X-Script-Name"));
 
 export function oidcRoutes(): RouteGroup {
   return new RouteGroup("oidc")

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { embeddedFile } from "../boot/embedded.ts";
+import { embeddedFile } from "../../boot/embedded.ts";
 
 export const PAGE_SCRIPTS = ["passkey.js", "webauthn-browser.js"] as const;
 export type PageScript = (typeof PAGE_SCRIPTS)[number];
@@ -15,7 +15,7 @@ const scripts = new Map<string, string>();
 
 function scriptSource(name: PageScript): string {
   if (name === "passkey.js") {
-    const path = fileURLToPath(new URL("../../templates/passkey.js", import.meta.url));
+    const path = fileURLToPath(new URL("../../../templates/passkey.js", import.meta.url));
     return embeddedFile(path) ?? readFileSync(path, "utf8");
   }
   return (

@@ -3,49 +3,23 @@
 // the answers OAuth clients parse.
 import type { Context } from "hono";
 import { z } from "zod";
-import { databaseFailure } from "../db/failures.ts";
-import { ApiError } from "../domain/errors.ts";
 import { RouteGroup, type Env } from "../http/route.ts";
 import { findValidToken, isTokenShaped } from "../services/auth/tokens.ts";
 import { grantOfToken } from "../services/oidc/grants.ts";
 import { invalidClient, OAuthError } from "../services/oidc/oauth-error.ts";
-import { authenticateClient, exchangeAuthorizationCode } from "../services/oidc/token-endpoint.ts";
-import {
-  clientCredentialsGrant,
-  type Form,
-  refreshGrant,
-  type RequestOrigin,
-  type TokenResponse,
-} from "../services/oidc/grants.ts";
+import { exchangeAuthorizationCode } from "../services/oidc/token-endpoint.ts";
+import { clientCredentialsGrant, type Form, refreshGrant, type TokenResponse } from "../services/oidc/grants.ts";
 import { pollDeviceCode, startDeviceAuthorization } from "../services/oidc/device.ts";
-import { requestOrigin } from "../http/request-origin.ts";
 import { introspectToken, revokeClientToken } from "../services/oidc/introspection.ts";
 import { type ClientRow, GRANT_TYPES } from "../services/oidc/clients.ts";
 import type { AppContext } from "../boot/context.ts";
 import { userClaims } from "../services/oidc/claims.ts";
-import { requestIssuer } from "./oidc.ts";
+import { requestIssuer } from "../http/public-urls.ts";
 import { answerAbandoned } from "../http/deadline.ts";
-
-function oauthError(c: Context<Env>, e: OAuthError): Response {
-  // RFC 6749 §5.2: 401 invalid_client carries the scheme the client tried (Basic).
-  if (e.status === 401) c.header("WWW-Authenticate", 'Basic realm="tessera", charset="UTF-8"');
-  c.header("Cache-Control", "no-store");
-  return c.json({ error: e.error, error_description: e.description }, e.status);
-}
-
-function formOf(body: Record<string, unknown>): Form {
-  const out: Form = {};
-  for (const [k, v] of Object.entries(body)) if (typeof v === "string") out[k] = v;
-  return out;
-}
+import { asClient, formOf, originOf } from "./exit.ts";
 
 /** The grants of the token endpoint (RFC 6749 §4.1, §6, §4.4; RFC 8628 §3.4). Implicit and password are not offered (RFC 9700 §2.1.2, §2.4). */
 const SUPPORTED_GRANTS: readonly string[] = GRANT_TYPES;
-
-function originOf(c: Context<Env>, app: AppContext): RequestOrigin {
-  const origin = requestOrigin(c, app.config.rest_api.trusted_proxies);
-  return { userAgent: c.req.header("User-Agent") ?? "", remoteAddr: origin.address, forwarded: origin.forwarded };
-}
 
 function grant(c: Context<Env>, app: AppContext, client: ClientRow, form: Form): Promise<TokenResponse> {
   const issuer = requestIssuer(c, app);
@@ -58,24 +32,6 @@ function grant(c: Context<Env>, app: AppContext, client: ClientRow, form: Form):
       return clientCredentialsGrant(app, client, form, originOf(c, app));
     default:
       return pollDeviceCode(app, client, form, issuer);
-  }
-}
-
-/** Runs an endpoint of authenticated clients, answering OAuth errors (RFC 6749 §5.2) and outages (503). */
-async function asClient(
-  c: Context<Env>,
-  app: AppContext,
-  form: Form,
-  answer: (client: ClientRow) => Promise<Response>,
-): Promise<Response> {
-  try {
-    return await answer(await authenticateClient(app, c.req.header("Authorization"), form, originOf(c, app)));
-  } catch (e) {
-    if (e instanceof OAuthError) return oauthError(c, e);
-    if (e instanceof ApiError && e.status >= 500)
-      return oauthError(c, new OAuthError(503, "temporarily_unavailable", "try again later"));
-    if (databaseFailure(e)) return oauthError(c, new OAuthError(503, "temporarily_unavailable", "try again later"));
-    throw e;
   }
 }
 

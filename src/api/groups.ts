@@ -1,6 +1,5 @@
 // Groups (wazo-auth's group API): CRUD, members and policies.
 import { z } from "zod";
-import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";
 import { CAPS, segment, text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
@@ -14,18 +13,10 @@ import {
   requireVisibleGroup,
   updateGroup,
   groupJson,
-  type GroupFilter,
 } from "../services/identity/groups.ts";
 import { listGroupPolicies, setGroupPolicy } from "../services/identity/policy-links.ts";
-import { policyList } from "./policies.ts";
-import { USER_FILTERS } from "./users.ts";
+import { groupList, groupUserList, policyList } from "./lists.ts";
 
-export const groupList = listQuery<GroupFilter>({
-  order: ["name", "uuid"],
-  defaultOrder: "name",
-  filters: ["uuid", "name", "slug", "user_uuid", "read_only", "policy_uuid", "policy_slug"],
-});
-const groupUserList = listQuery({ order: ["username"], defaultOrder: "username", filters: USER_FILTERS });
 const groupParam = z.object({ group_uuid: uuidParam });
 const memberParams = z.object({ group_uuid: uuidParam, user_uuid: uuidParam });
 const policyParams = z.object({ group_uuid: uuidParam, policy: segment() });

@@ -1,19 +1,17 @@
-// The second step of the hosted login page (issue 25; passwordless sign-in: passkey-sign-in.ts). After a
-// password accepted for a user with a factor (MfaRequired from the login), `secondStepPage` keeps a
+// The second step of the hosted login page (issue 25; passwordless sign-in: web/passkey-sign-in.ts). After
+// a password accepted for a user with a factor (MfaRequired from the login), `beginStep` keeps a
 // pending sign-in and asks for a code (plain form) or a passkey (same-origin script); a user whose
 // tenant requires MFA and who has none enrols TOTP first (QR code, confirming code, recovery codes
 // shown once). Every form carries the CSRF token of the login page (double-submit cookie) and the
 // authorization request, checked again at each step (OIDC Core §3.1.2.1). Once the factor is proven,
-// the sign-in continues as the password form's would (oidc-authorize.ts continueSignIn): the browser
-// session with the factors used (RFC 8176 `amr`), consent, the code. The pages are a step (`mfa`) of
-// the provider's page system (pages/oidc-login.ts): the tenant's layout applies.
+// the step hands it to its `Flow`: an authorization's (flow/authorization.ts oidcFlow: the browser
+// session with the factors used, RFC 8176 `amr`, consent, the code) or the account page's. The pages are a step (`mfa`) of
+// the provider's page system (web/pages/oidc-login.ts): the tenant's layout applies.
 import type { Context } from "hono";
-import { z } from "zod";
-import type { AppContext } from "../boot/context.ts";
-import { ApiError, type MfaRequired, SecondFactorLocked } from "../domain/errors.ts";
-import { RouteGroup, type Env } from "../http/route.ts";
+import type { AppContext } from "../../boot/context.ts";
+import { ApiError, type MfaRequired, SecondFactorLocked } from "../../domain/errors.ts";
+import type { Env } from "../../http/route.ts";
 import type { MfaContent, PageOptions } from "../pages/oidc-login.ts";
-import { checkAuthorizationRequest, REQUEST_PARAMS } from "../services/oidc/authorize.ts";
 import {
   confirmEnrolment,
   loadPending,
@@ -25,25 +23,12 @@ import {
   verifyPasskey,
   type Pending,
   type Proven,
-} from "../services/oidc/mfa-sign-in.ts";
-import { provenSignIn } from "../services/oidc/sign-in.ts";
-import { answerCheck, continueSignIn, type Ok } from "./oidc-authorize.ts";
-import {
-  browserOrigin,
-  csrfCookie,
-  CSRF_REFUSED,
-  SECOND_FACTOR_LOCKED,
-  csrfMatches,
-  hiddenFields,
-  outagePage,
-  page,
-  type Params,
-  stringParams,
-  UNAVAILABLE,
-} from "./oidc-pages.ts";
-import { requestRp } from "./passkeys.ts";
+} from "../../services/oidc/mfa-sign-in.ts";
+import { browserOrigin, csrfCookie, SECOND_FACTOR_LOCKED, page, type Params, UNAVAILABLE } from "../pages/browser.ts";
+import { requestRp } from "../../http/public-urls.ts";
 
-const STEP_ACTION = "authorize-mfa";
+/** The form action of an authorization's second step (web/second-step.ts). */
+export const STEP_ACTION = "authorize-mfa";
 export const OPTIONS_ACTION = "passkey-options";
 const TITLE = "Two-step verification";
 const EXPIRED = "This sign-in has expired or was already used. Go back to the application and sign in again.";
@@ -52,7 +37,7 @@ const WRONG_PASSKEY = "That passkey could not be verified. Try again, or use a c
 
 /**
  * Where a second step leads: the authorization request's continuation for an OpenID Connect client,
- * or the account page's session (routes/account.ts). `hidden` carries what each form must post back.
+ * or the account page's session (web/account.ts). `hidden` carries what each form must post back.
  */
 export interface Flow {
   clientId: string | null;
@@ -69,20 +54,6 @@ const binding = (c: Context<Env>, flow: Flow) => ({
   browser: csrfCookie(c, c.get("app")) ?? "",
   clientId: flow.clientId,
 });
-
-export function oidcFlow(c: Context<Env>, app: AppContext, check: Ok, params: Params): Flow {
-  return {
-    clientId: check.client.clientId,
-    action: STEP_ACTION,
-    optionsAction: OPTIONS_ACTION,
-    hidden: hiddenFields(params, REQUEST_PARAMS, params.csrf_token ?? ""),
-    pageOptions: { tenantUuid: check.client.tenantUuid, formTargets: [check.request.redirectUri] },
-    async finish(done, login) {
-      const signedIn = await provenSignIn(app, check.client, check.request.scope, done.proven, browserOrigin(c, app));
-      return continueSignIn(c, app, check, params, signedIn, login, done.amr);
-    },
-  };
-}
 
 export function stepPage(
   c: Context<Env>,
@@ -152,11 +123,6 @@ export async function beginStep(c: Context<Env>, app: AppContext, flow: Flow, e:
   return e.enrol ? enrolPage(c, app, flow, p, "") : verifyPage(c, app, flow, p, "", 200);
 }
 
-/** The hook of the password form (oidc-authorize.ts): the password was right, a factor is due. */
-export function secondStepPage(c: Context<Env>, app: AppContext, check: Ok, params: Params, e: MfaRequired) {
-  return beginStep(c, app, oidcFlow(c, app, check, params), e);
-}
-
 /** Refusals as the login page shows them: throttled (429), outage (503), else the step's own message. */
 export function refusal(
   c: Context<Env>,
@@ -218,14 +184,6 @@ export async function runStep(c: Context<Env>, app: AppContext, flow: Flow, para
   }
 }
 
-async function submitStep(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
-  const params = stringParams(body);
-  if (!(await csrfMatches(c, app, params.csrf_token))) return fatal(c, app, CSRF_REFUSED, 400);
-  const check = await checkAuthorizationRequest(app, params);
-  if (check.kind !== "ok") return answerCheck(c, app, check);
-  return runStep(c, app, oidcFlow(c, app, check, params), params);
-}
-
 /** Passkey options of a pending second step (the account page's sign-in and the login page). */
 export async function stepPasskeyOptions(c: Context<Env>, app: AppContext, flow: Flow, params: Params) {
   const p = await loadPending(app, params.pending, binding(c, flow));
@@ -239,29 +197,4 @@ export function parseJson(value: string | undefined): unknown {
   } catch {
     return null;
   }
-}
-
-const formBody = z.record(z.string(), z.unknown());
-const html = (description: string) => ({ description, contentType: "text/html" });
-
-export function mfaStepRoutes(): RouteGroup {
-  return new RouteGroup("oidc").post(
-    `/oidc/${STEP_ACTION}`,
-    {
-      summary:
-        "The login page's second step: a TOTP or recovery code, a passkey, or enrolling TOTP when the tenant requires MFA; then consent or the code",
-      operationId: "submitOidcSecondStep",
-      bodyType: "form",
-      body: formBody,
-      responses: {
-        200: html("The next step (recovery codes after enrolment), or the consent page"),
-        303: "Back to the client with `code`, `state` and `iss`",
-        400: html("Error page (expired sign-in, CSRF) or the enrolment again"),
-        401: html("The step again: wrong code or passkey (counted as a failed login)"),
-        429: html("Too many attempts"),
-        503: html("Database outage"),
-      },
-    },
-    ({ c, app, body }) => outagePage(app, () => submitStep(c, app, body)),
-  );
 }

@@ -1,7 +1,7 @@
 // Policies (wazo-auth's policy API). `{policy}` is a uuid or a slug (the ACL names it either way).
 import { z } from "zod";
-import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";
+import { policyList } from "./lists.ts";
 import { CAPS, segment, text } from "../domain/strings.ts";
 import { boolField } from "../domain/validate.ts";
 import {
@@ -12,7 +12,6 @@ import {
   listPolicies,
   removeAccess,
   updatePolicy,
-  type PolicyFilter,
 } from "../services/identity/policies.ts";
 
 const SLUG_RE = /^[a-zA-Z0-9_-]+$/;
@@ -27,20 +26,6 @@ const createBody = z.object({
   shared: boolField().optional(),
 });
 const updateBody = z.object(fields);
-export const POLICY_FILTERS: PolicyFilter[] = [
-  "uuid",
-  "name",
-  "slug",
-  "user_uuid",
-  "group_uuid",
-  "tenant_uuid",
-  "read_only",
-];
-export const policyList = listQuery<PolicyFilter>({
-  order: ["name", "slug", "description", "uuid"],
-  defaultOrder: "name",
-  filters: POLICY_FILTERS,
-});
 const policyParam = z.object({ policy: segment() });
 const accessParam = z.object({ policy: segment(), access: text(CAPS.aclEntry, { min: 1 }) });
 

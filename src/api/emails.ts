@@ -1,15 +1,14 @@
 // Email addresses and confirmation (wazo-auth's email API).
 import { z } from "zod";
-import type { Context } from "hono";
-import { RouteGroup, type Env } from "../http/route.ts";
+import { RouteGroup } from "../http/route.ts";
 import { emailText } from "../domain/strings.ts";
 import { boolField, uuidParam } from "../domain/validate.ts";
 import type { AppContext } from "../boot/context.ts";
 import type { Caller } from "../domain/caller.ts";
 import { confirmEmail, requestConfirmation, updateEmails } from "../services/identity/emails.ts";
 import { getUser } from "../services/identity/users.ts";
-import { publicConnection, templateFormatter } from "../services/integrations/notifications.ts";
-import { MissingConfiguration } from "../domain/errors.ts";
+import { templateFormatter } from "../services/integrations/notifications.ts";
+import { requestConnection } from "../http/public-urls.ts";
 
 const address = emailText();
 const userBody = z.object({ emails: z.array(z.object({ address, main: boolField().optional() })) });
@@ -29,22 +28,6 @@ const emailsAnswer = {
   description: "The addresses `[{uuid, address, main, confirmed}]`",
   read: async ({ app, caller, params }: { app: AppContext; caller: Caller; params: { user_uuid: string } }) =>
     (await getUser(app, caller, params.user_uuid)).emails,
-};
-
-/**
- * The link parts of mails: the configured `public_url`. Without it the link would come from the
- * request's Host header, which anyone can forge (reset-link poisoning), so no mail is sent: 503
- * naming the setting, the same answer whoever the mail was for (it reveals no user).
- */
-export const requestConnection = (c: Context<Env>, resource: string) => {
-  const conn = publicConnection(c.get("app").config.public_url);
-  if (!conn)
-    throw new MissingConfiguration(
-      resource,
-      "public_url",
-      "Mails linking back to the service need public_url (its public base URL) in the configuration",
-    );
-  return conn;
 };
 
 export function emailRoutes(): RouteGroup {

@@ -1,19 +1,17 @@
 // Passkeys (issue 25): a user's WebAuthn credentials, through `me` (registration is the user's own
 // ceremony: only `me` registers) or by uuid (administrators of the user's tenant list, rename and
 // remove; a user renames its own by its uuid: `auth.users.me.mfa.#` covers its own uuid). ACLs as the TOTP routes': `auth.users.{user_uuid}.mfa.{read,create,update,delete}`.
-import type { Context } from "hono";
 import { z } from "zod";
 import type { AppContext } from "../boot/context.ts";
 import { orAbsent } from "../domain/errors.ts";
 import { text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
-import { RouteGroup, type Env } from "../http/route.ts";
+import { RouteGroup } from "../http/route.ts";
 import { mfaSubject } from "../services/auth/mfa.ts";
 import {
   finishPasskeyRegistration,
   listPasskeys,
   passkeyJson,
-  relyingParty,
   removePasskeys,
   renamePasskey,
   startPasskeyAuthentication,
@@ -21,6 +19,7 @@ import {
 } from "../services/auth/webauthn.ts";
 import { requireFactorProof } from "../services/auth/mfa-login.ts";
 import { requestOrigin } from "../http/request-origin.ts";
+import { requestRp } from "../http/public-urls.ts";
 
 const userParam = z.object({ user_uuid: uuidParam });
 const passkeyParam = z.object({ user_uuid: uuidParam, passkey_uuid: uuidParam });
@@ -44,8 +43,6 @@ const proofBody = z.object({
 const listAnswer =
   "`{items: [{uuid, name, created_at, last_used_at, backup_eligible, backed_up, transports, aaguid}], total}`";
 const passkeyAnswer = "`{uuid, name, created_at, last_used_at, backup_eligible, backed_up, transports, aaguid}`";
-
-export const requestRp = (c: Context<Env>, app: AppContext) => relyingParty(app, new URL(c.req.url).origin);
 
 const listed = async (app: AppContext, user: Parameters<typeof listPasskeys>[1]) => {
   const items = (await listPasskeys(app, user)).map(passkeyJson);

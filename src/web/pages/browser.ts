@@ -3,21 +3,21 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import type { AppContext } from "../boot/context.ts";
-import { databaseFailure } from "../db/failures.ts";
-import { ApiError, SecondFactorLocked } from "../domain/errors.ts";
-import type { Env } from "../http/route.ts";
-import { requestOrigin } from "../http/request-origin.ts";
-import { renderPage, type PageOptions, type PageStep } from "../pages/oidc-login.ts";
+import type { AppContext } from "../../boot/context.ts";
+import { databaseFailure } from "../../db/failures.ts";
+import { ApiError, SecondFactorLocked } from "../../domain/errors.ts";
+import type { Env } from "../../http/route.ts";
+import { requestOrigin } from "../../http/request-origin.ts";
+import { renderPage, type PageOptions, type PageStep } from "./oidc-login.ts";
 import {
   BROWSER_SESSION_COOKIE,
   type BrowserSessionRow,
   findBrowserSession,
   sessionServes,
-} from "../services/oidc/browser-session.ts";
-import { serviceMacKey } from "../services/oidc/keys.ts";
-import type { BrowserOrigin } from "../services/oidc/sign-in.ts";
-import { requestIssuer } from "./oidc.ts";
+} from "../../services/oidc/browser-session.ts";
+import { serviceMacKey } from "../../services/oidc/keys.ts";
+import type { BrowserOrigin } from "../../services/oidc/sign-in.ts";
+import { requestIssuer } from "../../http/public-urls.ts";
 
 export type Params = Record<string, string | undefined>;
 
@@ -50,7 +50,7 @@ export function cookieOptions(c: Context<Env>, app: AppContext, maxAge?: number)
 }
 
 /**
- * The CSRF cookie; its value also binds a pending second step to the browser (routes/mfa-step.ts).
+ * The CSRF cookie; its value also binds a pending second step to the browser (web/flow/second-step.ts).
  * Behind https it has the `__Host-` prefix (RFC 6265bis §4.1.3.2): Secure, Path=/ and no Domain, so
  * neither a sibling subdomain nor a plain-http response can set it.
  */

@@ -1,5 +1,5 @@
 // The user's own account page (issue 25): `/0.1/oidc/account`, signed in with the login page's
-// password and second step (routes/mfa-step.ts), then an HttpOnly, SameSite=Strict session cookie
+// password and second step (web/flow/second-step.ts), then an HttpOnly, SameSite=Strict session cookie
 // holding the Tessera token of that sign-in (15 minutes). The page enrols and removes TOTP (removal
 // proven with a current code, throttled like logins) and registers, renames and removes passkeys.
 // Every form carries the CSRF token (double-submit cookie); the token must grant the self-service
@@ -10,7 +10,7 @@ import { z } from "zod";
 import type { AppContext } from "../boot/context.ts";
 import { ApiError, MfaRequired } from "../domain/errors.ts";
 import { RouteGroup, type Env } from "../http/route.ts";
-import type { MfaContent } from "../pages/oidc-login.ts";
+import type { MfaContent } from "./pages/oidc-login.ts";
 import { completeProvenLogin, login } from "../services/auth/authentication.ts";
 import { accountUser, confirmTotp, mfaStatus, removeTotp, startTotpEnrolment } from "../services/auth/mfa.ts";
 import { requireOwnCode } from "../services/auth/mfa-login.ts";
@@ -39,9 +39,9 @@ import {
   type Params,
   redirectTo,
   stringParams,
-} from "./oidc-pages.ts";
-import { beginStep, fatal, type Flow, refusal, runStep, stepPasskeyOptions } from "./mfa-step.ts";
-import { requestRp } from "./passkeys.ts";
+} from "./pages/browser.ts";
+import { beginStep, fatal, type Flow, refusal, runStep, stepPasskeyOptions } from "./flow/second-step.ts";
+import { requestRp } from "../http/public-urls.ts";
 
 const SESSION_COOKIE = "tessera_account";
 const SESSION_SECONDS = 900;

@@ -17,7 +17,7 @@ import {
   findBrowserSession,
 } from "../services/oidc/browser-session.ts";
 import { checkLogoutRequest } from "../services/oidc/logout.ts";
-import { requestIssuer } from "./oidc.ts";
+import { requestIssuer } from "../http/public-urls.ts";
 import {
   clearCookie,
   CSRF_REFUSED,
@@ -28,7 +28,7 @@ import {
   page,
   redirectTo,
   stringParams,
-} from "./oidc-pages.ts";
+} from "./pages/browser.ts";
 
 /** §2 request parameters, carried through the confirmation form. */
 const LOGOUT_PARAMS = ["id_token_hint", "logout_hint", "client_id", "post_logout_redirect_uri", "state", "ui_locales"];

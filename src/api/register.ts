@@ -4,7 +4,7 @@ import { NotFound } from "../domain/errors.ts";
 import { RouteGroup } from "../http/route.ts";
 import { CAPS, emailText, text, usernameText } from "../domain/strings.ts";
 import { registerUser } from "../services/identity/registration.ts";
-import { requestConnection } from "./emails.ts";
+import { requestConnection } from "../http/public-urls.ts";
 
 const body = z.object({
   username: usernameText(),

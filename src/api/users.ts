@@ -1,7 +1,7 @@
 // Users (wazo-auth's user API).
 import { z } from "zod";
-import { listQuery } from "../domain/collection.ts";
 import { RouteGroup } from "../http/route.ts";
+import { userList } from "./lists.ts";
 import { CAPS, emailText, text, usernameText } from "../domain/strings.ts";
 import { boolField, uuidField, uuidParam } from "../domain/validate.ts";
 import { unlockUserLogins } from "../services/auth/login-unlock.ts";
@@ -12,7 +12,6 @@ import {
   getUser,
   listUsersJson,
   updateUser,
-  type UserFilter,
 } from "../services/identity/users.ts";
 
 const name = text(CAPS.personName, { maxBytes: CAPS.personNameBytes }).nullable().optional();
@@ -34,24 +33,6 @@ const createBody = z.object({
 const updateBody = z.object(editable);
 const passwordBody = z.object({ old_password: password, new_password: password });
 
-export const USER_FILTERS: UserFilter[] = [
-  "uuid",
-  "username",
-  "firstname",
-  "lastname",
-  "purpose",
-  "email_address",
-  "group_uuid",
-  "policy_uuid",
-  "policy_slug",
-  "has_policy_uuid",
-  "has_policy_slug",
-];
-export const userList = listQuery<UserFilter>({
-  order: ["username", "firstname", "lastname"],
-  defaultOrder: "username",
-  filters: USER_FILTERS,
-});
 const userParam = z.object({ user_uuid: uuidParam });
 
 export function userRoutes(): RouteGroup {

@@ -1,5 +1,5 @@
 // Token check, read and revoke (wazo-auth's token check, read and revoke). No authentication besides knowing the
-// token. POST /0.1/token (login) lives in routes/login.ts.
+// token. POST /0.1/token (login) lives in api/login.ts.
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
 import { requestOrigin } from "../http/request-origin.ts";

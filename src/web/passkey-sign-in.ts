@@ -2,20 +2,27 @@
 // second step's, or passwordless sign-in's where the client's tenant allows it), passwordless
 // sign-in itself (user verification required; the user's own tenant must allow it too), and the
 // pages' same-origin scripts. A passwordless sign-in continues as every sign-in does
-// (oidc-authorize.ts continueSignIn): the browser session with `amr` [hwk|swk, mfa], consent, the code.
+// (web/flow/authorization.ts continueSignIn): the browser session with `amr` [hwk|swk, mfa], consent, the code.
 import type { Context } from "hono";
 import { z } from "zod";
 import type { AppContext } from "../boot/context.ts";
 import { RouteGroup, type Env } from "../http/route.ts";
-import { PAGE_SCRIPTS, pageScript } from "../pages/oidc-assets.ts";
+import { PAGE_SCRIPTS, pageScript } from "./pages/oidc-assets.ts";
 import { tenantAllowsPasswordless } from "../services/auth/mfa-policy.ts";
 import { checkAuthorizationRequest } from "../services/oidc/authorize.ts";
 import { passkeyOptions, passwordlessProof } from "../services/oidc/mfa-sign-in.ts";
 import { provenSignIn } from "../services/oidc/sign-in.ts";
-import { fatal, OPTIONS_ACTION, oidcFlow, parseJson, refusal, stepPasskeyOptions } from "./mfa-step.ts";
-import { answerCheck, continueSignIn, loginForm } from "./oidc-authorize.ts";
-import { browserOrigin, CSRF_REFUSED, csrfMatches, GENERIC_FAILURE, outagePage, stringParams } from "./oidc-pages.ts";
-import { requestRp } from "./passkeys.ts";
+import { answerCheck, continueSignIn, loginForm, oidcFlow } from "./flow/authorization.ts";
+import { fatal, OPTIONS_ACTION, parseJson, refusal, stepPasskeyOptions } from "./flow/second-step.ts";
+import {
+  browserOrigin,
+  CSRF_REFUSED,
+  csrfMatches,
+  GENERIC_FAILURE,
+  outagePage,
+  stringParams,
+} from "./pages/browser.ts";
+import { requestRp } from "../http/public-urls.ts";
 
 /** Passkey options, for the second step (`pending` set) or passwordless sign-in (the client's tenant allows it). */
 async function options(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {

@@ -15,9 +15,9 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { AppContext } from "../boot/context.ts";
-import { embeddedFile } from "../boot/embedded.ts";
-import { nunjucks, type Environment, type Template } from "../services/templating.ts";
+import type { AppContext } from "../../boot/context.ts";
+import { embeddedFile } from "../../boot/embedded.ts";
+import { nunjucks, type Environment, type Template } from "../../services/templating.ts";
 
 /** The pages' own templates, and operators' layouts, whose `safe` escapes like every other output. */
 let environments: { builtin: Environment; layouts: Environment } | null = null;
@@ -46,7 +46,7 @@ function templateAt(path: string, kind: "builtin" | "layouts"): Template {
   return t;
 }
 
-const stepPath = (step: string) => fileURLToPath(new URL(`../../templates/oidc/${step}.html`, import.meta.url));
+const stepPath = (step: string) => fileURLToPath(new URL(`../../../templates/oidc/${step}.html`, import.meta.url));
 
 export type PageStep =
   | { step: "error"; message: string }
@@ -58,7 +58,7 @@ export type PageStep =
       username?: string;
       /** The tenant's SAML domain: a second form starts the SAML flow. */
       samlDomain?: string | null;
-      /** Offer passwordless passkey sign-in (routes/passkey-sign-in.ts): the page loads its script. */
+      /** Offer passwordless passkey sign-in (web/passkey-sign-in.ts): the page loads its script. */
       passkeySignIn?: boolean;
     }
   | ({ step: "mfa" } & MfaContent)
@@ -86,7 +86,7 @@ export type PageStep =
   | { step: "device_done"; heading: string; message: string };
 
 /**
- * The second step of a sign-in and the account page (routes/mfa-step.ts, routes/account.ts): one
+ * The second step of a sign-in and the account page (web/flow/second-step.ts, web/account.ts): one
  * template, by `mode` — `verify` (a code form, a passkey button), `enrol` (TOTP QR code and
  * confirmation), `codes` (recovery codes, shown once), `account-login`, `account` (the settings).
  */
@@ -245,7 +245,7 @@ export function renderPage(app: AppContext, page: PageStep, status: number, opts
   } catch (e) {
     // A broken operator layout must not take the sign-in down: the built-in one is used, and said so.
     app.log.error("OIDC page layout failed; the built-in layout is used", { error: (e as Error).message });
-    html = templateAt(fileURLToPath(new URL("../../templates/oidc_page.html", import.meta.url)), "layouts").render(
+    html = templateAt(fileURLToPath(new URL("../../../templates/oidc_page.html", import.meta.url)), "layouts").render(
       context,
     );
   }

@@ -6,7 +6,7 @@ import { RouteGroup } from "../http/route.ts";
 import { CAPS, emailText, text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
 import { requestPasswordReset, resetPassword, type ResetQuery } from "../services/auth/password-reset.ts";
-import { requestConnection } from "./emails.ts";
+import { requestConnection } from "../http/public-urls.ts";
 
 const askQuery = z.object({
   username: text(CAPS.username, { min: 1 }).optional(),

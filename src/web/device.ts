@@ -1,5 +1,5 @@
 // The device flow's verification page (RFC 8628 §3.3), steps of the provider's page system (the
-// layout, per-tenant layouts, CSRF, cookies and outage page of oidc-pages.ts): GET asks for the
+// layout, per-tenant layouts, CSRF, cookies and outage page of web/pages/browser.ts): GET asks for the
 // user code (or, with `?user_code=`, shows the request to allow); POST signs in as POST /0.1/token
 // does — or continues as the browser session's user (single sign-on) — and allows or denies.
 // Looking a code up is throttled as a login is: a wrong code counts as a failed login from the
@@ -39,8 +39,8 @@ import {
   stringParams,
   TOO_MANY,
   type Params,
-} from "./oidc-pages.ts";
-import { requestIssuer } from "./oidc.ts";
+} from "./pages/browser.ts";
+import { requestIssuer } from "../http/public-urls.ts";
 
 const BAD_CODE = "That code is not valid, or it has expired. Check the code on your device and try again.";
 const CODE_NEEDED =

@@ -4,8 +4,7 @@ import { segment } from "../domain/strings.ts";
 import { RouteGroup } from "../http/route.ts";
 import { uuidParam } from "../domain/validate.ts";
 import { listUserGroups, listUserPolicies, setUserPolicy } from "../services/identity/policy-links.ts";
-import { groupList } from "./groups.ts";
-import { policyList } from "./policies.ts";
+import { groupList, policyList } from "./lists.ts";
 
 const userParam = z.object({ user_uuid: uuidParam });
 const policyParams = z.object({ user_uuid: uuidParam, policy: segment() });

@@ -3,49 +3,35 @@
 //   1. sign-in: the browser session (single sign-on, §3.1.2.3) when there is a usable one, else the
 //      password form (POST /oidc/authorize) or the tenant's SAML IdP (POST /oidc/authorize/saml,
 //      back at GET /oidc/authorize/saml); for a user with a second factor, the password is followed
-//      by the MFA step (routes/mfa-step.ts, POST /oidc/authorize-mfa), and a passkey alone may sign
-//      in where the tenant allows it (routes/passkey-sign-in.ts); every sign-in then starts the
+//      by the MFA step (web/second-step.ts, POST /oidc/authorize-mfa), and a passkey alone may sign
+//      in where the tenant allows it (web/passkey-sign-in.ts); every sign-in then starts the
 //      browser session (continueSignIn) with the factors used (RFC 8176 `amr`);
 //   2. consent (§3.1.2.4) for a third-party client (POST /oidc/authorize/consent);
 //   3. the code, back to the client (§3.1.2.5).
 // `prompt=none` never shows a page: it answers `login_required` / `consent_required` (§3.1.2.6).
+// The steps themselves are web/flow/authorization.ts; this module is the endpoints that run them.
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
 import type { AppContext } from "../boot/context.ts";
-import { ApiError, AuthenticationFailed, MfaRequired } from "../domain/errors.ts";
+import { ApiError, MfaRequired } from "../domain/errors.ts";
+import { requestIssuer } from "../http/public-urls.ts";
 import { RouteGroup, queryObject, type Env } from "../http/route.ts";
-import { tenantAllowsPasswordless } from "../services/auth/mfa-policy.ts";
 import { beginSamlLogin } from "../services/integrations/saml/saml-login.ts";
-import { samlConfigForDomain, samlDomainOfTenant } from "../services/integrations/saml/saml-config.ts";
+import { samlDomainOfTenant } from "../services/integrations/saml/saml-config.ts";
+import { checkAuthorizationRequest, REQUEST_PARAMS } from "../services/oidc/authorize.ts";
+import { rememberConsent } from "../services/oidc/consent.ts";
+import { discardSignIn, loginNameOf, passwordSignIn, samlSignIn, type SignedIn } from "../services/oidc/sign-in.ts";
 import {
-  authorizationRedirect,
-  checkAuthorizationRequest,
-  REQUEST_PARAMS,
-  type AuthorizationRequest,
-  type AuthorizeCheck,
-} from "../services/oidc/authorize.ts";
-import {
-  BROWSER_SESSION_COOKIE,
-  findBrowserSession,
-  sessionUserName,
-  startBrowserSession,
-  type BrowserSessionRow,
-} from "../services/oidc/browser-session.ts";
-import type { ClientRow } from "../services/oidc/clients.ts";
-import { describeScope, rememberConsent, scopesNeedingConsent } from "../services/oidc/consent.ts";
-import {
-  discardSignIn,
-  issueCode,
-  loginNameOf,
-  passwordSignIn,
-  samlSignIn,
-  sessionSignIn,
-  type SignedIn,
-} from "../services/oidc/sign-in.ts";
-import { users } from "../db/schema.ts";
-import { eq } from "drizzle-orm";
-import { requestIssuer } from "./oidc.ts";
+  afterSignIn,
+  answerCheck,
+  continueSignIn,
+  issueAndRedirect,
+  loginForm,
+  redirectBack,
+  secondStepPage,
+  usableSession,
+} from "./flow/authorization.ts";
 import {
   browserOrigin,
   browserSessionFor,
@@ -53,220 +39,16 @@ import {
   cookieOptions,
   CSRF_REFUSED,
   csrfMatches,
-  csrfToken,
   GENERIC_FAILURE,
-  hiddenFields,
   outagePage,
   page,
   redirectTo,
   signInRefusal,
   stringParams,
   UNAVAILABLE,
-  type Params,
-} from "./oidc-pages.ts";
+} from "./pages/browser.ts";
 
 const SAML_COOKIE = "tessera_oidc_saml";
-
-export type Ok = Extract<AuthorizeCheck, { kind: "ok" }>;
-type Session = BrowserSessionRow & { tenantUuid: string };
-
-/** What the MFA step (routes/mfa-step.ts) adds to the password form, wired by app.ts. */
-export interface AuthorizeHooks {
-  /** The password was right and a second factor is due (or must be enrolled): the step's page. */
-  secondStep?: (c: Context<Env>, app: AppContext, check: Ok, params: Params, e: MfaRequired) => Promise<Response>;
-}
-
-export function answerCheck(
-  c: Context<Env>,
-  app: AppContext,
-  check: Exclude<AuthorizeCheck, { kind: "ok" }>,
-): Response {
-  if (check.kind === "page_error") return page(c, app, { step: "error", message: check.message }, 400);
-  return redirectBack(
-    c,
-    app,
-    check.redirectUri,
-    { error: check.error, error_description: check.description },
-    check.state,
-  );
-}
-
-/** RFC 6749 §4.1.2 / §4.1.2.1: back to the client, with `state` and RFC 9207's `iss`. */
-function redirectBack(
-  c: Context<Env>,
-  app: AppContext,
-  redirectUri: string,
-  params: Record<string, string>,
-  state: string | null,
-): Response {
-  return redirectTo(c, authorizationRedirect(redirectUri, { ...params, state, iss: requestIssuer(c, app) }));
-}
-
-export async function loginForm(
-  c: Context<Env>,
-  app: AppContext,
-  { client, request }: Ok,
-  params: Params,
-  extra: { message?: string; username?: string; status?: number } = {},
-): Promise<Response> {
-  const domain = await samlDomainOfTenant(app, client.tenantUuid);
-  const saml = domain ? await samlConfigForDomain(app, domain) : null;
-  // Passwordless passkey sign-in (routes/passkey-sign-in.ts) where the client's tenant allows it.
-  const passkeySignIn = await tenantAllowsPasswordless(app, client.tenantUuid);
-  return page(
-    c,
-    app,
-    {
-      step: "login",
-      clientName: client.name,
-      hidden: hiddenFields(params, REQUEST_PARAMS, await csrfToken(c, app)),
-      message: extra.message,
-      username: extra.username,
-      samlDomain: saml ? domain : null,
-      passkeySignIn,
-    },
-    extra.status ?? 200,
-    { tenantUuid: client.tenantUuid, formTargets: [request.redirectUri, ...(saml ? [saml.idp.ssoUrl] : [])] },
-  );
-}
-
-/** The browser session, when it may stand for this sign-in (OIDC Core §3.1.2.1 prompt, max_age; the client's tenant). */
-async function usableSession(c: Context<Env>, app: AppContext, { client, request }: Ok): Promise<Session | null> {
-  if (request.prompt.includes("login") || request.prompt.includes("select_account")) return null;
-  return browserSessionFor(c, app, client.tenantUuid, request.maxAge);
-}
-
-/**
- * After the sign-in step: consent when the client needs it, then the code. `signedIn` is the token
- * the sign-in just issued (the password form, SAML); single sign-on issues one here.
- */
-async function afterSignIn(
-  c: Context<Env>,
-  app: AppContext,
-  ok: Ok,
-  params: Params,
-  session: Session,
-  signedIn: SignedIn | null,
-): Promise<Response> {
-  const { client, request } = ok;
-  const missing = await scopesNeedingConsent(app, client, session.userUuid, request.scope, request.prompt);
-  if (missing.length) {
-    // Issued before the user allowed anything: not kept (the consent step issues its own).
-    if (signedIn) await discardSignIn(app, signedIn, "awaiting consent");
-    if (request.prompt.includes("none"))
-      return redirectBack(
-        c,
-        app,
-        request.redirectUri,
-        { error: "consent_required", error_description: "the user has not consented" },
-        request.state,
-      );
-    return consentPage(c, app, ok, params, session);
-  }
-  return issueAndRedirect(c, app, client, request, session, params, signedIn);
-}
-
-async function consentPage(
-  c: Context<Env>,
-  app: AppContext,
-  { client, request }: Ok,
-  params: Params,
-  session: Session,
-) {
-  return page(
-    c,
-    app,
-    {
-      step: "consent",
-      clientName: client.name,
-      userName: await sessionUserName(app, session),
-      scopes: request.scope.map(describeScope),
-      hidden: hiddenFields(params, REQUEST_PARAMS, await csrfToken(c, app)),
-    },
-    200,
-    { tenantUuid: client.tenantUuid, formTargets: [request.redirectUri] },
-  );
-}
-
-async function issueAndRedirect(
-  c: Context<Env>,
-  app: AppContext,
-  client: ClientRow,
-  request: AuthorizationRequest,
-  session: Session,
-  params: Params,
-  signedIn: SignedIn | null,
-): Promise<Response> {
-  let token = signedIn;
-  if (!token) {
-    try {
-      token = await sessionSignIn(app, client, request.scope, session, browserOrigin(c, app));
-    } catch (e) {
-      if (!(e instanceof AuthenticationFailed)) throw e;
-      // The session's login no longer names its user (renamed, method changed): sign in again.
-      clearCookie(c, app, BROWSER_SESSION_COOKIE);
-      if (request.prompt.includes("none"))
-        return redirectBack(
-          c,
-          app,
-          request.redirectUri,
-          { error: "login_required", error_description: "the user is not signed in" },
-          request.state,
-        );
-      const check = await checkAuthorizationRequest(app, params);
-      return check.kind === "ok" ? loginForm(c, app, check, params) : answerCheck(c, app, check);
-    }
-  }
-  // The GRANTED scope (offline_access only with consent, consent.ts) is what the token endpoint reads.
-  const code = await issueCode(
-    app,
-    client,
-    request,
-    token,
-    { authTime: session.authTime, amr: session.amr, browserSessionId: session.id },
-    request.scope,
-  );
-  return redirectBack(c, app, request.redirectUri, { code }, request.state);
-}
-
-/**
- * A user has just authenticated (password, password and second factor, passkey, SAML): the browser
- * session with the factors used (RFC 8176 `amr`), then consent and the code.
- */
-export async function continueSignIn(
-  c: Context<Env>,
-  app: AppContext,
-  ok: Ok,
-  params: Params,
-  signedIn: SignedIn,
-  login: string,
-  amr: string[],
-): Promise<Response> {
-  const session = await newSession(c, app, signedIn, login, amr);
-  return afterSignIn(c, app, ok, params, session, signedIn);
-}
-
-/** A new browser session for a user who just authenticated; the cookie replaces any previous one. */
-async function newSession(
-  c: Context<Env>,
-  app: AppContext,
-  signedIn: SignedIn,
-  login: string,
-  amr: string[],
-): Promise<Session> {
-  const previous = await findBrowserSession(app, getCookie(c, BROWSER_SESSION_COOKIE));
-  const { cookie, session } = await startBrowserSession(
-    app,
-    { userUuid: signedIn.userUuid, login, authTime: Math.floor(Date.now() / 1000), amr },
-    previous,
-  );
-  setCookie(c, BROWSER_SESSION_COOKIE, cookie, cookieOptions(c, app, app.config.oidc.browser_session_lifetime));
-  const [user] = await app.db
-    .select({ tenantUuid: users.tenantUuid })
-    .from(users)
-    .where(eq(users.uuid, signedIn.userUuid));
-  return { ...session, tenantUuid: user?.tenantUuid ?? "" };
-}
 
 async function showAuthorize(c: Context<Env>, app: AppContext): Promise<Response> {
   const params = stringParams(queryObject(c));
@@ -286,12 +68,7 @@ async function showAuthorize(c: Context<Env>, app: AppContext): Promise<Response
   return loginForm(c, app, check, params);
 }
 
-async function submitPassword(
-  c: Context<Env>,
-  app: AppContext,
-  body: Record<string, unknown>,
-  hooks: AuthorizeHooks,
-): Promise<Response> {
+async function submitPassword(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
   const params = stringParams(body);
   if (!(await csrfMatches(c, app, params.csrf_token)))
     return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
@@ -308,8 +85,8 @@ async function submitPassword(
       ...browserOrigin(c, app),
     });
   } catch (e) {
-    // The password was right; a second factor is due (routes/mfa-step.ts), then continueSignIn.
-    if (e instanceof MfaRequired && e.proven && hooks.secondStep) return hooks.secondStep(c, app, check, params, e);
+    // The password was right; a second factor is due (web/flow/second-step.ts), then continueSignIn.
+    if (e instanceof MfaRequired && e.proven) return secondStepPage(c, app, check, params, e);
     const refused = signInRefusal(e);
     return again(refused.message, refused.status);
   }
@@ -387,7 +164,7 @@ async function finishSaml(c: Context<Env>, app: AppContext): Promise<Response> {
 const formBody = z.record(z.string(), z.unknown());
 const html = (description: string) => ({ description, contentType: "text/html" });
 
-export function oidcAuthorizeRoutes(hooks: AuthorizeHooks = {}): RouteGroup {
+export function oidcAuthorizeRoutes(): RouteGroup {
   return new RouteGroup("oidc")
     .get(
       "/oidc/authorize",
@@ -419,7 +196,7 @@ export function oidcAuthorizeRoutes(hooks: AuthorizeHooks = {}): RouteGroup {
           503: html("Sign-in unavailable (database outage): no code issued"),
         },
       },
-      ({ c, app, body }) => outagePage(app, () => submitPassword(c, app, body, hooks)),
+      ({ c, app, body }) => outagePage(app, () => submitPassword(c, app, body)),
     )
     .post(
       "/oidc/authorize/consent",
