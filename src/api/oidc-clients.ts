@@ -8,12 +8,12 @@ import {
   clientJson,
   createClient,
   deleteClient,
-  GRANT_TYPES,
   listClients,
   requireVisibleClient,
   updateClient,
   type ClientFilter,
 } from "../services/oidc/clients.ts";
+import { GRANT_TYPES } from "../services/oidc/grants/index.ts";
 import { redirectUriProblem } from "../services/oidc/redirect-uris.ts";
 import { RETIRED_KEY_PUBLISHED_SECONDS, SIGNING_ALGS } from "../services/oidc/keys.ts";
 

@@ -1,38 +1,25 @@
 // The token endpoint (RFC 6749 §3.2, OIDC Core §3.1.3) and userinfo (OIDC Core §5.3). Their
 // errors are OAuth's (`{error, error_description}`, RFC 6749 §5.2; RFC 6750 §3 for userinfo),
 // the answers OAuth clients parse.
-import type { Context } from "hono";
 import { z } from "zod";
-import { RouteGroup, type Env } from "../http/route.ts";
+import { RouteGroup } from "../http/route.ts";
 import { findValidToken, isTokenShaped } from "../services/auth/tokens.ts";
 import { grantOfToken } from "../services/oidc/grants.ts";
 import { invalidClient, OAuthError } from "../services/oidc/oauth-error.ts";
-import { exchangeAuthorizationCode } from "../services/oidc/token-endpoint.ts";
-import { clientCredentialsGrant, type Form, refreshGrant, type TokenResponse } from "../services/oidc/grants.ts";
-import { pollDeviceCode, startDeviceAuthorization } from "../services/oidc/device.ts";
+import type { Form } from "../services/oidc/grants.ts";
+import { GRANT_TYPES, grantOf } from "../services/oidc/grants/index.ts";
+import { startDeviceAuthorization } from "../services/oidc/device.ts";
 import { introspectToken, revokeClientToken } from "../services/oidc/introspection.ts";
-import { type ClientRow, GRANT_TYPES } from "../services/oidc/clients.ts";
-import type { AppContext } from "../boot/context.ts";
 import { userClaims } from "../services/oidc/claims.ts";
 import { requestIssuer } from "../http/public-urls.ts";
 import { answerAbandoned } from "../http/deadline.ts";
 import { asClient, formOf, originOf } from "./exit.ts";
 
-/** The grants of the token endpoint (RFC 6749 §4.1, §6, §4.4; RFC 8628 §3.4). Implicit and password are not offered (RFC 9700 §2.1.2, §2.4). */
-const SUPPORTED_GRANTS: readonly string[] = GRANT_TYPES;
-
-function grant(c: Context<Env>, app: AppContext, client: ClientRow, form: Form): Promise<TokenResponse> {
-  const issuer = requestIssuer(c, app);
-  switch (form.grant_type) {
-    case "authorization_code":
-      return exchangeAuthorizationCode(app, client, form, issuer, originOf(c, app));
-    case "refresh_token":
-      return refreshGrant(app, client, form, issuer, originOf(c, app), () => answerAbandoned(c.req.raw));
-    case "client_credentials":
-      return clientCredentialsGrant(app, client, form, originOf(c, app));
-    default:
-      return pollDeviceCode(app, client, form, issuer);
-  }
+/** The form a grant's handler sees: the parameters it declares (RFC 6749 §4: each grant's own). */
+function grantForm(form: Form, parameters: readonly string[]): Form {
+  const out: Form = {};
+  for (const name of parameters) if (form[name] !== undefined) out[name] = form[name];
+  return out;
 }
 
 const formSchema = z.record(z.string(), z.unknown());
@@ -62,12 +49,15 @@ export function oidcTokenRoutes(): RouteGroup {
       async ({ c, app, body }) => {
         const form = formOf(body);
         return asClient(c, app, form, async (client) => {
-          const type = form.grant_type ?? "";
-          if (!SUPPORTED_GRANTS.includes(type))
-            throw new OAuthError(400, "unsupported_grant_type", `supported: ${SUPPORTED_GRANTS.join(", ")}`);
-          if (!client.grantTypes.includes(type))
+          const grant = grantOf(form.grant_type ?? "");
+          if (!grant) throw new OAuthError(400, "unsupported_grant_type", `supported: ${GRANT_TYPES.join(", ")}`);
+          if (!client.grantTypes.includes(grant.type))
             throw new OAuthError(400, "unauthorized_client", "this client may not use this grant type");
-          const answer = await grant(c, app, client, form);
+          const answer = await grant.handle(app, client, grantForm(form, grant.parameters), {
+            issuer: requestIssuer(c, app),
+            origin: originOf(c, app),
+            abandoned: () => answerAbandoned(c.req.raw),
+          });
           c.header("Cache-Control", "no-store");
           c.header("Pragma", "no-cache");
           return c.json(answer);
