@@ -6,6 +6,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../context.ts";
 import { databaseFailure } from "../db/failures.ts";
 import { ApiError } from "../domain/errors.ts";
+import { apiErrorOf } from "../http/error-response.ts";
 import type { Env } from "../http/route.ts";
 import { requestOrigin } from "../http/request-origin.ts";
 import { renderPage, type PageOptions, type PageStep } from "../pages/oidc-login.ts";
@@ -142,8 +143,16 @@ export const UNAVAILABLE = "Signing in is not possible right now. Try again in a
 
 /**
  * A database outage (or another service failing: a 5xx) on a page is an error page (503), never a
- * JSON body, a half-issued code or a half-done approval.
+ * JSON body, a half-issued code or a half-done approval. `pageErrorResponse` is the page door's
+ * error exit (http/doors.ts): whatever reached it (the deadline, input the pipeline refused) is a page.
  */
+export function pageErrorResponse(c: Context, err: unknown, app: AppContext): Response {
+  const e = apiErrorOf(c, err, app.log);
+  if (e.status === 503) return renderPage(app, { step: "error", message: UNAVAILABLE }, 503);
+  if (e.status >= 500) return renderPage(app, { step: "error", message: "Something went wrong. Try again." }, 500);
+  return renderPage(app, { step: "error", message: e.message }, e.status);
+}
+
 export async function outagePage(app: AppContext, handler: () => Promise<Response>): Promise<Response> {
   try {
     return await handler();

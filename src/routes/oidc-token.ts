@@ -3,8 +3,7 @@
 // the answers OAuth clients parse.
 import type { Context } from "hono";
 import { z } from "zod";
-import { databaseFailure } from "../db/failures.ts";
-import { ApiError } from "../domain/errors.ts";
+import { oauthErrorResponse } from "../http/oauth-error-response.ts";
 import { RouteGroup, type Env } from "../http/route.ts";
 import { findValidToken, isTokenShaped } from "../services/auth/tokens.ts";
 import { grantOfToken } from "../services/oidc/grants.ts";
@@ -24,13 +23,6 @@ import { type ClientRow, GRANT_TYPES } from "../services/oidc/clients.ts";
 import type { AppContext } from "../context.ts";
 import { userClaims } from "../services/oidc/claims.ts";
 import { requestIssuer } from "./oidc.ts";
-
-function oauthError(c: Context<Env>, e: OAuthError): Response {
-  // RFC 6749 §5.2: 401 invalid_client carries the scheme the client tried (Basic).
-  if (e.status === 401) c.header("WWW-Authenticate", 'Basic realm="tessera", charset="UTF-8"');
-  c.header("Cache-Control", "no-store");
-  return c.json({ error: e.error, error_description: e.description }, e.status);
-}
 
 function formOf(body: Record<string, unknown>): Form {
   const out: Form = {};
@@ -70,11 +62,7 @@ async function asClient(
   try {
     return await answer(await authenticateClient(app, c.req.header("Authorization"), form, originOf(c, app)));
   } catch (e) {
-    if (e instanceof OAuthError) return oauthError(c, e);
-    if (e instanceof ApiError && e.status >= 500)
-      return oauthError(c, new OAuthError(503, "temporarily_unavailable", "try again later"));
-    if (databaseFailure(e)) return oauthError(c, new OAuthError(503, "temporarily_unavailable", "try again later"));
-    throw e;
+    return oauthErrorResponse(c, e, app); // the door's one error form, as the deadline's answer
   }
 }
 
@@ -84,7 +72,7 @@ const CLIENT_AUTH = {
 };
 
 export function oidcTokenRoutes(): RouteGroup {
-  return new RouteGroup("oidc")
+  return new RouteGroup("oidc", "oauth")
     .post(
       "/oidc/token",
       {

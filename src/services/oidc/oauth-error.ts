@@ -2,7 +2,7 @@
 // `{error, error_description}`, not the Tessera error body, because OAuth clients parse it.
 export class OAuthError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 429 | 503,
+    readonly status: 400 | 401 | 403 | 413 | 429 | 500 | 503,
     readonly error: string,
     readonly description: string,
   ) {
