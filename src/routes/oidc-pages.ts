@@ -5,7 +5,7 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../context.ts";
 import { databaseFailure } from "../db/failures.ts";
-import { ApiError } from "../domain/errors.ts";
+import { ApiError, TooManySessions } from "../domain/errors.ts";
 import { apiErrorOf } from "../http/error-response.ts";
 import type { Env } from "../http/route.ts";
 import { requestOrigin } from "../http/request-origin.ts";
@@ -129,6 +129,9 @@ export async function browserSessionFor(
 /** The one message for every refused sign-in (as POST /0.1/token's one 401): it says nothing of why. */
 export const GENERIC_FAILURE = "Wrong username or password.";
 export const TOO_MANY = "Too many attempts. Wait a moment, then try again.";
+/** The session cap (`max_user_concurrent_sessions`), not an attempt count: waiting does not help. */
+export const SESSION_CAP =
+  "You are signed in on too many devices or browsers. Sign out of one of them, then try again.";
 
 /**
  * A sign-in the login refused, as the page shows it with the form again: too many attempts (429)
@@ -136,6 +139,7 @@ export const TOO_MANY = "Too many attempts. Wait a moment, then try again.";
  */
 export function signInRefusal(e: unknown): { message: string; status: number } {
   if (!(e instanceof ApiError) || e.status >= 500) throw e;
+  if (e instanceof TooManySessions) return { message: SESSION_CAP, status: 429 };
   return e.status === 429 ? { message: TOO_MANY, status: 429 } : { message: GENERIC_FAILURE, status: 401 };
 }
 

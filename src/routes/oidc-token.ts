@@ -86,7 +86,7 @@ export function oidcTokenRoutes(): RouteGroup {
           200: "`{access_token, token_type, expires_in, scope}`, with `id_token` and `refresh_token` when the grant gives them",
           400: "`{error, error_description}` (RFC 6749 §5.2; RFC 8628 §3.5 while a device code waits)",
           401: "`invalid_client`, with WWW-Authenticate",
-          429: "`temporarily_unavailable`: too many failed logins from this address",
+          429: "`temporarily_unavailable`: too many failed logins from this address; `access_denied`: the user is at the session cap",
           503: "`temporarily_unavailable` (database outage)",
         },
       },
