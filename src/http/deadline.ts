@@ -8,8 +8,9 @@
 // introspection) wait under it too, and a request they hand on to the router keeps its arrival time,
 // so the route gets what is left of the budget, not a new one.
 //
-// One sweeper every 100 ms instead of a timer per request: a request that needs I/O pays one promise
-// and a Set entry, one answered from memory pays nothing, and the bound is precise to a tenth of a second.
+// One sweeper every 100 ms instead of a timer per request: a waiting request pays one promise and a
+// Set entry, never a timer; a token check answered from memory (synchronously) pays nothing; the
+// bound is precise to a tenth of a second.
 import type { MiddlewareHandler } from "hono";
 import type { AppContext } from "../context.ts";
 import { DatabaseUnavailableError } from "../db/failures.ts";
@@ -33,7 +34,10 @@ export class RequestDeadline {
 
   /** `work`, or a DATABASE_TIMEOUT rejection once `db_timeout` has passed since `startedAt`. */
   bound<T>(work: Promise<T>, startedAt: number): Promise<T> {
-    if (performance.now() - startedAt >= this.ms) return Promise.reject(this.timeout());
+    if (performance.now() - startedAt >= this.ms) {
+      work.catch(() => {}); // its failure, later, is nobody's business now
+      return Promise.reject(this.timeout());
+    }
     return new Promise<T>((resolve, reject) => {
       const entry: InFlight = { startedAt, expire: reject };
       this.inFlight.add(entry);
