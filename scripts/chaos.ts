@@ -23,7 +23,7 @@
 // Everything stays on loopback and is private to the run: a PostgreSQL cluster of its own
 // (tests/helpers/pg-cluster.ts), TCP proxies, temporary directories; the shared PostgreSQL is never
 // touched and the shared RabbitMQ only through a proxy. Each scenario is bounded (SCENARIO_SECONDS);
-// the whole run takes two to four minutes. Not part of `npm test` (time), exit 1 if any check fails.
+// the whole run takes three to five minutes. Not part of `npm test` (time), exit 1 if any check fails.
 import Table from "cli-table3";
 import { pgClusterAvailable } from "../tests/helpers/pg-cluster.ts";
 import { cleanups, type Outcome } from "./chaos/kit.ts";
