@@ -1,11 +1,14 @@
 // The composition root: middleware order and route mounting, nothing else.
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
 import type { AppContext } from "./context.ts";
 import { ApiError } from "./domain/errors.ts";
 import { errorResponse, jsonError, resourceOfPath } from "./http/error-response.ts";
 import { acceptedHostGuard } from "./http/accepted-host.ts";
-import { asAnswered, type Env, type RouteGroup, type RouteSpec } from "./http/route.ts";
+import { asAnswered, type Door, type Env, type RouteGroup, type RouteSpec } from "./http/route.ts";
+import { doorLookup } from "./http/doors.ts";
+import { oauthErrorResponse } from "./http/oauth-error-response.ts";
+import { pageErrorResponse } from "./routes/oidc-pages.ts";
 import { requestLimits } from "./http/limits.ts";
 import { requestLog } from "./http/request-log.ts";
 import { fastTokenCheck, type PeerSource, type Router } from "./http/fast-token-check.ts";
@@ -110,7 +113,7 @@ export function createApp(app: AppContext): Hono<Env> {
     c.set("app", app);
     await next();
   });
-  hono.use("*", requestDeadline(app));
+  hono.use("*", requestDeadline(app).middleware());
   hono.use("*", acceptedHostGuard(app));
 
   for (const group of groups) hono.route("/0.1", group.hono);
@@ -134,9 +137,17 @@ export function createApp(app: AppContext): Hono<Env> {
       new ApiError(404, "not-found", "The requested URL was not found on the server.", resourceOfPath(c.req.path)),
     );
   });
-  hono.onError((err, c) => errorResponse(c, err, app.log));
+  // Each door answers its errors in its own form, the deadline's 503 included (http/doors.ts).
+  const doorOf = doorLookup(specs);
+  hono.onError((err, c) => ERROR_ANSWERS[doorOf(c.req.method, c.req.path)](c, err, app));
   return hono;
 }
+
+const ERROR_ANSWERS: Record<Door, (c: Context, err: unknown, app: AppContext) => Response> = {
+  api: (c, err, app) => errorResponse(c, err, app.log),
+  oauth: oauthErrorResponse,
+  page: pageErrorResponse,
+};
 
 /** What the server calls for each request: the token check's in-memory shortcut, else the router. */
 export type RequestHandler = (req: Request, peers: PeerSource) => Response | Promise<Response>;

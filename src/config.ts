@@ -146,7 +146,15 @@ export const configSchema = z
       .int()
       .min(1)
       .default(100)
-      .describe("sessions per user (purposes `user`, `external_api`); the oldest ends when a login passes it"),
+      .describe(
+        "sessions per user (purposes `user`, `external_api`); a login past it is refused (429 `too-many-sessions`) or ends the oldest session, as `session_cap_policy` says",
+      ),
+    session_cap_policy: z
+      .enum(["refuse", "end_oldest"])
+      .default("refuse")
+      .describe(
+        "a login past `max_user_concurrent_sessions`: `refuse` it (wazo-auth's 429), or `end_oldest` session(s) to make room (Keycloak's choice)",
+      ),
     password_hash_algorithm: z
       .enum(["argon2id", "pbkdf2_sha512"])
       .default("argon2id")

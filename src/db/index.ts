@@ -182,6 +182,7 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
     onLost: () => {},
     ping: async (ms = timeoutMs) => !breaker?.isOpen && bounded(() => client`select 1`, ms),
     async close() {
+      health.close();
       clearInterval(heartbeat);
       breaker?.stop();
       await client.end({ timeout: 5 });

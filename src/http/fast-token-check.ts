@@ -12,6 +12,7 @@ import { CAPS } from "../domain/strings.ts";
 import { maskToken } from "../log.ts";
 import { accessLogged, writeAccessLine } from "./request-log.ts";
 import { clientAddress } from "./request-origin.ts";
+import { requestDeadline } from "./deadline.ts";
 import { recordFastTokenCheck, recordTokenCacheLookup } from "../metrics.ts";
 
 const PREFIX = "/0.1/token/";
@@ -63,11 +64,13 @@ function shortcut(
       return notFound(app, req, peers, started, uuid);
     }
     if (!app.tokenCache.isTrusted) return null; // every check reads the database: the route does it
-    // One lookup (batched by the lookup gate): 404 if the database does not know the token either,
-    // else the full route, which now finds it cached. An outage or a full gate: the route's 503.
-    return findValidToken(app, uuid).then(
-      (found) => (found ? router(req, peers) : notFound(app, req, peers, started, uuid)),
-      () => router(req, peers),
+    // One lookup (batched by the lookup gate), bounded by db_timeout from the arrival: 404 if the
+    // database does not know the token either, else the full route, which now finds it cached. An
+    // outage, a full gate or the deadline: the route's 503, within what is left of the bound.
+    const deadline = requestDeadline(app);
+    return deadline.bound(findValidToken(app, uuid), started).then(
+      (found) => (found ? router(deadline.handOn(req, started), peers) : notFound(app, req, peers, started, uuid)),
+      () => router(deadline.handOn(req, started), peers),
     );
   }
   if (Date.now() / 1000 > tok.expireT) return null;

@@ -16,6 +16,9 @@ import { CAPS, jsonBodyProblems, stringProblem } from "../domain/strings.ts";
 
 export type Method = "get" | "post" | "put" | "delete" | "patch" | "head";
 
+/** Where a request comes in, which decides the form of its errors (doors.ts). */
+export type Door = "api" | "oauth" | "page";
+
 export interface Env {
   Variables: { app: AppContext };
   Bindings: { remoteAddr?: string };
@@ -57,6 +60,8 @@ export interface RouteOptions<
    * resource back with `read` after the write. Declared once per route; the handler is unchanged.
    */
   wazoPutAnswer?: { description: string; read: (input: RouteInput<Out<P>, Out<Q>, Out<B>>) => Promise<unknown> };
+  /** The door whose error form the route answers in, when not its group's (a page's JSON helper). */
+  door?: Door;
   /** Answer this when the caller cannot be authenticated because the database is unavailable. */
   whenDatabaseDown?: (c: Context<Env>, app: AppContext) => Response | Promise<Response>;
 }
@@ -84,8 +89,14 @@ export class RouteGroup {
   readonly hono = new Hono<Env>({ strict: false });
   readonly specs: RouteSpec[] = [];
 
-  /** `resource` names the kind of resource in error bodies and tags the OpenAPI entries. */
-  constructor(readonly resource: string) {}
+  /**
+   * `resource` names the kind of resource in error bodies and tags the OpenAPI entries; `door`, the
+   * form of every error of the group's routes (doors.ts).
+   */
+  constructor(
+    readonly resource: string,
+    readonly door: Door = "api",
+  ) {}
 
   add<
     P extends Schema | undefined = undefined,
@@ -97,6 +108,7 @@ export class RouteGroup {
       method,
       path,
       tag: this.resource,
+      door: opts.door ?? this.door,
     });
     const honoPath = path.replace(/\{(\w+)\}/g, ":$1");
     const resource = this.resource;

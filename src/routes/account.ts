@@ -288,7 +288,7 @@ const formBody = z.record(z.string(), z.unknown());
 const html = (description: string) => ({ description, contentType: "text/html" });
 
 export function accountRoutes(): RouteGroup {
-  return new RouteGroup("oidc")
+  return new RouteGroup("oidc", "page")
     .get(
       `/oidc/${ACTION}`,
       {
@@ -322,6 +322,7 @@ export function accountRoutes(): RouteGroup {
       {
         summary: "WebAuthn options for the account page: registration, or the sign-in's passkey step",
         operationId: "getAccountPasskeyOptions",
+        door: "api", // JSON for the page's script
         bodyType: "form",
         body: formBody,
         responses: { 200: "`{challenge_id, options}`", 400: "`{error}`", 401: "`{error}`: not signed in" },

@@ -3,8 +3,7 @@
 // the answers OAuth clients parse.
 import type { Context } from "hono";
 import { z } from "zod";
-import { databaseFailure } from "../db/failures.ts";
-import { ApiError } from "../domain/errors.ts";
+import { oauthErrorResponse } from "../http/oauth-error-response.ts";
 import { RouteGroup, type Env } from "../http/route.ts";
 import { findValidToken, isTokenShaped } from "../services/auth/tokens.ts";
 import { grantOfToken } from "../services/oidc/grants.ts";
@@ -25,13 +24,6 @@ import type { AppContext } from "../context.ts";
 import { userClaims } from "../services/oidc/claims.ts";
 import { requestIssuer } from "./oidc.ts";
 import { answerAbandoned } from "../http/deadline.ts";
-
-function oauthError(c: Context<Env>, e: OAuthError): Response {
-  // RFC 6749 §5.2: 401 invalid_client carries the scheme the client tried (Basic).
-  if (e.status === 401) c.header("WWW-Authenticate", 'Basic realm="tessera", charset="UTF-8"');
-  c.header("Cache-Control", "no-store");
-  return c.json({ error: e.error, error_description: e.description }, e.status);
-}
 
 function formOf(body: Record<string, unknown>): Form {
   const out: Form = {};
@@ -71,11 +63,7 @@ async function asClient(
   try {
     return await answer(await authenticateClient(app, c.req.header("Authorization"), form, originOf(c, app)));
   } catch (e) {
-    if (e instanceof OAuthError) return oauthError(c, e);
-    if (e instanceof ApiError && e.status >= 500)
-      return oauthError(c, new OAuthError(503, "temporarily_unavailable", "try again later"));
-    if (databaseFailure(e)) return oauthError(c, new OAuthError(503, "temporarily_unavailable", "try again later"));
-    throw e;
+    return oauthErrorResponse(c, e, app); // the door's one error form, as the deadline's answer
   }
 }
 
@@ -85,7 +73,7 @@ const CLIENT_AUTH = {
 };
 
 export function oidcTokenRoutes(): RouteGroup {
-  return new RouteGroup("oidc")
+  return new RouteGroup("oidc", "oauth")
     .post(
       "/oidc/token",
       {
@@ -99,7 +87,7 @@ export function oidcTokenRoutes(): RouteGroup {
           200: "`{access_token, token_type, expires_in, scope}`, with `id_token` and `refresh_token` when the grant gives them",
           400: "`{error, error_description}` (RFC 6749 §5.2; RFC 8628 §3.5 while a device code waits)",
           401: "`invalid_client`, with WWW-Authenticate",
-          429: "`temporarily_unavailable`: too many failed logins from this address",
+          429: "`temporarily_unavailable`: too many failed logins from this address; `access_denied`: the user is at the session cap",
           503: "`temporarily_unavailable` (database outage)",
         },
       },

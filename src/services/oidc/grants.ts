@@ -8,7 +8,7 @@ import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { oidcAccessTokens, oidcRefreshTokens, refreshTokens, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
-import { ApiError, AuthenticationFailed, ServiceUnavailable } from "../../domain/errors.ts";
+import { ApiError, AuthenticationFailed, ServiceUnavailable, TooManySessions } from "../../domain/errors.ts";
 import { type AuditActor, recordAudit, SYSTEM_ACTOR } from "../audit/record.ts";
 import { login } from "../auth/authentication.ts";
 import { purgeRefreshToken } from "../auth/refresh-tokens.ts";
@@ -20,7 +20,7 @@ import { aclNarrowing, aclScopes, narrowAcl, scopesBeyond } from "./acl-scope.ts
 import { userClaims } from "./claims.ts";
 import type { ClientRow } from "./clients.ts";
 import { signIdToken } from "./id-token.ts";
-import { invalidGrant, OAuthError } from "./oauth-error.ts";
+import { invalidGrant, OAuthError, sessionCapReached } from "./oauth-error.ts";
 
 export type Form = Record<string, string | undefined>;
 
@@ -391,6 +391,7 @@ async function loginOrInvalidGrant(app: AppContext, req: Parameters<typeof login
     return (await login(app, req)).token;
   } catch (e) {
     if (e instanceof AuthenticationFailed) throw invalidGrant("the grant was revoked");
+    if (e instanceof TooManySessions) throw sessionCapReached();
     if (e instanceof ApiError && e.status === 429)
       throw new OAuthError(429, "temporarily_unavailable", "too many attempts; try again later");
     throw e;
