@@ -606,7 +606,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Ask for a reset link by username, email or login — always 204, at once */
+        /** Ask for a reset link by username, email or login — always 204, at once (an administrator's: once sent) */
         get: operations["requestPasswordReset"];
         put?: never;
         /**
@@ -4402,7 +4402,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request cannot be checked now, or `public_url` is not configured (for every login alike) */
+            /** @description The request cannot be checked now, or `public_url` is not configured (for every login alike); for an administrator's request (a token that sees the user and holds `auth.users.password.reset.{user_uuid}.create`), also the mail could not be sent, naming why */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4772,7 +4772,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The mail could not be sent, or `public_url` is not configured */
+            /** @description The mail could not be sent (the message names why), or `public_url` is not configured */
             503: {
                 headers: {
                     [name: string]: unknown;
