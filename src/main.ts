@@ -57,7 +57,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   }
   if (config.db_uri) dropEarlyThread(); // started on a wrong guess
   const log = createProcessLogger(config.debug ? "debug" : config.log_level, config.log_filename);
-  for (const warning of configWarnings) log.warn(warning);
+  if (!isWorker()) for (const warning of configWarnings) log.warn(warning); // once, not once per worker
   // Before the database: a taken port must not cost a first start's migrations. (Workers share the
   // port their siblings hold; their primary checked it.)
   const unbindable = isWorker() ? null : portProblem(config);

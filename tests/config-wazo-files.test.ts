@@ -155,9 +155,9 @@ describe("extra_config_files (conf.d/), as wazo-auth merges it", () => {
     expect(r.out).toContain(`${join(work, "conf.d/10-local.yml")}, config.yml (highest priority first)`);
   });
 
-  test("a db_uri set only in conf.d leads the start to PostgreSQL, not to the embedded database", async () => {
+  test("a db_uri set only in conf.d leads the start to PostgreSQL, not to the embedded database; warnings logged", async () => {
     const closed = freePort();
-    const work = layout("extra_config_files: conf.d\ndb_timeout: 1\n", {
+    const work = layout("extra_config_files: conf.d\ndb_timeout: 1\nconsul: {host: consul.example}\n", {
       "50-db.yml": `db_uri: postgres://postgres@127.0.0.1:${closed}/none\n`,
     });
     const r = await run([main, "--config", "config.yml"], work, { TESSERA_PORT: String(freePort()) });
@@ -167,6 +167,9 @@ describe("extra_config_files (conf.d/), as wazo-auth merges it", () => {
       code: "ECONNREFUSED",
     });
     expect(existsSync(join(work, "data"))).toBe(false);
+    // The start logged the ignored wazo-auth key once, as a warning line.
+    const warned = r.err.split("\n").filter((l) => l.includes("consul: wazo-auth's key, ignored"));
+    expect(warned.map((l) => JSON.parse(l).level)).toEqual(["warning"]);
   }, 30_000);
 });
 
