@@ -17,6 +17,7 @@ import { CliFailure, EXIT, failureText, plainUnlessTerminal } from "./output.ts"
 import { resourceCommands } from "./resources.ts";
 import { tokenCommand } from "./token.ts";
 import { VERSION } from "../version.ts";
+import { backupCommand, restoreCommand } from "./backup.ts";
 
 export const tesseraCommand = defineCommand({
   meta: {
@@ -31,6 +32,8 @@ export const tesseraCommand = defineCommand({
     import: importCommand,
     export: exportCommand,
     config: configCommand,
+    backup: backupCommand,
+    restore: restoreCommand,
     "rotate-oidc-keys": rotateOidcKeysCommand,
     token: tokenCommand,
     sessions: sessionsCommand,
