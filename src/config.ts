@@ -371,7 +371,7 @@ export const configSchema = z
       .nullable()
       .default(null)
       .describe(
-        "a directory whose `*.yml` files are merged over this file, as wazo-auth merges its `conf.d/`: in name order, the first file winning, lists accumulating (relative: from this file's directory; see \"More files\" above)",
+        "a directory whose `*.yml` files are merged over this file, as wazo-auth merges its `conf.d/`: in name order, the first file winning, lists accumulating (relative: from this file's directory; see “More files” above)",
       ),
     email_confirmation_from_name: z.string().default("wazo-auth").describe("sender name of confirmation mails"),
     email_confirmation_from_address: z
