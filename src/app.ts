@@ -15,6 +15,7 @@ import { fastTokenCheck, type PeerSource, type Router } from "./http/fast-token-
 import { requestDeadline } from "./http/deadline.ts";
 import { requestMetrics } from "./metrics.ts";
 import { statusRoutes } from "./routes/status.ts";
+import { backupRoutes } from "./routes/backup.ts";
 import { readyRoutes } from "./routes/ready.ts";
 import { configRoutes } from "./routes/config.ts";
 import { tokenRoutes } from "./routes/tokens.ts";
@@ -59,6 +60,7 @@ import { fastIntrospection } from "./http/fast-introspection.ts";
 export function routeGroups(app: AppContext): RouteGroup[] {
   return [
     statusRoutes(),
+    backupRoutes(),
     readyRoutes(),
     configRoutes(),
     loginRoutes(),

@@ -1,12 +1,11 @@
 // Configuration: defaults ← YAML file (--config PATH, TESSERA_CONFIG, or ./config.yml) ← env.
 // Key names are wazo-auth's (wazo-auth's configuration keys) wherever a key applies.
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { isProxyEntry } from "./http/request-origin.ts";
-import { unknownKeyProblems } from "./config-keys.ts";
+import { checkKeys } from "./config-keys.ts";
+import { type ConfigOrigins, noteEnvironment, readConfigFile, readConfigFiles } from "./config-files.ts";
 import { ConfigError, resolveConfigPath } from "./config-path.ts";
 
 const pluginEntry = z.union([
@@ -390,11 +389,21 @@ export const configSchema = z
         timeout: z.number().positive().default(4).describe("seconds"),
       })
       .prefault({}),
+    extra_config_files: z
+      .string()
+      .nullable()
+      .default(null)
+      .describe(
+        "a directory whose `*.yml` files are merged over this file, as wazo-auth merges its `conf.d/`: in name order, the first file winning, lists accumulating (relative: from this file's directory; see “More files” above)",
+      ),
     email_confirmation_from_name: z.string().default("wazo-auth").describe("sender name of confirmation mails"),
     email_confirmation_from_address: z
       .string()
-      .default("noreply@wazo.community")
-      .describe("sender address of confirmation mails"),
+      .nullable()
+      .default(null)
+      .describe(
+        "sender address of confirmation mails; none: `noreply@` the host of `public_url` (wazo-auth: `noreply@wazo.community`)",
+      ),
     email_confirmation_template: z
       .string()
       .default(templatePath("email_confirmation.jinja"))
@@ -411,12 +420,17 @@ export const configSchema = z
     password_reset_from_name: z.string().default("wazo-auth").describe("sender name of password-reset mails"),
     password_reset_from_address: z
       .string()
-      .default("noreply@wazo.community")
-      .describe("sender address of password-reset mails"),
+      .nullable()
+      .default(null)
+      .describe(
+        "sender address of password-reset mails; none: `noreply@` the host of `public_url` (wazo-auth: `noreply@wazo.community`)",
+      ),
     password_reset_email_template: z
       .string()
       .default(templatePath("password_reset_email.jinja"))
-      .describe("body of password-reset mails"),
+      .describe(
+        "body of password-reset mails; the default links to `{public_url}/0.1/pages/password-reset?token=…&user_uuid=…`; `templates/wazo-portal/password_reset_email.jinja` links to the Wazo portal as wazo-auth's does",
+      ),
     password_reset_email_subject_template: z
       .string()
       .default(templatePath("password_reset_email_subject.jinja"))
@@ -647,24 +661,7 @@ export const defaultPlugins: Record<string, Record<string, string | { module: st
   email_notification: { smtp: join(projectRoot, "plugins/email/smtp.ts") },
 };
 
-export { ConfigError, resolveConfigPath };
-
-export function readConfigFile(path: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`);
-  }
-  let raw: unknown;
-  try {
-    raw = parseYaml(text) ?? {};
-  } catch (e) {
-    throw new ConfigError(`config file ${path} is not valid YAML: ${(e as Error).message}`);
-  }
-  if (typeof raw !== "object" || Array.isArray(raw)) throw new ConfigError(`config file ${path} must be a mapping`);
-  return raw as Record<string, unknown>;
-}
+export { ConfigError, readConfigFile, resolveConfigPath };
 
 /** Environment overrides, applied on top of the file. */
 export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<string, unknown> {
@@ -690,7 +687,7 @@ export function parseConfig(raw: unknown, opts: { strict?: boolean } = {}): Conf
   const result = configSchema.safeParse(raw);
   const unknown =
     opts.strict && typeof raw === "object" && raw !== null
-      ? unknownKeyProblems(raw as Record<string, unknown>, configSchema)
+      ? checkKeys(raw as Record<string, unknown>, configSchema).unknown
       : [];
   const invalid = result.success ? [] : result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
   const problems = [...unknown, ...invalid];
@@ -699,14 +696,22 @@ export function parseConfig(raw: unknown, opts: { strict?: boolean } = {}): Conf
   return result.data;
 }
 
-/** The configuration of this process, and the file it came from (null: defaults and environment). */
+/**
+ * The configuration of this process; the main file it came from (null: defaults and environment),
+ * every file read (extra_config_files, highest priority first), where each value came from, and the
+ * warnings to log at start (wazo-auth's keys without use here, an unreadable extra directory).
+ */
 export function loadConfigWithSource(
   argv: string[] = process.argv,
   env: NodeJS.ProcessEnv = process.env,
-): { config: Config; path: string | null } {
+): { config: Config; path: string | null; files: string[]; origins: ConfigOrigins; warnings: string[] } {
   const path = resolveConfigPath(argv, env);
-  const raw = path ? readConfigFile(path) : {};
-  return { config: parseConfig(applyEnv(raw, env), { strict: true }), path };
+  const read = path ? readConfigFiles(path) : { raw: {}, files: [], origins: new Map(), warnings: [] };
+  const raw = applyEnv(read.raw, env);
+  noteEnvironment(read.raw, raw, read.origins);
+  const config = parseConfig(raw, { strict: true });
+  const warnings = [...read.warnings, ...checkKeys(raw, configSchema).ignored];
+  return { config, path, files: read.files, origins: read.origins, warnings };
 }
 
 export function loadConfig(argv: string[] = process.argv, env: NodeJS.ProcessEnv = process.env): Config {

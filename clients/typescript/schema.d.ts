@@ -25,6 +25,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/backup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A consistent copy of the embedded database's data directory (gzip'd tar), taken while it serves
+         * @description **Required ACL:** `auth.backup.read`
+         */
+        get: operations["backupDatabase"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ready": {
         parameters: {
             query?: never;
@@ -606,7 +626,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Ask for a reset link by username, email or login — always 204, at once */
+        /** Ask for a reset link by username, email or login — always 204, at once (an administrator's: once sent) */
         get: operations["requestPasswordReset"];
         put?: never;
         /**
@@ -2293,6 +2313,53 @@ export interface operations {
             };
             /** @description Down */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    backupDatabase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive (`tessera restore FILE`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                };
+            };
+            /** @description Invalid token or not a top-tenant token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is PostgreSQL: use pg_dump */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4404,7 +4471,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request cannot be checked now, or `public_url` is not configured (for every login alike) */
+            /** @description The request cannot be checked now, or `public_url` is not configured (for every login alike); for an administrator's request (a token that sees the user and holds `auth.users.password.reset.{user_uuid}.create`), also the mail could not be sent, naming why */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4774,7 +4841,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The mail could not be sent, or `public_url` is not configured */
+            /** @description The mail could not be sent (the message names why), or `public_url` is not configured */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -227,6 +227,7 @@ async function openPglite(dataDir: string, template: Blob | undefined, watchdogS
     onListenChange: () => {},
     listenerPid: () => null,
     onLost: (fn) => client.onLost(fn),
+    dump: () => client.dump(),
     async ping(ms = 5000) {
       if (closed) return false;
       return bounded(() => client.query("select 1"), ms);

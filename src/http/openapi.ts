@@ -3,6 +3,7 @@
 // route shares is added here by construction, so no route repeats it: the operationId, the
 // security requirement (from the route's ACL), the `Wazo-Tenant` header, the 400/401/403/404
 // answers its pipeline can give, and a typed success body when the route declares none.
+import { VERSION } from "../version.ts";
 import { TAG_DESCRIPTIONS } from "./openapi-tags.ts";
 import { z } from "zod";
 import type { RouteSpec } from "./route.ts";
@@ -166,7 +167,7 @@ export function buildOpenApi(specs: RouteSpec[], basePath = "/0.1"): Json {
     openapi: "3.1.0",
     info: {
       title: "Tessera authentication service",
-      version: "0.1",
+      version: VERSION,
       description: "wazo-auth compatible REST API",
       license: { name: "Apache-2.0", identifier: "Apache-2.0" },
     },

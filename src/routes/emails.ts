@@ -8,7 +8,7 @@ import type { AppContext } from "../context.ts";
 import type { Caller } from "../domain/caller.ts";
 import { confirmEmail, requestConfirmation, updateEmails } from "../services/identity/emails.ts";
 import { getUser } from "../services/identity/users.ts";
-import { publicConnection, templateFormatter } from "../services/integrations/notifications.ts";
+import { namingMailFailure, publicConnection, templateFormatter } from "../services/integrations/notifications.ts";
 import { MissingConfiguration } from "../domain/errors.ts";
 
 const address = emailText();
@@ -90,12 +90,13 @@ export function emailRoutes(): RouteGroup {
           204: "Sent",
           404: "No such user or address",
           409: "Already confirmed",
-          503: "The mail could not be sent, or `public_url` is not configured",
+          503: "The mail could not be sent (the message names why), or `public_url` is not configured",
         },
       },
       async ({ c, app, caller, params }) => {
-        await requestConfirmation(app, caller, params.user_uuid, params.email_uuid, () =>
-          requestConnection(c, "emails"),
+        // An administrator's action: a mail that cannot go is a 503 naming why.
+        await namingMailFailure(
+          requestConfirmation(app, caller, params.user_uuid, params.email_uuid, () => requestConnection(c, "emails")),
         );
         return c.body(null, 204);
       },
