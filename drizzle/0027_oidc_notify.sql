@@ -19,3 +19,22 @@ END $$;
 --> statement-breakpoint
 CREATE TRIGGER tessera_oidc_keys_changed AFTER INSERT OR UPDATE OR DELETE ON "tessera_oidc_key"
   FOR EACH STATEMENT EXECUTE FUNCTION tessera_notify_oidc_keys();
+--> statement-breakpoint
+-- The outbox's NOTIFY wakes the bus publishers, but a transaction that sent NOTIFY holds the
+-- server's one notification lock from its pre-commit until its commit record is flushed: every
+-- event-writing commit (each login, each client credentials grant) waited for the previous one's
+-- WAL flush. Publishers now say they listen (a row each, refreshed every minute; they also poll every
+-- second), and without one listening nothing is notified. Forgotten rows (a crashed instance) only
+-- bring back the notices for two minutes.
+CREATE TABLE "tessera"."outbox_listener" (
+	"instance_id" varchar(64) PRIMARY KEY NOT NULL,
+	"seen_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+CREATE OR REPLACE FUNCTION tessera_notify_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM tessera.outbox_listener WHERE seen_at > now() - interval '2 minutes') THEN
+    PERFORM pg_notify('tessera_outbox', '');
+  END IF;
+  RETURN NULL;
+END $$;
