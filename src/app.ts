@@ -52,6 +52,7 @@ import { CONSOLE_PATH } from "./services/console/client.ts";
 import { oidcLogoutRoutes } from "./routes/oidc-logout.ts";
 import { oidcDeviceRoutes } from "./routes/oidc-device.ts";
 import { fastIntrospection } from "./http/fast-introspection.ts";
+import { fastJwks } from "./http/fast-jwks.ts";
 
 /**
  * Every route group, in mounting order: the first route that matches a path wins, so groups with
@@ -167,7 +168,8 @@ class RequestEnv {
 
 export function createHandler(app: AppContext, hono: Hono<Env> = createApp(app)): RequestHandler {
   const route: Router = (req, peers) => hono.fetch(req, new RequestEnv(req, peers));
-  const introspect: Router = (req, peers) => fastIntrospection(app, req, peers, route);
+  const jwks: Router = (req, peers) => fastJwks(app, req, peers, route);
+  const introspect: Router = (req, peers) => fastIntrospection(app, req, peers, jwks);
   return (req, peers) => fastTokenCheck(app, req, peers, introspect);
 }
 
