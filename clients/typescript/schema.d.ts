@@ -1081,7 +1081,7 @@ export interface paths {
          */
         post: operations["createUserMfaTotp"];
         /**
-         * Remove a user's TOTP factor and recovery codes (administrator reset)
+         * Remove a user's TOTP factor and recovery codes: an administrator's reset of another user; the user itself (its own uuid) proves it with a current or recovery code, as through `me`
          * @description **Required ACL:** `auth.users.{user_uuid}.mfa.delete`
          */
         delete: operations["deleteUserMfaTotp"];
@@ -1233,7 +1233,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Remove every passkey of a user (administrator reset)
+         * Remove every passkey of a user: an administrator's reset of another user; the user itself (its own uuid) gives a proof, as through `me`
          * @description **Required ACL:** `auth.users.{user_uuid}.mfa.delete`
          */
         delete: operations["deleteUserPasskeys"];
@@ -1257,7 +1257,7 @@ export interface paths {
         put: operations["renameUserPasskey"];
         post?: never;
         /**
-         * Remove one of a user's passkeys (administrator)
+         * Remove one of a user's passkeys: an administrator, for another user; the user itself (its own uuid) gives a proof, as through `me`
          * @description **Required ACL:** `auth.users.{user_uuid}.mfa.delete`
          */
         delete: operations["deleteUserPasskey"];
@@ -6642,7 +6642,13 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    code?: string;
+                };
+            };
+        };
         responses: {
             /** @description Removed, or absent (no such user, or not visible: D4) */
             204: {
@@ -6650,6 +6656,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid body; or the user itself without a right code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
             401: {
@@ -6671,6 +6686,15 @@ export interface operations {
             };
             /** @description No such resource (also for a malformed path parameter) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong codes */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7258,7 +7282,17 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    code?: string;
+                    challenge_id?: string;
+                    credential?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         responses: {
             /** @description Removed, or absent (D4) */
             204: {
@@ -7266,6 +7300,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid body; or the user itself without a proof, with a wrong code, or an assertion not verified */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
             401: {
@@ -7287,6 +7330,15 @@ export interface operations {
             };
             /** @description No such resource (also for a malformed path parameter) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong codes */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7375,7 +7427,17 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    code?: string;
+                    challenge_id?: string;
+                    credential?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         responses: {
             /** @description Removed, or absent (no such user or passkey, or not visible: D4) */
             204: {
@@ -7383,6 +7445,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid body; or the user itself without a proof, with a wrong code, or an assertion not verified */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
             401: {
@@ -7404,6 +7475,15 @@ export interface operations {
             };
             /** @description No such resource (also for a malformed path parameter) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong codes */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
