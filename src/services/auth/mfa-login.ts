@@ -11,7 +11,7 @@ import type { LoginArgs } from "../../plugins/types.ts";
 import { recordMfa } from "../../metrics.ts";
 import { factorMethods, hasConfirmedFactor, publishMfaEvent, useSecondFactor, wrongCode } from "./mfa.ts";
 import { type RelyingParty, verifyPasskeyAssertion } from "./webauthn.ts";
-import { MFA_ENROL_ONLY_ACL, tenantRequiresMfa } from "./mfa-policy.ts";
+import { exemptFromMfa, MFA_ENROL_ONLY_ACL, tenantRequiresMfa } from "./mfa-policy.ts";
 import { knownLoginUser } from "./user-auth.ts";
 import { assertNotThrottled, countFailure } from "./login-throttle.ts";
 import type { UserRow } from "../identity/visibility.ts";
@@ -38,7 +38,7 @@ export async function secondFactorStep(
   const user = knownLoginUser(args, login);
   if (!user) return PASS; // not a user of this database (an external backend's login)
   if (!user.mfaEnabled) {
-    if (!user.mfaPoliciesSet || user.purpose === "internal" || !(await tenantRequiresMfa(app, user.tenantUuid)))
+    if (!user.mfaPoliciesSet || exemptFromMfa(user.purpose) || !(await tenantRequiresMfa(app, user.tenantUuid)))
       return PASS;
     recordMfa("restricted");
     return { enrolOnlyAcl: MFA_ENROL_ONLY_ACL };

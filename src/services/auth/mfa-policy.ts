@@ -5,7 +5,7 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { mfaTotp, passkeys, tenantMfaPolicy, users } from "../../db/schema.ts";
-import { execRows } from "../../db/index.ts";
+import { execRows, type DbOrTx } from "../../db/index.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { changesOf, recordAudit } from "../audit/record.ts";
@@ -47,6 +47,49 @@ export const loginMfaColumns = {
   ),
 };
 
+/** Purposes a tenant's MFA requirement does not apply to: the platform's own services. */
+const MFA_EXEMPT_PURPOSES: ReadonlySet<string> = new Set(["internal"]);
+export const exemptFromMfa = (purpose: string): boolean => MFA_EXEMPT_PURPOSES.has(purpose);
+
+/**
+ * Relaxing a requirement is for a caller whose own tenant is where it is set, or above: a
+ * sub-tenant's administrator cannot undo what a parent decided for it.
+ */
+async function mayRelax(
+  app: AppContext,
+  caller: Caller,
+  policy: { mfa: MfaPolicy; from: string | null },
+  db: DbOrTx = app.db,
+) {
+  if (policy.mfa !== "required" || !policy.from) return true;
+  const own = caller.ownTenantUuid;
+  return Boolean(own && (await isSubtenant(db, policy.from, own, app.topTenantUuid)));
+}
+
+/**
+ * 403 when giving a user of `tenantUuid` the purpose `purpose` (a creation, or a change from
+ * `previous`) would exempt it from a requirement the caller may not relax: an exempt purpose is a
+ * relaxation for that user, so it takes the same right as relaxing the tenant's policy.
+ */
+export async function requireMayExempt(
+  app: AppContext,
+  caller: Caller,
+  tenantUuid: string,
+  purpose: string,
+  previous: string | null,
+  db: DbOrTx = app.db,
+): Promise<void> {
+  if (!exemptFromMfa(purpose) || (previous !== null && exemptFromMfa(previous))) return;
+  const policy = await effectivePolicy(app, tenantUuid, false, db);
+  if (await mayRelax(app, caller, policy, db)) return;
+  throw new Forbidden(
+    "users",
+    `A parent tenant requires MFA; only its administrators can give a user the purpose "${purpose}", which is exempt`,
+    { inherited_from: policy.from },
+    "forbidden",
+  );
+}
+
 export async function tenantRequiresMfa(app: AppContext, tenantUuid: string): Promise<boolean> {
   return (await effectivePolicy(app, tenantUuid)).mfa === "required";
 }
@@ -64,9 +107,10 @@ async function effectiveSetting(
   tenantUuid: string,
   setting: Setting,
   skipSelf = false,
+  db: DbOrTx = app.db,
 ): Promise<{ value: string | boolean | null; from: string | null }> {
   const rows = await execRows<{ value: string | boolean; uuid: string }>(
-    app.db,
+    db,
     sql`with recursive up(uuid, parent_uuid, depth) as (
           select t.uuid, t.parent_uuid, 0 from auth_tenant t where t.uuid = ${tenantUuid}
           union all
@@ -82,8 +126,9 @@ async function effectivePolicy(
   app: AppContext,
   tenantUuid: string,
   skipSelf = false,
+  db: DbOrTx = app.db,
 ): Promise<{ mfa: MfaPolicy; from: string | null }> {
-  const s = await effectiveSetting(app, tenantUuid, "mfa", skipSelf);
+  const s = await effectiveSetting(app, tenantUuid, "mfa", skipSelf, db);
   return { mfa: (s.value as MfaPolicy | null) ?? "optional", from: s.from };
 }
 
@@ -131,12 +176,7 @@ export async function setTenantMfaPolicy(
   await requireVisibleTenant(app, caller, tenantUuid);
   if (mfa !== undefined && mfa !== "required") {
     const above = await effectivePolicy(app, tenantUuid, true);
-    const own = caller.ownTenantUuid;
-    if (
-      above.mfa === "required" &&
-      above.from &&
-      !(own && (await isSubtenant(app.db, above.from, own, app.topTenantUuid)))
-    ) {
+    if (!(await mayRelax(app, caller, above)))
       throw new Forbidden(
         "tenants",
         "A parent tenant requires MFA; only its administrators can relax it here",
@@ -144,7 +184,6 @@ export async function setTenantMfaPolicy(
         "forbidden",
         tenantUuid,
       );
-    }
   }
   const set = {
     ...(mfa === undefined ? {} : { mfa }),
