@@ -7619,7 +7619,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required ACL */
+            /** @description `purpose: internal` (exempt from MFA) where a parent tenant of the caller's requires MFA */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7742,7 +7742,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required ACL */
+            /** @description A change to `purpose: internal` (exempt from MFA) where a parent tenant of the caller's requires MFA */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -1,7 +1,8 @@
 // The per-tenant MFA policy (issue 25): `optional` (the default) or `required`, set on a tenant
 // and inherited by its sub-tenants unless one of them sets its own. A user of a tenant requiring
 // MFA who has no factor logs in to an enrol-only token. Relaxing a requirement set by an ancestor
-// is for a caller whose own tenant is that ancestor or above: a sub-tenant's admin cannot.
+// is for a caller whose own tenant is that ancestor or above: a sub-tenant's admin cannot — nor
+// can it exempt users one by one by giving them an exempt purpose (`internal`).
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { mfaTotp, passkeys, tenantMfaPolicy, users } from "../../db/schema.ts";
