@@ -289,7 +289,9 @@ export const configSchema = z
     all_users_policies: z
       .record(z.string(), z.boolean())
       .default({})
-      .describe("policies attached (`true`) or detached (`false`) to every tenant's all-users group at start"),
+      .describe(
+        "policies attached (`true`) or detached (`false`) to every tenant's all-users group at start (the stock `tessera_user` is attached unless `false` here)",
+      ),
     tenant_default_groups: z
       .record(z.string(), z.object({ policies: z.record(z.string(), z.boolean()).default({}) }))
       .default({})
@@ -619,7 +621,9 @@ export const configSchema = z
         self_service: z
           .boolean()
           .default(true)
-          .describe("give every login token of a `user` the self-service ACL `auth.users.me.mfa.#`"),
+          .describe(
+            "give every user the self-service ACL `auth.users.me.mfa.#`: in the stock `tessera_user` policy of every tenant's all-users group, and in the `default_user_policy`",
+          ),
       })
       .prefault({}),
     metrics: z

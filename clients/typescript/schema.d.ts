@@ -1101,7 +1101,7 @@ export interface paths {
          */
         post: operations["createUserMfaTotp"];
         /**
-         * Remove a user's TOTP factor and recovery codes (administrator reset)
+         * Remove a user's TOTP factor and recovery codes: an administrator's reset of another user; the user itself (its own uuid) proves it with a current or recovery code, as through `me`
          * @description **Required ACL:** `auth.users.{user_uuid}.mfa.delete`
          */
         delete: operations["deleteUserMfaTotp"];
@@ -1253,7 +1253,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Remove every passkey of a user (administrator reset)
+         * Remove every passkey of a user: an administrator's reset of another user; the user itself (its own uuid) gives a proof, as through `me`
          * @description **Required ACL:** `auth.users.{user_uuid}.mfa.delete`
          */
         delete: operations["deleteUserPasskeys"];
@@ -1277,7 +1277,7 @@ export interface paths {
         put: operations["renameUserPasskey"];
         post?: never;
         /**
-         * Remove one of a user's passkeys (administrator)
+         * Remove one of a user's passkeys: an administrator, for another user; the user itself (its own uuid) gives a proof, as through `me`
          * @description **Required ACL:** `auth.users.{user_uuid}.mfa.delete`
          */
         delete: operations["deleteUserPasskey"];
@@ -6711,7 +6711,13 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    code?: string;
+                };
+            };
+        };
         responses: {
             /** @description Removed, or absent (no such user, or not visible: D4) */
             204: {
@@ -6719,6 +6725,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid body; or the user itself without a right code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
             401: {
@@ -6740,6 +6755,15 @@ export interface operations {
             };
             /** @description No such resource (also for a malformed path parameter) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong codes */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7327,7 +7351,17 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    code?: string;
+                    challenge_id?: string;
+                    credential?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         responses: {
             /** @description Removed, or absent (D4) */
             204: {
@@ -7335,6 +7369,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid body; or the user itself without a proof, with a wrong code, or an assertion not verified */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
             401: {
@@ -7356,6 +7399,15 @@ export interface operations {
             };
             /** @description No such resource (also for a malformed path parameter) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong codes */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7444,7 +7496,17 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    code?: string;
+                    challenge_id?: string;
+                    credential?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         responses: {
             /** @description Removed, or absent (no such user or passkey, or not visible: D4) */
             204: {
@@ -7452,6 +7514,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid body; or the user itself without a proof, with a wrong code, or an assertion not verified */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
             401: {
@@ -7473,6 +7544,15 @@ export interface operations {
             };
             /** @description No such resource (also for a malformed path parameter) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong codes */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7608,7 +7688,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required ACL */
+            /** @description `purpose: internal` (exempt from MFA) where a parent tenant of the caller's requires MFA */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7731,7 +7811,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required ACL */
+            /** @description A change to `purpose: internal` (exempt from MFA) where a parent tenant of the caller's requires MFA */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -156,7 +156,10 @@ export function buildOpenApi(specs: RouteSpec[], basePath = "/0.1"): Json {
       const schema = jsonSchema(spec.body, "input");
       const types =
         spec.bodyType === "form" ? ["multipart/form-data", "application/x-www-form-urlencoded"] : ["application/json"];
-      operation.requestBody = { required: true, content: Object.fromEntries(types.map((t) => [t, { schema }])) };
+      operation.requestBody = {
+        required: !spec.bodyOptional,
+        content: Object.fromEntries(types.map((t) => [t, { schema }])),
+      };
     }
     (paths[spec.path] ??= {})[spec.method] = operation;
   }

@@ -49,6 +49,8 @@ export interface RouteOptions<
   body?: B;
   /** How the body is read: JSON whatever the Content-Type (default), or an HTML form (multipart or urlencoded; files stay `File`s). */
   bodyType?: "json" | "form";
+  /** An empty JSON body reads as `{}`: a body only some callers send (a self-service removal's proof). */
+  bodyOptional?: boolean;
   /** Path parameters that carry a value rather than name a resource: an unstorable one is a 400, not a 404. */
   valueParams?: string[];
   /** Headers the route reads, for the OpenAPI document (name → description). */
@@ -142,7 +144,7 @@ export class RouteGroup {
       const raw = opts.body
         ? opts.bodyType === "form"
           ? await readForm(c, resource)
-          : await readJson(c, resource)
+          : await readJson(c, resource, opts.bodyOptional)
         : undefined;
       const body = opts.body ? parseWith(opts.body, raw, resource) : undefined;
       const input = { c, app, params: params as Out<P>, query: query as Out<Q>, body: body as Out<B>, caller };
@@ -287,9 +289,10 @@ export function queryObject(c: Context): Record<string, string | string[]> {
 }
 
 /** The body as JSON whatever the Content-Type (wazo-auth's "force" parsing); `null` counts as `{}`. */
-export async function readJson(c: Context, resource: string): Promise<unknown> {
+export async function readJson(c: Context, resource: string, optional = false): Promise<unknown> {
   const text = await c.req.text();
   if (text.length > MAX_BODY_BYTES) throw tooLarge(c.req.path);
+  if (optional && text.trim() === "") return {};
   if (text.trim() === "") throw malformed(resource, "The request body is empty; a JSON document is required.");
   let value: unknown;
   try {
