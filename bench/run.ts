@@ -13,6 +13,9 @@
 //   oidc    OpenID Connect (PGlite, argon2id): introspection of a cached access token (64 connections)
 //           against the bare Bun.serve ceiling; the sign-in + code exchange and the exchange alone
 //           (4 in flight) against POST /0.1/token's login (bench/oidc.ts)
+//   oidc-peer the OAuth endpoints side by side with panva's oidc-provider 9 under Node (introspection,
+//           discovery, JWKS, client credentials grant; Tessera on PGlite and PostgreSQL): see
+//           bench/oidc-peer.ts
 //   audit   (not run by default) GET /0.1/audit over 10,000,000 entries and the cost of recording
 //           on logins and admin writes: see bench/audit.ts
 //   scale   (not run by default) the goals of issue 29 on 100,000 tenants and 1,000,000 users,
@@ -35,13 +38,14 @@ import {
 import { printScale, scaleSection, type ScaleRow } from "./scale.ts";
 import { exchange, registerClient, signIn, timed } from "./oidc.ts";
 import { auditSection } from "./audit.ts";
+import { oidcPeerSection } from "./oidc-peer.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 /** Interleaved rounds of the token section (median reported). */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const sections = process.argv.slice(2).length
   ? process.argv.slice(2)
-  : ["token", "login", "lists", "workers", "startup", "oidc"];
+  : ["token", "login", "lists", "workers", "startup", "oidc", "oidc-peer"];
 const ACL = [
   "confd.users.me.read",
   "confd.users.me.update",
@@ -311,6 +315,26 @@ async function oidcSection() {
   }
 }
 
+async function oidcPeer() {
+  const ceilingPort = 9587;
+  const ceiling = await startCeiling(ceilingPort);
+  const tesseras: Array<[string, Tessera]> = [];
+  try {
+    tesseras.push(["Tessera PGlite", await seeded(false, "log_level: info")]);
+    if (pgDb) {
+      await resetPg();
+      tesseras.push(["Tessera PostgreSQL", await seeded(true, "log_level: info")]);
+    }
+    const peerRounds = Number(process.env.BENCH_ROUNDS ?? 3);
+    const peerSeconds = Number(process.env.BENCH_PEER_SECONDS ?? 5);
+    for (const r of await oidcPeerSection(tesseras, `http://127.0.0.1:${ceilingPort}/`, peerSeconds, peerRounds))
+      row(r.target, r.result, r.extra);
+  } finally {
+    for (const [, t] of tesseras) await t.stop();
+    ceiling.kill();
+  }
+}
+
 const started = Date.now();
 const startup: string[] = [];
 try {
@@ -321,10 +345,11 @@ try {
     else if (s === "workers") await workersSection();
     else if (s === "startup") startup.push(...(await startupRows()));
     else if (s === "oidc") await oidcSection();
+    else if (s === "oidc-peer") await oidcPeer();
     else if (s === "scale") scaleRows.push(...(pgDb ? await scaleSection(seconds, pgDb.url) : []));
     else if (s === "audit")
       for (const r of await auditSection(seconds)) rows.push(`| ${r.figure} | ${r.value} | ${r.goal} |`);
-    else throw new Error(`unknown section ${s} (token, login, lists, workers, startup, oidc, scale, audit)`);
+    else throw new Error(`unknown section ${s} (token, login, lists, workers, startup, oidc, oidc-peer, scale, audit)`);
   }
 } finally {
   await pgDb?.drop();

@@ -13,15 +13,22 @@
 //   broker cut              the link to RabbitMQ cut (a TCP proxy): requests still succeed, status
 //                           says fail, the backlog drains once the link is back
 //   full disk               PGlite on a 2 MB tmpfs (root only): start-up fails, naming ENOSPC
+//   partition of one        one of two instances cut off from PostgreSQL (a frozen TCP proxy) while
+//                           the other revokes a token: how long the cut one still grants it
+//   login storm             24 login loops through HAProxy, one of 3 instances SIGKILLed: failures
+//                           and the longest gap
+//   hung PGlite thread      (in-process: a hung engine cannot be caused from outside) a statement
+//                           holds the engine: the time until the watchdog declares it lost
 //
 // Everything stays on loopback and is private to the run: a PostgreSQL cluster of its own
 // (tests/helpers/pg-cluster.ts), TCP proxies, temporary directories; the shared PostgreSQL is never
 // touched and the shared RabbitMQ only through a proxy. Each scenario is bounded (SCENARIO_SECONDS);
-// the whole run takes two to four minutes. Not part of `npm test` (time), exit 1 if any check fails.
+// the whole run takes three to five minutes. Not part of `npm test` (time), exit 1 if any check fails.
 import Table from "cli-table3";
 import { pgClusterAvailable } from "../tests/helpers/pg-cluster.ts";
 import { cleanups, type Outcome } from "./chaos/kit.ts";
 import { scenarios } from "./chaos/scenarios.ts";
+import { windowScenarios } from "./chaos/window-scenarios.ts";
 
 const SCENARIO_SECONDS = 120;
 
@@ -52,7 +59,7 @@ const table = new Table({
 });
 let failed = 0;
 try {
-  for (const { name, expected, needsCluster, run } of scenarios) {
+  for (const { name, expected, needsCluster, run } of [...scenarios, ...windowScenarios]) {
     if (only && !name.toLowerCase().includes(only)) continue;
     const outcome: Outcome & { seconds: number } =
       needsCluster && !pgClusterAvailable

@@ -51,11 +51,13 @@ export async function generateClient(dir = clientDir): Promise<void> {
 }
 
 /**
- * The client package's version follows the API it speaks: `0.1.x` for `/0.1` (the OpenAPI
- * document's `info.version`); x counts the package's own releases within one API version.
+ * The client package's version follows the API it speaks: `0.1.x` for `/0.1` (the major and minor
+ * of the OpenAPI document's `info.version`, the service's release); x counts the package's own
+ * releases within one API version.
  */
-export function clientVersionFor(apiVersion: string, current: string): string {
-  return current.startsWith(`${apiVersion}.`) ? current : `${apiVersion}.0`;
+export function clientVersionFor(serviceVersion: string, current: string): string {
+  const api = serviceVersion.split(".").slice(0, 2).join(".");
+  return current.startsWith(`${api}.`) ? current : `${api}.0`;
 }
 
 /** Sets clients/typescript/package.json's version from the committed OpenAPI document. */

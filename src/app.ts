@@ -1,17 +1,21 @@
 // The composition root: middleware order and route mounting, nothing else.
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
 import type { AppContext } from "./boot/context.ts";
 import { ApiError } from "./domain/errors.ts";
 import { errorResponse, jsonError, resourceOfPath } from "./http/error-response.ts";
 import { acceptedHostGuard } from "./http/accepted-host.ts";
-import { asAnswered, type Env, type RouteGroup, type RouteSpec } from "./http/route.ts";
+import { asAnswered, type Door, type Env, type RouteGroup, type RouteSpec } from "./http/route.ts";
+import { doorLookup } from "./http/doors.ts";
+import { oauthErrorResponse } from "./http/oauth-error-response.ts";
+import { pageErrorResponse } from "./web/pages/browser.ts";
 import { requestLimits } from "./http/limits.ts";
 import { requestLog } from "./http/request-log.ts";
 import { fastTokenCheck, type PeerSource, type Router } from "./http/fast-token-check.ts";
 import { requestDeadline } from "./http/deadline.ts";
 import { requestMetrics } from "./observe/metrics.ts";
 import { statusRoutes } from "./api/status.ts";
+import { backupRoutes } from "./api/backup.ts";
 import { readyRoutes } from "./api/ready.ts";
 import { configRoutes } from "./api/config.ts";
 import { tokenRoutes } from "./api/tokens.ts";
@@ -49,6 +53,7 @@ import { oidcLogoutRoutes } from "./web/logout.ts";
 import { oidcDeviceRoutes } from "./web/device.ts";
 import { fastIntrospection } from "./http/fast-introspection.ts";
 import { renderPage } from "./web/pages/oidc-login.ts";
+import { fastJwks } from "./http/fast-jwks.ts";
 
 /**
  * Every route group, in mounting order: the first route that matches a path wins, so groups with
@@ -59,6 +64,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
   return [
     // api/: the wazo-auth REST API (JSON, ACLs, Wazo-Tenant)
     statusRoutes(),
+    backupRoutes(),
     readyRoutes(),
     configRoutes(),
     loginRoutes(),
@@ -115,7 +121,7 @@ export function createApp(app: AppContext): Hono<Env> {
     c.set("app", app);
     await next();
   });
-  hono.use("*", requestDeadline(app));
+  hono.use("*", requestDeadline(app).middleware());
   hono.use(
     "*",
     acceptedHostGuard(app, (message, status) => renderPage(app, { step: "error", message }, status)),
@@ -142,9 +148,17 @@ export function createApp(app: AppContext): Hono<Env> {
       new ApiError(404, "not-found", "The requested URL was not found on the server.", resourceOfPath(c.req.path)),
     );
   });
-  hono.onError((err, c) => errorResponse(c, err, app.log));
+  // Each door answers its errors in its own form, the deadline's 503 included (http/doors.ts).
+  const doorOf = doorLookup(specs);
+  hono.onError((err, c) => ERROR_ANSWERS[doorOf(c.req.method, c.req.path)](c, err, app));
   return hono;
 }
+
+const ERROR_ANSWERS: Record<Door, (c: Context, err: unknown, app: AppContext) => Response> = {
+  api: (c, err, app) => errorResponse(c, err, app.log),
+  oauth: oauthErrorResponse,
+  page: pageErrorResponse,
+};
 
 /** What the server calls for each request: the token check's in-memory shortcut, else the router. */
 export type RequestHandler = (req: Request, peers: PeerSource) => Response | Promise<Response>;
@@ -162,7 +176,8 @@ class RequestEnv {
 
 export function createHandler(app: AppContext, hono: Hono<Env> = createApp(app)): RequestHandler {
   const route: Router = (req, peers) => hono.fetch(req, new RequestEnv(req, peers));
-  const introspect: Router = (req, peers) => fastIntrospection(app, req, peers, route);
+  const jwks: Router = (req, peers) => fastJwks(app, req, peers, route);
+  const introspect: Router = (req, peers) => fastIntrospection(app, req, peers, jwks);
   return (req, peers) => fastTokenCheck(app, req, peers, introspect);
 }
 

@@ -44,14 +44,15 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   startEmbeddedThreadEarly(argv, process.env);
   const [
-    { ConfigError, loadConfig },
+    { ConfigError, loadConfigWithSource },
     { openDatabase },
     { adoptionNote },
     { announceReady, isPrimary, isWorker, runPrimary },
   ] = await startModules();
   let config;
+  let configWarnings: string[];
   try {
-    config = loadConfig(argv);
+    ({ config, warnings: configWarnings } = loadConfigWithSource(argv));
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(`tessera: ${e.message}`);
@@ -61,6 +62,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   }
   if (config.db_uri) dropEarlyThread(); // started on a wrong guess
   const log = createProcessLogger(config.debug ? "debug" : config.log_level, config.log_filename);
+  if (!isWorker()) for (const warning of configWarnings) log.warn(warning); // once, not once per worker
   // Before the database: a taken port must not cost a first start's migrations. (Workers share the
   // port their siblings hold; their primary checked it.)
   const unbindable = isWorker() ? null : portProblem(config);

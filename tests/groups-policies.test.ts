@@ -319,7 +319,7 @@ describeEachDb(
       expect(defaultGroup).toMatchObject({ slug: "admins", read_only: false });
       const allUsersPolicies = (await t.request("GET", `/0.1/groups/${allUsers.uuid}/policies`, { token: tenantAdmin }))
         .json.items;
-      expect(allUsersPolicies.map((p: { slug: string }) => p.slug)).toEqual(["everyone"]);
+      expect(allUsersPolicies.map((p: { slug: string }) => p.slug)).toEqual(["everyone", "tessera_user"]);
       const adminPolicies = (
         await t.request("GET", `/0.1/groups/${defaultGroup.uuid}/policies`, { token: tenantAdmin })
       ).json.items;

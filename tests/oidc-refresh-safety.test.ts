@@ -262,7 +262,7 @@ describeEachDb("OIDC refresh safety", (get) => {
     });
     const seen: boolean[] = [];
     const hono = new Hono();
-    hono.use("*", requestDeadline(app));
+    hono.use("*", requestDeadline(app).middleware());
     hono.get("/slow", async (c) => {
       seen.push(answerAbandoned(c.req.raw));
       await released;

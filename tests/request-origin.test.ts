@@ -26,7 +26,7 @@ describeEachDb(
       const r = await t.request("GET", `/0.1/users/password/reset?username=${name}`, { headers: evil });
       expect(r.status).toBe(204);
       const mail = await smtp.waitForMail((m) => m.to.includes(`${name}@p.org`));
-      expect(mail.text).toContain("host=auth.example.com:8443&token=");
+      expect(mail.text).toContain("https://auth.example.com:8443/api/auth/0.1/pages/password-reset?token=");
       expect(mail.text).not.toContain("evil.example");
       expect(mail.text).not.toContain(":666"); // the port (a bare "666" may occur in a random id)
     });

@@ -3,6 +3,7 @@
 export const operations = {
   checkStatus: { method: "head", path: "/status" },
   getStatus: { method: "get", path: "/status" },
+  backupDatabase: { method: "get", path: "/backup" },
   checkReady: { method: "head", path: "/ready" },
   getReady: { method: "get", path: "/ready" },
   getConfig: { method: "get", path: "/config" },

@@ -25,6 +25,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/backup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A consistent copy of the embedded database's data directory (gzip'd tar), taken while it serves
+         * @description **Required ACL:** `auth.backup.read`
+         */
+        get: operations["backupDatabase"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ready": {
         parameters: {
             query?: never;
@@ -606,7 +626,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Ask for a reset link by username, email or login — always 204, at once */
+        /** Ask for a reset link by username, email or login — always 204, at once (an administrator's: once sent) */
         get: operations["requestPasswordReset"];
         put?: never;
         /**
@@ -1081,7 +1101,7 @@ export interface paths {
          */
         post: operations["createUserMfaTotp"];
         /**
-         * Remove a user's TOTP factor and recovery codes (administrator reset)
+         * Remove a user's TOTP factor and recovery codes: an administrator's reset of another user; the user itself (its own uuid) proves it with a current or recovery code, as through `me`
          * @description **Required ACL:** `auth.users.{user_uuid}.mfa.delete`
          */
         delete: operations["deleteUserMfaTotp"];
@@ -1233,7 +1253,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Remove every passkey of a user (administrator reset)
+         * Remove every passkey of a user: an administrator's reset of another user; the user itself (its own uuid) gives a proof, as through `me`
          * @description **Required ACL:** `auth.users.{user_uuid}.mfa.delete`
          */
         delete: operations["deleteUserPasskeys"];
@@ -1257,7 +1277,7 @@ export interface paths {
         put: operations["renameUserPasskey"];
         post?: never;
         /**
-         * Remove one of a user's passkeys (administrator)
+         * Remove one of a user's passkeys: an administrator, for another user; the user itself (its own uuid) gives a proof, as through `me`
          * @description **Required ACL:** `auth.users.{user_uuid}.mfa.delete`
          */
         delete: operations["deleteUserPasskey"];
@@ -2293,6 +2313,53 @@ export interface operations {
             };
             /** @description Down */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    backupDatabase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive (`tessera restore FILE`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                };
+            };
+            /** @description Invalid token or not a top-tenant token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is PostgreSQL: use pg_dump */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4404,7 +4471,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The request cannot be checked now, or `public_url` is not configured (for every login alike) */
+            /** @description The request cannot be checked now, or `public_url` is not configured (for every login alike); for an administrator's request (a token that sees the user and holds `auth.users.password.reset.{user_uuid}.create`), also the mail could not be sent, naming why */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4774,7 +4841,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The mail could not be sent, or `public_url` is not configured */
+            /** @description The mail could not be sent (the message names why), or `public_url` is not configured */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6644,7 +6711,13 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    code?: string;
+                };
+            };
+        };
         responses: {
             /** @description Removed, or absent (no such user, or not visible: D4) */
             204: {
@@ -6652,6 +6725,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid body; or the user itself without a right code */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
             401: {
@@ -6673,6 +6755,15 @@ export interface operations {
             };
             /** @description No such resource (also for a malformed path parameter) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong codes */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7260,7 +7351,17 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    code?: string;
+                    challenge_id?: string;
+                    credential?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         responses: {
             /** @description Removed, or absent (D4) */
             204: {
@@ -7268,6 +7369,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid body; or the user itself without a proof, with a wrong code, or an assertion not verified */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
             401: {
@@ -7289,6 +7399,15 @@ export interface operations {
             };
             /** @description No such resource (also for a malformed path parameter) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong codes */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7377,7 +7496,17 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    code?: string;
+                    challenge_id?: string;
+                    credential?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         responses: {
             /** @description Removed, or absent (no such user or passkey, or not visible: D4) */
             204: {
@@ -7385,6 +7514,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid body; or the user itself without a proof, with a wrong code, or an assertion not verified */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
             401: {
@@ -7406,6 +7544,15 @@ export interface operations {
             };
             /** @description No such resource (also for a malformed path parameter) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many wrong codes */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7541,7 +7688,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required ACL */
+            /** @description `purpose: internal` (exempt from MFA) where a parent tenant of the caller's requires MFA */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7664,7 +7811,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required ACL */
+            /** @description A change to `purpose: internal` (exempt from MFA) where a parent tenant of the caller's requires MFA */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -7,7 +7,7 @@ import type { AppContext } from "../boot/context.ts";
 import type { Caller } from "../domain/caller.ts";
 import { confirmEmail, requestConfirmation, updateEmails } from "../services/identity/emails.ts";
 import { getUser } from "../services/identity/users.ts";
-import { templateFormatter } from "../services/integrations/notifications.ts";
+import { namingMailFailure, templateFormatter } from "../services/integrations/notifications.ts";
 import { requestConnection } from "../http/public-urls.ts";
 
 const address = emailText();
@@ -73,12 +73,13 @@ export function emailRoutes(): RouteGroup {
           204: "Sent",
           404: "No such user or address",
           409: "Already confirmed",
-          503: "The mail could not be sent, or `public_url` is not configured",
+          503: "The mail could not be sent (the message names why), or `public_url` is not configured",
         },
       },
       async ({ c, app, caller, params }) => {
-        await requestConfirmation(app, caller, params.user_uuid, params.email_uuid, () =>
-          requestConnection(c, "emails"),
+        // An administrator's action: a mail that cannot go is a 503 naming why.
+        await namingMailFailure(
+          requestConfirmation(app, caller, params.user_uuid, params.email_uuid, () => requestConnection(c, "emails")),
         );
         return c.body(null, 204);
       },

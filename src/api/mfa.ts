@@ -1,14 +1,15 @@
 // Multi-factor authentication (issue 25): a user's TOTP factor, through `me` (the stock user
 // policy grants `auth.users.me.mfa.#`) or by uuid (administrators of the user's tenant), and the
-// per-tenant MFA policy. The `me` routes come first: `me` is not a uuid.
+// per-tenant MFA policy. The `me` routes come first: `me` is not a uuid. A removal by the user
+// itself needs a code whichever form names it (services/auth/factor-removal.ts).
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
 import { requestOrigin } from "../http/request-origin.ts";
 import { text } from "../domain/strings.ts";
 import { orAbsent } from "../domain/errors.ts";
 import { uuidParam } from "../domain/validate.ts";
-import { confirmTotp, mfaStatus, mfaSubject, removeTotp, startTotpEnrolment } from "../services/auth/mfa.ts";
-import { requireOwnCode } from "../services/auth/mfa-login.ts";
+import { confirmTotp, mfaStatus, mfaSubject, startTotpEnrolment } from "../services/auth/mfa.ts";
+import { removeTotpFactor } from "../services/auth/factor-removal.ts";
 import { getTenantMfaPolicy, setTenantMfaPolicy } from "../services/auth/mfa-policy.ts";
 
 const userParam = z.object({ user_uuid: uuidParam });
@@ -89,8 +90,7 @@ export function mfaRoutes(): RouteGroup {
       },
       async ({ c, app, caller, body }) => {
         const user = await mfaSubject(app, caller, "me");
-        await requireOwnCode(app, user, body.code, requestOrigin(c, app.config.rest_api.trusted_proxies));
-        await removeTotp(app, user, caller);
+        await removeTotpFactor(app, caller, user, body.code, requestOrigin(c, app.config.rest_api.trusted_proxies));
         return c.body(null, 204);
       },
     )
@@ -138,14 +138,23 @@ export function mfaRoutes(): RouteGroup {
     .delete(
       "/users/{user_uuid}/mfa/totp",
       {
-        summary: "Remove a user's TOTP factor and recovery codes (administrator reset)",
+        summary:
+          "Remove a user's TOTP factor and recovery codes: an administrator's reset of another user; the user itself (its own uuid) proves it with a current or recovery code, as through `me`",
         acl: "auth.users.{user_uuid}.mfa.delete",
         params: userParam,
-        responses: { 204: "Removed, or absent (no such user, or not visible: D4)" },
+        body: codeBody.partial(),
+        bodyOptional: true,
+        responses: {
+          204: "Removed, or absent (no such user, or not visible: D4)",
+          400: "Invalid body; or the user itself without a right code",
+          429: "Too many wrong codes",
+        },
       },
-      async ({ c, app, caller, params }) => {
+      async ({ c, app, caller, params, body }) => {
         const user = await orAbsent(mfaSubject(app, caller, params.user_uuid));
-        if (user) await removeTotp(app, user, caller); // absent or unseen: the desired state (D4 of docs/wazo-auth-differences.md)
+        // absent or unseen: the desired state (D4 of docs/wazo-auth-differences.md)
+        if (user)
+          await removeTotpFactor(app, caller, user, body.code, requestOrigin(c, app.config.rest_api.trusted_proxies));
         return c.body(null, 204);
       },
     )

@@ -1,23 +1,24 @@
 // Passkeys (issue 25): a user's WebAuthn credentials, through `me` (registration is the user's own
 // ceremony: only `me` registers) or by uuid (administrators of the user's tenant list, rename and
 // remove; a user renames its own by its uuid: `auth.users.me.mfa.#` covers its own uuid). ACLs as the TOTP routes': `auth.users.{user_uuid}.mfa.{read,create,update,delete}`.
+// A removal by the user itself needs a proof whichever form names it (services/auth/factor-removal.ts).
+import type { Context } from "hono";
 import { z } from "zod";
 import type { AppContext } from "../boot/context.ts";
 import { orAbsent } from "../domain/errors.ts";
 import { text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
-import { RouteGroup } from "../http/route.ts";
+import { RouteGroup, type Env } from "../http/route.ts";
 import { mfaSubject } from "../services/auth/mfa.ts";
 import {
   finishPasskeyRegistration,
   listPasskeys,
   passkeyJson,
-  removePasskeys,
   renamePasskey,
   startPasskeyAuthentication,
   startPasskeyRegistration,
 } from "../services/auth/webauthn.ts";
-import { requireFactorProof } from "../services/auth/mfa-login.ts";
+import { removePasskeyFactors } from "../services/auth/factor-removal.ts";
 import { requestOrigin } from "../http/request-origin.ts";
 import { requestRp } from "../http/public-urls.ts";
 
@@ -32,7 +33,7 @@ const registerBody = z.object({
   credential: z.record(z.string(), z.unknown()),
 });
 
-/** A `me` removal's proof (services/auth/mfa-login.ts requireFactorProof): a code, or a passkey assertion. */
+/** The proof a user removing its own passkeys gives (services/auth/factor-removal.ts): a code, or a passkey assertion. */
 const proofBody = z.object({
   code: text(64, { min: 1 }).optional(),
   challenge_id: text(64, { min: 1 }).optional(),
@@ -43,6 +44,19 @@ const proofBody = z.object({
 const listAnswer =
   "`{items: [{uuid, name, created_at, last_used_at, backup_eligible, backed_up, transports, aaguid}], total}`";
 const passkeyAnswer = "`{uuid, name, created_at, last_used_at, backup_eligible, backed_up, transports, aaguid}`";
+
+/** A removal's proof with what checking it needs: the relying party and the request's origin (throttling). */
+const proofOf = (c: Context<Env>, app: AppContext, given: z.infer<typeof proofBody>) => ({
+  rp: requestRp(c, app),
+  origin: requestOrigin(c, app.config.rest_api.trusted_proxies),
+  given,
+});
+
+const selfProofResponses = (removed: string) => ({
+  204: removed,
+  400: "Invalid body; or the user itself without a proof, with a wrong code, or an assertion not verified",
+  429: "Too many wrong codes",
+});
 
 const listed = async (app: AppContext, user: Parameters<typeof listPasskeys>[1]) => {
   const items = (await listPasskeys(app, user)).map(passkeyJson);
@@ -109,9 +123,7 @@ export function passkeyRoutes(): RouteGroup {
       },
       async ({ c, app, caller, params, body }) => {
         const user = await mfaSubject(app, caller, "me");
-        const origin = requestOrigin(c, app.config.rest_api.trusted_proxies);
-        await requireFactorProof(app, user, body, requestRp(c, app), origin);
-        await removePasskeys(app, user, params.passkey_uuid, caller);
+        await removePasskeyFactors(app, caller, user, params.passkey_uuid, proofOf(c, app, body));
         return c.body(null, 204);
       },
     )
@@ -167,14 +179,17 @@ export function passkeyRoutes(): RouteGroup {
       "/users/{user_uuid}/mfa/passkeys/{passkey_uuid}",
       {
         operationId: "deleteUserPasskey",
-        summary: "Remove one of a user's passkeys (administrator)",
+        summary:
+          "Remove one of a user's passkeys: an administrator, for another user; the user itself (its own uuid) gives a proof, as through `me`",
         acl: "auth.users.{user_uuid}.mfa.delete",
         params: passkeyParam,
-        responses: { 204: "Removed, or absent (no such user or passkey, or not visible: D4)" },
+        body: proofBody,
+        bodyOptional: true,
+        responses: selfProofResponses("Removed, or absent (no such user or passkey, or not visible: D4)"),
       },
-      async ({ c, app, caller, params }) => {
+      async ({ c, app, caller, params, body }) => {
         const user = await orAbsent(mfaSubject(app, caller, params.user_uuid));
-        if (user) await removePasskeys(app, user, params.passkey_uuid, caller);
+        if (user) await removePasskeyFactors(app, caller, user, params.passkey_uuid, proofOf(c, app, body));
         return c.body(null, 204);
       },
     )
@@ -182,14 +197,17 @@ export function passkeyRoutes(): RouteGroup {
       "/users/{user_uuid}/mfa/passkeys",
       {
         operationId: "deleteUserPasskeys",
-        summary: "Remove every passkey of a user (administrator reset)",
+        summary:
+          "Remove every passkey of a user: an administrator's reset of another user; the user itself (its own uuid) gives a proof, as through `me`",
         acl: "auth.users.{user_uuid}.mfa.delete",
         params: userParam,
-        responses: { 204: "Removed, or absent (D4)" },
+        body: proofBody,
+        bodyOptional: true,
+        responses: selfProofResponses("Removed, or absent (D4)"),
       },
-      async ({ c, app, caller, params }) => {
+      async ({ c, app, caller, params, body }) => {
         const user = await orAbsent(mfaSubject(app, caller, params.user_uuid));
-        if (user) await removePasskeys(app, user, null, caller);
+        if (user) await removePasskeyFactors(app, caller, user, null, proofOf(c, app, body));
         return c.body(null, 204);
       },
     );

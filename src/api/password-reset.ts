@@ -1,12 +1,31 @@
 // Password reset (wazo-auth's password-reset API).
 import { z } from "zod";
-import { invalidField } from "../domain/errors.ts";
+import { ApiError, invalidField } from "../domain/errors.ts";
 import { requestOrigin } from "../http/request-origin.ts";
-import { RouteGroup } from "../http/route.ts";
+import { type Env, RouteGroup } from "../http/route.ts";
 import { CAPS, emailText, text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
 import { requestPasswordReset, resetPassword, type ResetQuery } from "../services/auth/password-reset.ts";
 import { requestConnection } from "../http/public-urls.ts";
+import { authenticate, requestToken, resolveCaller } from "../http/auth.ts";
+import type { AppContext } from "../boot/context.ts";
+import type { Context } from "hono";
+import type { Caller } from "../domain/caller.ts";
+
+/**
+ * The caller behind the request's token, when it carries a valid one: this route needs none (a user
+ * who forgot the password has none), and an invalid one is ignored as if absent.
+ */
+async function optionalCaller(c: Context<Env>, app: AppContext): Promise<Caller | null> {
+  const token = requestToken(c);
+  if (!token) return null;
+  try {
+    return await resolveCaller(app, await authenticate(app, token, null), c.req.header("Wazo-Tenant"));
+  } catch (e) {
+    if (e instanceof ApiError && e.status < 500) return null;
+    throw e;
+  }
+}
 
 const askQuery = z.object({
   username: text(CAPS.username, { min: 1 }).optional(),
@@ -20,13 +39,14 @@ export function passwordResetRoutes(): RouteGroup {
       "/users/password/reset",
       {
         operationId: "requestPasswordReset",
-        summary: "Ask for a reset link by username, email or login — always 204, at once",
+        summary:
+          "Ask for a reset link by username, email or login — always 204, at once (an administrator's: once sent)",
         query: askQuery,
         responses: {
           204: "Accepted (whether or not the user exists)",
           400: "Not exactly one of username, email, login",
           429: "Too many requests for this login or from this address (`Retry-After`)",
-          503: "The request cannot be checked now, or `public_url` is not configured (for every login alike)",
+          503: "The request cannot be checked now, or `public_url` is not configured (for every login alike); for an administrator's request (a token that sees the user and holds `auth.users.password.reset.{user_uuid}.create`), also the mail could not be sent, naming why",
         },
       },
       async ({ c, app, query }) => {
@@ -39,6 +59,7 @@ export function passwordResetRoutes(): RouteGroup {
           { [key]: query[key] } as ResetQuery,
           requestConnection(c, "reset"),
           requestOrigin(c, app.config.rest_api.trusted_proxies),
+          await optionalCaller(c, app),
         );
         return c.body(null, 204);
       },

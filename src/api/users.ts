@@ -54,7 +54,12 @@ export function userRoutes(): RouteGroup {
         summary: "Create a user in the scoping tenant",
         acl: "auth.users.create",
         body: createBody,
-        responses: { 200: "The user", 400: "Invalid body", 409: "uuid, username or email already used" },
+        responses: {
+          200: "The user",
+          400: "Invalid body",
+          403: "`purpose: internal` (exempt from MFA) where a parent tenant of the caller's requires MFA",
+          409: "uuid, username or email already used",
+        },
       },
       async ({ c, app, caller, body }) => c.json(await createUserAsCaller(app, caller, body)),
     )
@@ -75,7 +80,13 @@ export function userRoutes(): RouteGroup {
         acl: "auth.users.{user_uuid}.update",
         params: userParam,
         body: updateBody,
-        responses: { 204: "Updated", 400: "Invalid body", 404: "No such user", 409: "Username already used" },
+        responses: {
+          204: "Updated",
+          400: "Invalid body",
+          403: "A change to `purpose: internal` (exempt from MFA) where a parent tenant of the caller's requires MFA",
+          404: "No such user",
+          409: "Username already used",
+        },
         wazoPutAnswer: {
           description: "The user",
           read: ({ app, caller, params }) => getUser(app, caller, params.user_uuid),

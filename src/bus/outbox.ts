@@ -4,7 +4,7 @@
 import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { AppContext } from "../boot/context.ts";
 import { execRows } from "../db/index.ts";
-import { eventOutbox } from "../db/schema.ts";
+import { eventOutbox, outboxListeners } from "../db/schema.ts";
 import { inTransaction } from "../db/tx.ts";
 
 export interface OutboxRow {
@@ -80,4 +80,20 @@ export async function outboxPending(app: AppContext): Promise<{ backlog: number;
 /** Deletes published rows older than `retentionSeconds`. */
 export async function prunePublished(app: AppContext, retentionSeconds: number): Promise<void> {
   await app.db.delete(eventOutbox).where(lt(eventOutbox.publishedAt, new Date(Date.now() - retentionSeconds * 1000)));
+}
+
+/**
+ * This publisher listens for the outbox's NOTIFY (again: called every minute): the trigger notifies
+ * only while some publisher said so within two minutes (migration 0027).
+ */
+export async function announceListener(app: AppContext, instanceId: string): Promise<void> {
+  await app.db
+    .insert(outboxListeners)
+    .values({ instanceId })
+    .onConflictDoUpdate({ target: outboxListeners.instanceId, set: { seenAt: sql`now()` } });
+}
+
+/** This publisher stops: its row goes (the last one gone, writers notify no more). */
+export async function withdrawListener(app: AppContext, instanceId: string): Promise<void> {
+  await app.db.delete(outboxListeners).where(eq(outboxListeners.instanceId, instanceId));
 }

@@ -5,6 +5,7 @@
 import type amqp from "amqplib";
 import type { AppContext } from "../boot/context.ts";
 import {
+  announceListener,
   claimBatch,
   markPublished,
   outboxBacklog,
@@ -12,10 +13,14 @@ import {
   prunePublished,
   releaseClaims,
   type OutboxRow,
+  withdrawListener,
 } from "./outbox.ts";
 import { recordBusPublishFailure } from "../observe/metrics.ts";
+import { errorFields } from "../observe/log.ts";
 
 const POLL_MS = 1000;
+/** How often a publisher renews its announcement (the trigger forgets one after two minutes). */
+const LISTENER_REFRESH_MS = 60_000;
 // Reconnection waits 0.5 s, doubling to 30 s, back to 0.5 s after a delivered batch: three lines
 // of the loop below. Kept by hand: retry libraries (p-retry, exponential-backoff) retry one call
 // until it succeeds, while this loop runs until stop(), resets on success and sleeps interruptibly.
@@ -199,8 +204,18 @@ export async function startBus(app: AppContext): Promise<void> {
   const publisher = new BusPublisher(app, config);
   app.statusProviders.push({ name: "bus_publisher", status: () => publisher.status() });
   const unlisten = await app.database.listen("tessera_outbox", () => publisher.notify());
+  // Writers notify only while a publisher says it listens (migration 0027); it polls anyway.
+  const announce = () =>
+    announceListener(app, publisher.instanceId).catch((e) =>
+      app.log.warn("could not announce the bus publisher (events wait for its poll)", errorFields(e)),
+    );
+  await announce();
+  const beat = setInterval(announce, LISTENER_REFRESH_MS);
+  beat.unref?.();
   publisher.start();
   app.onClose.push(async function stopBusPublisher() {
+    clearInterval(beat);
+    await withdrawListener(app, publisher.instanceId).catch(() => undefined); // forgotten in two minutes anyway
     await unlisten();
     await publisher.stop();
   });

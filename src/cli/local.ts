@@ -16,7 +16,7 @@ export const configArg = {
   },
 } as const satisfies ArgsDef;
 
-async function configFrom(path: string | undefined): Promise<Config> {
+export async function configFrom(path: string | undefined): Promise<Config> {
   const { ConfigError, loadConfig } = await import("../config/config.ts");
   try {
     return loadConfig(path ? ["--config", path] : []);

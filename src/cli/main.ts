@@ -16,11 +16,13 @@ import { closestName } from "../domain/text-distance.ts";
 import { CliFailure, EXIT, failureText, plainUnlessTerminal } from "./output.ts";
 import { resourceCommands } from "./resources.ts";
 import { tokenCommand } from "./token.ts";
+import { VERSION } from "../boot/version.ts";
+import { backupCommand, restoreCommand } from "./backup.ts";
 
 export const tesseraCommand = defineCommand({
   meta: {
     name: "tessera",
-    version: "0.1.0",
+    version: VERSION,
     description: "Tessera, a wazo-auth compatible authentication service: run it and administer it",
   },
   subCommands: {
@@ -30,6 +32,8 @@ export const tesseraCommand = defineCommand({
     import: importCommand,
     export: exportCommand,
     config: configCommand,
+    backup: backupCommand,
+    restore: restoreCommand,
     "rotate-oidc-keys": rotateOidcKeysCommand,
     token: tokenCommand,
     sessions: sessionsCommand,
@@ -95,7 +99,7 @@ export async function runCli(rawArgs: string[]): Promise<number> {
     return EXIT.ok;
   }
   if (rawArgs.length === 1 && (rawArgs[0] === "--version" || rawArgs[0] === "-v")) {
-    console.log("0.1.0");
+    console.log(VERSION);
     return EXIT.ok;
   }
   const [command] = await resolve(tesseraCommand, rawArgs);

@@ -63,14 +63,14 @@ const updateUser = defineCommand({
 });
 
 /** The new password: --password, else TESSERA_NEW_PASSWORD, else the first line of a piped stdin. */
-async function newPassword(flag: string | undefined): Promise<string> {
+export async function newPassword(flag: string | undefined, command = "tessera users set-password"): Promise<string> {
   const given =
     flag ??
     process.env.TESSERA_NEW_PASSWORD ??
     (process.stdin.isTTY ? undefined : (await Bun.stdin.text()).split(/\r?\n/)[0]);
   if (!given)
     throw new CliFailure(
-      "tessera users set-password: no password: give --password, TESSERA_NEW_PASSWORD, or pipe it on standard input",
+      `${command}: no password: give --password, TESSERA_NEW_PASSWORD, or pipe it on standard input`,
       EXIT.usage,
     );
   return given;

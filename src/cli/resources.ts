@@ -7,6 +7,7 @@ import { usersCollisionsCommand } from "./local.ts";
 import { relationCommands } from "./relations.ts";
 import { CliFailure, EXIT, output, printJson, printTable, progress } from "./output.ts";
 import { call, remoteArgs, withClient, type AnyCommand } from "./remote.ts";
+import { tenantAddAdminCommand } from "./roles.ts";
 import { usersMfaCommand } from "./mfa.ts";
 
 interface ResourceSpec {
@@ -318,6 +319,7 @@ export const resourceCommands: Record<string, AnyCommand> = Object.fromEntries(
       delete: oneCommand("delete", name, spec),
     };
     if (name === "users") subCommands.mfa = usersMfaCommand;
+    if (name === "tenants") subCommands["add-admin"] = tenantAddAdminCommand;
     if (name === "policies")
       Object.assign(subCommands, { "add-acl": aclCommand("add"), "remove-acl": aclCommand("remove") });
     if (name === "users") Object.assign(subCommands, { unlock: unlockCommand, collisions: usersCollisionsCommand });

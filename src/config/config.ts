@@ -1,12 +1,11 @@
 // Configuration: defaults ← YAML file (--config PATH, TESSERA_CONFIG, or ./config.yml) ← env.
 // Key names are wazo-auth's (wazo-auth's configuration keys) wherever a key applies.
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { isProxyEntry } from "../http/request-origin.ts";
-import { unknownKeyProblems } from "./keys.ts";
+import { checkKeys } from "./keys.ts";
+import { type ConfigOrigins, noteEnvironment, readConfigFile, readConfigFiles } from "./files.ts";
 import { ConfigError, resolveConfigPath } from "./path.ts";
 
 const pluginEntry = z.union([
@@ -146,7 +145,15 @@ export const configSchema = z
       .int()
       .min(1)
       .default(100)
-      .describe("sessions per user (purposes `user`, `external_api`); the oldest ends when a login passes it"),
+      .describe(
+        "sessions per user (purposes `user`, `external_api`); a login past it is refused (429 `too-many-sessions`) or ends the oldest session, as `session_cap_policy` says",
+      ),
+    session_cap_policy: z
+      .enum(["refuse", "end_oldest"])
+      .default("refuse")
+      .describe(
+        "a login past `max_user_concurrent_sessions`: `refuse` it (wazo-auth's 429), or `end_oldest` session(s) to make room (Keycloak's choice)",
+      ),
     password_hash_algorithm: z
       .enum(["argon2id", "pbkdf2_sha512"])
       .default("argon2id")
@@ -282,7 +289,9 @@ export const configSchema = z
     all_users_policies: z
       .record(z.string(), z.boolean())
       .default({})
-      .describe("policies attached (`true`) or detached (`false`) to every tenant's all-users group at start"),
+      .describe(
+        "policies attached (`true`) or detached (`false`) to every tenant's all-users group at start (the stock `tessera_user` is attached unless `false` here)",
+      ),
     tenant_default_groups: z
       .record(z.string(), z.object({ policies: z.record(z.string(), z.boolean()).default({}) }))
       .default({})
@@ -382,11 +391,21 @@ export const configSchema = z
         timeout: z.number().positive().default(4).describe("seconds"),
       })
       .prefault({}),
+    extra_config_files: z
+      .string()
+      .nullable()
+      .default(null)
+      .describe(
+        "a directory whose `*.yml` files are merged over this file, as wazo-auth merges its `conf.d/`: in name order, the first file winning, lists accumulating (relative: from this file's directory; see “More files” above)",
+      ),
     email_confirmation_from_name: z.string().default("wazo-auth").describe("sender name of confirmation mails"),
     email_confirmation_from_address: z
       .string()
-      .default("noreply@wazo.community")
-      .describe("sender address of confirmation mails"),
+      .nullable()
+      .default(null)
+      .describe(
+        "sender address of confirmation mails; none: `noreply@` the host of `public_url` (wazo-auth: `noreply@wazo.community`)",
+      ),
     email_confirmation_template: z
       .string()
       .default(templatePath("email_confirmation.jinja"))
@@ -403,12 +422,17 @@ export const configSchema = z
     password_reset_from_name: z.string().default("wazo-auth").describe("sender name of password-reset mails"),
     password_reset_from_address: z
       .string()
-      .default("noreply@wazo.community")
-      .describe("sender address of password-reset mails"),
+      .nullable()
+      .default(null)
+      .describe(
+        "sender address of password-reset mails; none: `noreply@` the host of `public_url` (wazo-auth: `noreply@wazo.community`)",
+      ),
     password_reset_email_template: z
       .string()
       .default(templatePath("password_reset_email.jinja"))
-      .describe("body of password-reset mails"),
+      .describe(
+        "body of password-reset mails; the default links to `{public_url}/0.1/pages/password-reset?token=…&user_uuid=…`; `templates/wazo-portal/password_reset_email.jinja` links to the Wazo portal as wazo-auth's does",
+      ),
     password_reset_email_subject_template: z
       .string()
       .default(templatePath("password_reset_email_subject.jinja"))
@@ -597,7 +621,9 @@ export const configSchema = z
         self_service: z
           .boolean()
           .default(true)
-          .describe("give every login token of a `user` the self-service ACL `auth.users.me.mfa.#`"),
+          .describe(
+            "give every user the self-service ACL `auth.users.me.mfa.#`: in the stock `tessera_user` policy of every tenant's all-users group, and in the `default_user_policy`",
+          ),
       })
       .prefault({}),
     metrics: z
@@ -639,24 +665,7 @@ export const defaultPlugins: Record<string, Record<string, string | { module: st
   email_notification: { smtp: join(projectRoot, "plugins/email/smtp.ts") },
 };
 
-export { ConfigError, resolveConfigPath };
-
-export function readConfigFile(path: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`);
-  }
-  let raw: unknown;
-  try {
-    raw = parseYaml(text) ?? {};
-  } catch (e) {
-    throw new ConfigError(`config file ${path} is not valid YAML: ${(e as Error).message}`);
-  }
-  if (typeof raw !== "object" || Array.isArray(raw)) throw new ConfigError(`config file ${path} must be a mapping`);
-  return raw as Record<string, unknown>;
-}
+export { ConfigError, readConfigFile, resolveConfigPath };
 
 /** Environment overrides, applied on top of the file. */
 export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Record<string, unknown> {
@@ -682,7 +691,7 @@ export function parseConfig(raw: unknown, opts: { strict?: boolean } = {}): Conf
   const result = configSchema.safeParse(raw);
   const unknown =
     opts.strict && typeof raw === "object" && raw !== null
-      ? unknownKeyProblems(raw as Record<string, unknown>, configSchema)
+      ? checkKeys(raw as Record<string, unknown>, configSchema).unknown
       : [];
   const invalid = result.success ? [] : result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
   const problems = [...unknown, ...invalid];
@@ -691,14 +700,22 @@ export function parseConfig(raw: unknown, opts: { strict?: boolean } = {}): Conf
   return result.data;
 }
 
-/** The configuration of this process, and the file it came from (null: defaults and environment). */
+/**
+ * The configuration of this process; the main file it came from (null: defaults and environment),
+ * every file read (extra_config_files, highest priority first), where each value came from, and the
+ * warnings to log at start (wazo-auth's keys without use here, an unreadable extra directory).
+ */
 export function loadConfigWithSource(
   argv: string[] = process.argv,
   env: NodeJS.ProcessEnv = process.env,
-): { config: Config; path: string | null } {
+): { config: Config; path: string | null; files: string[]; origins: ConfigOrigins; warnings: string[] } {
   const path = resolveConfigPath(argv, env);
-  const raw = path ? readConfigFile(path) : {};
-  return { config: parseConfig(applyEnv(raw, env), { strict: true }), path };
+  const read = path ? readConfigFiles(path) : { raw: {}, files: [], origins: new Map(), warnings: [] };
+  const raw = applyEnv(read.raw, env);
+  noteEnvironment(read.raw, raw, read.origins);
+  const config = parseConfig(raw, { strict: true });
+  const warnings = [...read.warnings, ...checkKeys(raw, configSchema).ignored];
+  return { config, path, files: read.files, origins: read.origins, warnings };
 }
 
 export function loadConfig(argv: string[] = process.argv, env: NodeJS.ProcessEnv = process.env): Config {

@@ -4,30 +4,45 @@
 import type { z } from "zod";
 import { editDistance as distance, typoAllowance } from "../domain/text-distance.ts";
 
+const PLUGINS_LISTED = "Tessera's plugins are listed under `plugins` (docs/plugins.md)";
+const STRAY_QUOTE = (key: string) =>
+  `a key with a stray quote, as wazo-auth's shipped config.yml spells it: wazo-auth ignores it too; the setting is \`${key}\``;
+
 /**
- * Keys wazo-auth accepts that Tessera has no use for (wazo-auth's configuration keys): accepted and ignored,
- * whatever lies below them, so that a wazo-auth config.yml loads unchanged.
+ * Keys of wazo-auth's configuration (its defaults and the config.yml it has shipped, current and
+ * recent releases) that Tessera has no use for, each with why: accepted whatever lies below them, with
+ * one warning line each, so that a wazo-auth config.yml loads.
  */
-const WAZO_AUTH_ONLY = new Set([
-  "user",
-  "config_file",
-  "extra_config_files",
-  "enabled_backend_plugins",
-  "enabled_external_auth_plugins",
-  "idp_plugins",
-  "oauth2_synchronization_ws_url_template",
-  "oauth2_synchronization_redirect_url_template",
-  "db_upgrade_on_startup",
-  "db_connect_retry_timeout_seconds",
-  "consul",
-  "service_discovery",
-  "rest_api.max_threads",
-  "rest_api.certificate",
-  "rest_api.private_key",
-  "saml.domains",
-  "saml.xmlsec_binary",
-  "saml.xml_files_dir",
-]);
+const WAZO_AUTH_IGNORED: Record<string, string> = {
+  user: "Tessera runs as the user that starts it (systemd's `User=`)",
+  config_file: "the file is chosen with `--config` or TESSERA_CONFIG",
+  enabled_backend_plugins: PLUGINS_LISTED,
+  enabled_external_auth_plugins: PLUGINS_LISTED,
+  idp_plugins: PLUGINS_LISTED,
+  enabled_idp_plugins: PLUGINS_LISTED,
+  oauth2_synchronization_ws_url_template:
+    "external-auth redirects are served by Tessera itself (`oauth2_redirect_base_url`)",
+  oauth2_synchronization_redirect_url_template:
+    "external-auth redirects are served by Tessera itself (`oauth2_redirect_base_url`)",
+  db_upgrade_on_startup: "migrations always run at start",
+  db_connect_retry_timeout_seconds: "the database is waited for `db_timeout` seconds a request (docs/operations.md)",
+  confd_db_uri: "wazo-auth itself no longer reads it",
+  confd: "Tessera does not call wazo-confd",
+  consul: "service discovery (Consul) is not supported",
+  service_discovery: "service discovery (Consul) is not supported",
+  pid_filename: "Tessera runs in the foreground and writes no PID file",
+  foreground: "Tessera always runs in the foreground",
+  "email_confirmation_get_response_body_template'": STRAY_QUOTE("email_confirmation_get_response_body_template"),
+  "email_confirmation_get_reponse_body_template'": STRAY_QUOTE("email_confirmation_get_response_body_template"),
+  "email_confirmation_get_mimetype'": STRAY_QUOTE("email_confirmation_get_mimetype"),
+  "rest_api.max_threads": "Bun serves without a thread pool (`workers` adds processes)",
+  "rest_api.certificate": "TLS is a reverse proxy's (docs/security.md)",
+  "rest_api.private_key": "TLS is a reverse proxy's (docs/security.md)",
+  "rest_api.https": "TLS is a reverse proxy's (docs/security.md)",
+  "saml.domains": "SAML is configured per tenant through the API",
+  "saml.xmlsec_binary": "signatures are checked without xmlsec1",
+  "saml.xml_files_dir": "IdP metadata is stored in the database",
+};
 
 /** The stock external-auth plugins read a top-level section named after them (`google:`…). */
 const STOCK_EXTERNAL_AUTH = ["google", "microsoft", "mobile"];
@@ -95,15 +110,17 @@ function closest(path: string[], known: string[]): string | null {
 }
 
 /**
- * The unknown keys of a raw configuration, each as a message naming the closest known key
- * (`rest_api.prot: unknown key; did you mean \`rest_api.port\`?`).
+ * The keys of a raw configuration the schema does not know: `unknown`, each as a message naming the
+ * closest known key (`rest_api.prot: unknown key; did you mean \`rest_api.port\`?`), refused; and
+ * `ignored`, wazo-auth's keys without use here, each as a warning line saying why.
  */
-export function unknownKeyProblems(raw: Record<string, unknown>, schema: z.ZodType): string[] {
+export function checkKeys(raw: Record<string, unknown>, schema: z.ZodType): { unknown: string[]; ignored: string[] } {
   const known = knownPaths(schema);
   const plugins =
     isMapping(raw.plugins) && isMapping(raw.plugins.external_auth) ? Object.keys(raw.plugins.external_auth) : [];
   const pluginSections = new Set([...STOCK_EXTERNAL_AUTH, ...plugins]);
   const problems: string[] = [];
+  const ignored: string[] = [];
 
   const walk = (value: unknown, schemaAt: z.ZodType, path: string[]) => {
     const s = unwrap(schemaAt);
@@ -121,7 +138,9 @@ export function unknownKeyProblems(raw: Record<string, unknown>, schema: z.ZodTy
         const at = [...path, k];
         const dotted = at.join(".");
         if (shape[k]) walk(v, shape[k], at);
-        else if (!WAZO_AUTH_ONLY.has(dotted) && !(path.length === 0 && pluginSections.has(k))) {
+        else if (Object.hasOwn(WAZO_AUTH_IGNORED, dotted))
+          ignored.push(`${dotted}: wazo-auth's key, ignored: ${WAZO_AUTH_IGNORED[dotted]}`);
+        else if (!(path.length === 0 && pluginSections.has(k))) {
           const hint = closest(at, known);
           problems.push(`${dotted}: unknown key${hint ? `; did you mean \`${hint}\`?` : ""}`);
         }
@@ -129,5 +148,5 @@ export function unknownKeyProblems(raw: Record<string, unknown>, schema: z.ZodTy
     }
   };
   walk(raw, schema, []);
-  return problems;
+  return { unknown: problems, ignored };
 }

@@ -182,6 +182,7 @@ async function openPostgres(url: string, poolSize: number, timeoutSeconds: numbe
     onLost: () => {},
     ping: async (ms = timeoutMs) => !breaker?.isOpen && bounded(() => client`select 1`, ms),
     async close() {
+      health.close();
       clearInterval(heartbeat);
       breaker?.stop();
       await client.end({ timeout: 5 });
@@ -226,6 +227,7 @@ async function openPglite(dataDir: string, template: Blob | undefined, watchdogS
     onListenChange: () => {},
     listenerPid: () => null,
     onLost: (fn) => client.onLost(fn),
+    dump: () => client.dump(),
     async ping(ms = 5000) {
       if (closed) return false;
       return bounded(() => client.query("select 1"), ms);

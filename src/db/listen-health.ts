@@ -21,6 +21,7 @@ export class ListenHealth {
   private readonly pending = new Set<string>();
   private readonly channels = new Set<string>();
   private readonly listeners: ListenListener[] = [];
+  private closed = false;
   lastHeardAt = Date.now();
 
   get listening(): boolean {
@@ -61,7 +62,16 @@ export class ListenHealth {
     if (Date.now() - this.lastHeardAt > deadlineMs) this.update(() => (this.heartbeatUp = false));
   }
 
+  /**
+   * The database is being closed on purpose (a stop, a one-shot command's end): the LISTEN
+   * connection closing then is no loss, and nobody is told of it (no error line for a normal stop).
+   */
+  close(): void {
+    this.closed = true;
+  }
+
   private update(change: () => void): void {
+    if (this.closed) return;
     const before = this.listening;
     change();
     const after = this.listening;

@@ -205,6 +205,11 @@ export class PgliteThreadClient {
     return this;
   }
 
+  /** The data directory as a gzip'd tar, taken between two statements (pglite-thread.ts, `dump`). */
+  dump(): Promise<Uint8Array<ArrayBuffer>> {
+    return this.send({ op: "dump" }) as Promise<Uint8Array<ArrayBuffer>>;
+  }
+
   /** Stops a started thread that will not be opened. */
   abandon(): void {
     this.thread.terminate();

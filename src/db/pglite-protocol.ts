@@ -54,6 +54,8 @@ export type ThreadRequest =
   | { id: number; op: "listen"; channel: string }
   | { id: number; op: "unlisten"; channel: string }
   | { id: number; op: "close" }
+  /** A consistent copy of the data directory (PGlite's dumpDataDir, a gzip'd tar), between statements. */
+  | { id: number; op: "dump" }
   /** Compile the engine now, for the `open` to come (a thread started early: pglite-client.ts). */
   | { id: number; op: "prepare" };
 

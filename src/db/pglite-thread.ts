@@ -139,6 +139,10 @@ async function handle(request: ThreadRequest): Promise<unknown> {
       await stop?.();
       return undefined;
     }
+    case "dump":
+      // Statements run one at a time here, so nothing writes while the files are read; a transaction
+      // still open is in the copy's WAL and rolled back when the copy is opened, as after a crash.
+      return new Uint8Array(await (await db.dumpDataDir("gzip")).arrayBuffer());
     case "close": {
       // The thread may be kept for another database (pglite-client.ts): nothing of this one stays.
       const closing = db;

@@ -29,6 +29,11 @@ export interface Database {
    * memory). Never on PostgreSQL, whose connections come back by themselves.
    */
   onLost(fn: (reason: string) => void): void;
+  /**
+   * The embedded database's data directory as a gzip'd tar, consistent, taken while it serves (PGlite's
+   * dumpDataDir); absent on PostgreSQL, whose own tools (pg_dump) do this.
+   */
+  dump?(): Promise<Uint8Array<ArrayBuffer>>;
   /** Cheap liveness probe used by /status; false when it fails or takes longer than `timeoutMs`. */
   ping(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;

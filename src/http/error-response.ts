@@ -23,7 +23,16 @@ export function jsonError(c: Context, err: ApiError): Response {
  * Infrastructure failures (database down, disk full) are 503 and their cause is logged.
  */
 export function errorResponse(c: Context, err: unknown, log: Logger): Response {
-  if (err instanceof ApiError) return jsonError(c, err);
+  return jsonError(c, apiErrorOf(c, err, log));
+}
+
+/**
+ * What anything thrown means, as an ApiError, whatever door then shapes it (the REST body here,
+ * OAuth's `{error}` or the error page elsewhere): the unexpected and infrastructure failures are
+ * logged once, here, with their cause.
+ */
+export function apiErrorOf(c: Context, err: unknown, log: Logger): ApiError {
+  if (err instanceof ApiError) return err;
   const failure = databaseFailure(err);
   if (failure) {
     log.error("database unavailable", {
@@ -37,21 +46,15 @@ export function errorResponse(c: Context, err: unknown, log: Logger): Response {
     const message = write
       ? "The database is unavailable or did not answer in time; the change may or may not have been applied: read it back before retrying"
       : undefined;
-    return jsonError(c, new DatabaseUnavailable(resourceOfPath(c.req.path), message));
+    return new DatabaseUnavailable(resourceOfPath(c.req.path), message);
   }
   // A unique constraint lost to a concurrent request: the same 409 a service check would give.
-  if (pgErrorCode(err) === "23505") {
-    return jsonError(
-      c,
-      new Conflict(resourceOfPath(c.req.path), { constraint: { constraint_id: "unique", message: "Already exists" } }),
-    );
-  }
-  if (isHttpException(err) && err.status < 500) {
-    return jsonError(
-      c,
-      new ApiError(err.status, "invalid-request", err.message || "Invalid request", resourceOfPath(c.req.path)),
-    );
-  }
+  if (pgErrorCode(err) === "23505")
+    return new Conflict(resourceOfPath(c.req.path), {
+      constraint: { constraint_id: "unique", message: "Already exists" },
+    });
+  if (isHttpException(err) && err.status < 500)
+    return new ApiError(err.status, "invalid-request", err.message || "Invalid request", resourceOfPath(c.req.path));
   // Never the error's own message or stack as they are: a driver's message carries the query's
   // parameters (password hashes, tokens). Class, code and a sanitised first line are enough.
   log.error("unexpected error", {
@@ -60,7 +63,7 @@ export function errorResponse(c: Context, err: unknown, log: Logger): Response {
     ...errorFields(err),
     frames: stackFrames(err),
   });
-  return jsonError(c, new ApiError(500, "internal-error", "Internal Server Error", resourceOfPath(c.req.path)));
+  return new ApiError(500, "internal-error", "Internal Server Error", resourceOfPath(c.req.path));
 }
 
 function pgErrorCode(err: unknown): string | undefined {

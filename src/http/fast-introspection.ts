@@ -14,6 +14,7 @@ import type { PeerSource, Router } from "./fast-token-check.ts";
 import { accessLogged, writeAccessLine } from "./request-log.ts";
 import { hostAccepted } from "./accepted-host.ts";
 import { clientAddress } from "./request-origin.ts";
+import { requestDeadline } from "./deadline.ts";
 
 const PATH = "/0.1/oidc/introspect";
 const MAX_BODY = 4_096;
@@ -64,8 +65,10 @@ async function answer(
   authorization: string,
 ): Promise<Response> {
   const started = performance.now();
+  const deadline = requestDeadline(app); // db_timeout from the arrival, the route's included (a replay keeps it)
   const body = await req.text();
-  const replay = () => router(new Request(req.url, { method: "POST", headers: req.headers, body }), peers);
+  const replay = () =>
+    router(deadline.handOn(new Request(req.url, { method: "POST", headers: req.headers, body }), started), peers);
   if (body.length > MAX_BODY || body.includes("%00")) return replay();
   let token: string | undefined;
   let hint: string | undefined;
@@ -79,11 +82,8 @@ async function answer(
     }
   if (!token) return replay();
   try {
-    const client = await authenticateClient(app, authorization, {});
-    if (client.clientType === "public") return replay();
-    const origin = app.config.public_url ? "" : originOf(req.url); // unused with public_url
-    const issuer = issuerOf(app, origin, req.headers.get("x-script-name") ?? undefined);
-    const json = await introspectionJson(app, client, token, issuer, hint);
+    const json = await deadline.bound(introspect(app, req, authorization, token, hint), started);
+    if (json === null) return replay();
     const duration = performance.now() - started;
     if (accessLogged(app, 200, duration)) {
       const forwarded = app.config.rest_api.trusted_proxies.length ? req.headers.get("x-forwarded-for") : null;
@@ -96,6 +96,21 @@ async function answer(
     }
     return new Response(json, { status: 200, headers: ANSWER_HEADERS });
   } catch {
-    return replay(); // a refused client, an outage: the route's answer (401, 503) and its log
+    return replay(); // a refused client, an outage, the deadline: the route's answer (401, 503) and its log
   }
+}
+
+/** The introspection answer, or null for a public client (the route refuses it). */
+async function introspect(
+  app: AppContext,
+  req: Request,
+  authorization: string,
+  token: string,
+  hint: string | undefined,
+): Promise<string | null> {
+  const client = await authenticateClient(app, authorization, {});
+  if (client.clientType === "public") return null;
+  const origin = app.config.public_url ? "" : originOf(req.url); // unused with public_url
+  const issuer = issuerOf(app, origin, req.headers.get("x-script-name") ?? undefined);
+  return introspectionJson(app, client, token, issuer, hint);
 }

@@ -29,6 +29,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   backends: "The authentication backends loaded by this service.",
   config: "The effective configuration (secrets masked) and the few settings changeable at run time.",
   status: "Liveness and the health of each component (database, bus, plugins).",
+  backup:
+    "A copy of the embedded database taken while the service runs (`tessera backup`); PostgreSQL is backed up with its own tools.",
   ready:
     "Readiness for load balancers: whether this instance can take traffic now (database reachable, migrations applied, cache invalidation heard, not shutting down).",
   oidc: "The OpenID Connect provider (issuer `{public_url}/0.1/oidc`): discovery, signing keys, the hosted login page (authorization code with PKCE), the token endpoint, userinfo, introspection and revocation. Its access tokens are ordinary Tessera tokens.",

@@ -3,6 +3,7 @@
 // route shares is added here by construction, so no route repeats it: the operationId, the
 // security requirement (from the route's ACL), the `Wazo-Tenant` header, the 400/401/403/404
 // answers its pipeline can give, and a typed success body when the route declares none.
+import { VERSION } from "../boot/version.ts";
 import { TAG_DESCRIPTIONS } from "./openapi-tags.ts";
 import { z } from "zod";
 import type { RouteSpec } from "./route.ts";
@@ -155,7 +156,10 @@ export function buildOpenApi(specs: RouteSpec[], basePath = "/0.1"): Json {
       const schema = jsonSchema(spec.body, "input");
       const types =
         spec.bodyType === "form" ? ["multipart/form-data", "application/x-www-form-urlencoded"] : ["application/json"];
-      operation.requestBody = { required: true, content: Object.fromEntries(types.map((t) => [t, { schema }])) };
+      operation.requestBody = {
+        required: !spec.bodyOptional,
+        content: Object.fromEntries(types.map((t) => [t, { schema }])),
+      };
     }
     (paths[spec.path] ??= {})[spec.method] = operation;
   }
@@ -166,7 +170,7 @@ export function buildOpenApi(specs: RouteSpec[], basePath = "/0.1"): Json {
     openapi: "3.1.0",
     info: {
       title: "Tessera authentication service",
-      version: "0.1",
+      version: VERSION,
       description: "wazo-auth compatible REST API",
       license: { name: "Apache-2.0", identifier: "Apache-2.0" },
     },

@@ -16,6 +16,9 @@ import { CAPS, jsonBodyProblems, stringProblem } from "../domain/strings.ts";
 
 export type Method = "get" | "post" | "put" | "delete" | "patch" | "head";
 
+/** Where a request comes in, which decides the form of its errors (doors.ts). */
+export type Door = "api" | "oauth" | "page";
+
 export interface Env {
   Variables: { app: AppContext };
   Bindings: { remoteAddr?: string };
@@ -46,6 +49,8 @@ export interface RouteOptions<
   body?: B;
   /** How the body is read: JSON whatever the Content-Type (default), or an HTML form (multipart or urlencoded; files stay `File`s). */
   bodyType?: "json" | "form";
+  /** An empty JSON body reads as `{}`: a body only some callers send (a self-service removal's proof). */
+  bodyOptional?: boolean;
   /** Path parameters that carry a value rather than name a resource: an unstorable one is a 400, not a 404. */
   valueParams?: string[];
   /** Headers the route reads, for the OpenAPI document (name → description). */
@@ -57,6 +62,8 @@ export interface RouteOptions<
    * resource back with `read` after the write. Declared once per route; the handler is unchanged.
    */
   wazoPutAnswer?: { description: string; read: (input: RouteInput<Out<P>, Out<Q>, Out<B>>) => Promise<unknown> };
+  /** The door whose error form the route answers in, when not its group's (a page's JSON helper). */
+  door?: Door;
   /** Answer this when the caller cannot be authenticated because the database is unavailable. */
   whenDatabaseDown?: (c: Context<Env>, app: AppContext) => Response | Promise<Response>;
 }
@@ -84,8 +91,14 @@ export class RouteGroup {
   readonly hono = new Hono<Env>({ strict: false });
   readonly specs: RouteSpec[] = [];
 
-  /** `resource` names the kind of resource in error bodies and tags the OpenAPI entries. */
-  constructor(readonly resource: string) {}
+  /**
+   * `resource` names the kind of resource in error bodies and tags the OpenAPI entries; `door`, the
+   * form of every error of the group's routes (doors.ts).
+   */
+  constructor(
+    readonly resource: string,
+    readonly door: Door = "api",
+  ) {}
 
   add<
     P extends Schema | undefined = undefined,
@@ -97,6 +110,7 @@ export class RouteGroup {
       method,
       path,
       tag: this.resource,
+      door: opts.door ?? this.door,
     });
     const honoPath = path.replace(/\{(\w+)\}/g, ":$1");
     const resource = this.resource;
@@ -130,7 +144,7 @@ export class RouteGroup {
       const raw = opts.body
         ? opts.bodyType === "form"
           ? await readForm(c, resource)
-          : await readJson(c, resource)
+          : await readJson(c, resource, opts.bodyOptional)
         : undefined;
       const body = opts.body ? parseWith(opts.body, raw, resource) : undefined;
       const input = { c, app, params: params as Out<P>, query: query as Out<Q>, body: body as Out<B>, caller };
@@ -275,9 +289,10 @@ export function queryObject(c: Context): Record<string, string | string[]> {
 }
 
 /** The body as JSON whatever the Content-Type (wazo-auth's "force" parsing); `null` counts as `{}`. */
-export async function readJson(c: Context, resource: string): Promise<unknown> {
+export async function readJson(c: Context, resource: string, optional = false): Promise<unknown> {
   const text = await c.req.text();
   if (text.length > MAX_BODY_BYTES) throw tooLarge(c.req.path);
+  if (optional && text.trim() === "") return {};
   if (text.trim() === "") throw malformed(resource, "The request body is empty; a JSON document is required.");
   let value: unknown;
   try {

@@ -2,7 +2,8 @@
 import { requestIssuer } from "../http/public-urls.ts";
 import { RouteGroup } from "../http/route.ts";
 import { providerMetadata } from "../services/oidc/discovery.ts";
-import { publicJwks } from "../services/oidc/keys.ts";
+import { jwksDocument } from "../services/oidc/keys.ts";
+import { jwksResponse } from "../http/fast-jwks.ts";
 
 export function oidcRoutes(): RouteGroup {
   return new RouteGroup("oidc")
@@ -23,12 +24,9 @@ export function oidcRoutes(): RouteGroup {
       {
         summary: "Public keys that sign ID tokens (RFC 7517 §5 JWK Set)",
         operationId: "getOidcJwks",
-        responses: { 200: "`{keys}`", 503: "Database unavailable" },
+        headers: { "If-None-Match": "the ETag of a copy held: 304 when it is still the set (RFC 9110 §13.1.2)" },
+        responses: { 200: "`{keys}`, with a strong ETag", 304: "Not modified", 503: "Database unavailable" },
       },
-      async ({ c, app }) => {
-        const jwks = await publicJwks(app);
-        c.header("Cache-Control", "public, max-age=300");
-        return c.json(jwks);
-      },
+      async ({ c, app }) => jwksResponse(await jwksDocument(app), c.req.header("If-None-Match") ?? null),
     );
 }

@@ -13,7 +13,7 @@ import { introspectToken, revokeClientToken } from "../services/oidc/introspecti
 import { userClaims } from "../services/oidc/claims.ts";
 import { requestIssuer } from "../http/public-urls.ts";
 import { answerAbandoned } from "../http/deadline.ts";
-import { asClient, formOf, originOf } from "./exit.ts";
+import { asClient, formOf, originOf } from "./client-auth.ts";
 
 /** The form a grant's handler sees: the parameters it declares (RFC 6749 §4: each grant's own). */
 function grantForm(form: Form, parameters: readonly string[]): Form {
@@ -28,7 +28,7 @@ const CLIENT_AUTH = {
 };
 
 export function oidcTokenRoutes(): RouteGroup {
-  return new RouteGroup("oidc")
+  return new RouteGroup("oidc", "oauth")
     .post(
       "/oidc/token",
       {
@@ -42,7 +42,7 @@ export function oidcTokenRoutes(): RouteGroup {
           200: "`{access_token, token_type, expires_in, scope}`, with `id_token` and `refresh_token` when the grant gives them",
           400: "`{error, error_description}` (RFC 6749 §5.2; RFC 8628 §3.5 while a device code waits)",
           401: "`invalid_client`, with WWW-Authenticate",
-          429: "`temporarily_unavailable`: too many failed logins from this address",
+          429: "`temporarily_unavailable`: too many failed logins from this address; `access_denied`: the user is at the session cap",
           503: "`temporarily_unavailable` (database outage)",
         },
       },

@@ -7,6 +7,8 @@ export interface ConnectionParams {
   hostname: string;
   port: string | null;
   prefix: string;
+  /** `public_url` without a trailing slash, the base of Tessera's own links (not in wazo-auth's context): added as the mail is sent. */
+  public_url?: string;
 }
 
 export interface ConfirmationContext extends ConnectionParams {

@@ -12,6 +12,7 @@ import { EmbeddedTokenIds } from "./auth/token-ids.ts";
 import { tokenReader } from "./auth/tokens.ts";
 import { TenantTreeCache } from "./identity/tenant-cache.ts";
 import { readTopTenantUuid } from "./identity/tenant-tree.ts";
+import { listenOidcChanges } from "./oidc/cache-notices.ts";
 import { errorFields } from "../observe/log.ts";
 
 export async function buildContext(config: Config, database: Database, log: Logger): Promise<AppContext> {
@@ -41,6 +42,8 @@ export async function buildContext(config: Config, database: Database, log: Logg
   app.onClose.push(unlisten);
   app.onClose.push(await database.listen("tessera_tenants_changed", (payload) => app.tenantTree.applyNotice(payload)));
   app.onClose.push(await database.listen(UNLOCK_CHANNEL, () => forgetPairLocks(app)));
+  // OIDC clients, the JWK Set and the signing keys changed by any instance (services/oidc/cache-notices.ts).
+  app.onClose.push(await listenOidcChanges(app));
   watchCacheInvalidation(app);
   return app;
 }

@@ -14,6 +14,7 @@ import type { MfaContent } from "./pages/oidc-login.ts";
 import { completeProvenLogin, login } from "../services/auth/authentication.ts";
 import { accountUser, confirmTotp, mfaStatus, removeTotp, startTotpEnrolment } from "../services/auth/mfa.ts";
 import { requireOwnCode } from "../services/auth/mfa-login.ts";
+import { openAccountSession, sealAccountSession } from "../services/auth/account-session.ts";
 import { revokeToken } from "../services/auth/sessions.ts";
 import { findValidToken } from "../services/auth/tokens.ts";
 import {
@@ -49,14 +50,21 @@ const ACTION = "account";
 const OPTIONS = "account-passkey-options";
 const TITLE = "Your sign-in settings";
 
-function setSession(c: Context<Env>, app: AppContext, token: string): void {
-  setCookie(c, SESSION_COOKIE, token, { ...cookieOptions(c, app, SESSION_SECONDS), sameSite: "Strict" });
+/** The cookie holds the sign-in's token sealed by the provider (services/auth/account-session.ts). */
+async function setSession(c: Context<Env>, app: AppContext, token: string): Promise<void> {
+  const sealed = await sealAccountSession(app, token, SESSION_SECONDS);
+  setCookie(c, SESSION_COOKIE, sealed, { ...cookieOptions(c, app, SESSION_SECONDS), sameSite: "Strict" });
 }
 
-/** The signed-in user, when the session cookie holds a valid token granting self-service MFA. */
+/**
+ * The signed-in user, when the session cookie is one this page sealed at a sign-in here, and its
+ * token is still valid and grants self-service MFA. A bare token in the cookie is no session.
+ */
 async function sessionUser(c: Context<Env>, app: AppContext): Promise<{ user: UserRow; token: string } | null> {
-  const token = getCookie(c, SESSION_COOKIE);
-  if (!token || !/^[0-9a-f-]{36}$/i.test(token)) return null;
+  const sealed = getCookie(c, SESSION_COOKIE);
+  if (!sealed || sealed.length > 2048) return null;
+  const token = await openAccountSession(app, sealed);
+  if (!token) return null;
   const found = await findValidToken(app, token);
   if (!found || !found.matcher.matches("auth.users.me.mfa.update")) return null;
   const user = await accountUser(app, found.authId);
@@ -72,7 +80,7 @@ async function startSession(c: Context<Env>, app: AppContext, token: string, csr
     await revokeToken(app, token);
     return loginPage(c, app, csrf, NO_SELF_SERVICE, 403);
   }
-  setSession(c, app, token);
+  await setSession(c, app, token);
   return redirectTo(c, ACTION);
 }
 
@@ -288,7 +296,7 @@ const formBody = z.record(z.string(), z.unknown());
 const html = (description: string) => ({ description, contentType: "text/html" });
 
 export function accountRoutes(): RouteGroup {
-  return new RouteGroup("oidc")
+  return new RouteGroup("oidc", "page")
     .get(
       `/oidc/${ACTION}`,
       {
@@ -322,6 +330,7 @@ export function accountRoutes(): RouteGroup {
       {
         summary: "WebAuthn options for the account page: registration, or the sign-in's passkey step",
         operationId: "getAccountPasskeyOptions",
+        door: "api", // JSON for the page's script
         bodyType: "form",
         body: formBody,
         responses: { 200: "`{challenge_id, options}`", 400: "`{error}`", 401: "`{error}`: not signed in" },

@@ -165,7 +165,7 @@ const formBody = z.record(z.string(), z.unknown());
 const html = (description: string) => ({ description, contentType: "text/html" });
 
 export function oidcAuthorizeRoutes(): RouteGroup {
-  return new RouteGroup("oidc")
+  return new RouteGroup("oidc", "page")
     .get(
       "/oidc/authorize",
       {

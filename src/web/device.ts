@@ -196,7 +196,7 @@ const pageResponses = (extra: Record<number, string>) => ({
 });
 
 export function oidcDeviceRoutes(): RouteGroup {
-  return new RouteGroup("oidc")
+  return new RouteGroup("oidc", "page")
     .get(
       "/oidc/device",
       {

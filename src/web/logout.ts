@@ -88,7 +88,7 @@ const responses = {
 };
 
 export function oidcLogoutRoutes(): RouteGroup {
-  return new RouteGroup("oidc")
+  return new RouteGroup("oidc", "page")
     .get(
       "/oidc/logout",
       {

@@ -62,12 +62,13 @@ const formBody = z.record(z.string(), z.unknown());
 const html = (description: string) => ({ description, contentType: "text/html" });
 
 export function passkeySignInRoutes(): RouteGroup {
-  return new RouteGroup("oidc")
+  return new RouteGroup("oidc", "page")
     .post(
       `/oidc/${OPTIONS_ACTION}`,
       {
         summary: "WebAuthn request options for the login page's passkey button (second factor or passwordless)",
         operationId: "getOidcPasskeyOptions",
+        door: "api", // JSON for the page's script
         bodyType: "form",
         body: formBody,
         responses: { 200: "`{challenge_id, options}`", 400: "`{error}`: CSRF, request or sign-in not valid" },
@@ -98,6 +99,7 @@ export function passkeySignInRoutes(): RouteGroup {
       {
         summary: "The login and account pages' scripts (passkey.js, webauthn-browser.js)",
         operationId: "getOidcAsset",
+        door: "api",
         params: z.object({ name: z.enum(PAGE_SCRIPTS) }),
         responses: { 200: { description: "The script", contentType: "text/javascript" }, 400: "Unknown asset" },
       },

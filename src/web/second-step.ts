@@ -22,7 +22,7 @@ const formBody = z.record(z.string(), z.unknown());
 const html = (description: string) => ({ description, contentType: "text/html" });
 
 export function mfaStepRoutes(): RouteGroup {
-  return new RouteGroup("oidc").post(
+  return new RouteGroup("oidc", "page").post(
     `/oidc/${STEP_ACTION}`,
     {
       summary:

@@ -393,8 +393,9 @@ const ERROR_KEYS = ["details", "error_id", "message", "resource", "timestamp"];
  * protocol handler runs (not a form, NUL in a value) still gets the Tessera body.
  */
 const OAUTH_ERROR_PATHS = /^\/0\.1\/oidc\/(token|userinfo|introspect|revoke|device_authorization)(\?|$)/;
-/** The pages a browser sees: the sign-in and its steps, consent, SAML's return, logout, the device page. */
-const HTML_ERROR_PATHS = /^\/0\.1\/oidc\/(authorize(\/consent|\/saml)?|logout|device)(\?|$)/;
+/** The pages a browser sees: the sign-in and its steps (second factor, passkey), consent, SAML's return, logout, the device and account pages. */
+const HTML_ERROR_PATHS =
+  /^\/0\.1\/oidc\/(authorize(\/consent|\/saml|-mfa)?|logout|device|passkey-sign-in|account)(\?|$)/;
 
 function protocolErrorProblem(path: string, text: string): string | null | undefined {
   if (HTML_ERROR_PATHS.test(path))

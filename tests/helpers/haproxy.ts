@@ -23,9 +23,9 @@ export interface Haproxy {
 /**
  * The HTTP load-balancing configuration. Retries: a connection that failed before the request was
  * sent (`conn-failure`) is retried on another instance for every method; a request sent to an
- * instance that died before answering (`empty-response`) is replayed only when it is GET or HEAD —
- * token checks and reads, which change nothing — never a login, a creation or a revocation, whose
- * first attempt may have committed.
+ * instance that died before answering (`empty-response`) is replayed only when it changes nothing:
+ * GET or HEAD (token checks and reads) and token introspection (a POST that only reads) — never a
+ * login, a creation or a revocation, whose first attempt may have committed.
  * Backup servers: the same instances, unchecked, used only while no instance is ready.
  */
 export function haproxyConfig(port: number, servers: { name: string; port: number }[]): string {
@@ -46,7 +46,9 @@ export function haproxyConfig(port: number, servers: { name: string; port: numbe
     "  default_backend tessera_instances",
     "backend tessera_instances",
     "  balance roundrobin",
-    "  http-request disable-l7-retry unless METH_GET",
+    "  acl read_only_post path /0.1/oidc/introspect",
+    "  option http-buffer-request",
+    "  http-request disable-l7-retry unless METH_GET || read_only_post",
     "  http-response set-header X-Served-By %s",
     "  option httpchk",
     "  http-check send meth GET uri /0.1/ready ver HTTP/1.1 hdr Host tessera",

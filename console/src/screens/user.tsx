@@ -200,6 +200,42 @@ function Emails({ api, user, act, reload }: { api: ScreenProps["api"]; user: Use
   );
 }
 
+/** The stock roles Tessera ships (read-only policies, README: roles out of the box). */
+const STOCK_ROLES = [
+  { slug: "tessera_tenant_admin", label: "Make tenant administrator", what: "administers the user's tenant and below" },
+  { slug: "tessera_auditor", label: "Make auditor", what: "reads everything of the user's tenant and below" },
+];
+
+/** One-click stock roles: attaching the policy still needs a caller who could grant its entries (else 403). */
+function Roles(props: {
+  current: Policy[];
+  available: Policy[];
+  attach: (policy: Policy, what: string) => Promise<unknown>;
+}) {
+  const have = new Set(props.current.map((p) => p.slug));
+  const offered = STOCK_ROLES.flatMap((role) => {
+    const policy = props.available.find((p) => p.slug === role.slug);
+    return policy && !have.has(role.slug) ? [{ ...role, policy }] : [];
+  });
+  if (offered.length === 0) return null;
+  return (
+    <Section title="Roles">
+      <ul class="plain">
+        {offered.map((role) => (
+          <li key={role.slug}>
+            <button type="button" onClick={() => void props.attach(role.policy, role.what)}>
+              {role.label}
+            </button>{" "}
+            <span class="hint">
+              <code>{role.slug}</code>: {role.what}
+            </span>
+          </li>
+        ))}
+      </ul>
+    </Section>
+  );
+}
+
 /** A list of links to things (groups, policies) with add (from a choice) and remove. */
 function Membership<T extends { uuid: string; name?: string | null }>(props: {
   title: string;
@@ -389,6 +425,21 @@ export function UserScreen({ api, path }: ScreenProps) {
                   )
                 }
               />
+              {api.can("auth.policies.read") && (
+                <Roles
+                  current={r.policies}
+                  available={r.allPolicies}
+                  attach={(p, what) =>
+                    ask(
+                      `Attach ${p.name}?`,
+                      `The user ${what}, from their next token.`,
+                      "Attach",
+                      () => api.ops.addUserPolicy({ params: { path: { user_uuid: uuid, policy: p.uuid } } } as never),
+                      "Role given.",
+                    )
+                  }
+                />
+              )}
               <Section title="Sessions">
                 <ul class="plain">
                   {r.sessions.map((s) => (

@@ -16,6 +16,7 @@ import {
   varchar,
 } from "drizzle-orm/pg-core";
 import { uuidPk } from "./columns.ts";
+import { tesseraSchema } from "./counters.ts";
 import { tenantDomains, tenants, users } from "./identity.ts";
 import { refreshTokens } from "./tokens.ts";
 
@@ -140,6 +141,16 @@ export const eventOutbox = pgTable(
   },
   (t) => [index("tessera_event_outbox_pending_idx").on(t.id).where(sql`${t.publishedAt} is null`)],
 );
+
+/**
+ * The bus publishers listening for the outbox's NOTIFY, each refreshing its row every minute: while
+ * none has for two minutes, the outbox's trigger notifies nothing (a notifying commit holds the
+ * server's notification lock until its WAL flush; migration 0027).
+ */
+export const outboxListeners = tesseraSchema.table("outbox_listener", {
+  instanceId: varchar("instance_id", { length: 64 }).primaryKey(),
+  seenAt: timestamp("seen_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+});
 
 // Pending OAuth2 authorizations of external-auth plugins, keyed by the `state` sent to the
 // provider, so the callback may land on any instance.

@@ -22,6 +22,7 @@ import type { BackendPlugin, IdpPlugin, LoginArgs } from "../../plugins/types.ts
 import { publishEvent, sessionCreatedEvent } from "../events.ts";
 import { issueRefreshToken, type RefreshTokenOutcome } from "./refresh-tokens.ts";
 import { insertToken, tokenJson, type TokenJson } from "./tokens.ts";
+import { oldestSessionsOf, revokeSessions } from "./sessions.ts";
 import { findLoginUser, findUserByLogin, knownLoginUser } from "./user-auth.ts";
 import { assertNotThrottled, clearLoginFailures, countFailure, type ThrottleSubject } from "./login-throttle.ts";
 import { recordLogin } from "../../observe/metrics.ts";
@@ -434,6 +435,9 @@ const SESSION_CAP_LOCK = 7407241;
  * the insert that follows are serialised per user with a transaction-scoped advisory lock: without
  * it, concurrent logins all count 99 and all insert (on one instance or several). The lock is
  * taken only on this path (a capped login, already in its transaction) and held until commit.
+ * At the cap the login is refused (429 `too-many-sessions`, wazo-auth's answer), or, with
+ * `session_cap_policy: end_oldest`, the oldest sessions (by their first token) end to make room,
+ * as any revocation ends them: one event each, every instance's cache told on commit.
  */
 async function enforceSessionCap(app: AppContext, tx: DbOrTx, userUuid: string): Promise<void> {
   await tx.execute(sql`select pg_advisory_xact_lock(${SESSION_CAP_LOCK}, hashtext(${userUuid}))`);
@@ -441,7 +445,10 @@ async function enforceSessionCap(app: AppContext, tx: DbOrTx, userUuid: string):
     .select({ n: sql<number>`count(distinct session_uuid)::int` })
     .from(sql`auth_token`)
     .where(sql`auth_id = ${userUuid}`);
-  if ((row?.n ?? 0) >= app.config.max_user_concurrent_sessions) throw new TooManySessions(userUuid);
+  const excess = (row?.n ?? 0) - app.config.max_user_concurrent_sessions + 1;
+  if (excess <= 0) return;
+  if (app.config.session_cap_policy !== "end_oldest") throw new TooManySessions(userUuid);
+  await revokeSessions(app, tx, oldestSessionsOf(userUuid, excess));
 }
 
 /**

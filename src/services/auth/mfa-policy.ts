@@ -1,11 +1,12 @@
 // The per-tenant MFA policy (issue 25): `optional` (the default) or `required`, set on a tenant
 // and inherited by its sub-tenants unless one of them sets its own. A user of a tenant requiring
 // MFA who has no factor logs in to an enrol-only token. Relaxing a requirement set by an ancestor
-// is for a caller whose own tenant is that ancestor or above: a sub-tenant's admin cannot.
+// is for a caller whose own tenant is that ancestor or above: a sub-tenant's admin cannot — nor
+// can it exempt users one by one by giving them an exempt purpose (`internal`).
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
 import { mfaTotp, passkeys, tenantMfaPolicy, users } from "../../db/schema.ts";
-import { execRows } from "../../db/index.ts";
+import { execRows, type DbOrTx } from "../../db/index.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { changesOf, recordAudit } from "../audit/record.ts";
@@ -60,14 +61,58 @@ export interface MfaSubject {
  * The one rule of the requirement, for every way a user gets a token — a password login, a refresh
  * (POST /0.1/token's refresh token, the OIDC refresh grant) and single sign-on with a browser
  * session, the last two possibly made before the tenant required MFA: a user without a confirmed
- * factor, in a tenant requiring MFA, gets the enrol-only ACL; null means no restriction. Internal
- * users are exempt. One statement, and only when some tenant requires MFA and the user has no factor.
+ * factor, in a tenant requiring MFA, gets the enrol-only ACL; null means no restriction. Exempt
+ * purposes (internal users) are exempt. One statement, and only when some tenant requires MFA and
+ * the user has no factor.
  */
 export async function mfaRestrictedAcl(app: AppContext, user: MfaSubject | null): Promise<string[] | null> {
-  if (!user || user.mfaEnabled || !user.mfaPoliciesSet || user.purpose === "internal") return null;
+  if (!user || user.mfaEnabled || !user.mfaPoliciesSet || exemptFromMfa(user.purpose)) return null;
   if (!(await tenantRequiresMfa(app, user.tenantUuid))) return null;
   recordMfa("restricted");
   return MFA_ENROL_ONLY_ACL;
+}
+
+/** Purposes a tenant's MFA requirement does not apply to: the platform's own services. */
+const MFA_EXEMPT_PURPOSES: ReadonlySet<string> = new Set(["internal"]);
+export const exemptFromMfa = (purpose: string): boolean => MFA_EXEMPT_PURPOSES.has(purpose);
+
+/**
+ * Relaxing a requirement is for a caller whose own tenant is where it is set, or above: a
+ * sub-tenant's administrator cannot undo what a parent decided for it.
+ */
+async function mayRelax(
+  app: AppContext,
+  caller: Caller,
+  policy: { mfa: MfaPolicy; from: string | null },
+  db: DbOrTx = app.db,
+) {
+  if (policy.mfa !== "required" || !policy.from) return true;
+  const own = caller.ownTenantUuid;
+  return Boolean(own && (await isSubtenant(db, policy.from, own, app.topTenantUuid)));
+}
+
+/**
+ * 403 when giving a user of `tenantUuid` the purpose `purpose` (a creation, or a change from
+ * `previous`) would exempt it from a requirement the caller may not relax: an exempt purpose is a
+ * relaxation for that user, so it takes the same right as relaxing the tenant's policy.
+ */
+export async function requireMayExempt(
+  app: AppContext,
+  caller: Caller,
+  tenantUuid: string,
+  purpose: string,
+  previous: string | null,
+  db: DbOrTx = app.db,
+): Promise<void> {
+  if (!exemptFromMfa(purpose) || (previous !== null && exemptFromMfa(previous))) return;
+  const policy = await effectivePolicy(app, tenantUuid, false, db);
+  if (await mayRelax(app, caller, policy, db)) return;
+  throw new Forbidden(
+    "users",
+    `A parent tenant requires MFA; only its administrators can give a user the purpose "${purpose}", which is exempt`,
+    { inherited_from: policy.from },
+    "forbidden",
+  );
 }
 
 export async function tenantRequiresMfa(app: AppContext, tenantUuid: string): Promise<boolean> {
@@ -87,9 +132,10 @@ async function effectiveSetting(
   tenantUuid: string,
   setting: Setting,
   skipSelf = false,
+  db: DbOrTx = app.db,
 ): Promise<{ value: string | boolean | null; from: string | null }> {
   const rows = await execRows<{ value: string | boolean; uuid: string }>(
-    app.db,
+    db,
     sql`with recursive up(uuid, parent_uuid, depth) as (
           select t.uuid, t.parent_uuid, 0 from auth_tenant t where t.uuid = ${tenantUuid}
           union all
@@ -105,8 +151,9 @@ async function effectivePolicy(
   app: AppContext,
   tenantUuid: string,
   skipSelf = false,
+  db: DbOrTx = app.db,
 ): Promise<{ mfa: MfaPolicy; from: string | null }> {
-  const s = await effectiveSetting(app, tenantUuid, "mfa", skipSelf);
+  const s = await effectiveSetting(app, tenantUuid, "mfa", skipSelf, db);
   return { mfa: (s.value as MfaPolicy | null) ?? "optional", from: s.from };
 }
 
@@ -154,12 +201,7 @@ export async function setTenantMfaPolicy(
   await requireVisibleTenant(app, caller, tenantUuid);
   if (mfa !== undefined && mfa !== "required") {
     const above = await effectivePolicy(app, tenantUuid, true);
-    const own = caller.ownTenantUuid;
-    if (
-      above.mfa === "required" &&
-      above.from &&
-      !(own && (await isSubtenant(app.db, above.from, own, app.topTenantUuid)))
-    ) {
+    if (!(await mayRelax(app, caller, above)))
       throw new Forbidden(
         "tenants",
         "A parent tenant requires MFA; only its administrators can relax it here",
@@ -167,7 +209,6 @@ export async function setTenantMfaPolicy(
         "forbidden",
         tenantUuid,
       );
-    }
   }
   const set = {
     ...(mfa === undefined ? {} : { mfa }),

@@ -12,7 +12,7 @@ import type { ConnectionParams } from "../../plugins/email-types.ts";
 import { assertNotThrottled, countFailure, type ThrottleSubject } from "./login-throttle.ts";
 import { effectiveMethod } from "./identity-providers.ts";
 import { storedLoginKey, typedLoginKey } from "../identity/login-names.ts";
-import { sendPasswordReset } from "../integrations/notifications.ts";
+import { namingMailFailure, sendPasswordReset } from "../integrations/notifications.ts";
 import { revokeToken } from "./sessions.ts";
 import { INTERNAL_AUTH_ID, insertToken, isEmailedToken } from "./tokens.ts";
 import { setPassword } from "../identity/users.ts";
@@ -62,9 +62,12 @@ async function findUser(
 /** The single-purpose token mailed by the reset request for this very user. */
 const resetAcl = (userUuid: string) => `auth.users.password.reset.${userUuid}.create`;
 
-/** Mails a reset link when there is someone to mail; never throws (the caller already answered). */
-async function mailReset(app: AppContext, q: ResetQuery, conn: ConnectionParams): Promise<void> {
-  const found = await findUser(app, q);
+/** Mails a reset link when there is someone to mail; throws when the mail cannot be sent. */
+async function mailReset(
+  app: AppContext,
+  found: Awaited<ReturnType<typeof findUser>>,
+  conn: ConnectionParams,
+): Promise<void> {
   if (!found?.destination) return;
   const { user, destination } = found;
   if ((await effectiveMethod(app.db, user.authenticationMethod, user.tenantUuid)) !== "native") return;
@@ -102,12 +105,17 @@ async function mailReset(app: AppContext, q: ResetQuery, conn: ConnectionParams)
  * GET /users/password/reset: refuses (429) a login or address that asked too often — one cheap
  * query, the same for known and unknown logins — then counts the request and mails the link in
  * the background. Returns the background work for tests and graceful shutdown.
+ *
+ * An administrator's request (`admin`: the caller of a valid token that sees the user and may set
+ * its password) is answered once the mail went: a failure to send is its 503 naming the cause,
+ * where an anonymous caller's answer says nothing (it must not tell whether the user exists).
  */
 export async function requestPasswordReset(
   app: AppContext,
   q: ResetQuery,
   conn: ConnectionParams,
   origin: { address: string; forwarded: boolean },
+  admin: Caller | null = null,
 ): Promise<{ done: Promise<void> }> {
   const subject: ThrottleSubject = {
     action: "password_reset",
@@ -116,10 +124,30 @@ export async function requestPasswordReset(
     forwarded: origin.forwarded,
   };
   await assertNotThrottled(app, subject, "reset");
+  if (admin) {
+    const found = await findUser(app, q);
+    if (found && (await administers(app, admin, found.user))) {
+      await inTransaction(app, (tx) => countFailure(app, tx, subject));
+      await namingMailFailure(mailReset(app, found, conn));
+      return { done: Promise.resolve() };
+    }
+  }
   const done = inTransaction(app, (tx) => countFailure(app, tx, subject))
-    .then(() => mailReset(app, q, conn))
+    .then(async () => mailReset(app, await findUser(app, q), conn))
     .catch((e) => app.log.warn("password reset email not sent", errorFields(e)));
   return { done };
+}
+
+/** The caller sees the user (tenant isolation) and may set its password. */
+async function administers(app: AppContext, caller: Caller, user: UserRow): Promise<boolean> {
+  if (!caller.token.matcher.matches(resetAcl(user.uuid))) return false;
+  try {
+    await requireVisibleUser(app, caller, user.uuid);
+    return true;
+  } catch (e) {
+    if (e instanceof NotFound) return false;
+    throw e;
+  }
 }
 
 /**

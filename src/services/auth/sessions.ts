@@ -46,6 +46,12 @@ export function sessionsOfUser(userUuid: string): SQL {
   return sql`${sessions.uuid} in (select ${tokens.sessionUuid} from ${tokens} where ${tokens.authId} = ${userUuid})`;
 }
 
+/** The `count` oldest sessions of `userUuid`, a session's age being its first token's. */
+export function oldestSessionsOf(userUuid: string, count: number): SQL {
+  return sql`${sessions.uuid} in (select ${tokens.sessionUuid} from ${tokens} where ${tokens.authId} = ${userUuid}
+    group by ${tokens.sessionUuid} order by min(${tokens.issuedT}), ${tokens.sessionUuid} limit ${count})`;
+}
+
 export function sessionByUuid(uuid: string): SQL {
   return eq(sessions.uuid, uuid);
 }

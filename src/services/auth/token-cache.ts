@@ -104,8 +104,14 @@ export class TokenCache {
     for (const [id, tok] of this.entries) if (set.has(tok.sessionUuid)) this.evict(id);
   }
 
-  /** True when the database recently said it has no such token (and nothing was created since). */
+  /**
+   * True when the database recently said it has no such token (and nothing was created since), or
+   * when it was evicted as deleted or expired (for good: ids are never reused). The latter saves the
+   * first check after a revocation NOTIFY a database round trip: the refusal propagates with the
+   * notice alone, without waiting on a lookup under load.
+   */
   knownUnknown(uuid: string): boolean {
+    if (this.revoked.has(uuid)) return true;
     const at = this.unknown.get(uuid);
     if (at === undefined) return false;
     if (Date.now() - at <= UNKNOWN_MEMORY_MS) return true;
@@ -129,6 +135,7 @@ export class TokenCache {
    */
   created(uuid: string): void {
     this.unknown.delete(uuid);
+    this.revoked.delete(uuid);
   }
 
   /** Notifications may be missed from now on: stop serving from memory. */

@@ -1,6 +1,7 @@
-// Groups and policies every tenant gets (wazo-auth's groups, start-up policy sync): the config-managed
-// `default_policies`, the system-managed all-users group of each tenant with the
-// `all_users_policies`, and the `tenant_default_groups` — at tenant creation and at start-up.
+// Groups and policies every tenant gets (wazo-auth's groups, start-up policy sync): the stock policies
+// (stock-policies.ts), the config-managed `default_policies`, the system-managed all-users group of
+// each tenant with the stock user policy and the `all_users_policies`, and the
+// `tenant_default_groups` — at tenant creation and at start-up.
 import { and, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
 import { execRows, type DbOrTx } from "../../db/index.ts";
@@ -8,6 +9,7 @@ import { groupPolicies, groups, policies, userPolicies } from "../../db/schema.t
 import { inTransaction } from "../../db/tx.ts";
 import { writeAcl } from "./policies.ts";
 import { withSelfService } from "../auth/mfa-policy.ts";
+import { isStockPolicy, STOCK_USER_POLICY, stockPolicies } from "./stock-policies.ts";
 
 /**
  * Policy uuids by slug, in the master tenant only (where config-managed policies live): a policy a
@@ -70,9 +72,17 @@ async function ensureGroups(
   }
 }
 
+const ALL_USERS_GROUP = sql`'wazo-all-users-tenant-' || t.uuid`;
+
+/** The all-users groups' policies: the stock user policy (unless configured `false`), then the configured ones. */
+const allUsersPolicies = (app: AppContext): Record<string, boolean> => ({
+  [STOCK_USER_POLICY]: true,
+  ...app.config.all_users_policies,
+});
+
 /** The all-users group and default groups of one tenant, or of every tenant, with their configured policies. */
 async function ensureTenantGroups(app: AppContext, tx: DbOrTx, tenant: string | undefined): Promise<void> {
-  await ensureGroups(app, tx, sql`'wazo-all-users-tenant-' || t.uuid`, true, app.config.all_users_policies, tenant);
+  await ensureGroups(app, tx, ALL_USERS_GROUP, true, allUsersPolicies(app), tenant);
   for (const [slug, spec] of Object.entries(app.config.tenant_default_groups))
     await ensureGroups(app, tx, sql`${slug}::text`, false, spec.policies, tenant);
 }
@@ -82,46 +92,65 @@ export async function setupTenantGroups(app: AppContext, tx: DbOrTx, tenantUuid:
   await ensureTenantGroups(app, tx, tenantUuid);
 }
 
-/** §11.4, when `update_policy_on_startup` is on. */
+/** A read-only policy of the master tenant, created or brought up to date (config-managed or stock). */
+async function upsertManagedPolicy(
+  app: AppContext,
+  tx: DbOrTx,
+  slug: string,
+  spec: { description: string; shared: boolean; acl: string[] },
+): Promise<void> {
+  const [existing] = await tx
+    .select()
+    .from(policies)
+    .where(and(eq(policies.tenantUuid, app.topTenantUuid), sql`lower(${policies.slug}) = lower(${slug})`));
+  const values = { name: slug, description: spec.description, configManaged: true, shared: spec.shared };
+  const uuid = existing
+    ? (await tx.update(policies).set(values).where(eq(policies.uuid, existing.uuid)).returning())[0]!.uuid
+    : (
+        await tx
+          .insert(policies)
+          .values({ ...values, slug, tenantUuid: app.topTenantUuid })
+          .returning()
+      )[0]!.uuid;
+  await writeAcl(tx, uuid, spec.acl);
+}
+
+/**
+ * At every start: the stock policies, and the stock user policy in every tenant's all-users group
+ * (tenants created before it existed included); then §11.4 when `update_policy_on_startup` is on.
+ */
 export async function syncPoliciesOnStartup(app: AppContext): Promise<void> {
-  if (!app.config.update_policy_on_startup) return;
   await inTransaction(app, async (tx) => {
+    for (const [slug, spec] of Object.entries(stockPolicies(app)))
+      await upsertManagedPolicy(app, tx, slug, { ...spec, shared: false });
+    if (!app.config.update_policy_on_startup) {
+      const stockUser = { [STOCK_USER_POLICY]: allUsersPolicies(app)[STOCK_USER_POLICY]! };
+      await ensureGroups(app, tx, ALL_USERS_GROUP, true, stockUser, undefined);
+      return;
+    }
     const configured = app.config.default_policies;
     for (const [slug, spec] of Object.entries(configured)) {
-      const [existing] = await tx
-        .select()
-        .from(policies)
-        .where(and(eq(policies.tenantUuid, app.topTenantUuid), sql`lower(${policies.slug}) = lower(${slug})`));
-      const values = {
-        name: slug,
+      if (isStockPolicy(slug)) continue; // the service's own, whatever the configuration says
+      await upsertManagedPolicy(app, tx, slug, {
         description: spec.description ?? "Automatically created",
-        configManaged: true,
         shared: spec.shared,
-      };
-      const uuid = existing
-        ? (await tx.update(policies).set(values).where(eq(policies.uuid, existing.uuid)).returning())[0]!.uuid
-        : (
-            await tx
-              .insert(policies)
-              .values({ ...values, slug, tenantUuid: app.topTenantUuid })
-              .returning()
-          )[0]!.uuid;
-      await writeAcl(tx, uuid, withSelfService(app, slug, spec.acl));
+        acl: withSelfService(app, slug, spec.acl),
+      });
     }
     // Config-managed policies not enabled in `all_users_policies` leave the all-users groups (step 2).
-    const enabled = Object.entries(app.config.all_users_policies)
+    const enabled = Object.entries(allUsersPolicies(app))
       .filter(([, on]) => on)
       .map(([slug]) => slug);
     const notListed = tx
       .select({ uuid: policies.uuid })
       .from(policies)
-      .where(and(eq(policies.configManaged, true), enabled.length ? notInArray(policies.slug, enabled) : undefined));
+      .where(and(eq(policies.configManaged, true), notInArray(policies.slug, enabled)));
     const allUsersGroups = tx.select({ uuid: groups.uuid }).from(groups).where(eq(groups.systemManaged, true));
     await tx
       .delete(groupPolicies)
       .where(and(inArray(groupPolicies.policyUuid, notListed), inArray(groupPolicies.groupUuid, allUsersGroups)));
     // Config-managed policies gone from `default_policies` are deleted unless still in use (step 4).
-    const listed = Object.keys(configured);
+    const listed = [...Object.keys(configured), ...Object.keys(stockPolicies(app))];
     const orphans = await tx
       .select({ uuid: policies.uuid })
       .from(policies)

@@ -14,6 +14,7 @@ import { normalizeLogin } from "../../domain/strings.ts";
 import { publishEvent, routingKey } from "../events.ts";
 import { listCache } from "../list-cache.ts";
 import { lockLoginNamespace, storedLoginKey, typedLoginKey } from "./login-names.ts";
+import { requireMayExempt } from "../auth/mfa-policy.ts";
 import { authenticationMethods, effectiveMethod } from "../auth/identity-providers.ts";
 import { hashPassword, verifyPassword } from "../auth/passwords.ts";
 import { revokeUserAccess } from "../auth/refresh-tokens.ts";
@@ -313,6 +314,7 @@ export async function createUser(
 
 export async function createUserAsCaller(app: AppContext, caller: Caller, input: UserInput): Promise<UserJson> {
   if (!caller.tenantUuid) throw new NotFound("tenants");
+  await requireMayExempt(app, caller, caller.tenantUuid, input.purpose ?? "user", null);
   return inTransaction(app, async (tx) => {
     const user = await createUser(app, tx, caller.tenantUuid!, input);
     await recordAudit(app, tx, caller, userAudit("user.create", user, null, user));
@@ -373,6 +375,7 @@ export async function updateUser(app: AppContext, caller: Caller, uuid: string, 
     // Locked: read without it, a concurrent update committed before ours made the audit entry's
     // `old` values (and the event's) those of two changes ago.
     const before = await requireVisibleUser(app, caller, uuid, tx, true);
+    await requireMayExempt(app, caller, before.tenantUuid, purpose, before.purpose, tx);
     if (input.username) await checkLoginFree(tx, input.username, "username", uuid);
     const enabled = input.enabled ?? true;
     const replaced = {

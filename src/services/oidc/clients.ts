@@ -98,22 +98,49 @@ export function clientJson(r: ClientRow): ClientJson {
 /**
  * How long a client read for client authentication is reused. The token, introspection and
  * revocation endpoints authenticate the client on every request; reading it once per interval keeps
- * introspection off the database. Changes made on this instance apply at once; on other instances
- * (an update, a deletion) within this time.
+ * them off the database. A change to a client (an update, a deletion, a tenant's deletion, a new
+ * secret) is announced by the database on commit (`tessera_oidc_changed`, migration 0027) and drops
+ * the entry on every instance at once (`forgetClient`); this interval is only the backstop.
  */
 export const CLIENT_CACHE_MS = 5_000;
-const clientCaches = new WeakMap<AppContext, Map<string, { row: ClientRow | null; at: number }>>();
-const clientCacheOf = (app: AppContext) => clientCaches.get(app) ?? clientCaches.set(app, new Map()).get(app)!;
 
-/** The client by id for client authentication (read at most once per CLIENT_CACHE_MS); null when unknown. */
+interface ClientCache {
+  entries: Map<string, { row: ClientRow | null; at: number }>;
+  /** Bumped by every change heard: a read begun before it is not kept (it may be the old row). */
+  epoch: number;
+}
+const clientCaches = new WeakMap<AppContext, ClientCache>();
+const clientCacheOf = (app: AppContext) =>
+  clientCaches.get(app) ?? clientCaches.set(app, { entries: new Map(), epoch: 0 }).get(app)!;
+
+/**
+ * The client by id for client authentication (read at most once per CLIENT_CACHE_MS); null when
+ * unknown. While notifications may be missed the cache is not used (as the token cache, whose trust
+ * it shares): every authentication reads the row.
+ */
 export async function clientForAuthentication(app: AppContext, clientId: string): Promise<ClientRow | null> {
   const cache = clientCacheOf(app);
-  const hit = cache.get(clientId);
-  if (hit && Date.now() - hit.at < CLIENT_CACHE_MS) return hit.row;
+  const trusted = app.tokenCache.isTrusted;
+  const hit = cache.entries.get(clientId);
+  if (trusted && hit && Date.now() - hit.at < CLIENT_CACHE_MS) return hit.row;
+  const epoch = cache.epoch;
   const [row] = await app.db.select().from(oidcClients).where(eq(oidcClients.clientId, clientId));
-  if (cache.size >= 10_000) cache.clear(); // bounded: made-up ids cannot grow it without end
-  cache.set(clientId, { row: row ?? null, at: Date.now() });
+  if (trusted && app.tokenCache.isTrusted && cache.epoch === epoch) {
+    if (cache.entries.size >= 10_000) cache.entries.clear(); // bounded: made-up ids cannot grow it without end
+    cache.entries.set(clientId, { row: row ?? null, at: Date.now() });
+  }
   return row ?? null;
+}
+
+/**
+ * A client changed (`clientId`), or any may have (null: notifications were missed): its cached row
+ * goes, with the verified secrets that point at it, and reads under way are not kept.
+ */
+export function forgetClient(app: AppContext, clientId: string | null): void {
+  const cache = clientCacheOf(app);
+  cache.epoch++;
+  if (clientId === null) cache.entries.clear();
+  else cache.entries.delete(clientId);
 }
 
 /**
@@ -131,8 +158,8 @@ const verifiedHeadersOf = (app: AppContext) =>
 /** The client an Authorization header was verified for, while its row is still the cached one. */
 export function verifiedBasicClient(app: AppContext, authorization: string): ClientRow | null {
   const row = verifiedHeadersOf(app).get(authorization);
-  if (!row) return null;
-  const hit = clientCacheOf(app).get(row.clientId);
+  if (!row || !app.tokenCache.isTrusted) return null;
+  const hit = clientCacheOf(app).entries.get(row.clientId);
   return hit?.row === row && Date.now() - hit.at < CLIENT_CACHE_MS ? row : null;
 }
 
@@ -142,9 +169,9 @@ export function rememberVerifiedBasic(app: AppContext, authorization: string, ro
   memo.set(authorization, row);
 }
 
-/** After a local change, the next authentication reads the client again (once committed). */
-const forgetClient = (app: AppContext, tx: DbOrTx, clientId: string) =>
-  afterCommit(tx, () => clientCacheOf(app).delete(clientId));
+/** After a local change, the next authentication reads the client again (once committed, without waiting for the notice). */
+const forgetAfterCommit = (app: AppContext, tx: DbOrTx, clientId: string) =>
+  afterCommit(tx, () => forgetClient(app, clientId));
 
 export const hashClientSecret = (secret: string) => createHash("sha256").update(secret).digest("hex");
 
@@ -318,7 +345,7 @@ export async function updateClient(
       })
       .where(eq(oidcClients.clientId, clientId))
       .returning();
-    forgetClient(app, tx, clientId);
+    forgetAfterCommit(app, tx, clientId);
     await clientEvent(app, tx, "updated", row!);
     await recordAudit(
       app,
@@ -348,7 +375,7 @@ export async function deleteClient(app: AppContext, caller: Caller, clientId: st
       .where(eq(refreshTokens.clientId, clientId));
     for (const f of families) await purgeRefreshToken(app, tx, f.rt, f.tenantUuid);
     await tx.delete(oidcClients).where(eq(oidcClients.clientId, clientId));
-    forgetClient(app, tx, clientId);
+    forgetAfterCommit(app, tx, clientId);
     await clientEvent(app, tx, "deleted", row);
     await recordAudit(app, tx, caller, resourceAudit("oidc_client.delete", clientTarget(row), clientJson(row), null));
   });

@@ -8,8 +8,8 @@ import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { oidcAccessTokens, oidcRefreshTokens, refreshTokens, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
-import { ApiError, AuthenticationFailed, ServiceUnavailable } from "../../domain/errors.ts";
-import { type AuditActor, recordAudit, SYSTEM_ACTOR } from "../audit/record.ts";
+import { ApiError, AuthenticationFailed, ServiceUnavailable, TooManySessions } from "../../domain/errors.ts";
+import { type AuditActor, auditInsert, auditOutboxInsert, recordAudit, SYSTEM_ACTOR } from "../audit/record.ts";
 import { login } from "../auth/authentication.ts";
 import { purgeRefreshToken } from "../auth/refresh-tokens.ts";
 import { revokeToken } from "../auth/sessions.ts";
@@ -20,7 +20,7 @@ import { aclNarrowing, aclScopes, narrowAcl, scopesBeyond } from "./acl-scope.ts
 import { userClaims } from "./claims.ts";
 import type { ClientRow } from "./clients.ts";
 import { signIdToken } from "./id-token.ts";
-import { invalidGrant, OAuthError } from "./oauth-error.ts";
+import { invalidGrant, OAuthError, sessionCapReached } from "./oauth-error.ts";
 
 export type Form = Record<string, string | undefined>;
 
@@ -391,6 +391,7 @@ async function loginOrInvalidGrant(app: AppContext, req: Parameters<typeof login
     return (await login(app, req)).token;
   } catch (e) {
     if (e instanceof AuthenticationFailed) throw invalidGrant("the grant was revoked");
+    if (e instanceof TooManySessions) throw sessionCapReached();
     if (e instanceof ApiError && e.status === 429)
       throw new OAuthError(429, "temporarily_unavailable", "too many attempts; try again later");
     throw e;
@@ -414,45 +415,42 @@ export async function clientCredentialsGrant(
   const authId = clientAuthId(client.clientId);
   const acl = narrowAcl(client.acl, aclScopes(scope), { authId });
   const expiration = client.accessTokenLifetime ?? app.config.default_token_lifetime;
-  const issued = await inTransaction(app, async (tx) => {
-    const issued = await insertToken(
-      app,
-      tx,
-      {
-        authId,
-        pbxUserUuid: null,
-        acl,
-        metadata: {
-          auth_id: authId,
-          tenant_uuid: client.tenantUuid,
-          purpose: "oidc_client",
-          client_id: client.clientId,
-        },
-        expiration,
-        userAgent: origin.userAgent,
-        remoteAddr: origin.remoteAddr,
-        sessionTenantUuid: client.tenantUuid,
-        mobile: false,
-      },
-      (sessionUuid) =>
-        sessionCreatedEvent({ uuid: sessionUuid, tenantUuid: client.tenantUuid, userUuid: null, mobile: false }),
-    );
-    await recordAccessToken(tx, {
-      tokenUuid: issued.record.uuid,
-      sessionUuid: issued.record.sessionUuid,
-      clientId: client.clientId,
-      userUuid: null,
-      grantType: "client_credentials",
-      scope,
-    });
-    // The client's login: a decision like a user's (its service principal has no user uuid).
-    await recordAudit(app, tx, clientActor(origin, client.tenantUuid, issued.record.sessionUuid), {
-      action: "login.success",
-      target: { kind: "oidc_client", uuid: client.clientId, tenantUuid: client.tenantUuid },
-      changes: [{ field: "grant_type", old: null, new: "client_credentials" }],
-    });
-    return issued;
-  });
+  const tokenUuid = crypto.randomUUID();
+  // One statement, so one round trip and atomic on its own: the session, its event, the token, the
+  // token's record and the client's login in the audit trail (with its bus copy) — all or nothing.
+  const issued = await insertToken(
+    app,
+    app.db,
+    {
+      uuid: tokenUuid,
+      authId,
+      pbxUserUuid: null,
+      acl,
+      metadata: { auth_id: authId, tenant_uuid: client.tenantUuid, purpose: "oidc_client", client_id: client.clientId },
+      expiration,
+      userAgent: origin.userAgent,
+      remoteAddr: origin.remoteAddr,
+      sessionTenantUuid: client.tenantUuid,
+      mobile: false,
+    },
+    (sessionUuid) =>
+      sessionCreatedEvent({ uuid: sessionUuid, tenantUuid: client.tenantUuid, userUuid: null, mobile: false }),
+    (sessionUuid) => {
+      // The client's login: a decision like a user's (its service principal has no user uuid).
+      const actor = clientActor(origin, client.tenantUuid, sessionUuid);
+      const entry = {
+        action: "login.success",
+        target: { kind: "oidc_client", uuid: client.clientId, tenantUuid: client.tenantUuid },
+        changes: [{ field: "grant_type", old: null, new: "client_credentials" }],
+      };
+      const record = { tokenUuid, sessionUuid, clientId: client.clientId, userUuid: null };
+      return [
+        app.db.insert(oidcAccessTokens).values({ ...record, grantType: "client_credentials", scope: scope.join(" ") }),
+        auditInsert(app, app.db, actor, entry),
+        auditOutboxInsert(app, app.db, actor, entry),
+      ];
+    },
+  );
   return {
     access_token: issued.record.uuid,
     token_type: "Bearer",

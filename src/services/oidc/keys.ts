@@ -3,7 +3,7 @@
 // Private keys are kept in memory for signing (no database read, no key import per token) and
 // never leave this module except as CryptoKeys (and a MAC key derived one-way from them); only
 // public JWKs are published.
-import { hkdfSync } from "node:crypto";
+import { createHash, hkdfSync } from "node:crypto";
 import { and, desc, gt, isNull, or } from "drizzle-orm";
 import type { JWK } from "jose";
 import type { AppContext } from "../../boot/context.ts";
@@ -22,7 +22,7 @@ export type SigningAlg = (typeof SIGNING_ALGS)[number];
  */
 export const RETIRED_KEY_PUBLISHED_SECONDS = 86_400;
 
-/** How long an instance signs with the keys it loaded before it looks for a newer one (rotation by another instance). */
+/** How long an instance signs with the keys it loaded before it looks for a newer one (the backstop of the rotation notice). */
 const RELOAD_AFTER_MS = 60_000;
 
 export interface SigningKey {
@@ -155,8 +155,9 @@ async function insertNewKey(app: AppContext, db: DbOrTx, alg: SigningAlg): Promi
 
 /**
  * Rotation: a new current key per algorithm; the previous ones are retired but stay published for
- * `RETIRED_KEY_PUBLISHED_SECONDS`. Other instances pick the new keys up within a minute (they
- * verify fine meanwhile: both are published).
+ * `RETIRED_KEY_PUBLISHED_SECONDS`. Other instances publish and sign with the new keys once they hear
+ * the change (`tessera_oidc_changed`), within a minute if the notice was missed (tokens verify fine
+ * meanwhile: both keys are published).
  */
 export async function rotateSigningKeys(app: AppContext): Promise<string[]> {
   await inTransaction(app, (tx) => retireAndReplace(app, tx));
@@ -192,6 +193,7 @@ async function retireAndReplace(app: AppContext, tx: DbOrTx): Promise<void> {
 }
 
 async function reloadAfterRotation(app: AppContext): Promise<string[]> {
+  signingKeysChanged(app); // at once here; the other instances when they hear the notice
   const keys = await currentKeys(app, true);
   app.log.info("rotated the OpenID Connect signing keys");
   return [...keys.values()].map((k) => k.kid);
@@ -199,11 +201,67 @@ async function reloadAfterRotation(app: AppContext): Promise<string[]> {
 
 /** The JWK Set of `jwks_uri` (RFC 7517 §5): current keys, and retired ones still within their publication time. */
 export async function publicJwks(app: AppContext): Promise<{ keys: JWK[] }> {
-  const since = new Date(Date.now() - RETIRED_KEY_PUBLISHED_SECONDS * 1000);
+  return JSON.parse((await jwksDocument(app)).body) as { keys: JWK[] };
+}
+
+/** The JWK Set as served: its JSON, a strong entity tag of it (RFC 9110 §8.8.3), and until when it holds. */
+export interface JwksDocument {
+  body: string;
+  etag: string;
+  /** When the oldest retired key in it leaves publication (the set changes then without any write). */
+  until: number;
+}
+
+interface JwksCache {
+  doc: JwksDocument | null;
+  /** Bumped by every change heard: a read begun before it is not kept. */
+  epoch: number;
+}
+const jwksCaches = new WeakMap<AppContext, JwksCache>();
+const jwksCacheOf = (app: AppContext) => jwksCaches.get(app) ?? jwksCaches.set(app, { doc: null, epoch: 0 }).get(app)!;
+
+/**
+ * The JWK Set from memory, or null when it must be read: not read yet, changed since (a rotation on
+ * any instance, heard through `tessera_oidc_changed`), a retired key's publication over, or
+ * notifications possibly missed (the token cache's trust, which it shares).
+ */
+export function cachedJwks(app: AppContext): JwksDocument | null {
+  const doc = jwksCacheOf(app).doc;
+  return doc && Date.now() < doc.until && app.tokenCache.isTrusted ? doc : null;
+}
+
+/** The JWK Set, read from the database when memory does not hold it (one read per change). */
+export async function jwksDocument(app: AppContext): Promise<JwksDocument> {
+  const cached = cachedJwks(app);
+  if (cached) return cached;
+  const cache = jwksCacheOf(app);
+  const epoch = cache.epoch;
+  const now = Date.now();
+  const publishedMs = RETIRED_KEY_PUBLISHED_SECONDS * 1000;
   const rows = await app.db
-    .select({ jwk: oidcKeys.publicJwk })
+    .select({ jwk: oidcKeys.publicJwk, retiredAt: oidcKeys.retiredAt })
     .from(oidcKeys)
-    .where(and(or(isNull(oidcKeys.retiredAt), gt(oidcKeys.retiredAt, since))))
+    .where(and(or(isNull(oidcKeys.retiredAt), gt(oidcKeys.retiredAt, new Date(now - publishedMs)))))
     .orderBy(desc(oidcKeys.createdAt));
-  return { keys: rows.map((r) => r.jwk as JWK) };
+  const body = JSON.stringify({ keys: rows.map((r) => r.jwk as JWK) });
+  const until = Math.min(
+    Number.POSITIVE_INFINITY,
+    ...rows.flatMap((r) => (r.retiredAt ? [r.retiredAt.getTime() + publishedMs] : [])),
+  );
+  const doc = { body, etag: `"${createHash("sha256").update(body).digest("base64url")}"`, until };
+  if (cache.epoch === epoch && app.tokenCache.isTrusted) cache.doc = doc;
+  return doc;
+}
+
+/**
+ * The signing keys changed (a rotation by this or another instance), or may have (notifications
+ * were missed): the JWK Set is read again, and so are the signing keys on their next use (those in
+ * memory keep signing if that read fails).
+ */
+export function signingKeysChanged(app: AppContext): void {
+  const cache = jwksCacheOf(app);
+  cache.epoch++;
+  cache.doc = null;
+  const keys = loaded.get(app);
+  if (keys) keys.at = 0;
 }

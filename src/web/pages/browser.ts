@@ -5,7 +5,8 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../../boot/context.ts";
 import { databaseFailure } from "../../db/failures.ts";
-import { ApiError, SecondFactorLocked } from "../../domain/errors.ts";
+import { ApiError, SecondFactorLocked, TooManySessions } from "../../domain/errors.ts";
+import { apiErrorOf } from "../../http/error-response.ts";
 import type { Env } from "../../http/route.ts";
 import { requestOrigin } from "../../http/request-origin.ts";
 import { renderPage, type PageOptions, type PageStep } from "./oidc-login.ts";
@@ -160,6 +161,9 @@ export const GENERIC_FAILURE = "Wrong username or password.";
 export const TOO_MANY = "Too many attempts. Wait a moment, then try again.";
 export const SECOND_FACTOR_LOCKED =
   "Too many wrong codes: the second factor of this account is locked. Ask an administrator to unlock it, or try again later.";
+/** The session cap (`max_user_concurrent_sessions`), not an attempt count: waiting does not help. */
+export const SESSION_CAP =
+  "You are signed in on too many devices or browsers. Sign out of one of them, then try again.";
 
 /**
  * A sign-in the login refused, as the page shows it with the form again: too many attempts (429)
@@ -168,6 +172,7 @@ export const SECOND_FACTOR_LOCKED =
 export function signInRefusal(e: unknown): { message: string; status: number } {
   if (!(e instanceof ApiError) || e.status >= 500) throw e;
   if (e instanceof SecondFactorLocked) return { message: SECOND_FACTOR_LOCKED, status: 429 };
+  if (e instanceof TooManySessions) return { message: SESSION_CAP, status: 429 };
   return e.status === 429 ? { message: TOO_MANY, status: 429 } : { message: GENERIC_FAILURE, status: 401 };
 }
 
@@ -175,8 +180,16 @@ export const UNAVAILABLE = "Signing in is not possible right now. Try again in a
 
 /**
  * A database outage (or another service failing: a 5xx) on a page is an error page (503), never a
- * JSON body, a half-issued code or a half-done approval.
+ * JSON body, a half-issued code or a half-done approval. `pageErrorResponse` is the page door's
+ * error exit (http/doors.ts): whatever reached it (the deadline, input the pipeline refused) is a page.
  */
+export function pageErrorResponse(c: Context, err: unknown, app: AppContext): Response {
+  const e = apiErrorOf(c, err, app.log);
+  if (e.status === 503) return renderPage(app, { step: "error", message: UNAVAILABLE }, 503);
+  if (e.status >= 500) return renderPage(app, { step: "error", message: "Something went wrong. Try again." }, 500);
+  return renderPage(app, { step: "error", message: e.message }, e.status);
+}
+
 export async function outagePage(app: AppContext, handler: () => Promise<Response>): Promise<Response> {
   try {
     return await handler();

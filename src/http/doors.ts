@@ -1,0 +1,20 @@
+// The three doors a request comes through, each answering errors in its own form whatever failed
+// (a refusal, an outage, the db_timeout deadline): the REST API the wazo-auth JSON body, the OAuth
+// protocol endpoints RFC 6749 §5.2's `{error, error_description}`, the browser pages an HTML error
+// page. A route group names its door (a route may name another); the error exit asks the route
+// table which door a request came through, so an error raised before the route ran is shaped too.
+import type { Door, RouteSpec } from "./route.ts";
+
+/** The door of a request: the first declared route matching its method and path ("api" if none). */
+export function doorLookup(specs: readonly RouteSpec[]): (method: string, path: string) => Door {
+  let compiled: Array<{ method: string; path: RegExp; door: Door }> | null = null;
+  return (method, path) => {
+    compiled ??= specs.map((s) => ({
+      method: s.method === "head" ? "get" : s.method,
+      path: new RegExp(`^/0\\.1${s.path.replace(/[.]/g, "\\.").replace(/\{\w+\}/g, "[^/]+")}/?$`),
+      door: s.door ?? "api",
+    }));
+    const m = method === "HEAD" ? "get" : method.toLowerCase();
+    return compiled.find((r) => r.method === m && r.path.test(path))?.door ?? "api";
+  };
+}
