@@ -1,6 +1,7 @@
-// The token endpoint (RFC 6749 §3.2, OIDC Core §3.1.3) and userinfo (OIDC Core §5.3). Their
-// errors are OAuth's (`{error, error_description}`, RFC 6749 §5.2; RFC 6750 §3 for userinfo),
-// the answers OAuth clients parse.
+// The token endpoint (RFC 6749 §3.2, OIDC Core §3.1.3) with the grants of the registry
+// (services/oidc/grants/index.ts), device authorization (RFC 8628 §3.1), introspection (RFC 7662),
+// revocation (RFC 7009) and userinfo (OIDC Core §5.3). Their errors are OAuth's (`{error,
+// error_description}`, RFC 6749 §5.2; RFC 6750 §3 for userinfo), the answers OAuth clients parse.
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
 import { findValidToken, isTokenShaped } from "../services/auth/tokens.ts";
