@@ -248,6 +248,7 @@ async function newSession(
   return { ...session, tenantUuid: user?.tenantUuid ?? "" };
 }
 
+/** Where an authorization's second step leads once the factor is proven: `continueSignIn`. */
 export function oidcFlow(c: Context<Env>, app: AppContext, check: Ok, params: Params): Flow {
   return {
     clientId: check.client.clientId,
