@@ -4432,6 +4432,7 @@ export interface operations {
             content: {
                 "application/json": {
                     password: string | null;
+                    must_change?: boolean;
                 };
             };
         };
