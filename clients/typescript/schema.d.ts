@@ -4499,6 +4499,7 @@ export interface operations {
             content: {
                 "application/json": {
                     password: string | null;
+                    must_change?: boolean;
                 };
             };
         };

@@ -5,7 +5,7 @@ import type { AppContext } from "../../context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { emails, groups, tenantUserCounts, userGroups, users } from "../../db/schema.ts";
 import { listPage } from "../../db/paging.ts";
-import { changesOf, recordAudit, secretChange, type AuditEntry } from "../audit/record.ts";
+import { changesOf, recordAudit, secretChange, type AuditActor, type AuditEntry } from "../audit/record.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
@@ -457,9 +457,12 @@ export async function setPassword(
   app: AppContext,
   user: UserRow,
   password: string | null,
-  actor: Caller | null,
+  actor: AuditActor | Caller | null,
   action: string,
+  /** An administrator's "must change at next login" (docs/security.md); any other new password clears it. */
+  opts: { mustChange?: boolean } = {},
 ): Promise<void> {
+  const mustChange = Boolean(opts.mustChange) && password !== null;
   await requireNativePassword(app, user);
   const hash = password === null ? null : await hashPassword(password, app.config);
   await inTransaction(app, async (tx) => {
@@ -469,13 +472,19 @@ export async function setPassword(
         passwordHash: hash?.hash ?? null,
         passwordSalt: hash?.salt ?? null,
         passwordIterations: hash?.iterations ?? null,
+        passwordChangeRequired: mustChange,
       })
       .where(eq(users.uuid, user.uuid));
     await revokeUserAccess(app, tx, user);
     await recordAudit(app, tx, actor, {
       action,
       target: { kind: "user", uuid: user.uuid, tenantUuid: user.tenantUuid },
-      changes: [secretChange("password")],
+      changes: [
+        secretChange("password"),
+        ...(mustChange === user.passwordChangeRequired
+          ? []
+          : [{ field: "password_change_required", old: user.passwordChangeRequired, new: mustChange }]),
+      ],
     });
     await publishEvent(app, tx, {
       name: "auth_user_password_changed",
