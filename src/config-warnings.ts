@@ -14,5 +14,11 @@ export function configWarnings(config: Config): string[] {
       "public_url is not set: password-reset, email-confirmation and registration mails are refused (503) rather than linking to the request's Host header; set public_url to the API's public base URL",
     );
   }
+  const policy = config.password_policy;
+  if (policy.min_length < 8 || !policy.common_passwords) {
+    warnings.push(
+      `password_policy (min_length ${policy.min_length}, common_passwords ${policy.common_passwords}) is below NIST SP 800-63B's (8, true): for tests only`,
+    );
+  }
   return warnings;
 }

@@ -16,6 +16,7 @@ import { listCache } from "../list-cache.ts";
 import { lockLoginNamespace, storedLoginKey, typedLoginKey } from "./login-names.ts";
 import { authenticationMethods, effectiveMethod } from "../auth/identity-providers.ts";
 import { hashPassword, verifyPassword } from "../auth/passwords.ts";
+import { enforcePasswordPolicy } from "../auth/password-policy.ts";
 import { revokeUserAccess } from "../auth/refresh-tokens.ts";
 import { revokeUserSessions } from "../auth/sessions.ts";
 import { requireVisibleUser, inCallerScope, type UserRow } from "./visibility.ts";
@@ -269,6 +270,13 @@ export async function createUser(
 ): Promise<UserJson> {
   const purpose = input.purpose ?? "user";
   const method = checkMethod(app, input.authentication_method ?? defaultMethod(purpose));
+  if (input.password)
+    await enforcePasswordPolicy(app, tx, {
+      tenantUuid,
+      password: input.password,
+      logins: [input.username, input.email_address],
+      field: "password",
+    });
   if (input.uuid) {
     const [dup] = await tx.select({ uuid: users.uuid }).from(users).where(eq(users.uuid, input.uuid));
     if (dup)
@@ -423,7 +431,8 @@ export async function changePassword(
     app.config,
   );
   if (!ok) throw new AuthenticationFailed();
-  await setPassword(app, user, newPassword, caller, "user.password.change");
+  // After the old password: only its holder learns which rule a new one breaks.
+  await setPassword(app, user, newPassword, caller, "user.password.change", "new_password");
 }
 
 /** 405 when the user's effective method is not native: its password lives in its identity provider. */
@@ -446,7 +455,8 @@ async function ownUser(app: AppContext, uuid: string): Promise<UserRow> {
 }
 
 /**
- * Sets (or, with null, removes) a native password and ends the user's sessions and refresh tokens
+ * Sets (or, with null, removes) a native password — one the tenant's password policy accepts, else a
+ * 400 on `field` — and ends the user's sessions and refresh tokens
  * (`revokeUserAccess`) — the caller's own session too when users change their own password, as in
  * wazo-auth: the client logs in again with the new password.
  */
@@ -456,8 +466,18 @@ export async function setPassword(
   password: string | null,
   actor: Caller | null,
   action: string,
+  field = "password",
 ): Promise<void> {
   await requireNativePassword(app, user);
+  if (password !== null) {
+    const mails = await app.db.select({ address: emails.address }).from(emails).where(eq(emails.userUuid, user.uuid));
+    await enforcePasswordPolicy(app, app.db, {
+      tenantUuid: user.tenantUuid,
+      password,
+      logins: [user.username, ...mails.map((m) => m.address)],
+      field,
+    });
+  }
   const hash = password === null ? null : await hashPassword(password, app.config);
   await inTransaction(app, async (tx) => {
     await tx
