@@ -14,7 +14,7 @@ import { InvalidData } from "../src/domain/errors.ts";
 import { passwordProblem } from "../src/services/auth/password-policy.ts";
 import { hashPassword } from "../src/services/auth/passwords.ts";
 import { bootstrapUser } from "../src/services/identity/bootstrap.ts";
-import { describeEachDb, type TestApp } from "./helpers/app.ts";
+import { describeEachDb, type TestApp, type TestResponse } from "./helpers/app.ts";
 import { adminToken, createTenantRow, createUserRow, tenantFamily, tokenFor } from "./helpers/fixtures.ts";
 import { startSmtp } from "./helpers/smtp-server.ts";
 
@@ -45,7 +45,7 @@ const NOT_LOGIN = {
 };
 
 /** The one 400 body, field by field, with `details` holding exactly `field`'s refusal. */
-function expectRefused(r: { status: number; json: any }, resource: string, details: Record<string, unknown>) {
+function expectRefused(r: TestResponse, resource: string, details: Record<string, unknown>) {
   expect(r.status).toBe(400);
   expect(r.json.error_id).toBe("invalid-data");
   expect(r.json.message).toBe("Invalid request");
@@ -121,7 +121,7 @@ describeEachDb(
 
       test("the maximum is at least 64: 1,024 characters pass, 1,025 are refused", async () => {
         const admin = await adminToken(get().app);
-        const long = "x".repeat(1023) + "y";
+        const long = `${"x".repeat(1023)}y`;
         expect(
           (await req("POST", "/0.1/users", { token: admin, body: { username: `l${uniq()}`, password: long } })).status,
         ).toBe(200);
