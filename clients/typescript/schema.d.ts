@@ -1395,7 +1395,7 @@ export interface paths {
          */
         get: operations["getTenant"];
         /**
-         * Replace a tenant (omitted fields reset; slug immutable)
+         * Replace a tenant (omitted fields reset, but for `password_policy`; slug immutable)
          * @description **Required ACL:** `auth.tenants.{tenant_uuid}.update`
          */
         put: operations["updateTenant"];
@@ -2136,6 +2136,14 @@ export interface components {
                 state: string | null;
                 country: string | null;
                 zip_code: string | null;
+            };
+            password_policy: {
+                /** @description The tenant's own minimum password length; null: inherited */
+                min_length: number | null;
+                /** @description The minimum in force: the largest set on the tenant, its ancestors or the service */
+                effective_min_length: number;
+                /** @description The ancestor whose minimum is in force; null: the tenant's own or the service's */
+                inherited_from: string | null;
             };
         };
         Group: {
@@ -7968,6 +7976,10 @@ export interface operations {
                         country?: string | null;
                         zip_code?: string | null;
                     } | null;
+                    password_policy?: {
+                        /** @description Shortest password of the tenant's users (and its sub-tenants'); null: inherited */
+                        min_length?: number | null;
+                    } | null;
                 };
             };
         };
@@ -7981,7 +7993,7 @@ export interface operations {
                     "application/json": components["schemas"]["Tenant"];
                 };
             };
-            /** @description Invalid body */
+            /** @description Invalid body, or a password policy below the one in force above */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8108,6 +8120,10 @@ export interface operations {
                         country?: string | null;
                         zip_code?: string | null;
                     } | null;
+                    password_policy?: {
+                        /** @description Shortest password of the tenant's users (and its sub-tenants'); null: inherited */
+                        min_length?: number | null;
+                    } | null;
                 };
             };
         };
@@ -8119,7 +8135,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid body */
+            /** @description Invalid body, or a password policy below the one in force above */
             400: {
                 headers: {
                     [name: string]: unknown;
