@@ -22,7 +22,8 @@ const smtp = await startSmtp();
 afterAll(() => smtp.close());
 
 let n = 0;
-const uniq = () => `${process.pid}x${++n}`;
+// At least 10 characters: a username used as a password must break that rule, not the minimum length.
+const uniq = () => `${process.pid}x${++n}`.padStart(10, "0");
 const basic = (login: string, password: string) => ({
   Authorization: `Basic ${Buffer.from(`${login}:${password}`, "utf8").toString("base64")}`,
 });
@@ -343,6 +344,26 @@ describeEachDb(
           "users",
           { password: tooShort(15) },
         );
+      });
+
+      test("moving a tenant from under a minimum its administrator may not lower is refused", async () => {
+        const t = get();
+        const fam = await tenantFamily(t.app);
+        const master = await adminToken(t.app);
+        const strict = await createTenantRow(t.app, { parentUuid: fam.tenant });
+        const leaf = await createTenantRow(t.app, { parentUuid: strict });
+        const body = { name: "strict", password_policy: { min_length: 16 } };
+        expect((await req("PUT", `/0.1/tenants/${strict}`, { token: master, body })).status).toBe(204);
+        const move = (token: string) => req("PUT", `/0.1/tenants/${leaf}/parent/${fam.tenant}`, { token });
+        const refused = await move(fam.admin);
+        expect([refused.status, refused.json.error_id, refused.json.resource]).toEqual([403, "forbidden", "tenants"]);
+        expect(refused.json.details).toEqual({ password_policy: { min_length: { inherited_from: strict, min: 16 } } });
+        const leafPolicy = async () =>
+          (await req("GET", `/0.1/tenants/${leaf}`, { token: master })).json.password_policy.effective_min_length;
+        expect(await leafPolicy()).toBe(16); // nothing moved
+        // The master's administrator, who set it, may; so may anyone when the minimum comes along.
+        expect((await move(master)).status).toBe(204);
+        expect(await leafPolicy()).toBe(8);
       });
     });
 

@@ -8328,7 +8328,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required ACL */
+            /** @description The move would lower a minimum password length the caller may not lower */
             403: {
                 headers: {
                     [name: string]: unknown;

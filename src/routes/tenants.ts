@@ -165,7 +165,12 @@ export function tenantRoutes(): RouteGroup {
         summary: "Move a tenant under another one",
         acl: "auth.tenants.{tenant_uuid}.parent.{parent_tenant_uuid}.update",
         params: z.object({ tenant_uuid: uuidParam, parent_tenant_uuid: uuidParam }),
-        responses: { 204: "Moved", 404: "No such tenant", 409: "Would create a cycle" },
+        responses: {
+          204: "Moved",
+          403: "The move would lower a minimum password length the caller may not lower",
+          404: "No such tenant",
+          409: "Would create a cycle",
+        },
       },
       async ({ c, app, caller, params }) => {
         await setTenantParent(app, caller, params.tenant_uuid, params.parent_tenant_uuid);

@@ -10,7 +10,7 @@ import type { AppContext } from "../../context.ts";
 import { execRows, type DbOrTx } from "../../db/index.ts";
 import { tenantPasswordPolicy } from "../../db/schema.ts";
 import type { Caller } from "../../domain/caller.ts";
-import { InvalidData } from "../../domain/errors.ts";
+import { Forbidden, InvalidData } from "../../domain/errors.ts";
 import { isSubtenant } from "./tenant-tree.ts";
 
 /** Bounds of a tenant's minimum: NIST's 8 at least (the service-wide value may be lower, for tests). */
@@ -126,4 +126,35 @@ export async function setTenantPasswordPolicy(
       target: tenantPasswordPolicy.tenantUuid,
       set: { minLength: wanted, setByTenantUuid: setBy, updatedAt: sql`now()` },
     });
+}
+
+/** The settings along the tenant's path before a move, for `refuseWeakeningMove`. */
+export const settingsBeforeMove = settingsOf;
+
+/**
+ * After a move (in its transaction): 403 when the tenant's effective minimum fell below a minimum it
+ * inherited that the caller could not have lowered itself — a sub-tenant's administrator cannot
+ * escape a parent's minimum by moving the tenant elsewhere in its subtree.
+ */
+export async function refuseWeakeningMove(
+  app: AppContext,
+  tx: DbOrTx,
+  caller: Caller,
+  tenantUuid: string,
+  before: Setting[],
+): Promise<void> {
+  const now = Math.max(
+    app.config.password_policy.min_length,
+    ...(await settingsOf(tx, tenantUuid)).map((s) => s.min_length),
+  );
+  for (const lost of before.filter((s) => s.min_length > now)) {
+    if (await outranks(app, tx, caller, lost.set_by)) continue;
+    throw new Forbidden(
+      "tenants",
+      `The move would lower the tenant's minimum password length below ${lost.min_length}, set above it by an administrator of a parent tenant`,
+      { password_policy: { min_length: { inherited_from: lost.tenant_uuid, min: lost.min_length } } },
+      "forbidden",
+      tenantUuid,
+    );
+  }
 }

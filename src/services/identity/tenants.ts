@@ -20,7 +20,9 @@ import { tenantVisible } from "./visibility.ts";
 import {
   passwordPolicyField,
   passwordPolicyJson,
+  refuseWeakeningMove,
   setTenantPasswordPolicy,
+  settingsBeforeMove,
   tenantPasswordPolicyJson,
   type PasswordPolicyInput,
   type PasswordPolicyJson,
@@ -494,7 +496,9 @@ export async function setTenantParent(
       );
     }
     const [old] = await tx.select({ parentUuid: tenants.parentUuid }).from(tenants).where(eq(tenants.uuid, uuid));
+    const policies = await settingsBeforeMove(tx, uuid);
     await tx.update(tenants).set({ parentUuid }).where(eq(tenants.uuid, uuid));
+    await refuseWeakeningMove(app, tx, caller, uuid, policies);
     await recordAudit(app, tx, caller, {
       action: "tenant.move",
       target: { kind: "tenant", uuid, tenantUuid: uuid },
