@@ -11,7 +11,7 @@ import { execRows, type DbOrTx } from "../../db/index.ts";
 import { tenantPasswordPolicy } from "../../db/schema.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { Forbidden, InvalidData } from "../../domain/errors.ts";
-import { isSubtenant } from "./tenant-tree.ts";
+import { isSubtenant, tenantExists } from "./tenant-tree.ts";
 
 /** Bounds of a tenant's minimum: NIST's 8 at least (the service-wide value may be lower, for tests). */
 export const TENANT_MIN_LENGTH = { min: 8, max: 64 } as const;
@@ -118,7 +118,10 @@ export async function setTenantPasswordPolicy(
     await tx.delete(tenantPasswordPolicy).where(eq(tenantPasswordPolicy.tenantUuid, tenantUuid));
     return;
   }
-  const setBy = own && !mayOverride ? own.set_by : caller.ownTenantUuid;
+  // A caller's own tenant that no longer exists (a token outliving it) records no authority.
+  const ownTenant =
+    caller.ownTenantUuid && (await tenantExists(tx, caller.ownTenantUuid)) ? caller.ownTenantUuid : null;
+  const setBy = own && !mayOverride ? own.set_by : ownTenant;
   await tx
     .insert(tenantPasswordPolicy)
     .values({ tenantUuid, minLength: wanted, setByTenantUuid: setBy })
