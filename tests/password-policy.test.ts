@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
+import { createHandler } from "../src/app.ts";
 import { parseConfig } from "../src/config.ts";
 import { configWarnings } from "../src/config-warnings.ts";
 import { tenants, users } from "../src/db/schema.ts";
@@ -365,6 +366,44 @@ describeEachDb(
         expect((await move(master)).status).toBe(204);
         expect(await leafPolicy()).toBe(8);
       });
+    });
+
+    describe("tessera users (the CLI, through the API)", () => {
+      test("create and set-password show the rule and exit 1; a good password passes", async () => {
+        const t = get();
+        const handle = createHandler(t.app, t.http);
+        const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r, s) => handle(r, s) });
+        try {
+          const env = {
+            ...process.env,
+            TESSERA_URL: `http://127.0.0.1:${server.port}`,
+            TESSERA_TOKEN: await adminToken(t.app),
+          };
+          const tessera = async (...args: string[]) => {
+            const p = Bun.spawn([process.execPath, "src/cli.ts", "users", ...args], {
+              cwd: join(import.meta.dir, ".."),
+              env,
+              stdout: "pipe",
+              stderr: "pipe",
+            });
+            const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
+            return { code: await p.exited, out, err };
+          };
+          const name = `cli${uniq()}`;
+          const weak = await tessera("create", "--username", name, "--password", "letmein");
+          expect(weak.code).toBe(1);
+          expect(weak.err).toContain("(400 invalid-data: Invalid request — password: Shorter than minimum length 8.)");
+          const made = await tessera("create", "--username", name, "--password", GOOD, "--json");
+          expect(made.code).toBe(0);
+          const uuid = JSON.parse(made.out).uuid as string;
+          const common = await tessera("set-password", uuid, "--password", "sunshine");
+          expect(common.code).toBe(1);
+          expect(common.err).toContain("password: Too common: on a list of commonly used or breached passwords.");
+          expect((await tessera("set-password", uuid, "--password", `${GOOD}?`)).code).toBe(0);
+        } finally {
+          server.stop(true);
+        }
+      }, 60_000);
     });
 
     describe("the bootstrap administrator", () => {
