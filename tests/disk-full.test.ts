@@ -58,7 +58,10 @@ describe.skipIf(!canMount)("a full disk", () => {
       TESSERA_PORT: String(port),
       TESSERA_LOG_LEVEL: "info",
     };
-    const boot = Bun.spawnSync([process.execPath, "src/cli.ts", "bootstrap", "admin", "s3cret-admin"], { cwd: root, env });
+    const boot = Bun.spawnSync([process.execPath, "src/cli.ts", "bootstrap", "admin", "s3cret-admin"], {
+      cwd: root,
+      env,
+    });
     expect(boot.exitCode).toBe(0);
     const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
     const stderr = new Response(proc.stderr).text();
