@@ -14,7 +14,7 @@ import { tenants, users } from "../src/db/schema.ts";
 import { InvalidData } from "../src/domain/errors.ts";
 import { passwordProblem } from "../src/services/auth/password-policy.ts";
 import { hashPassword } from "../src/services/auth/passwords.ts";
-import { bootstrapUser } from "../src/services/identity/bootstrap.ts";
+import { bootstrapOnStartup, bootstrapUser } from "../src/services/identity/bootstrap.ts";
 import { describeEachDb, type TestApp, type TestResponse } from "./helpers/app.ts";
 import { adminToken, createTenantRow, createUserRow, tenantFamily, tokenFor } from "./helpers/fixtures.ts";
 import { startSmtp } from "./helpers/smtp-server.ts";
@@ -424,6 +424,23 @@ describeEachDb(
         expect((await req("POST", "/0.1/token", { headers: basic(name, "choose-a-password"), body: {} })).status).toBe(
           200,
         );
+      });
+
+      test("bootstrap_user_on_startup: a refused password stops the start with the rule", async () => {
+        const c = get().app.config;
+        const saved = { ...c };
+        Object.assign(c, {
+          bootstrap_user_on_startup: true,
+          bootstrap_user_username: `st${uniq()}`,
+          bootstrap_user_password: "12345678",
+        });
+        try {
+          await expect(bootstrapOnStartup(get().app)).rejects.toThrow(
+            "bootstrap_user_password is refused by the password policy: Too common: on a list of commonly used or breached passwords.",
+          );
+        } finally {
+          Object.assign(c, saved);
+        }
       });
     });
 
