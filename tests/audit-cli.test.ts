@@ -90,7 +90,7 @@ describe("tessera audit", () => {
     expect(table.out).not.toContain("user.create");
     const bad = await tessera(["audit", "--actor", "nobody"]);
     expect(bad.code).not.toBe(0);
-    expect(bad.err).toContain("actor_uuid");
+    expect(bad.err).toContain('no user named "nobody"');
 
     const exported = await tessera(["audit", "export", "--format", "jsonl"]);
     expect(exported.code).toBe(0);

@@ -99,7 +99,7 @@ describe("the typed client", () => {
     const acme = await admin.ops.createTenant({ body: { name: "acme" } });
     const globex = await admin.ops.createTenant({ body: { name: "globex" } });
     const inAcme = admin.withTenant(acme.uuid);
-    for (let i = 0; i < 7; i++) await inAcme.ops.createUser({ body: { username: `acme-${i}`, password: "pw-acme" } });
+    for (let i = 0; i < 7; i++) await inAcme.ops.createUser({ body: { username: `acme-${i}`, password: "pw-acme-1" } });
     const seen: string[] = [];
     for await (const user of inAcme.paginate("listUsers", {}, 3)) seen.push(user.username ?? "");
     expect(seen.sort()).toEqual([0, 1, 2, 3, 4, 5, 6].map((i) => `acme-${i}`));

@@ -58,7 +58,10 @@ describe.skipIf(!canMount)("a full disk", () => {
       TESSERA_PORT: String(port),
       TESSERA_LOG_LEVEL: "info",
     };
-    const boot = Bun.spawnSync([process.execPath, "src/cli.ts", "bootstrap", "admin", "s3cret"], { cwd: root, env });
+    const boot = Bun.spawnSync([process.execPath, "src/cli.ts", "bootstrap", "admin", "s3cret-admin"], {
+      cwd: root,
+      env,
+    });
     expect(boot.exitCode).toBe(0);
     const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env, stdout: "pipe", stderr: "pipe" });
     const stderr = new Response(proc.stderr).text();
@@ -67,7 +70,7 @@ describe.skipIf(!canMount)("a full disk", () => {
       expect(await waitForService(base, 90)).toBe(true);
       const login = await fetch(`${base}/token`, {
         method: "POST",
-        headers: { Authorization: `Basic ${btoa("admin:s3cret")}` },
+        headers: { Authorization: `Basic ${btoa("admin:s3cret-admin")}` },
         body: "{}",
       });
       const token = ((await login.json()) as { data: { token: string } }).data.token;
@@ -107,6 +110,6 @@ describe.skipIf(!canMount)("a full disk", () => {
     }
     const logs = await stderr;
     expect(logs).toMatch(/"database unavailable".*(ENOSPC|no space|53100)/i);
-    expect(logs).not.toContain("s3cret");
+    expect(logs).not.toContain("s3cret-admin");
   }, 180_000);
 });

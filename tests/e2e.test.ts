@@ -47,10 +47,10 @@ describe("the real process", () => {
   test("bootstrap CLI, start, login over HTTP, token check, graceful shutdown", async () => {
     const dir = tempDir();
     const env = { TESSERA_DATA_DIR: join(dir, "data"), TESSERA_PORT: String(freePort()), TESSERA_LOG_LEVEL: "info" };
-    const boot = await run(["src/cli.ts", "bootstrap", "admin", "s3cret"], env);
+    const boot = await run(["src/cli.ts", "bootstrap", "admin", "s3cret-admin"], env);
     expect(boot.code).toBe(0);
     expect(boot.out).toContain("created user admin");
-    const again = await run(["src/cli.ts", "bootstrap", "admin", "s3cret"], env);
+    const again = await run(["src/cli.ts", "bootstrap", "admin", "s3cret-admin"], env);
     expect([again.code, again.out.includes("already exists")]).toEqual([0, true]);
 
     const proc = Bun.spawn([process.execPath, "src/main.ts"], {
@@ -63,7 +63,7 @@ describe("the real process", () => {
     expect(await waitForService(base, 15)).toBe(true);
     const login = await fetch(`${base}/token`, {
       method: "POST",
-      headers: { Authorization: `Basic ${btoa("admin:s3cret")}`, "Content-Type": "application/json" },
+      headers: { Authorization: `Basic ${btoa("admin:s3cret-admin")}`, "Content-Type": "application/json" },
       body: "{}",
     });
     expect(login.status).toBe(200);
@@ -80,7 +80,7 @@ describe("the real process", () => {
     const logs = await new Response(proc.stderr).text();
     expect(logs).toContain('"msg":"request"');
     expect(logs).toContain('"msg":"login"');
-    expect(logs).not.toContain("s3cret");
+    expect(logs).not.toContain("s3cret-admin");
     expect(logs).not.toContain(token);
   }, 60_000);
 });
@@ -96,12 +96,12 @@ describe("the embedded database is single-process", () => {
       stderr: "pipe",
     });
     await waitForService(`http://127.0.0.1:${env.TESSERA_PORT}/0.1`, 40);
-    const second = await run(["src/cli.ts", "bootstrap", "x", "y"], env);
+    const second = await run(["src/cli.ts", "bootstrap", "x", "x-admin-password"], env);
     expect(second.code).toBe(1);
     expect(second.err).toContain("is in use by process");
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(0);
-    const after = await run(["src/cli.ts", "bootstrap", "x", "y"], env);
+    const after = await run(["src/cli.ts", "bootstrap", "x", "x-admin-password"], env);
     expect(after.code).toBe(0);
   }, 60_000);
 });

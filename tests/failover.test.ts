@@ -18,7 +18,7 @@ import { adminLogin, InstanceFleet } from "./helpers/tessera-instances.ts";
 if (!pgClusterAvailable)
   console.warn("PostgreSQL binaries or the postgres user are missing: the failover tests are skipped");
 
-const basic = { Authorization: `Basic ${btoa("admin:s3cret")}`, "Content-Type": "application/json" };
+const basic = { Authorization: `Basic ${btoa("admin:s3cret-admin")}`, "Content-Type": "application/json" };
 
 describe.skipIf(!pgClusterAvailable || !haproxyBinary)(
   "PostgreSQL failover under load (primary + synchronous standby)",

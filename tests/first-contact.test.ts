@@ -241,7 +241,7 @@ describe("the first start says what to do next", () => {
         expect(hint).toHaveLength(1);
         expect(hint[0]).toContain("npm run bootstrap -- NAME PASSWORD");
         expect(hint[0]).toContain("bootstrap_user_on_startup");
-        const boot = await run([cli, "bootstrap", "admin", "s3cret"], work, env);
+        const boot = await run([cli, "bootstrap", "admin", "s3cret-admin"], work, env);
         expect(boot.code).toBe(0);
         expect(await serveOnce()).toEqual([]);
       } finally {

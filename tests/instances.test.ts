@@ -61,7 +61,10 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
       `workers: 2\ndb_uri: "${scratch.url}"\nrest_api: {port: ${port}}\npassword_hash_iterations: 1000\n`,
     );
     const env = { ...process.env, TESSERA_CONFIG: file };
-    const boot = Bun.spawnSync([process.execPath, "src/cli.ts", "bootstrap", "admin", "s3cret"], { cwd: root, env });
+    const boot = Bun.spawnSync([process.execPath, "src/cli.ts", "bootstrap", "admin", "s3cret-admin"], {
+      cwd: root,
+      env,
+    });
     expect(boot.exitCode).toBe(0);
     const primary = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env, stdout: "ignore", stderr: "pipe" });
     try {
@@ -78,7 +81,7 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
       if (!(await waitForService(url, 30))) throw new Error(`${url}/status did not come up`);
       const login = await fetch(`${url}/token`, {
         method: "POST",
-        headers: { Authorization: `Basic ${btoa("admin:s3cret")}` },
+        headers: { Authorization: `Basic ${btoa("admin:s3cret-admin")}` },
         body: "{}",
       });
       expect(login.status).toBe(200);

@@ -1415,7 +1415,7 @@ export interface paths {
          */
         get: operations["getTenant"];
         /**
-         * Replace a tenant (omitted fields reset; slug immutable)
+         * Replace a tenant (omitted fields reset, but for `password_policy`; slug immutable)
          * @description **Required ACL:** `auth.tenants.{tenant_uuid}.update`
          */
         put: operations["updateTenant"];
@@ -2159,6 +2159,14 @@ export interface components {
                 state: string | null;
                 country: string | null;
                 zip_code: string | null;
+            };
+            password_policy: {
+                /** @description The tenant's own minimum password length; null: inherited */
+                min_length: number | null;
+                /** @description The minimum in force: the largest set on the tenant, its ancestors or the service */
+                effective_min_length: number;
+                /** @description The ancestor whose minimum is in force; null: the tenant's own or the service's */
+                inherited_from: string | null;
             };
         };
         Group: {
@@ -4499,6 +4507,7 @@ export interface operations {
             content: {
                 "application/json": {
                     password: string | null;
+                    must_change?: boolean;
                 };
             };
         };
@@ -8117,6 +8126,10 @@ export interface operations {
                         country?: string | null;
                         zip_code?: string | null;
                     } | null;
+                    password_policy?: {
+                        /** @description Shortest password of the tenant's users (and its sub-tenants'); null: inherited */
+                        min_length?: number | null;
+                    } | null;
                 };
             };
         };
@@ -8130,7 +8143,7 @@ export interface operations {
                     "application/json": components["schemas"]["Tenant"];
                 };
             };
-            /** @description Invalid body */
+            /** @description Invalid body, or a password policy below the one in force above */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8257,6 +8270,10 @@ export interface operations {
                         country?: string | null;
                         zip_code?: string | null;
                     } | null;
+                    password_policy?: {
+                        /** @description Shortest password of the tenant's users (and its sub-tenants'); null: inherited */
+                        min_length?: number | null;
+                    } | null;
                 };
             };
         };
@@ -8268,7 +8285,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid body */
+            /** @description Invalid body, or a password policy below the one in force above */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8461,7 +8478,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The token lacks the required ACL */
+            /** @description The move would lower a minimum password length the caller may not lower */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -38,7 +38,20 @@ function Shell({ me, onSignOut }: { me: Me; onSignOut: () => void }) {
   const [tenants, setTenants] = useState<Array<{ uuid: string; name: string }>>([]);
   const [menuOpen, setMenuOpen] = useState(false);
   const [username, setUsername] = useState("");
+  // GET /0.1/status answers top-tenant administrators only, whatever the ACL (a tenant administrator
+  // holding auth.# is refused): its screen shows once the token is known to be of the top tenant.
+  const [topTenant, setTopTenant] = useState<boolean | null>(null);
   const api = new Api(me, tenant);
+  useEffect(() => {
+    if (!api.can("auth.status.read")) {
+      setTopTenant(false);
+      return;
+    }
+    new Api(me, me.tenantUuid).ops
+      .getStatus()
+      .then(() => setTopTenant(true))
+      .catch(() => setTopTenant(false));
+  }, [me]);
   useEffect(() => {
     // The token names its user by uuid only: the header shows the username (GET /0.1/users/{uuid});
     // the uuid stays in the title. Without the right to read oneself, the uuid is all there is.
@@ -59,8 +72,11 @@ function Shell({ me, onSignOut }: { me: Me; onSignOut: () => void }) {
     setTenant(uuid);
   };
   const path = hash.replace(/^#\/?/, "") || "users";
-  const current = screenFor(path);
-  const visible = SCREENS.filter((s) => api.can(s.acl));
+  const found = screenFor(path);
+  // Still unknown (null): a top-tenant screen opened by its address waits for the answer.
+  const hidden = Boolean(found?.topTenantOnly && topTenant === false);
+  const current = hidden ? undefined : found;
+  const visible = SCREENS.filter((s) => api.can(s.acl) && (!s.topTenantOnly || topTenant === true));
   return (
     <>
       {/* biome-ignore lint/a11y/useValidAnchor: a real link (#main) that also moves focus, as a skip link must */}
@@ -124,6 +140,8 @@ function Shell({ me, onSignOut }: { me: Me; onSignOut: () => void }) {
         <main id="main" tabIndex={-1}>
           {current ? (
             <current.view api={api} path={path} key={`${tenant}:${path}`} />
+          ) : hidden ? (
+            <p role="alert">This screen is for the administrators of the top tenant.</p>
           ) : (
             <p role="alert">There is no such screen.</p>
           )}

@@ -360,24 +360,46 @@ export function Screen(props: { title: string; children: ComponentChildren; intr
 
 export const shortId = (uuid: string) => uuid.slice(0, 8);
 
-// Usernames for lists that name users by uuid (sessions, the audit trail): one GET per user, shared
-// by every row and screen of this tab; a user the caller may not read stays a short uuid.
+// Names for lists that name records by uuid (sessions, the audit trail): one GET per record, shared
+// by every row and screen of this tab; a record the caller may not read stays a short uuid.
 const names = new Map<string, Promise<string | null>>();
 /** After a rename: the next lists ask again. */
 export const forgetUserNames = () => names.clear();
 
-/** A link to a user's page, showing their username once known (the uuid in the title). */
-export function UserLink({ api, uuid }: { api: Api; uuid: string }) {
+/** The kinds of record a link can name: how to read its name, and its screen. */
+const NAMED: Record<string, { screen: string; title: string; name(api: Api, uuid: string): Promise<string | null> }> = {
+  user: {
+    screen: "users",
+    title: "User",
+    name: (api, uuid) => api.ops.getUser({ params: { path: { user_uuid: uuid } } }).then((u) => u.username ?? null),
+  },
+  tenant: {
+    screen: "tenants",
+    title: "Tenant",
+    name: (api, uuid) => api.ops.getTenant({ params: { path: { tenant_uuid: uuid } } }).then((t) => t.name ?? null),
+  },
+  group: {
+    screen: "groups",
+    title: "Group",
+    name: (api, uuid) => api.ops.getGroup({ params: { path: { group_uuid: uuid } } }).then((g) => g.name ?? null),
+  },
+  policy: {
+    screen: "policies",
+    title: "Policy",
+    name: (api, uuid) => api.ops.getPolicy({ params: { path: { policy: uuid } } }).then((p) => p.name ?? null),
+  },
+};
+
+/** A record named by kind and uuid: a link to its screen showing its name once known (the uuid in the title). */
+export function RecordLink({ api, kind, uuid }: { api: Api; kind: string; uuid: string }) {
+  const named = NAMED[kind];
   const [name, setName] = useState<string | null>(null);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: a new Api each render; its token is what counts
   useEffect(() => {
-    const key = `${api.me.token}:${uuid}`;
+    if (!named) return;
+    const key = `${api.me.token}:${kind}:${uuid}`;
     let found = names.get(key);
     if (!found) {
-      found = api.ops
-        .getUser({ params: { path: { user_uuid: uuid } } })
-        .then((u) => u.username ?? null)
-        .catch(() => null);
+      found = named.name(api, uuid).catch(() => null);
       names.set(key, found);
     }
     let live = true;
@@ -385,10 +407,14 @@ export function UserLink({ api, uuid }: { api: Api; uuid: string }) {
     return () => {
       live = false;
     };
-  }, [api.me.token, uuid]);
+  }, [api.me.token, kind, uuid]);
+  if (!named) return <span title={`${kind} ${uuid}`}>{shortId(uuid)}</span>;
   return (
-    <a href={`#/users/${uuid}`} title={`User ${uuid}`}>
+    <a href={`#/${named.screen}/${uuid}`} title={`${named.title} ${uuid}`}>
       {name ?? shortId(uuid)}
     </a>
   );
 }
+
+/** A link to a user's page, showing their username once known. */
+export const UserLink = ({ api, uuid }: { api: Api; uuid: string }) => <RecordLink api={api} kind="user" uuid={uuid} />;

@@ -72,7 +72,11 @@ export function passwordResetRoutes(): RouteGroup {
         acl: "auth.users.password.reset.{user_uuid}.create",
         tokenFromQuery: true,
         query: z.object({ user_uuid: uuidParam, token: text(CAPS.queryValue).optional() }),
-        body: z.object({ password: text(CAPS.password, { min: 1 }).nullable() }),
+        body: z.object({
+          password: text(CAPS.password, { min: 1 }).nullable(),
+          // Tessera addition (docs/security.md): the user must choose a new password at the next login.
+          must_change: z.boolean().optional(),
+        }),
         responses: {
           204: "Done; the user's sessions ended",
           400: "Invalid body",
@@ -83,7 +87,7 @@ export function passwordResetRoutes(): RouteGroup {
         },
       },
       async ({ c, app, caller, query, body }) => {
-        await resetPassword(app, caller, query.user_uuid, body.password);
+        await resetPassword(app, caller, query.user_uuid, body.password, body.must_change);
         return c.body(null, 204);
       },
     );

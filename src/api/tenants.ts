@@ -4,7 +4,8 @@ import { listQuery } from "../domain/collection.ts";
 import { invalidField } from "../domain/errors.ts";
 import { RouteGroup } from "../http/route.ts";
 import { CAPS, text as storable } from "../domain/strings.ts";
-import { uuidField, uuidParam } from "../domain/validate.ts";
+import { intField, uuidField, uuidParam } from "../domain/validate.ts";
+import { TENANT_MIN_LENGTH } from "../services/identity/tenant-password-policy.ts";
 import {
   createTenantAsCaller,
   deleteTenant,
@@ -39,6 +40,15 @@ const tenantFields = {
   default_authentication_method: storable(CAPS.shortName, { min: 1 }).optional(),
   domain_names: z.array(storable(253).regex(DOMAIN_RE)).optional(),
   address,
+  // Omitted: unchanged, even by PUT (a client unaware of it never resets it); null: inherited.
+  password_policy: z
+    .object({
+      min_length: intField(TENANT_MIN_LENGTH.min, TENANT_MIN_LENGTH.max)
+        .nullable()
+        .describe("Shortest password of the tenant's users (and its sub-tenants'); null: inherited"),
+    })
+    .nullable()
+    .optional(),
 };
 const createBody = z.object({
   uuid: uuidField.optional(),
@@ -84,7 +94,7 @@ export function tenantRoutes(): RouteGroup {
         body: createBody,
         responses: {
           200: "The tenant",
-          400: "Invalid body",
+          400: "Invalid body, or a password policy below the one in force above",
           403: "uuid equals the parent's",
           404: "No such contact user",
           409: "uuid, slug or domain name already used",
@@ -105,13 +115,13 @@ export function tenantRoutes(): RouteGroup {
     .put(
       "/tenants/{tenant_uuid}",
       {
-        summary: "Replace a tenant (omitted fields reset; slug immutable)",
+        summary: "Replace a tenant (omitted fields reset, but for `password_policy`; slug immutable)",
         acl: "auth.tenants.{tenant_uuid}.update",
         params: tenantParam,
         body: updateBody,
         responses: {
           204: "Updated",
-          400: "Invalid body",
+          400: "Invalid body, or a password policy below the one in force above",
           404: "No such tenant or contact",
           409: "Domain name already used",
         },
@@ -155,7 +165,12 @@ export function tenantRoutes(): RouteGroup {
         summary: "Move a tenant under another one",
         acl: "auth.tenants.{tenant_uuid}.parent.{parent_tenant_uuid}.update",
         params: z.object({ tenant_uuid: uuidParam, parent_tenant_uuid: uuidParam }),
-        responses: { 204: "Moved", 404: "No such tenant", 409: "Would create a cycle" },
+        responses: {
+          204: "Moved",
+          403: "The move would lower a minimum password length the caller may not lower",
+          404: "No such tenant",
+          409: "Would create a cycle",
+        },
       },
       async ({ c, app, caller, params }) => {
         await setTenantParent(app, caller, params.tenant_uuid, params.parent_tenant_uuid);

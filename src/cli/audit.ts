@@ -1,4 +1,4 @@
-// `tessera audit`: the audit trail (docs/audit.md). `tessera audit [--since 1h] [--actor U]
+// `tessera audit`: the audit trail (docs/audit.md). `tessera audit [list] [--since 1h] [--actor U]
 // [--action user.*] [--follow]` lists entries through the typed client (GET /0.1/audit); `export
 // --format jsonl` writes every matching entry, one JSON object a line, for a SIEM; `verify` checks
 // the hash chains on the configured database (local, like `migrate`) and names the first broken link.
@@ -6,14 +6,15 @@ import { defineCommand } from "citty";
 import type { TesseraClient } from "../../clients/typescript/index.ts";
 import { configArg, withLocalApp } from "./local.ts";
 import { CliFailure, EXIT, printJson, printTable } from "./output.ts";
-import { call, remoteArgs, withClient } from "./remote.ts";
+import { call, remoteArgs, withClient, type RemoteArgs } from "./remote.ts";
+import { resolveOptionalUser } from "./user-ref.ts";
 
 const str = { type: "string" } as const;
 
 const filterArgs = {
   since: { ...str, description: "From this time: ISO 8601, or an age (30m, 1h, 7d)", valueHint: "TIME" },
   until: { ...str, description: "Before this time: ISO 8601, or an age", valueHint: "TIME" },
-  actor: { ...str, description: "Entries acted by this user (UUID)", valueHint: "UUID" },
+  actor: { ...str, description: "Entries acted by this user (UUID, username or email)", valueHint: "USER" },
   target: { ...str, description: "Entries about this resource (UUID)", valueHint: "UUID" },
   "target-kind": { ...str, description: "user, tenant, group, policy, session, …", valueHint: "KIND" },
   action: { ...str, description: "An action, or a prefix ending in * (user.*)", valueHint: "NAME" },
@@ -93,7 +94,8 @@ const exportCommand = defineCommand({
     if (args.format !== "jsonl")
       throw new CliFailure(`tessera audit export: unknown format "${args.format}" (jsonl)`, EXIT.usage);
     await withClient(args, async (client) => {
-      for await (const e of entriesAfter(client, args, undefined)) process.stdout.write(`${JSON.stringify(e)}\n`);
+      const filters = { ...args, actor: await resolveOptionalUser(client, args.actor) };
+      for await (const e of entriesAfter(client, filters, undefined)) process.stdout.write(`${JSON.stringify(e)}\n`);
     });
   },
 });
@@ -119,33 +121,53 @@ const verifyCommand = defineCommand({
   },
 });
 
+const listArgs = {
+  ...filterArgs,
+  limit: { ...str, description: "How many entries (newest first; default 50)", valueHint: "N" },
+  follow: { type: "boolean", description: "Then keep printing new entries as they are recorded", default: false },
+  ...remoteArgs,
+} as const;
+
+type ListArgs = FilterArgs & RemoteArgs & { limit?: string; follow: boolean };
+
+async function listEntries(given: ListArgs): Promise<void> {
+  await withClient(given, async (client) => {
+    const args = { ...given, actor: await resolveOptionalUser(client, given.actor as string | undefined) };
+    const { items } = await page(client, args, { limit: Number(args.limit ?? 50) });
+    const shown = items.reverse(); // oldest first on a terminal, like a log
+    if (args.json && !args.follow) printJson(shown);
+    else if (args.json) for (const e of shown) console.log(JSON.stringify(e));
+    else printTable(shown.map(row), COLUMNS);
+    if (!args.follow) return;
+    let last = shown[shown.length - 1]?.uuid;
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 1000));
+      for await (const e of entriesAfter(client, args, last)) {
+        if (args.json) console.log(JSON.stringify(e));
+        else printTable([row(e)], COLUMNS);
+        last = e.uuid;
+      }
+    }
+  });
+}
+
+const listCommand = defineCommand({
+  meta: { name: "list", description: "List entries, newest last (--follow: keep printing new ones)" },
+  args: listArgs,
+  run: ({ args }) => listEntries(args),
+});
+
+const SUBCOMMANDS = { list: listCommand, export: exportCommand, verify: verifyCommand };
+
+/** `tessera audit [list]`: the bare command lists too, as it always did. */
 export const auditCommand = defineCommand({
   meta: { name: "audit", description: "The audit trail: list (--follow), export, verify" },
-  args: {
-    ...filterArgs,
-    limit: { ...str, description: "How many entries (newest first; default 50)", valueHint: "N" },
-    follow: { type: "boolean", description: "Then keep printing new entries as they are recorded", default: false },
-    ...remoteArgs,
-  },
-  subCommands: { export: exportCommand, verify: verifyCommand },
+  args: listArgs,
+  subCommands: SUBCOMMANDS,
   async run({ args, rawArgs }) {
-    if (rawArgs.some((a) => a === "export" || a === "verify")) return; // citty ran the sub-command
-    await withClient(args, async (client) => {
-      const { items } = await page(client, args, { limit: Number(args.limit ?? 50) });
-      const shown = items.reverse(); // oldest first on a terminal, like a log
-      if (args.json && !args.follow) printJson(shown);
-      else if (args.json) for (const e of shown) console.log(JSON.stringify(e));
-      else printTable(shown.map(row), COLUMNS);
-      if (!args.follow) return;
-      let last = shown[shown.length - 1]?.uuid;
-      for (;;) {
-        await new Promise((r) => setTimeout(r, 1000));
-        for await (const e of entriesAfter(client, args, last)) {
-          if (args.json) console.log(JSON.stringify(e));
-          else printTable([row(e)], COLUMNS);
-          last = e.uuid;
-        }
-      }
-    });
+    // citty ran the sub-command (it takes the first argument that is not an option as one)
+    const first = rawArgs.find((a) => !a.startsWith("-"));
+    if (first && Object.hasOwn(SUBCOMMANDS, first)) return;
+    await listEntries(args);
   },
 });

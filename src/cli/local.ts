@@ -102,8 +102,15 @@ export const bootstrapCommand = defineCommand({
         EXIT.usage,
       );
     await withLocalApp(args.config, async (app, config) => {
-      const { bootstrapUser } = await import("../services/identity/bootstrap.ts");
-      const result = await bootstrapUser(app, username, password);
+      const [{ bootstrapUser }, { passwordRefusal }] = await Promise.all([
+        import("../services/identity/bootstrap.ts"),
+        import("../services/auth/password-policy.ts"),
+      ]);
+      const result = await bootstrapUser(app, username, password).catch((e) => {
+        const refusal = passwordRefusal(e);
+        if (refusal) throw new CliFailure(`tessera bootstrap: password refused: ${refusal}`, EXIT.usage);
+        throw e;
+      });
       const policy = config.bootstrap_user_policy_slug;
       if (args.json) printJson({ created: result.created, user_uuid: result.userUuid, username, policy });
       else

@@ -4,6 +4,7 @@ import { defineCommand, renderUsage, runCommand, type CommandDef } from "citty";
 import { configCommand } from "./config.ts";
 import { sessionsCommand } from "./relations.ts";
 import { auditCommand } from "./audit.ts";
+import { sessionCommands } from "./session.ts";
 import {
   bootstrapCommand,
   exportCommand,
@@ -36,6 +37,7 @@ export const tesseraCommand = defineCommand({
     restore: restoreCommand,
     "rotate-oidc-keys": rotateOidcKeysCommand,
     token: tokenCommand,
+    ...sessionCommands,
     sessions: sessionsCommand,
     audit: auditCommand,
     ...resourceCommands,
@@ -118,7 +120,8 @@ export async function runCli(rawArgs: string[]): Promise<number> {
     }
     if ((e as { name?: string }).name === "CLIError") {
       await showUsage(rawArgs);
-      console.error(`\n${(e as Error).message}`);
+      // citty colours the names in its messages (`Unknown command …`): plain unless stderr takes colours.
+      console.error(`\n${plainUnlessTerminal((e as Error).message, process.stderr)}`);
       return EXIT.usage;
     }
     // An unexpected failure: one line; the stack only on request (never shown to a user by default).

@@ -4,15 +4,17 @@
 import { defineCommand, type CommandDef } from "citty";
 import { printJson, printRecord } from "./output.ts";
 import { remoteArgs, withClient } from "./remote.ts";
+import { resolveUser } from "./user-ref.ts";
 
-const userArg = { user: { type: "positional", description: "User UUID", required: true } } as const;
+const userArg = { user: { type: "positional", description: "User UUID, username or email", required: true } } as const;
 
 const show = defineCommand({
   meta: { name: "show", description: "Show which second factors a user has (never the secret)" },
   args: { ...userArg, ...remoteArgs },
   async run({ args }) {
     await withClient(args, async (client) => {
-      const status = (await client.call("getUserMfa", { params: { path: { user_uuid: args.user } } })) as {
+      const path = { user_uuid: await resolveUser(client, args.user) };
+      const status = (await client.call("getUserMfa", { params: { path } })) as {
         totp: { enrolled: boolean; confirmed: boolean; confirmed_at: string | null };
         recovery_codes_left: number;
         passkeys: number;
@@ -39,8 +41,9 @@ const reset = defineCommand({
   args: { ...userArg, ...remoteArgs },
   async run({ args }) {
     await withClient(args, async (client) => {
-      await client.call("deleteUserMfaTotp", { params: { path: { user_uuid: args.user } } });
-      await client.call("deleteUserPasskeys", { params: { path: { user_uuid: args.user } } });
+      const path = { user_uuid: await resolveUser(client, args.user) };
+      await client.call("deleteUserMfaTotp", { params: { path } });
+      await client.call("deleteUserPasskeys", { params: { path } });
       if (args.json) printJson({ reset: args.user });
       else console.log(`removed the second factors of user ${args.user}`);
     });

@@ -31,9 +31,9 @@ export function printJson(value: unknown): void {
 const colourOn = (stream: NodeJS.WriteStream): boolean => Boolean(stream.isTTY) && !process.env.NO_COLOR;
 const paint = (stream: NodeJS.WriteStream, sgr: string, text: string) =>
   colourOn(stream) ? `\x1b[${sgr}m${text}\x1b[0m` : text;
-/** `text` without its colours unless standard output is a terminal that takes them. */
-export const plainUnlessTerminal = (text: string) =>
-  colourOn(process.stdout) ? text : text.replace(/\x1b\[[0-9;]*m/g, "");
+/** `text` without its colours unless `stream` (standard output by default) is a terminal that takes them. */
+export const plainUnlessTerminal = (text: string, stream: NodeJS.WriteStream = process.stdout) =>
+  colourOn(stream) ? text : text.replace(/\x1b\[[0-9;]*m/g, "");
 /** A failure message on stderr (red on a terminal). */
 export const failureText = (text: string) => paint(process.stderr, "31", text);
 

@@ -5,9 +5,12 @@ import { defineCommand, type ArgsDef } from "citty";
 import type { OperationId } from "../../clients/typescript/index.ts";
 import { CliFailure, EXIT, output } from "./output.ts";
 import { call, remoteArgs, withClient, type AnyCommand } from "./remote.ts";
+import { resolveOptionalUser, resolveUser } from "./user-ref.ts";
 
 const str = { type: "string" } as const;
-const userArg = { user: { type: "positional", description: "User UUID", required: true } } as const satisfies ArgsDef;
+const userArg = {
+  user: { type: "positional", description: "User UUID, username or email", required: true },
+} as const satisfies ArgsDef;
 
 /** The user fields `users update` may change (PUT /users/{u} replaces them all: the others are kept). */
 const USER_FIELDS = {
@@ -48,7 +51,7 @@ const updateUser = defineCommand({
         EXIT.usage,
       );
     await withClient(args, async (client) => {
-      const path = { user_uuid: args.user };
+      const path = { user_uuid: await resolveUser(client, args.user) };
       const current = (await call(client, "getUser", { params: { path } })) as Record<string, unknown>;
       const kept = Object.fromEntries(
         ["username", "firstname", "lastname", "purpose", "authentication_method", "enabled"].map((k) => [
@@ -95,12 +98,13 @@ const setPassword = defineCommand({
   async run({ args }) {
     const password = await newPassword(args.password);
     await withClient(args, async (client) => {
+      const userUuid = await resolveUser(client, args.user);
       if (args["old-password"])
         await call(client, "updateUserPassword", {
-          params: { path: { user_uuid: args.user } },
+          params: { path: { user_uuid: userUuid } },
           body: { old_password: args["old-password"], new_password: password },
         });
-      else await call(client, "resetPassword", { params: { query: { user_uuid: args.user } }, body: { password } });
+      else await call(client, "resetPassword", { params: { query: { user_uuid: userUuid } }, body: { password } });
       output(
         args,
         args.json
@@ -137,8 +141,15 @@ function linkCommand(action: "add" | "remove", spec: Link): AnyCommand {
     },
     async run({ args }) {
       await withClient(args, async (client) => {
+        // A user may be named by username or email (user-ref.ts), whichever side of the link it is.
+        const named = async (param: string, ref: string) => (param === "user_uuid" ? resolveUser(client, ref) : ref);
         await call(client, action === "add" ? spec.ops[0] : spec.ops[1], {
-          params: { path: { [ownerParam]: args.owner, [targetParam]: args.target } },
+          params: {
+            path: {
+              [ownerParam]: await named(ownerParam, args.owner),
+              [targetParam]: await named(targetParam, args.target),
+            },
+          },
         });
         const done = { [ownerParam]: args.owner, [targetParam]: args.target, action };
         output(args, args.json ? done : `${action === "add" ? "added" : "removed"} ${spec.what} ${args.target}`);
@@ -149,21 +160,21 @@ function linkCommand(action: "add" | "remove", spec: Link): AnyCommand {
 
 const userPolicy: Link = {
   what: "policy",
-  owner: ["user_uuid", "User UUID"],
+  owner: ["user_uuid", "User UUID, username or email"],
   target: ["policy", "Policy UUID or slug"],
   ops: ["addUserPolicy", "removeUserPolicy"],
 };
 const groupUser: Link = {
   what: "user",
   owner: ["group_uuid", "Group UUID"],
-  target: ["user_uuid", "User UUID"],
+  target: ["user_uuid", "User UUID, username or email"],
   ops: ["addGroupUser", "removeGroupUser"],
 };
 
 const listSessions = defineCommand({
   meta: { name: "list", description: "List sessions (of the scoping tenant, or of one user with --user)" },
   args: {
-    user: { ...str, description: "Only this user's sessions", valueHint: "UUID" },
+    user: { ...str, description: "Only this user's sessions", valueHint: "UUID|NAME|EMAIL" },
     recurse: { type: "boolean", description: "Include sub-tenants", default: false },
     limit: { ...str, description: "At most this many", valueHint: "N" },
     offset: { ...str, description: "Skip this many", valueHint: "N" },
@@ -172,9 +183,10 @@ const listSessions = defineCommand({
   async run({ args }) {
     await withClient(args, async (client) => {
       const query = { recurse: args.recurse || undefined, limit: args.limit, offset: args.offset };
+      const userUuid = await resolveOptionalUser(client, args.user);
       const page = (
-        args.user
-          ? await call(client, "listUserSessions", { params: { path: { user_uuid: args.user }, query } })
+        userUuid
+          ? await call(client, "listUserSessions", { params: { path: { user_uuid: userUuid }, query } })
           : await call(client, "listSessions", { params: { query } })
       ) as { items: unknown[]; total: number };
       if (args.json) return output(args, page);
@@ -188,14 +200,14 @@ const revokeSession = defineCommand({
   meta: { name: "revoke", description: "End a session and its tokens (succeeds when already ended)" },
   args: {
     session: { type: "positional", description: "Session UUID", required: true },
-    user: { ...str, description: "The session's user (needs only that user's ACL)", valueHint: "UUID" },
+    user: { ...str, description: "The session's user (needs only that user's ACL)", valueHint: "UUID|NAME|EMAIL" },
     ...remoteArgs,
   },
   async run({ args }) {
     await withClient(args, async (client) => {
       if (args.user)
         await call(client, "deleteUserSession", {
-          params: { path: { user_uuid: args.user, session_uuid: args.session } },
+          params: { path: { user_uuid: await resolveUser(client, args.user), session_uuid: args.session } },
         });
       else await call(client, "deleteSession", { params: { path: { session_uuid: args.session } } });
       output(args, args.json ? { revoked: args.session } : `revoked session ${args.session}`);

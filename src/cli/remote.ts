@@ -1,6 +1,6 @@
 // What every remote command shares: where the service is (`--url`), who calls (a token, or
-// credentials the CLI logs in with and revokes afterwards), which tenant (`Wazo-Tenant`), and
-// `--json`. Flags win over the environment.
+// credentials the CLI logs in with and revokes afterwards, else the session `tessera login`
+// stored), which tenant (`Wazo-Tenant`), and `--json`. Flags win over the environment.
 import type { ArgsDef, CommandDef } from "citty";
 import {
   createTesseraClient,
@@ -9,6 +9,7 @@ import {
   type TesseraClient,
 } from "../../clients/typescript/index.ts";
 import { CliFailure, EXIT } from "./output.ts";
+import { storedToken } from "./session-store.ts";
 
 export const remoteArgs = {
   url: {
@@ -53,7 +54,10 @@ export type AnyCommand = CommandDef<any>;
 export const call = (client: TesseraClient, id: OperationId, init?: unknown): Promise<unknown> =>
   (client.call as (id: OperationId, init?: unknown) => Promise<unknown>)(id, init ?? {});
 
-/** Runs `work` with a client holding a token; a token the CLI logged in for is revoked after. */
+/**
+ * Runs `work` with a client holding a token: --token, else credentials (a token the CLI logs in for
+ * and revokes after), else the stored session of `tessera login` (never revoked here).
+ */
 export async function withClient<T>(
   args: RemoteArgs,
   work: (client: TesseraClient) => Promise<T>,
@@ -70,10 +74,12 @@ export async function withClient<T>(
       await client.login({ username: user, password, expiration: 600 });
       ownToken = true;
     } else if (opts.needsToken !== false) {
-      throw new CliFailure(
-        "no credentials: give --token (TESSERA_TOKEN) or --auth-user and --auth-password (TESSERA_AUTH_USER, TESSERA_AUTH_PASSWORD)",
-        EXIT.usage,
-      );
+      client.token = (await storedToken(client, args.url)) ?? undefined;
+      if (!client.token)
+        throw new CliFailure(
+          "no credentials: run `tessera login`, or give --token (TESSERA_TOKEN) or --auth-user and --auth-password (TESSERA_AUTH_USER, TESSERA_AUTH_PASSWORD)",
+          EXIT.usage,
+        );
     }
     return await work(client);
   } catch (e) {

@@ -9,6 +9,7 @@ import { CliFailure, EXIT, output, printJson, printTable, progress } from "./out
 import { call, remoteArgs, withClient, type AnyCommand } from "./remote.ts";
 import { tenantAddAdminCommand } from "./roles.ts";
 import { usersMfaCommand } from "./mfa.ts";
+import { resolveUser } from "./user-ref.ts";
 
 interface ResourceSpec {
   singular: string;
@@ -222,14 +223,22 @@ function oneCommand(action: "show" | "delete", name: string, spec: ResourceSpec)
     args: {
       id: {
         type: "positional",
-        description: spec.param === "policy" ? "UUID or slug" : spec.param === "oidc_client_id" ? "client_id" : "UUID",
+        description:
+          spec.param === "policy"
+            ? "UUID or slug"
+            : spec.param === "oidc_client_id"
+              ? "client_id"
+              : spec.param === "user_uuid"
+                ? "UUID, username or email"
+                : "UUID",
         required: true,
       },
       ...remoteArgs,
     },
     async run({ args }) {
       await withClient(args, async (client) => {
-        const result = await call(client, spec.ops[action], { params: { path: { [spec.param]: args.id } } });
+        const id = spec.param === "user_uuid" ? await resolveUser(client, args.id) : args.id;
+        const result = await call(client, spec.ops[action], { params: { path: { [spec.param]: id } } });
         if (action === "show") output(args, result);
         else output(args, args.json ? { deleted: args.id } : `deleted ${spec.singular} ${args.id}`);
       });
@@ -301,10 +310,11 @@ const unlockCommand: AnyCommand = defineCommand({
     name: "unlock",
     description: "Forget a user's failed logins, lifting the locks on its login names (address locks stay)",
   },
-  args: { id: { type: "positional", description: "User UUID", required: true }, ...remoteArgs },
+  args: { id: { type: "positional", description: "User UUID, username or email", required: true }, ...remoteArgs },
   async run({ args }) {
     await withClient(args, async (client) => {
-      await call(client, "unlockUserLogins", { params: { path: { user_uuid: args.id } } });
+      const userUuid = await resolveUser(client, args.id);
+      await call(client, "unlockUserLogins", { params: { path: { user_uuid: userUuid } } });
       output(args, args.json ? { unlocked: args.id } : `unlocked user ${args.id}`);
     });
   },

@@ -261,6 +261,25 @@ export const configSchema = z
         time_cost: z.number().int().min(1).max(100).default(2).describe("argon2id passes"),
       })
       .prefault({}),
+    password_policy: z
+      .object({
+        min_length: z
+          .number()
+          .int()
+          .min(1)
+          .max(64)
+          .default(8)
+          .describe(
+            "shortest password accepted, in Unicode characters (NIST SP 800-63B: 8); tenants may raise it for their subtree; below 8 starts with a warning",
+          ),
+        common_passwords: z
+          .boolean()
+          .default(true)
+          .describe(
+            "refuse the commonly used and breached passwords of the list shipped with Tessera; `false` is for tests only (starts with a warning)",
+          ),
+      })
+      .prefault({}),
     bootstrap_user_on_startup: z
       .boolean()
       .default(false)

@@ -17,5 +17,11 @@ export function configWarnings(config: Config): string[] {
       `public_url is not set: the OpenID provider, the hosted pages and the console answer only for the listener's own address, loopback names${config.accepted_hosts.length ? " and accepted_hosts" : ""} (any other Host header gets 421) rather than building the issuer from the Host header; set public_url to the API's public base URL (or list the names clients use in accepted_hosts)`,
     );
   }
+  const policy = config.password_policy;
+  if (policy.min_length < 8 || !policy.common_passwords) {
+    warnings.push(
+      `password_policy (min_length ${policy.min_length}, common_passwords ${policy.common_passwords}) is below NIST SP 800-63B's (8, true): for tests only`,
+    );
+  }
   return warnings;
 }

@@ -10,3 +10,4 @@ export * from "./tables/oidc.ts";
 export * from "./tables/mfa.ts";
 export * from "./tables/audit.ts";
 export * from "./tables/passkeys.ts";
+export * from "./tables/password-policy.ts";

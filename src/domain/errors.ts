@@ -120,6 +120,8 @@ export class MfaRequired extends ApiError {
   proven?: ProvenPassword;
   /** The tenant requires a factor and the user has none: the hosted login page enrols one first. */
   enrol = false;
+  /** The user must choose a new password (an administrator required it): the hosted login page asks for it. */
+  changePassword = false;
   constructor(methods: string[]) {
     super(401, "mfa-required", "A second factor is required: retry with mfa_code", "tokens", { methods });
   }

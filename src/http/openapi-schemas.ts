@@ -51,6 +51,16 @@ const tenant = z.object({
     country: nullableString,
     zip_code: nullableString,
   }),
+  password_policy: z.object({
+    min_length: z.number().int().nullable().describe("The tenant's own minimum password length; null: inherited"),
+    effective_min_length: z
+      .number()
+      .int()
+      .describe("The minimum in force: the largest set on the tenant, its ancestors or the service"),
+    inherited_from: nullableString.describe(
+      "The ancestor whose minimum is in force; null: the tenant's own or the service's",
+    ),
+  }),
 });
 
 const group = z.object({

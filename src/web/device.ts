@@ -49,6 +49,8 @@ const accountPage = (c: Context<Env>, app: AppContext) => `${requestIssuer(c, ap
 
 /** Why a user with a second factor cannot finish here, or null when a code will do (MfaRequired, RFC 8176). */
 function secondFactorBlocked(c: Context<Env>, app: AppContext, e: MfaRequired): string | null {
+  if (e.changePassword)
+    return `Your administrator asks you to choose a new password: sign in on your account page (${accountPage(c, app)}), then connect the device again.`;
   if (e.enrol)
     return `Your organisation requires two-step verification. Set it up on your account page (${accountPage(c, app)}), then connect the device again.`;
   const methods = (e.details as { methods?: string[] }).methods ?? [];

@@ -24,6 +24,13 @@ import { MIGRATIONS, migrationsKey } from "./migrations-key.ts";
 
 export type DbKind = "pglite" | "postgres";
 
+/**
+ * The password policy of test apps: any non-empty password, no list check (suites create users with
+ * short fixture passwords such as "pw"). Suites about the policy pass `config: { password_policy: {} }`
+ * to run with the service's defaults (tests/password-policy.test.ts).
+ */
+export const TEST_PASSWORD_POLICY = { min_length: 1, common_passwords: false };
+
 /** Cheap argon2id for tests (production defaults are OWASP's minimum; lower values log a warning). */
 export const TEST_ARGON2 = { memory_kib: 256, time_cost: 1 };
 
@@ -128,6 +135,7 @@ export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Pr
     password_hash_iterations: 1000,
     argon2: TEST_ARGON2,
     token_cleanup_interval: 0,
+    password_policy: TEST_PASSWORD_POLICY,
     ...(opts.config ?? {}),
   });
   const database = opts.database

@@ -77,7 +77,7 @@ export async function runLoad(url: string, token: string, opts: LoadOptions): Pr
       }
     }
   };
-  const basic = { Authorization: `Basic ${btoa("admin:s3cret")}`, "Content-Type": "application/json" };
+  const basic = { Authorization: `Basic ${btoa("admin:s3cret-admin")}`, "Content-Type": "application/json" };
   const loops: Promise<void>[] = [];
   for (let i = 0; i < opts.checkers; i++)
     loops.push(
@@ -132,7 +132,7 @@ export function summary(r: LoadResult): string {
  */
 export async function revocationDelays(lbUrl: string, instanceUrls: string[], count: number): Promise<number[]> {
   const delays: number[] = [];
-  const basic = { Authorization: `Basic ${btoa("admin:s3cret")}`, "Content-Type": "application/json" };
+  const basic = { Authorization: `Basic ${btoa("admin:s3cret-admin")}`, "Content-Type": "application/json" };
   for (let n = 0; n < count; n++) {
     const login = await fetch(`${lbUrl}/token`, { method: "POST", headers: basic, body: '{"expiration":600}' });
     if (login.status !== 200) throw new Error(`login → ${login.status}`);

@@ -61,12 +61,12 @@ export class InstanceFleet {
   readonly instances: Instance[] = [];
   private readonly dir = mkdtempSync(join(tmpdir(), "tessera-fleet-"));
 
-  /** Creates the first admin (`admin`/`s3cret`) with the CLI of `root`, before any instance serves. */
+  /** Creates the first admin (`admin`/`s3cret-admin`) with the CLI of `root`, before any instance serves. */
   bootstrap(opts: InstanceOptions): void {
     const file = join(this.dir, "bootstrap.yml");
     writeFileSync(file, configText(opts.dbUri, 0, opts.extra ?? {}));
     const root = opts.root ?? ROOT;
-    const boot = Bun.spawnSync([process.execPath, "src/cli.ts", "bootstrap", "admin", "s3cret"], {
+    const boot = Bun.spawnSync([process.execPath, "src/cli.ts", "bootstrap", "admin", "s3cret-admin"], {
       cwd: root,
       env: { ...process.env, TESSERA_CONFIG: file },
     });
@@ -131,11 +131,11 @@ export async function waitReady(
   return false;
 }
 
-/** Logs in `admin`/`s3cret` through `base`; returns the token. */
+/** Logs in `admin`/`s3cret-admin` through `base`; returns the token. */
 export async function adminLogin(base: string, expiration = 3600): Promise<string> {
   const res = await fetch(`${base}/token`, {
     method: "POST",
-    headers: { Authorization: `Basic ${btoa("admin:s3cret")}`, "Content-Type": "application/json" },
+    headers: { Authorization: `Basic ${btoa("admin:s3cret-admin")}`, "Content-Type": "application/json" },
     body: JSON.stringify({ expiration }),
   });
   if (res.status !== 200) throw new Error(`login → ${res.status} ${await res.text()}`);

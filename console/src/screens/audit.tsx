@@ -3,7 +3,7 @@
 // available on this server".
 import { useState } from "preact/hooks";
 import { TesseraError } from "../api.ts";
-import { ErrorBox, PagedList, Screen, UserLink, shortId } from "../ui.tsx";
+import { ErrorBox, PagedList, RecordLink, Screen, UserLink } from "../ui.tsx";
 import type { ScreenProps } from "./index.tsx";
 // The route's item, as the service defines it (a type only: nothing of the service is bundled).
 import type { AuditItem as AuditEntry } from "../../../src/services/audit/item.ts";
@@ -125,7 +125,13 @@ export function AuditScreen({ api }: ScreenProps) {
           { title: "Action", cell: (a) => <code class="nowrap">{a.action}</code> },
           {
             title: "Target",
-            cell: (a) => `${a.target.kind ?? ""}${a.target.uuid ? ` ${shortId(a.target.uuid)}` : ""}`,
+            // By name where the administrator may read the record (the uuid in the link's title).
+            cell: (a) => (
+              <>
+                {a.target.kind ?? ""}{" "}
+                {a.target.uuid && <RecordLink api={api} kind={a.target.kind ?? ""} uuid={a.target.uuid} />}
+              </>
+            ),
           },
           { title: "Outcome", cell: (a) => <span class={a.outcome === "success" ? "ok" : "bad"}>{a.outcome}</span> },
           {

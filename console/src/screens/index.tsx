@@ -22,12 +22,14 @@ export interface ScreenDef {
   title: string;
   acl: string;
   view: FunctionComponent<ScreenProps>;
+  /** Only for administrators of the top tenant (the route refuses others whatever their ACL). */
+  topTenantOnly?: boolean;
   /** A detail screen (`users/{uuid}`), reached from its list. */
   detail?: FunctionComponent<ScreenProps>;
 }
 
 export const SCREENS: ScreenDef[] = [
-  { path: "status", title: "Status", acl: "auth.status.read", view: StatusScreen },
+  { path: "status", title: "Status", acl: "auth.status.read", view: StatusScreen, topTenantOnly: true },
   { path: "tenants", title: "Tenants", acl: "auth.tenants.read", view: TenantsScreen },
   { path: "users", title: "Users", acl: "auth.users.read", view: UsersScreen, detail: UserScreen },
   { path: "groups", title: "Groups", acl: "auth.groups.read", view: GroupsScreen, detail: GroupScreen },

@@ -1,4 +1,4 @@
-// One user: profile (edit, disable), password reset mail, emails, groups, policies, sessions and
+// One user: profile (edit, disable), password (set, "must change at next login", reset mail), emails, groups, policies, sessions and
 // refresh tokens (revocable), MFA status and reset, deletion.
 import type { Group, Policy, RefreshToken, Session, User } from "../../../clients/typescript/index.ts";
 import type { ComponentChildren } from "preact";
@@ -109,6 +109,62 @@ function Profile({ api, user, act, reload }: { api: ScreenProps["api"]; user: Us
         )}
       </form>
     </Section>
+  );
+}
+
+/**
+ * An administrator sets the password (POST /users/password/reset): the user's sessions end; with
+ * "must change", the user chooses a new one at the next sign-in (docs/security.md).
+ */
+function SetPassword({
+  api,
+  user,
+  act,
+  reload,
+}: {
+  api: ScreenProps["api"];
+  user: User;
+  act: Act;
+  reload: () => void;
+}) {
+  const [password, setPassword] = useState("");
+  const [mustChange, setMustChange] = useState(true);
+  if (!api.can("auth.users.password.reset.{user_uuid}.create", { user_uuid: user.uuid })) return null;
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const done = await act.run(
+      () =>
+        api.ops.resetPassword({
+          params: { query: { user_uuid: user.uuid } },
+          body: { password, must_change: mustChange },
+        } as never),
+      mustChange ? "Password set; the user must change it at the next sign-in." : "Password set.",
+    );
+    if (done) {
+      setPassword("");
+      reload();
+    }
+  };
+  return (
+    <form onSubmit={(e) => void submit(e)} aria-label="Set the password">
+      <Field
+        label="New password"
+        name="password"
+        type="password"
+        autocomplete="new-password"
+        required
+        value={password}
+        onInput={setPassword}
+        error={act.error}
+        hint="The user's sessions end."
+      />
+      <Check label="Must change it at next sign-in" name="must_change" checked={mustChange} onChange={setMustChange} />
+      <div class="actions">
+        <button type="submit" class="primary" disabled={act.busy}>
+          Set password
+        </button>
+      </div>
+    </form>
   );
 }
 
@@ -358,7 +414,8 @@ export function UserScreen({ api, path }: ScreenProps) {
         <div class="grid">
           <Profile api={api} user={u} act={act} reload={reloadAll} key={JSON.stringify(u)} />
           <Section title="Password">
-            <p>Sends the user a mail with a link to choose a new password (needs an email address).</p>
+            <SetPassword api={api} user={u} act={act} reload={reloadAll} />
+            <p>Or send the user a mail with a link to choose a new password (needs an email address).</p>
             <button
               type="button"
               onClick={() =>

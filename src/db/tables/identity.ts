@@ -85,6 +85,9 @@ export const users = pgTable(
       .references(() => tenants.uuid, { onDelete: "cascade" }),
     purpose: text("purpose").notNull().default("user"),
     authenticationMethod: text("authentication_method").notNull().default("default"),
+    // Tessera addition: the administrator who set the password requires a new one at the next
+    // login (docs/security.md); cleared by any new password.
+    passwordChangeRequired: boolean("password_change_required").notNull().default(false),
   },
   (t) => [
     uniqueIndex("auth_user_username_lower_idx").on(sql`lower(${t.username})`),

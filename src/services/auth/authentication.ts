@@ -28,6 +28,7 @@ import { assertNotThrottled, clearLoginFailures, countFailure, type ThrottleSubj
 import { recordLogin } from "../../observe/metrics.ts";
 import { secondFactorStep, type SecondFactorOutcome } from "./mfa-login.ts";
 import { mfaRestrictedAcl } from "./mfa-policy.ts";
+import { pendingActionsAcl } from "./password-change.ts";
 import { auditInsert, auditOutboxInsert, recordAudit, recordRefusalEntry } from "../audit/record.ts";
 import { loginActor, loginRefusalEntry } from "./login-refusal-audit.ts";
 
@@ -119,7 +120,9 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
       ? await secondFactor(app, args, auth, req)
       : { enrolOnlyAcl: await mfaRestrictedAcl(app, knownLoginUser(args, auth.login)) };
     checkingSecondFactor = false;
-    auth.enrolOnlyAcl = step?.enrolOnlyAcl ?? null;
+    const user = knownLoginUser(args, auth.login);
+    if (user?.passwordChangeRequired && req.interactive && auth.idp) throw passwordChangeDue(args, auth);
+    auth.enrolOnlyAcl = pendingActionsAcl(step?.enrolOnlyAcl ?? null, user);
     const result = await issue(app, args, auth, req);
     if (step?.codeAccepted) result.codeAccepted = true;
     app.log.info("login", { outcome: "success", login: auth.login, idp: auth.method, remote_addr: req.remoteAddr });
@@ -128,6 +131,7 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
     recordLogin("success", method);
     return result;
   } catch (e) {
+    if (e instanceof MfaRequired && e.changePassword) throw e; // not a refusal: the page asks for it
     if (e instanceof MfaRequired) {
       recordLogin("mfa_required", method);
       await recordRefusal(app, req, args, "login.mfa_required", "mfa_required");
@@ -168,6 +172,15 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
     await recordLoginFailure(app, req, args, subject, reason);
     throw new AuthenticationFailed();
   }
+}
+
+/** The hosted login page's cue (MfaRequired with `proven`): ask the user for a new password first. */
+function passwordChangeDue(args: LoginArgs, auth: Authenticated): MfaRequired {
+  const user = knownLoginUser(args, auth.login)!;
+  const e = new MfaRequired([]);
+  e.changePassword = true;
+  e.proven = { userUuid: user.uuid, login: auth.login, method: auth.method, backendName: auth.backendName };
+  return e;
 }
 
 async function secondFactor(
@@ -247,7 +260,7 @@ export async function loginAuthenticatedUser(
     persistentMetadata: {},
     refreshTokenUuid: null,
     // The browser session may predate the tenant's MFA requirement: the login's rule applies.
-    enrolOnlyAcl: await mfaRestrictedAcl(app, user),
+    enrolOnlyAcl: pendingActionsAcl(await mfaRestrictedAcl(app, user), user),
   };
   try {
     return await issue(app, args, auth, { ...req, password: null, mobile: false });

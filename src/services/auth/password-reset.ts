@@ -159,12 +159,16 @@ export async function resetPassword(
   caller: Caller,
   userUuid: string,
   password: string | null,
+  mustChange = false,
 ): Promise<void> {
   const emailed = isEmailedToken(caller, resetAcl(userUuid));
   const user = emailed
     ? (await app.db.select().from(users).where(eq(users.uuid, userUuid)))[0]
     : await requireVisibleUser(app, caller, userUuid);
   if (!user) throw new NotFound("users", userUuid);
-  await setPassword(app, user, password, caller, emailed ? "user.password.reset" : "user.password.set");
+  // The emailed link is the user's own reset: never "must change" (the user just chose it).
+  await setPassword(app, user, password, caller, emailed ? "user.password.reset" : "user.password.set", {
+    mustChange: !emailed && mustChange,
+  });
   if (emailed) await revokeToken(app, caller.token.uuid);
 }

@@ -5,14 +5,28 @@ import type { AppContext } from "../../boot/context.ts";
 import { groups, policies, userGroups, userPolicies, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { hashPassword } from "../auth/passwords.ts";
+import { enforcePasswordPolicy, passwordRefusal } from "../auth/password-policy.ts";
 
 export interface BootstrapResult {
   userUuid: string;
   created: boolean;
 }
 
+/**
+ * Creates the administrator when absent, its password checked against the master tenant's password
+ * policy (an `InvalidData` naming the rule); an existing one keeps its password and gets the policy.
+ */
 export async function bootstrapUser(app: AppContext, username: string, password: string): Promise<BootstrapResult> {
   const policySlug = app.config.bootstrap_user_policy_slug;
+  const known = async (db: typeof app.db) =>
+    (await db.select({ uuid: users.uuid }).from(users).where(sql`lower(${users.username}) = lower(${username})`))[0];
+  if (!(await known(app.db)))
+    await enforcePasswordPolicy(app, app.db, {
+      tenantUuid: app.topTenantUuid,
+      password,
+      logins: [username],
+      field: "password",
+    });
   const hash = await hashPassword(password, app.config);
   return inTransaction(app, async (tx) => {
     const [policy] = await tx
@@ -20,10 +34,7 @@ export async function bootstrapUser(app: AppContext, username: string, password:
       .from(policies)
       .where(and(eq(policies.tenantUuid, app.topTenantUuid), sql`lower(${policies.slug}) = lower(${policySlug})`));
     if (!policy) throw new Error(`bootstrap policy "${policySlug}" does not exist in the master tenant`);
-    const [existing] = await tx
-      .select({ uuid: users.uuid })
-      .from(users)
-      .where(sql`lower(${users.username}) = lower(${username})`);
+    const existing = await known(tx);
     let userUuid = existing?.uuid;
     if (!userUuid) {
       const [row] = await tx
@@ -56,7 +67,11 @@ export async function bootstrapOnStartup(app: AppContext): Promise<void> {
   if (!c.bootstrap_user_username || !c.bootstrap_user_password) {
     throw new Error("bootstrap_user_on_startup needs bootstrap_user_username and bootstrap_user_password");
   }
-  const result = await bootstrapUser(app, c.bootstrap_user_username, c.bootstrap_user_password);
+  const result = await bootstrapUser(app, c.bootstrap_user_username, c.bootstrap_user_password).catch((e) => {
+    const refusal = passwordRefusal(e);
+    if (refusal) throw new Error(`bootstrap_user_password is refused by the password policy: ${refusal}`);
+    throw e;
+  });
   app.log.info(result.created ? "bootstrap user created" : "bootstrap user already present", {
     username: c.bootstrap_user_username,
     uuid: result.userUuid,

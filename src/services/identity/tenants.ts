@@ -17,6 +17,16 @@ import { revokeSessions } from "../auth/sessions.ts";
 import { generateSlug } from "./slugs.ts";
 import { ancestorUuids, inSubtree, subtreeCount } from "./tenant-tree.ts";
 import { tenantVisible } from "./visibility.ts";
+import {
+  passwordPolicyField,
+  passwordPolicyJson,
+  refuseWeakeningMove,
+  setTenantPasswordPolicy,
+  settingsBeforeMove,
+  tenantPasswordPolicyJson,
+  type PasswordPolicyInput,
+  type PasswordPolicyJson,
+} from "./tenant-password-policy.ts";
 
 export interface AddressInput {
   line_1?: string | null;
@@ -36,6 +46,8 @@ export interface TenantInput {
   default_authentication_method?: string;
   domain_names?: string[];
   address?: AddressInput | null;
+  /** Omitted: unchanged (even by PUT); null: inherited. */
+  password_policy?: PasswordPolicyInput | null;
 }
 
 export interface TenantJson {
@@ -48,6 +60,7 @@ export interface TenantJson {
   default_authentication_method: string;
   domain_names: string[];
   address: Required<AddressInput>;
+  password_policy: PasswordPolicyJson;
 }
 
 type TenantRow = typeof tenants.$inferSelect;
@@ -65,7 +78,12 @@ function addressJson(row: AddressRow | undefined): Required<AddressInput> {
   };
 }
 
-function tenantJsonOf(t: TenantRow, domainNames: string[], address: AddressRow | undefined): TenantJson {
+function tenantJsonOf(
+  t: TenantRow,
+  domainNames: string[],
+  address: AddressRow | undefined,
+  passwordPolicy: PasswordPolicyJson,
+): TenantJson {
   return {
     uuid: t.uuid,
     parent_uuid: t.parentUuid,
@@ -76,6 +94,7 @@ function tenantJsonOf(t: TenantRow, domainNames: string[], address: AddressRow |
     default_authentication_method: t.defaultAuthenticationMethod,
     domain_names: domainNames,
     address: addressJson(address),
+    password_policy: passwordPolicy,
   };
 }
 
@@ -101,21 +120,23 @@ function addressOf(text: string | null): AddressRow | undefined {
   } as AddressRow;
 }
 
-async function tenantJsonByUuid(db: DbOrTx, uuid: string): Promise<TenantJson> {
+async function tenantJsonByUuid(app: AppContext, db: DbOrTx, uuid: string): Promise<TenantJson> {
   const [row] = await db.select().from(tenants).where(eq(tenants.uuid, uuid));
   if (!row) throw new NotFound("tenants", uuid);
-  const [domains, [address]] = await Promise.all([
+  const [domains, [address], passwordPolicy] = await Promise.all([
     db
       .select({ name: tenantDomains.name })
       .from(tenantDomains)
       .where(eq(tenantDomains.tenantUuid, uuid))
       .orderBy(asc(tenantDomains.name)),
     db.select().from(addresses).where(eq(addresses.tenantUuid, uuid)),
+    tenantPasswordPolicyJson(app, db, uuid),
   ]);
   return tenantJsonOf(
     row,
     domains.map((d) => d.name),
     address,
+    passwordPolicy,
   );
 }
 
@@ -150,10 +171,18 @@ export async function listTenants(
   const order = [params.direction === "desc" ? desc(column) : asc(column), asc(tenants.uuid)];
   const page = await listPage(app.db, tenants, scope, where, order, params, {
     total: caller.tenantUuid ? subtreeCount(caller.tenantUuid, app.topTenantUuid) : sql<number>`0`,
-    fields: { domains: domainsField, address: addressField },
+    fields: { domains: domainsField, address: addressField, passwordPolicy: passwordPolicyField },
   });
+  const serviceMin = app.config.password_policy.min_length;
   return collection(
-    page.rows.map((r) => tenantJsonOf(r, JSON.parse(r.domains) as string[], addressOf(r.address))),
+    page.rows.map((r) =>
+      tenantJsonOf(
+        r,
+        JSON.parse(r.domains) as string[],
+        addressOf(r.address),
+        passwordPolicyJson(serviceMin, r.uuid, JSON.parse(r.passwordPolicy)),
+      ),
+    ),
     page.filtered,
     page.total,
   );
@@ -167,7 +196,7 @@ export async function requireVisibleTenant(
   db: DbOrTx = app.db,
 ): Promise<TenantJson> {
   if (!(await tenantVisible(app, caller, uuid, db))) throw new NotFound("tenants", uuid);
-  return tenantJsonByUuid(db, uuid);
+  return tenantJsonByUuid(app, db, uuid);
 }
 
 function checkAuthenticationMethod(app: AppContext, method: string | undefined): string {
@@ -307,10 +336,11 @@ export async function createTenant(
   const uuid = row!.uuid;
   if (domains.length) await tx.insert(tenantDomains).values(domains.map((name) => ({ tenantUuid: uuid, name })));
   const address = await writeAddress(tx, uuid, input.address, true);
+  if (caller && input.password_policy) await setTenantPasswordPolicy(app, tx, caller, uuid, input.password_policy);
   await setupTenantGroups(app, tx, uuid);
   afterCommit(tx, () => app.tenantTree.created(uuid, parentUuid));
   // Built from what was just written (each round trip saved counts at size: issue 29's < 10 ms).
-  const json = tenantJsonOf(row!, domains, address);
+  const json = tenantJsonOf(row!, domains, address, await tenantPasswordPolicyJson(app, tx, uuid));
   await publishEvent(
     app,
     tx,
@@ -344,6 +374,7 @@ export function tenantAudit(
     "domain_names",
     "address",
     "default_authentication_method",
+    "password_policy",
   ];
   return { action, target: { kind: "tenant", uuid, tenantUuid: uuid }, changes: changesOf(before, after, fields) };
 }
@@ -372,7 +403,9 @@ export async function updateTenant(app: AppContext, caller: Caller, uuid: string
     const added = domains.filter((n) => !existing.some((d) => d.name === n));
     if (added.length) await tx.insert(tenantDomains).values(added.map((name) => ({ tenantUuid: uuid, name })));
     await writeAddress(tx, uuid, input.address);
-    const after = await tenantJsonByUuid(tx, uuid);
+    if (input.password_policy !== undefined)
+      await setTenantPasswordPolicy(app, tx, caller, uuid, input.password_policy);
+    const after = await tenantJsonByUuid(app, tx, uuid);
     await recordAudit(app, tx, caller, tenantAudit("tenant.update", uuid, asRecord(before), asRecord(after)));
     await publishEvent(
       app,
@@ -421,7 +454,7 @@ export async function deleteTenant(app: AppContext, caller: Caller, uuid: string
         sql`${sessions.uuid} in (select t.session_uuid from auth_token t join auth_user u on u.uuid = t.auth_id where u.tenant_uuid = ${uuid})`,
       )!,
     );
-    const before = await tenantJsonByUuid(tx, uuid);
+    const before = await tenantJsonByUuid(app, tx, uuid);
     await tx.delete(tenants).where(eq(tenants.uuid, uuid));
     await recordAudit(app, tx, caller, tenantAudit("tenant.delete", uuid, asRecord(before), null));
     afterCommit(tx, () => app.tenantTree.changed(uuid, null, mark));
@@ -463,7 +496,9 @@ export async function setTenantParent(
       );
     }
     const [old] = await tx.select({ parentUuid: tenants.parentUuid }).from(tenants).where(eq(tenants.uuid, uuid));
+    const policies = await settingsBeforeMove(tx, uuid);
     await tx.update(tenants).set({ parentUuid }).where(eq(tenants.uuid, uuid));
+    await refuseWeakeningMove(app, tx, caller, uuid, policies);
     await recordAudit(app, tx, caller, {
       action: "tenant.move",
       target: { kind: "tenant", uuid, tenantUuid: uuid },

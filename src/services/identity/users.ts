@@ -5,7 +5,7 @@ import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { emails, groups, tenantUserCounts, userGroups, users } from "../../db/schema.ts";
 import { listPage } from "../../db/paging.ts";
-import { changesOf, recordAudit, secretChange, type AuditEntry } from "../audit/record.ts";
+import { changesOf, recordAudit, secretChange, type AuditActor, type AuditEntry } from "../audit/record.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
@@ -17,6 +17,7 @@ import { lockLoginNamespace, storedLoginKey, typedLoginKey } from "./login-names
 import { requireMayExempt } from "../auth/mfa-policy.ts";
 import { authenticationMethods, effectiveMethod } from "../auth/identity-providers.ts";
 import { hashPassword, verifyPassword } from "../auth/passwords.ts";
+import { enforcePasswordPolicy } from "../auth/password-policy.ts";
 import { revokeUserAccess } from "../auth/refresh-tokens.ts";
 import { revokeUserSessions } from "../auth/sessions.ts";
 import { requireVisibleUser, inCallerScope, type UserRow } from "./visibility.ts";
@@ -270,6 +271,13 @@ export async function createUser(
 ): Promise<UserJson> {
   const purpose = input.purpose ?? "user";
   const method = checkMethod(app, input.authentication_method ?? defaultMethod(purpose));
+  if (input.password)
+    await enforcePasswordPolicy(app, tx, {
+      tenantUuid,
+      password: input.password,
+      logins: [input.username, input.email_address],
+      field: "password",
+    });
   if (input.uuid) {
     const [dup] = await tx.select({ uuid: users.uuid }).from(users).where(eq(users.uuid, input.uuid));
     if (dup)
@@ -426,7 +434,8 @@ export async function changePassword(
     app.config,
   );
   if (!ok) throw new AuthenticationFailed();
-  await setPassword(app, user, newPassword, caller, "user.password.change");
+  // After the old password: only its holder learns which rule a new one breaks.
+  await setPassword(app, user, newPassword, caller, "user.password.change", { field: "new_password" });
 }
 
 /** 405 when the user's effective method is not native: its password lives in its identity provider. */
@@ -449,7 +458,8 @@ async function ownUser(app: AppContext, uuid: string): Promise<UserRow> {
 }
 
 /**
- * Sets (or, with null, removes) a native password and ends the user's sessions and refresh tokens
+ * Sets (or, with null, removes) a native password — one the tenant's password policy accepts, else a
+ * 400 on `field` — and ends the user's sessions and refresh tokens
  * (`revokeUserAccess`) — the caller's own session too when users change their own password, as in
  * wazo-auth: the client logs in again with the new password.
  */
@@ -457,10 +467,25 @@ export async function setPassword(
   app: AppContext,
   user: UserRow,
   password: string | null,
-  actor: Caller | null,
+  actor: AuditActor | Caller | null,
   action: string,
+  /**
+   * An administrator's "must change at next login" (docs/security.md; any other new password clears
+   * it), and the body field a refused password is reported under.
+   */
+  opts: { mustChange?: boolean; field?: string } = {},
 ): Promise<void> {
+  const mustChange = Boolean(opts.mustChange) && password !== null;
   await requireNativePassword(app, user);
+  if (password !== null) {
+    const mails = await app.db.select({ address: emails.address }).from(emails).where(eq(emails.userUuid, user.uuid));
+    await enforcePasswordPolicy(app, app.db, {
+      tenantUuid: user.tenantUuid,
+      password,
+      logins: [user.username, ...mails.map((m) => m.address)],
+      field: opts.field ?? "password",
+    });
+  }
   const hash = password === null ? null : await hashPassword(password, app.config);
   await inTransaction(app, async (tx) => {
     await tx
@@ -469,13 +494,19 @@ export async function setPassword(
         passwordHash: hash?.hash ?? null,
         passwordSalt: hash?.salt ?? null,
         passwordIterations: hash?.iterations ?? null,
+        passwordChangeRequired: mustChange,
       })
       .where(eq(users.uuid, user.uuid));
     await revokeUserAccess(app, tx, user);
     await recordAudit(app, tx, actor, {
       action,
       target: { kind: "user", uuid: user.uuid, tenantUuid: user.tenantUuid },
-      changes: [secretChange("password")],
+      changes: [
+        secretChange("password"),
+        ...(mustChange === user.passwordChangeRequired
+          ? []
+          : [{ field: "password_change_required", old: user.passwordChangeRequired, new: mustChange }]),
+      ],
     });
     await publishEvent(app, tx, {
       name: "auth_user_password_changed",

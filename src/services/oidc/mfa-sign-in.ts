@@ -5,6 +5,8 @@
 // issued as the login would have issued it (sign-in.ts provenSignIn), and the browser session and the
 // code record every factor used (RFC 8176 `amr`).
 // Passwordless: a passkey with user verification alone, where the user's tenant allows it.
+// A user who must change its password (docs/security.md) chooses the new one at a `password` stage,
+// after the second factor when there is one.
 import { createHash, randomBytes } from "node:crypto";
 import { and, eq, gt, lt, sql } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
@@ -19,6 +21,7 @@ import { assertSecondFactorOpen, forgetSecondFactorFailures } from "../auth/seco
 import { tenantAllowsPasswordless } from "../auth/mfa-policy.ts";
 import { type RelyingParty, startPasskeyAuthentication, verifyPasskeyAssertion } from "../auth/webauthn.ts";
 import type { UserRow } from "../identity/visibility.ts";
+import { setPassword } from "../identity/users.ts";
 import type { BrowserOrigin } from "./sign-in.ts";
 
 const PENDING_MS = 300_000;
@@ -26,7 +29,7 @@ const MAX_ATTEMPTS = 5;
 
 const sha = (v: string) => createHash("sha256").update(v).digest("hex");
 
-export type Stage = "verify" | "enrol" | "enrolled";
+export type Stage = "verify" | "enrol" | "enrolled" | "password";
 
 /** What a finished step proved: whose sign-in, and the factors used (RFC 8176 §2). */
 export interface Proven {
@@ -51,8 +54,10 @@ export interface Binding {
 export async function startPendingSignIn(
   app: AppContext,
   proven: ProvenPassword,
-  enrol: boolean,
+  stage: Stage,
   binding: Binding,
+  /** The factors already proven (a `password` stage after the second factor). */
+  amr: string[] = ["pwd"],
 ): Promise<string> {
   const handle = randomBytes(32).toString("base64url");
   await app.db.insert(pendingSignIns).values({
@@ -62,9 +67,9 @@ export async function startPendingSignIn(
     login: proven.login,
     method: proven.method,
     backendName: proven.backendName,
-    stage: enrol ? "enrol" : "verify",
+    stage,
     clientId: binding.clientId,
-    amr: ["pwd"],
+    amr,
     expiresAt: new Date(Date.now() + PENDING_MS),
   });
   return handle;
@@ -179,6 +184,22 @@ export async function confirmEnrolment(
     }
     throw e;
   }
+}
+
+/**
+ * The `password` stage: the user's new password (the one way a user's password is set: the
+ * password rules apply, the must-change flag is cleared, the user's other sessions end); then what
+ * the pending sign-in had proven, as `takeProven` returns it.
+ */
+export async function setNewPassword(
+  app: AppContext,
+  p: Pending,
+  password: string,
+  origin: BrowserOrigin,
+): Promise<Proven | null> {
+  if (p.row.stage !== "password") throw new AuthenticationFailed();
+  await setPassword(app, p.user, password, selfActor(p.user, origin), "user.password.change");
+  return takeProven(app, p, p.row.amr);
 }
 
 /** Ends the pending sign-in (single use) and returns what was proven, or null when it was already spent. */

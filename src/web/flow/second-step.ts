@@ -5,8 +5,10 @@
 // shown once). Every form carries the CSRF token of the login page (double-submit cookie) and the
 // authorization request, checked again at each step (OIDC Core §3.1.2.1). Once the factor is proven,
 // the step hands it to its `Flow`: an authorization's (flow/authorization.ts oidcFlow: the browser
-// session with the factors used, RFC 8176 `amr`, consent, the code) or the account page's. The pages are a step (`mfa`) of
-// the provider's page system (web/pages/oidc-login.ts): the tenant's layout applies.
+// session with the factors used, RFC 8176 `amr`, consent, the code) or the account page's. The pages
+// are a step (`mfa`) of the provider's page system (web/pages/oidc-login.ts): the tenant's layout
+// applies. A user whose administrator required a new password chooses it here too, last
+// (docs/security.md).
 import type { Context } from "hono";
 import type { AppContext } from "../../boot/context.ts";
 import { ApiError, type MfaRequired, SecondFactorLocked } from "../../domain/errors.ts";
@@ -16,6 +18,7 @@ import {
   confirmEnrolment,
   loadPending,
   passkeyOptions,
+  setNewPassword,
   startEnrolment,
   startPendingSignIn,
   takeProven,
@@ -34,6 +37,7 @@ const TITLE = "Two-step verification";
 const EXPIRED = "This sign-in has expired or was already used. Go back to the application and sign in again.";
 const WRONG_CODE = "That code is not valid. Try again.";
 const WRONG_PASSKEY = "That passkey could not be verified. Try again, or use a code.";
+const PASSWORDS_DIFFER = "The two passwords differ. Type the same new password twice.";
 
 /**
  * Where a second step leads: the authorization request's continuation for an OpenID Connect client,
@@ -112,14 +116,26 @@ async function enrolPage(c: Context<Env>, app: AppContext, flow: Flow, p: Pendin
   );
 }
 
+const passwordPage = (c: Context<Env>, app: AppContext, flow: Flow, p: Pending, message: string) =>
+  stepPage(c, app, flow, { title: "Choose a new password", mode: "password", message }, message ? 400 : 200, p);
+
+/** What a step proved, once the user who must change its password has chosen a new one (a `password` stage). */
+async function afterPasswordChange(c: Context<Env>, app: AppContext, flow: Flow, done: Proven): Promise<Response> {
+  const handle = await startPendingSignIn(app, done.proven, "password", binding(c, flow), done.amr);
+  const p = await loadPending(app, handle, binding(c, flow));
+  return p ? passwordPage(c, app, flow, p, "") : fatal(c, app, EXPIRED, 400);
+}
+
 export const fatal = (c: Context<Env>, app: AppContext, message: string, status: number) =>
   page(c, app, { step: "error", message }, status);
 
 /** After a password accepted for a user with a factor (or who must enrol one): the step's first page. */
 export async function beginStep(c: Context<Env>, app: AppContext, flow: Flow, e: MfaRequired): Promise<Response> {
-  const handle = await startPendingSignIn(app, e.proven!, e.enrol, binding(c, flow));
+  const stage = e.changePassword ? "password" : e.enrol ? "enrol" : "verify";
+  const handle = await startPendingSignIn(app, e.proven!, stage, binding(c, flow));
   const p = await loadPending(app, handle, binding(c, flow));
   if (!p) return fatal(c, app, EXPIRED, 400);
+  if (stage === "password") return passwordPage(c, app, flow, p, "");
   return e.enrol ? enrolPage(c, app, flow, p, "") : verifyPage(c, app, flow, p, "", 200);
 }
 
@@ -143,9 +159,19 @@ export async function runStep(c: Context<Env>, app: AppContext, flow: Flow, para
   const p = await loadPending(app, params.pending, binding(c, flow));
   if (!p) return fatal(c, app, EXPIRED, 400);
   const origin = browserOrigin(c, app);
-  const finish = async (done: Proven | null) => (done ? flow.finish(done, p.row.login) : fatal(c, app, EXPIRED, 400));
+  const finish = async (done: Proven | null) => {
+    if (!done) return fatal(c, app, EXPIRED, 400);
+    // The second factor first, then the new password the administrator required (never a token before).
+    if (p.user.passwordChangeRequired && p.row.stage !== "password") return afterPasswordChange(c, app, flow, done);
+    return flow.finish(done, p.row.login);
+  };
   try {
     if (params.step === "finish") return await finish(await takeProven(app, p, null));
+    if (p.row.stage === "password") {
+      if (!params.new_password || params.new_password !== params.confirm_password)
+        return passwordPage(c, app, flow, p, PASSWORDS_DIFFER);
+      return await finish(await setNewPassword(app, p, params.new_password, origin));
+    }
     if (params.step === "confirm") {
       const codes = await confirmEnrolment(app, p, params.code ?? "", origin);
       return stepPage(
@@ -177,9 +203,12 @@ export async function runStep(c: Context<Env>, app: AppContext, flow: Flow, para
     return await finish(await takeProven(app, p, amr));
   } catch (e) {
     return refusal(c, app, e, () =>
-      p.row.stage === "enrol"
-        ? enrolPage(c, app, flow, p, WRONG_CODE)
-        : Promise.resolve(verifyPage(c, app, flow, p, WRONG_CODE, 401)),
+      p.row.stage === "password"
+        ? // the password rules' refusal (400), in their words
+          Promise.resolve(passwordPage(c, app, flow, p, (e as ApiError).message))
+        : p.row.stage === "enrol"
+          ? enrolPage(c, app, flow, p, WRONG_CODE)
+          : Promise.resolve(verifyPage(c, app, flow, p, WRONG_CODE, 401)),
     );
   }
 }

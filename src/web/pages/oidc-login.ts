@@ -88,11 +88,12 @@ export type PageStep =
 /**
  * The second step of a sign-in and the account page (web/flow/second-step.ts, web/account.ts): one
  * template, by `mode` — `verify` (a code form, a passkey button), `enrol` (TOTP QR code and
- * confirmation), `codes` (recovery codes, shown once), `account-login`, `account` (the settings).
+ * confirmation), `codes` (recovery codes, shown once), `account-login`, `account` (the settings),
+ * `password` (a new password the administrator required).
  */
 export interface MfaContent {
   title: string;
-  mode: "verify" | "enrol" | "codes" | "account" | "account-login";
+  mode: "verify" | "enrol" | "codes" | "account" | "account-login" | "password";
   /** The form target (relative to the issuer) and its passkey options' target. */
   action: string;
   optionsAction?: string;
