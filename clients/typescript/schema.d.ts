@@ -9634,14 +9634,28 @@ export interface operations {
     getOidcJwks: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description the ETag of a copy held: 304 when it is still the set (RFC 9110 §13.1.2) */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description `{keys}` */
+            /** @description `{keys}`, with a strong ETag */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Not modified */
+            304: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10726,7 +10740,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `temporarily_unavailable`: too many failed logins from this address */
+            /** @description `temporarily_unavailable`: too many failed logins from this address; `access_denied`: the user is at the session cap */
             429: {
                 headers: {
                     [name: string]: unknown;
