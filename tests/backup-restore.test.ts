@@ -41,14 +41,14 @@ test("PGlite: tessera backup copies the running service's database; tessera rest
   mkdirSync(work);
   const service = spawnService(
     work,
-    "bootstrap_user_on_startup: true\nbootstrap_user_username: root\nbootstrap_user_password: root-pw\nargon2: {memory_kib: 256, time_cost: 1}\n",
+    "bootstrap_user_on_startup: true\nbootstrap_user_username: root\nbootstrap_user_password: root-password-1\nargon2: {memory_kib: 256, time_cost: 1}\n",
   );
   const archive = join(dir, "online.tar.gz");
   try {
     expect(await waitForService(service.base, 60)).toBe(true);
     const login = await fetch(`${service.base}/token`, {
       method: "POST",
-      headers: { ...basicAuth("root", "root-pw"), "Content-Type": "application/json" },
+      headers: { ...basicAuth("root", "root-password-1"), "Content-Type": "application/json" },
       body: "{}",
     });
     const token = ((await login.json()) as { data: { token: string } }).data.token;
@@ -68,7 +68,7 @@ test("PGlite: tessera backup copies the running service's database; tessera rest
     const late = await fetch(`${service.base}/users`, {
       method: "POST",
       headers: { "X-Auth-Token": token, "Content-Type": "application/json" },
-      body: JSON.stringify({ username: "after-backup", password: "pw" }),
+      body: JSON.stringify({ username: "after-backup", password: "pw-after-backup" }),
     });
     expect(late.status).toBe(200);
   } finally {
@@ -92,7 +92,7 @@ test("PGlite: tessera backup copies the running service's database; tessera rest
   ).rejects.toThrow("is not empty");
   const t = await createTestApp("pglite", { database: () => openDatabase({ dataDir: restored, timeoutSeconds: 5 }) });
   try {
-    const r = await t.request("POST", "/0.1/token", { body: {}, headers: basicAuth("root", "root-pw") });
+    const r = await t.request("POST", "/0.1/token", { body: {}, headers: basicAuth("root", "root-password-1") });
     expect(r.status).toBe(200);
     const users = await t.request("GET", "/0.1/users?search=after-backup", { token: r.json.data.token });
     expect(users.json.total).toBeGreaterThan(0);

@@ -99,8 +99,7 @@ describeEachDb(
         headers: { Authorization: `Basic ${btoa("root:pa55")}` },
       });
       expect(r.status).toBe(200);
-      // the master policy, beside the stock tessera_user's own-account entries (the all-users group)
-      expect(r.json.data.acl.filter((a: string) => !a.startsWith("auth.users.me."))).toEqual(["#"]);
+      expect(r.json.data.acl).toEqual(["#"]);
       expect(r.json.data.metadata.purpose).toBe("internal");
     });
   },

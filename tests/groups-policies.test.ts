@@ -233,7 +233,7 @@ describeEachDb("policies", (get) => {
       body: {},
       headers: { Authorization: `Basic ${btoa(`${name}:pw`)}` },
     });
-    expect(login.json.data.acl).toEqual(["confd.group", "confd.direct"]);
+    expect(login.json.data.acl).toEqual(["confd.group", "confd.direct", "auth.users.me.mfa.#"]); // + mfa.self_service
     expect(
       (await t.request("DELETE", `/0.1/groups/${g.uuid}/policies/${viaGroup.uuid}`, { token: admin })).status,
     ).toBe(204);
@@ -319,7 +319,7 @@ describeEachDb(
       expect(defaultGroup).toMatchObject({ slug: "admins", read_only: false });
       const allUsersPolicies = (await t.request("GET", `/0.1/groups/${allUsers.uuid}/policies`, { token: tenantAdmin }))
         .json.items;
-      expect(allUsersPolicies.map((p: { slug: string }) => p.slug)).toEqual(["everyone", "tessera_user"]);
+      expect(allUsersPolicies.map((p: { slug: string }) => p.slug)).toEqual(["everyone"]);
       const adminPolicies = (
         await t.request("GET", `/0.1/groups/${defaultGroup.uuid}/policies`, { token: tenantAdmin })
       ).json.items;

@@ -28,7 +28,11 @@ describe.skipIf(!pgClusterAvailable)("closing the database on purpose logs no er
   }, 60_000);
 
   test("one-shot commands on an empty PostgreSQL: migrate, bootstrap twice", () => {
-    for (const args of [["migrate"], ["bootstrap", "admin", "s3cret"], ["bootstrap", "admin", "s3cret"]]) {
+    for (const args of [
+      ["migrate"],
+      ["bootstrap", "admin", "s3cret-admin-pw"],
+      ["bootstrap", "admin", "s3cret-admin-pw"],
+    ]) {
       const r = Bun.spawnSync([process.execPath, "src/cli.ts", ...args], {
         cwd: root,
         env: { ...process.env, TESSERA_CONFIG: "", DATABASE_URL: cluster.url },

@@ -15,6 +15,9 @@ import { execRows } from "../src/db/index.ts";
 import { createTestApp, databaseKinds, describeEachDb, type TestApp } from "./helpers/app.ts";
 import { createTenantRow, createUserRow, tenantFamily, tokenFor } from "./helpers/fixtures.ts";
 
+/** What `mfa.self_service` (on by default) adds to every login token of a user of purpose `user`. */
+const SELF_SERVICE = "auth.users.me.mfa.#";
+
 export const TEST_MFA_KEY = Buffer.alloc(32, 7).toString("base64");
 const basic = (login: string, password: string) => `Basic ${Buffer.from(`${login}:${password}`).toString("base64")}`;
 const STEP = 30_000;
@@ -248,7 +251,7 @@ describeEachDb(
       const uuid = await createUserRow(t.app, { username: "plain-user", password: "pw" });
       const r = await login(basic("plain-user", "pw"), { expiration: 60 });
       expect(r.status).toBe(200);
-      expect(r.json.data.acl).toEqual([]);
+      expect(r.json.data.acl).toEqual([SELF_SERVICE]); // its policies' (none), plus mfa.self_service's entry
       expect(r.json.data.metadata).toEqual({
         uuid,
         tenant_uuid: t.app.topTenantUuid,
@@ -385,14 +388,14 @@ describeEachDb(
         (await t.request("PUT", `/0.1/tenants/${fam.child}/mfa`, { token: fam.admin, body: { mfa: "optional" } }))
           .status,
       ).toBe(204);
-      expect((await login(basic("must-enrol", "pw"))).json.data.acl).toEqual([]);
+      expect((await login(basic("must-enrol", "pw"))).json.data.acl).toEqual([SELF_SERVICE]);
       expect(
         (await t.request("PUT", `/0.1/tenants/${fam.child}/mfa`, { token: fam.admin, body: { mfa: null } })).status,
       ).toBe(204);
       expect(
         (await t.request("PUT", `/0.1/tenants/${fam.tenant}/mfa`, { token: fam.admin, body: { mfa: null } })).status,
       ).toBe(204);
-      expect((await login(basic("must-enrol", "pw"))).json.data.acl).toEqual([]);
+      expect((await login(basic("must-enrol", "pw"))).json.data.acl).toEqual([SELF_SERVICE]);
     });
 
     test("MFA outcomes are counted in the metrics", async () => {

@@ -308,7 +308,7 @@ describeEachDb(
         body: { backend: "tessera_backend" },
         headers: basicAuth(name, "pw-secret"),
       });
-      expect(login.json.data.acl).toEqual([]);
+      expect(login.json.data.acl).toEqual(["auth.users.me.mfa.#"]); // mfa.self_service's entry only
       // what it may grant, it may still rename
       const mine = (
         await t.request("POST", "/0.1/policies", {

@@ -1,8 +1,8 @@
-// The stock policies: `tessera_user` in every tenant's all-users group (so `mfa.self_service` holds
-// out of the box, in new and old tenants), and `tessera_tenant_admin` / `tessera_auditor` ready to
-// attach — read-only, and attached only by a caller who could grant their entries.
+// Self-service MFA out of the box (`mfa.self_service` adds its entry to every user's login token, in
+// new and old tenants, without touching any policy or group), and the stock policies `tessera_user`,
+// `tessera_tenant_admin`, `tessera_auditor` ready to attach — read-only, and attached only by a
+// caller who could grant their entries.
 import { expect, test } from "bun:test";
-import { syncPoliciesOnStartup } from "../src/services/identity/policy-sync.ts";
 import { createTestApp, describeEachDb, type TestApp } from "./helpers/app.ts";
 import { adminToken, createTenantRow, tokenFor } from "./helpers/fixtures.ts";
 
@@ -41,20 +41,18 @@ describeEachDb(
       const token = await user.login();
       expect((await t.request("POST", "/0.1/users/me/mfa/totp", { token })).status).toBe(201);
       expect((await t.request("GET", "/0.1/users/me/mfa", { token })).status).toBe(200);
-      // its own account, nothing more
-      expect((await t.request("GET", `/0.1/users/${user.uuid}`, { token })).status).toBe(200);
+      // its own factors, nothing more: no policy was attached for it
       expect((await t.request("GET", "/0.1/users", { token })).status).toBe(403);
-      const own = { username: user.username, purpose: "internal" };
-      expect((await t.request("PUT", `/0.1/users/${user.uuid}`, { token, body: own })).status).toBe(403);
+      const allUsers = (await t.request("GET", `/0.1/users/${user.uuid}/groups`, { token: root })).json.items[0];
+      const groupPolicies = await t.request("GET", `/0.1/groups/${allUsers.uuid}/policies`, { token: root });
+      expect(groupPolicies.json.total).toBe(0);
     });
 
-    test("a tenant made before the stock policies gets them at the next start", async () => {
+    test("a tenant made by an older version (its all-users group bare) gets self-service MFA too", async () => {
       const t = get();
       const root = await adminToken(t.app);
       const old = await createTenantRow(t.app); // its all-users group, without policies, as an older version left it
       const user = await apiUser(t, root, old);
-      expect((await t.request("POST", "/0.1/users/me/mfa/totp", { token: await user.login() })).status).toBe(403);
-      await syncPoliciesOnStartup(t.app);
       expect((await t.request("POST", "/0.1/users/me/mfa/totp", { token: await user.login() })).status).toBe(201);
     });
 
@@ -114,14 +112,30 @@ describeEachDb(
   WITH_MFA_KEY,
 );
 
-test("mfa.self_service off: the stock user policy leaves the factors to administrators", async () => {
+test("mfa.self_service off: the factors are the administrators' to manage", async () => {
   const t = await createTestApp("pglite", { config: { mfa: { self_service: false } } });
   try {
     const root = await adminToken(t.app);
     const user = await apiUser(t, root, t.app.topTenantUuid);
     const token = await user.login();
     expect((await t.request("POST", "/0.1/users/me/mfa/totp", { token })).status).toBe(403);
+  } finally {
+    await t.close();
+  }
+}, 60_000);
+
+test("tessera_user, attached to every user by configuration, gives the own account", async () => {
+  const t = await createTestApp("pglite", {
+    config: { ...WITH_MFA_KEY.config, all_users_policies: { tessera_user: true } },
+  });
+  try {
+    const root = await adminToken(t.app);
+    const tenant = (await t.request("POST", "/0.1/tenants", { token: root, body: { name: "Configured" } })).json.uuid;
+    const user = await apiUser(t, root, tenant);
+    const token = await user.login();
     expect((await t.request("GET", `/0.1/users/${user.uuid}`, { token })).status).toBe(200);
+    const own = { username: user.username, purpose: "internal" };
+    expect((await t.request("PUT", `/0.1/users/${user.uuid}`, { token, body: own })).status).toBe(403);
   } finally {
     await t.close();
   }

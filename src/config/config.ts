@@ -309,7 +309,7 @@ export const configSchema = z
       .record(z.string(), z.boolean())
       .default({})
       .describe(
-        "policies attached (`true`) or detached (`false`) to every tenant's all-users group at start (the stock `tessera_user` is attached unless `false` here)",
+        "policies attached (`true`) or detached (`false`) to every tenant's all-users group at start (`tessera_user: true` gives every user the stock own-account policy)",
       ),
     tenant_default_groups: z
       .record(z.string(), z.object({ policies: z.record(z.string(), z.boolean()).default({}) }))
@@ -641,7 +641,7 @@ export const configSchema = z
           .boolean()
           .default(true)
           .describe(
-            "give every user the self-service ACL `auth.users.me.mfa.#`: in the stock `tessera_user` policy of every tenant's all-users group, and in the `default_user_policy`",
+            "give every login token of a user of purpose `user` the self-service ACL `auth.users.me.mfa.#` (a removal still asks for a proof); the stock `tessera_user` policy carries it too",
           ),
       })
       .prefault({}),

@@ -3,6 +3,7 @@
 // `/users/{user_uuid}/groups` answers groups), as an item or as an `{items, filtered, total}`
 // collection, so generated clients come out typed without every route repeating it.
 import { z } from "zod";
+import { TENANT_MIN_LENGTH } from "../services/identity/tenant-password-policy.ts";
 
 const uuid = z.string().describe("UUID");
 const nullableString = z.string().nullable();
@@ -52,10 +53,18 @@ const tenant = z.object({
     zip_code: nullableString,
   }),
   password_policy: z.object({
-    min_length: z.number().int().nullable().describe("The tenant's own minimum password length; null: inherited"),
+    min_length: z
+      .number()
+      .int()
+      .min(TENANT_MIN_LENGTH.min)
+      .max(TENANT_MIN_LENGTH.max)
+      .nullable()
+      .describe("The tenant's own minimum password length; null: inherited"),
     effective_min_length: z
       .number()
       .int()
+      .min(1)
+      .max(TENANT_MIN_LENGTH.max)
       .describe("The minimum in force: the largest set on the tenant, its ancestors or the service"),
     inherited_from: nullableString.describe(
       "The ancestor whose minimum is in force; null: the tenant's own or the service's",

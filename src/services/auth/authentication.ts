@@ -27,7 +27,7 @@ import { findLoginUser, findUserByLogin, knownLoginUser } from "./user-auth.ts";
 import { assertNotThrottled, clearLoginFailures, countFailure, type ThrottleSubject } from "./login-throttle.ts";
 import { recordLogin } from "../../observe/metrics.ts";
 import { secondFactorStep, type SecondFactorOutcome } from "./mfa-login.ts";
-import { mfaRestrictedAcl } from "./mfa-policy.ts";
+import { mfaRestrictedAcl, withSelfService } from "./mfa-policy.ts";
 import { pendingActionsAcl } from "./password-change.ts";
 import { auditInsert, auditOutboxInsert, recordAudit, recordRefusalEntry } from "../audit/record.ts";
 import { loginActor, loginRefusalEntry } from "./login-refusal-audit.ts";
@@ -360,7 +360,9 @@ async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req:
   const metadata = { ...auth.persistentMetadata, ...((await auth.backend.getMetadata?.(auth.login, args)) ?? {}) };
   const authId = typeof metadata.auth_id === "string" ? metadata.auth_id : null;
   if (!authId) throw new LoginRefused();
-  const fullAcl = auth.enrolOnlyAcl ?? (await auth.backend.getAcl?.(auth.login, args)) ?? args.acl;
+  const fullAcl =
+    auth.enrolOnlyAcl ??
+    withSelfService(app, metadata.purpose, (await auth.backend.getAcl?.(auth.login, args)) ?? args.acl);
   const acl = req.narrowAcl ? req.narrowAcl(fullAcl, { authId }) : fullAcl;
   const expiration = body.expiration ?? app.config.default_token_lifetime;
   const capped = isUuid(authId) && (metadata.purpose === "user" || metadata.purpose === "external_api");

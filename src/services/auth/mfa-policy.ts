@@ -17,19 +17,19 @@ import { recordMfa } from "../../observe/metrics.ts";
 
 export type MfaPolicy = "optional" | "required";
 
-/** What a user may do through `me` on its own factors; granted by the stock user policy. */
+/** What a user may do through `me` on its own factors (`mfa.self_service`). */
 export const MFA_SELF_SERVICE_ACL = "auth.users.me.mfa.#";
 /** The whole ACL of a token issued to a user who must enrol before anything else. */
 export const MFA_ENROL_ONLY_ACL = [MFA_SELF_SERVICE_ACL];
 
-/** The policy's ACL with the self-service entry, for the `default_user_policy` when `mfa.self_service` is on. */
-export function withSelfService(app: AppContext, policyName: string, acl: string[]): string[] {
-  if (
-    !app.config.mfa.self_service ||
-    policyName !== app.config.default_user_policy ||
-    acl.includes(MFA_SELF_SERVICE_ACL)
-  )
-    return acl;
+/**
+ * A login token's ACL with the self-service entry (`mfa.self_service`): every user of purpose `user`
+ * manages its own factors out of the box, in every tenant, without a policy to attach — and without
+ * changing any policy, group or list a wazo-auth client reads. A removal still asks for a proof
+ * (factor-removal.ts); internal and external-API users are the administrators' to manage.
+ */
+export function withSelfService(app: AppContext, purpose: unknown, acl: string[]): string[] {
+  if (!app.config.mfa.self_service || purpose !== "user" || acl.includes(MFA_SELF_SERVICE_ACL)) return acl;
   return [...acl, MFA_SELF_SERVICE_ACL];
 }
 

@@ -1,15 +1,14 @@
 // Groups and policies every tenant gets (wazo-auth's groups, start-up policy sync): the stock policies
 // (stock-policies.ts), the config-managed `default_policies`, the system-managed all-users group of
-// each tenant with the stock user policy and the `all_users_policies`, and the
-// `tenant_default_groups` — at tenant creation and at start-up.
+// each tenant with the `all_users_policies`, and the `tenant_default_groups` — at tenant creation and
+// at start-up.
 import { and, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
 import { execRows, type DbOrTx } from "../../db/index.ts";
 import { groupPolicies, groups, policies, userPolicies } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { writeAcl } from "./policies.ts";
-import { withSelfService } from "../auth/mfa-policy.ts";
-import { isStockPolicy, STOCK_USER_POLICY, stockPolicies } from "./stock-policies.ts";
+import { isStockPolicy, stockPolicies } from "./stock-policies.ts";
 
 /**
  * Policy uuids by slug, in the master tenant only (where config-managed policies live): a policy a
@@ -74,11 +73,12 @@ async function ensureGroups(
 
 const ALL_USERS_GROUP = sql`'wazo-all-users-tenant-' || t.uuid`;
 
-/** The all-users groups' policies: the stock user policy (unless configured `false`), then the configured ones. */
-const allUsersPolicies = (app: AppContext): Record<string, boolean> => ({
-  [STOCK_USER_POLICY]: true,
-  ...app.config.all_users_policies,
-});
+/**
+ * The all-users groups' policies: the configured ones only. A stock policy joins them only when
+ * configured (`all_users_policies: {tessera_user: true}`): out of the box a user's ACL is what
+ * wazo-auth would give it (plus `mfa.self_service`'s one entry, added to the token, not a policy).
+ */
+const allUsersPolicies = (app: AppContext): Record<string, boolean> => app.config.all_users_policies;
 
 /** The all-users group and default groups of one tenant, or of every tenant, with their configured policies. */
 async function ensureTenantGroups(app: AppContext, tx: DbOrTx, tenant: string | undefined): Promise<void> {
@@ -115,26 +115,19 @@ async function upsertManagedPolicy(
   await writeAcl(tx, uuid, spec.acl);
 }
 
-/**
- * At every start: the stock policies, and the stock user policy in every tenant's all-users group
- * (tenants created before it existed included); then §11.4 when `update_policy_on_startup` is on.
- */
+/** At every start: the stock policies; then wazo-auth's start-up sync when `update_policy_on_startup` is on. */
 export async function syncPoliciesOnStartup(app: AppContext): Promise<void> {
   await inTransaction(app, async (tx) => {
     for (const [slug, spec] of Object.entries(stockPolicies(app)))
       await upsertManagedPolicy(app, tx, slug, { ...spec, shared: false });
-    if (!app.config.update_policy_on_startup) {
-      const stockUser = { [STOCK_USER_POLICY]: allUsersPolicies(app)[STOCK_USER_POLICY]! };
-      await ensureGroups(app, tx, ALL_USERS_GROUP, true, stockUser, undefined);
-      return;
-    }
+    if (!app.config.update_policy_on_startup) return;
     const configured = app.config.default_policies;
     for (const [slug, spec] of Object.entries(configured)) {
       if (isStockPolicy(slug)) continue; // the service's own, whatever the configuration says
       await upsertManagedPolicy(app, tx, slug, {
         description: spec.description ?? "Automatically created",
         shared: spec.shared,
-        acl: withSelfService(app, slug, spec.acl),
+        acl: spec.acl,
       });
     }
     // Config-managed policies not enabled in `all_users_policies` leave the all-users groups (step 2).

@@ -5,7 +5,7 @@
 import type { AppContext } from "../../boot/context.ts";
 import { MFA_SELF_SERVICE_ACL } from "../auth/mfa-policy.ts";
 
-/** What every user gets, through its tenant's all-users group (opt out: `all_users_policies: {tessera_user: false}`). */
+/** A user's own account, to attach to users or groups (every user: `all_users_policies: {tessera_user: true}`). */
 export const STOCK_USER_POLICY = "tessera_user";
 export const STOCK_TENANT_ADMIN_POLICY = "tessera_tenant_admin";
 export const STOCK_AUDITOR_POLICY = "tessera_auditor";
