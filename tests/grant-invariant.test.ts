@@ -343,7 +343,7 @@ describeEachDb(
       const login = await t.request("POST", "/0.1/token", { body: {}, headers: basicAuth(username, "pw-secret") });
       expect(login.status).toBe(200);
       expect(login.json.data.acl).toEqual(await effectiveAcl(t, user));
-      // auth.users.me.mfa.#: mfa.self_service's entry in the configured default user policy
+      // auth.users.me.mfa.#: mfa.self_service's entry, added to a user's login token
       expect([...login.json.data.acl].sort()).toEqual([
         "!calld.#",
         "auth.users.me.mfa.#",

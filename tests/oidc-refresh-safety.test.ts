@@ -18,12 +18,24 @@ import { ApiError } from "../src/domain/errors.ts";
 import { MFA_ENROL_ONLY_ACL } from "../src/services/auth/mfa-policy.ts";
 import { clientForAuthentication } from "../src/services/oidc/clients.ts";
 import { hashToken, refreshGrant } from "../src/services/oidc/grants.ts";
-import { describeEachDb } from "./helpers/app.ts";
+import { describeEachDb, type TestApp } from "./helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { insecure, serveApp, type ServedApp, TestBrowser } from "./helpers/oidc.ts";
 
 const APP_REDIRECT = "com.example.phone:/cb";
 const SCOPE = "openid offline_access";
+
+/** A policy of its own for `user`, so that its ACL differs from the enrol-only one before the requirement. */
+async function givePolicy(t: TestApp, root: string, tenant: string, user: string): Promise<void> {
+  const policy = await t.request("POST", "/0.1/policies", {
+    token: root,
+    tenant,
+    body: { name: `p-${crypto.randomUUID().slice(0, 8)}`, acl: ["confd.users.me.read"] },
+  });
+  expect(policy.status).toBe(200);
+  const attached = await t.request("PUT", `/0.1/users/${user}/policies/${policy.json.uuid}`, { token: root, tenant });
+  expect(attached.status).toBe(204);
+}
 
 describeEachDb("OIDC refresh safety", (get) => {
   let served: ServedApp;
@@ -289,7 +301,12 @@ describeEachDb("OIDC refresh safety", (get) => {
     const t = get();
     const strict = await createTenantRow(t.app);
     const root = (await tokenFor(t.app, { acl: ["#"] })).token;
-    await createUserRow(t.app, { tenantUuid: strict, username: "walter", password: "pw" });
+    await givePolicy(
+      t,
+      root,
+      strict,
+      await createUserRow(t.app, { tenantUuid: strict, username: "walter", password: "pw" }),
+    );
     const basic = `Basic ${Buffer.from("walter:pw").toString("base64")}`;
     const offline = await t.request("POST", "/0.1/token", {
       headers: { Authorization: basic },
@@ -311,7 +328,12 @@ describeEachDb("OIDC refresh safety", (get) => {
     const strict = await createTenantRow(t.app, { parentUuid: tenant });
     const root = (await tokenFor(t.app, { acl: ["#"] })).token;
     const username = `u${crypto.randomUUID().slice(0, 8)}`;
-    await createUserRow(t.app, { tenantUuid: strict, username, password: "pw-secret" });
+    await givePolicy(
+      t,
+      root,
+      strict,
+      await createUserRow(t.app, { tenantUuid: strict, username, password: "pw-secret" }),
+    );
     const browser = new TestBrowser(served.url);
     const first = await exchange(phone, await authorize(phone, browser, username, "pw-secret"));
     expect(first.status).toBe(200);

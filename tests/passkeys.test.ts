@@ -302,11 +302,12 @@ describeEachDb(
       await createUserRow(t.app, { username: "pk-none", password: "pw" });
       const plain = await t.request("POST", "/0.1/token", {
         headers: { Authorization: basic("pk-none", "pw") },
-        body: {},
+        body: { access_type: "offline", client_id: "pk-app" },
       });
       expect(plain.status).toBe(200);
       expect(plain.json.data.auth_id).toBeDefined();
-      expect(plain.json.data.acl).not.toEqual(["auth.users.me.mfa.#"]);
+      // a full login, not an enrol-only one (which never gets a refresh token)
+      expect(plain.json.data.refresh_token).toBeString();
     });
 
     test("assertion: single-use challenge, counter stored, user verification required when passwordless, other user's credential refused", async () => {

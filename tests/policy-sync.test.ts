@@ -46,3 +46,20 @@ describeEachDb(
     },
   },
 );
+
+describeEachDb("start-up policy sync of instances starting together", (get) => {
+  test("two syncs at once on one database both succeed (the stock policies are created once)", async () => {
+    const t = get();
+    const stock = sql`delete from auth_policy where slug like 'tessera\\_%' and tenant_uuid = ${t.app.topTenantUuid}`;
+    // On PostgreSQL the two run on two connections, as two instances would; each round starts bare.
+    for (let round = 0; round < 5; round++) {
+      await t.app.db.execute(stock);
+      await Promise.all([syncPoliciesOnStartup(t.app), syncPoliciesOnStartup(t.app)]);
+      const made = await execRows<{ n: number }>(
+        t.app.db,
+        sql`select count(*)::int as n from auth_policy where slug like 'tessera\\_%' and tenant_uuid = ${t.app.topTenantUuid}`,
+      );
+      expect(made[0]!.n).toBe(3);
+    }
+  }, 60_000);
+});

@@ -71,6 +71,9 @@ async function ensureGroups(
   }
 }
 
+/** pg_advisory_xact_lock key of the start-up policy sync. */
+const POLICY_SYNC_LOCK = 7_302_515_978;
+
 const ALL_USERS_GROUP = sql`'wazo-all-users-tenant-' || t.uuid`;
 
 /**
@@ -118,6 +121,9 @@ async function upsertManagedPolicy(
 /** At every start: the stock policies; then wazo-auth's start-up sync when `update_policy_on_startup` is on. */
 export async function syncPoliciesOnStartup(app: AppContext): Promise<void> {
   await inTransaction(app, async (tx) => {
+    // Instances starting together on one database sync one after the other: each reads, then
+    // creates what is missing (the stock policies at least), which two at once would both create.
+    await tx.execute(sql`select pg_advisory_xact_lock(${POLICY_SYNC_LOCK})`);
     for (const [slug, spec] of Object.entries(stockPolicies(app)))
       await upsertManagedPolicy(app, tx, slug, { ...spec, shared: false });
     if (!app.config.update_policy_on_startup) return;
