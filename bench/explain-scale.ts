@@ -4,13 +4,13 @@
 // counts do not depend on a quiet machine the way wall-clock figures do.
 //
 //   npx bun bench/explain-scale.ts [--database tessera_scale] [--only tenants,users,create,move,purge,startup]
-import { parseConfig } from "../src/config.ts";
-import type { AppContext } from "../src/context.ts";
+import { parseConfig } from "../src/config/config.ts";
+import type { AppContext } from "../src/boot/context.ts";
 import { openDatabase } from "../src/db/index.ts";
 import { inTransaction } from "../src/db/tx.ts";
 import type { Caller } from "../src/domain/caller.ts";
 import type { ListParams } from "../src/domain/collection.ts";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/observe/log.ts";
 import { buildContext, closeContext } from "../src/services/app-context.ts";
 import { purgeBatch } from "../src/services/auth/token-cleanup.ts";
 import { createTenant, listTenants, setTenantParent } from "../src/services/identity/tenants.ts";

@@ -5,11 +5,11 @@
 // Usage: npx bun bench/ldap-login.ts [attempts]
 import { createServer, type Socket } from "node:net";
 import { createApp } from "../src/app.ts";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/config.ts";
 import { openDatabase } from "../src/db/index.ts";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/observe/log.ts";
 import { buildContext, closeContext } from "../src/services/app-context.ts";
-import { startServices } from "../src/startup.ts";
+import { startServices } from "../src/boot/startup.ts";
 import { ACME_LDIF, PEOPLE_DN, SERVICE_DN, SERVICE_PASSWORD } from "../tests/helpers/ldap-directory.ts";
 import { BASE_DN, startSlapd } from "../tests/helpers/slapd.ts";
 import { emails, ldapConfigs, tenantDomains, tenants, users } from "../src/db/schema.ts";

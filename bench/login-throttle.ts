@@ -4,11 +4,11 @@
 // instance already knows the lock or must query it. Prints a table.
 // Usage: npx bun bench/login-throttle.ts [attempts]
 import { createApp } from "../src/app.ts";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/config.ts";
 import { openDatabase } from "../src/db/index.ts";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/observe/log.ts";
 import { buildContext, closeContext } from "../src/services/app-context.ts";
-import { startServices } from "../src/startup.ts";
+import { startServices } from "../src/boot/startup.ts";
 import { hashPassword } from "../src/services/auth/passwords.ts";
 import { sql } from "drizzle-orm";
 import { loginThrottle, users } from "../src/db/schema.ts";

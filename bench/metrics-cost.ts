@@ -2,12 +2,12 @@
 // in-process (no network, so the relative cost is an upper bound of what wrk would see) by the
 // server's handler of two apps on one database, metrics off and on, in alternating rounds.
 // Usage: bun bench/metrics-cost.ts [rounds] [requests-per-round]
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/config.ts";
 import { openDatabase } from "../src/db/index.ts";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/observe/log.ts";
 import { createHandler } from "../src/app.ts";
 import { buildContext, closeContext } from "../src/services/app-context.ts";
-import { startServices } from "../src/startup.ts";
+import { startServices } from "../src/boot/startup.ts";
 import { insertToken } from "../src/services/auth/tokens.ts";
 
 const rounds = Number(process.argv[2] ?? 7);

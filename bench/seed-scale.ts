@@ -16,9 +16,9 @@
 // at depth 1 and 19,608–100,000 at depth 6; tenant 1 heads a subtree of 19,608. User j lives in
 // tenant ((j − 1) mod tenants) + 1; admin / admin-password (ACL `#`) in the master tenant.
 import { sql } from "drizzle-orm";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/config.ts";
 import { execRows, openDatabase, type DbOrTx } from "../src/db/index.ts";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/observe/log.ts";
 import { buildContext, closeContext } from "../src/services/app-context.ts";
 import { bootstrapUser } from "../src/services/identity/bootstrap.ts";
 import { PG_URL } from "./lib.ts";

@@ -4,10 +4,10 @@
 //     argv[2] (a realistic ACL of a Wazo user, negations included);
 //   - argv[3] more users in the master tenant, with varied names and an email address each.
 import { eq, sql } from "drizzle-orm";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/config/config.ts";
 import { openDatabase } from "../src/db/index.ts";
 import { accesses, policies, policyAccesses, userPolicies } from "../src/db/schema.ts";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/observe/log.ts";
 import { buildContext, closeContext } from "../src/services/app-context.ts";
 import { bootstrapUser } from "../src/services/identity/bootstrap.ts";
 

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { basename, dirname, join, relative } from "node:path";
 
-import { buildConsole } from "../src/console-assets.ts";
+import { buildConsole } from "../src/boot/console-assets.ts";
 
 const root = join(import.meta.dir, "..");
 
@@ -22,7 +22,7 @@ function filesUnder(dir: string, suffix: string): string[] {
 /** The assets module: evaluated first, so `globalThis.__TESSERA_EMBEDDED__` exists before src/ loads. */
 async function assetsModule(): Promise<string> {
   const files: Record<string, string> = {};
-  // The console, prebuilt: the executable carries no sources to bundle (src/console-assets.ts).
+  // The console, prebuilt: the executable carries no sources to bundle (src/boot/console-assets.ts).
   for (const [name, text] of Object.entries(await buildConsole())) files[`console/${name}`] = text;
   // drizzle-kit's schema snapshots (drizzle/meta/*_snapshot.json, 1 MiB) serve only the next
   // `drizzle-kit generate`: the migrator reads the journal and the SQL files.
@@ -31,7 +31,7 @@ async function assetsModule(): Promise<string> {
       if (!path.endsWith("_snapshot.json")) files[relative(root, path)] = readFileSync(path, "utf8");
   for (const name of ["swagger-ui-bundle.js", "swagger-ui.css"])
     files[`swagger-ui-dist/${name}`] = readFileSync(require.resolve(`swagger-ui-dist/${name}`), "utf8");
-  // The hosted pages' passkey script runs over @simplewebauthn/browser (pages/oidc-assets.ts).
+  // The hosted pages' passkey script runs over @simplewebauthn/browser (web/pages/oidc-assets.ts).
   files["simplewebauthn-browser/index.umd.min.js"] = readFileSync(
     join(dirname(require.resolve("@simplewebauthn/browser")), "../dist/bundle/index.umd.min.js"),
     "utf8",

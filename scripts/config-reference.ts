@@ -1,4 +1,4 @@
-// Generates the key reference of docs/configuration.md from the configuration schema (src/config.ts):
+// Generates the key reference of docs/configuration.md from the configuration schema (src/config/config.ts):
 // one row per key with its type, default and the schema's own description, so the page cannot drift
 // from what the service accepts. `npm run docs:config` rewrites the block between the markers;
 // tests/config-docs.test.ts fails when the committed block differs from what this prints.
@@ -6,9 +6,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { configSchema } from "../src/config.ts";
+import { configSchema } from "../src/config/config.ts";
 
-export const BEGIN = "<!-- BEGIN key reference: generated from src/config.ts by `npm run docs:config` -->";
+export const BEGIN = "<!-- BEGIN key reference: generated from src/config/config.ts by `npm run docs:config` -->";
 export const END = "<!-- END key reference -->";
 
 const root = fileURLToPath(new URL("..", import.meta.url));

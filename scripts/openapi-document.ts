@@ -1,12 +1,12 @@
 // The OpenAPI document as the service serves it with the default configuration (stock plugins),
 // built in-process on a throw-away embedded database. `bun scripts/openapi-document.ts FILE`
 // writes it; the client generator and its staleness test use `openApiDocument()`.
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/config.ts";
 import { openDatabase } from "../src/db/index.ts";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/observe/log.ts";
 import { createApp } from "../src/app.ts";
 import { buildContext, closeContext } from "../src/services/app-context.ts";
-import { startServices } from "../src/startup.ts";
+import { startServices } from "../src/boot/startup.ts";
 
 export async function openApiDocument(): Promise<string> {
   const database = await openDatabase({ dataDir: "memory://" });

@@ -1,65 +1,68 @@
 // The composition root: middleware order and route mounting, nothing else.
 import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
-import type { AppContext } from "./context.ts";
+import type { AppContext } from "./boot/context.ts";
 import { ApiError } from "./domain/errors.ts";
 import { errorResponse, jsonError, resourceOfPath } from "./http/error-response.ts";
 import { acceptedHostGuard } from "./http/accepted-host.ts";
 import { asAnswered, type Door, type Env, type RouteGroup, type RouteSpec } from "./http/route.ts";
 import { doorLookup } from "./http/doors.ts";
 import { oauthErrorResponse } from "./http/oauth-error-response.ts";
-import { pageErrorResponse } from "./routes/oidc-pages.ts";
+import { pageErrorResponse } from "./web/pages/browser.ts";
 import { requestLimits } from "./http/limits.ts";
 import { requestLog } from "./http/request-log.ts";
 import { fastTokenCheck, type PeerSource, type Router } from "./http/fast-token-check.ts";
 import { requestDeadline } from "./http/deadline.ts";
-import { requestMetrics } from "./metrics.ts";
-import { statusRoutes } from "./routes/status.ts";
-import { backupRoutes } from "./routes/backup.ts";
-import { readyRoutes } from "./routes/ready.ts";
-import { configRoutes } from "./routes/config.ts";
-import { tokenRoutes } from "./routes/tokens.ts";
-import { loginRoutes } from "./routes/login.ts";
-import { refreshTokenRoutes } from "./routes/refresh-tokens.ts";
-import { sessionRoutes } from "./routes/sessions.ts";
-import { auditRoutes } from "./routes/audit.ts";
-import { idpRoutes } from "./routes/idp.ts";
-import { backendRoutes } from "./routes/backends.ts";
-import { ldapConfigRoutes } from "./routes/ldap-config.ts";
-import { samlConfigRoutes } from "./routes/saml-config.ts";
-import { samlRoutes } from "./routes/saml.ts";
-import { passwordResetRoutes } from "./routes/password-reset.ts";
-import { registerRoutes } from "./routes/register.ts";
-import { emailRoutes } from "./routes/emails.ts";
-import { userLinkRoutes } from "./routes/user-links.ts";
-import { externalRoutes } from "./routes/external.ts";
-import { userRoutes } from "./routes/users.ts";
-import { mfaRoutes } from "./routes/mfa.ts";
-import { passkeyRoutes } from "./routes/passkeys.ts";
-import { tenantRoutes } from "./routes/tenants.ts";
-import { groupRoutes } from "./routes/groups.ts";
-import { policyRoutes } from "./routes/policies.ts";
-import { apiRoutes } from "./routes/api.ts";
-import { oidcRoutes } from "./routes/oidc.ts";
-import { oidcClientRoutes } from "./routes/oidc-clients.ts";
-import { oidcAuthorizeRoutes } from "./routes/oidc-authorize.ts";
-import { mfaStepRoutes, secondStepPage } from "./routes/mfa-step.ts";
-import { passkeySignInRoutes } from "./routes/passkey-sign-in.ts";
-import { accountRoutes } from "./routes/account.ts";
-import { oidcTokenRoutes } from "./routes/oidc-token.ts";
-import { consoleRoutes } from "./routes/console.ts";
+import { requestMetrics } from "./observe/metrics.ts";
+import { statusRoutes } from "./api/status.ts";
+import { backupRoutes } from "./api/backup.ts";
+import { readyRoutes } from "./api/ready.ts";
+import { configRoutes } from "./api/config.ts";
+import { tokenRoutes } from "./api/tokens.ts";
+import { loginRoutes } from "./api/login.ts";
+import { refreshTokenRoutes } from "./api/refresh-tokens.ts";
+import { sessionRoutes } from "./api/sessions.ts";
+import { auditRoutes } from "./api/audit.ts";
+import { idpRoutes } from "./api/idp.ts";
+import { backendRoutes } from "./api/backends.ts";
+import { ldapConfigRoutes } from "./api/ldap-config.ts";
+import { samlConfigRoutes } from "./api/saml-config.ts";
+import { samlRoutes } from "./api/saml.ts";
+import { passwordResetRoutes } from "./api/password-reset.ts";
+import { registerRoutes } from "./api/register.ts";
+import { emailRoutes } from "./api/emails.ts";
+import { userLinkRoutes } from "./api/user-links.ts";
+import { externalRoutes } from "./api/external.ts";
+import { userRoutes } from "./api/users.ts";
+import { mfaRoutes } from "./api/mfa.ts";
+import { passkeyRoutes } from "./api/passkeys.ts";
+import { tenantRoutes } from "./api/tenants.ts";
+import { groupRoutes } from "./api/groups.ts";
+import { policyRoutes } from "./api/policies.ts";
+import { apiRoutes } from "./api/openapi.ts";
+import { oidcRoutes } from "./oauth/discovery.ts";
+import { oidcClientRoutes } from "./api/oidc-clients.ts";
+import { oidcAuthorizeRoutes } from "./web/authorize.ts";
+import { mfaStepRoutes } from "./web/second-step.ts";
+import { passkeySignInRoutes } from "./web/passkey-sign-in.ts";
+import { accountRoutes } from "./web/account.ts";
+import { oidcTokenRoutes } from "./oauth/token.ts";
+import { consoleRoutes } from "./web/console.ts";
 import { CONSOLE_PATH } from "./services/console/client.ts";
-import { oidcLogoutRoutes } from "./routes/oidc-logout.ts";
-import { oidcDeviceRoutes } from "./routes/oidc-device.ts";
+import { oidcLogoutRoutes } from "./web/logout.ts";
+import { oidcDeviceRoutes } from "./web/device.ts";
 import { fastIntrospection } from "./http/fast-introspection.ts";
+import { renderPage } from "./web/pages/oidc-login.ts";
 import { fastJwks } from "./http/fast-jwks.ts";
 
 /**
  * Every route group, in mounting order: the first route that matches a path wins, so groups with
- * literal segments (`/users/me/...`, `/users/password/reset`) come before `/users/{user_uuid}`.
+ * literal segments (`/users/me/...`, `/users/password/reset`) come before `/users/{user_uuid}`. The
+ * three doors (api/, oauth/, web/) interleave here only where that order requires or always was.
  */
 export function routeGroups(app: AppContext): RouteGroup[] {
   return [
+    // api/: the wazo-auth REST API (JSON, ACLs, Wazo-Tenant)
     statusRoutes(),
     backupRoutes(),
     readyRoutes(),
@@ -85,13 +88,15 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     tenantRoutes(),
     groupRoutes(),
     policyRoutes(),
-    oidcRoutes(),
-    oidcClientRoutes(),
-    oidcAuthorizeRoutes({ secondStep: secondStepPage }),
+    oidcRoutes(), // oauth/: discovery and keys
+    oidcClientRoutes(), // api/: the clients' administration
+    // web/: the hosted pages and the browser sign-in flow
+    oidcAuthorizeRoutes(),
     mfaStepRoutes(),
     passkeySignInRoutes(),
     accountRoutes(),
-    oidcTokenRoutes(),
+    oidcTokenRoutes(), // oauth/: token, device authorization, introspection, revocation, userinfo
+    // web/
     oidcLogoutRoutes(),
     oidcDeviceRoutes(),
   ];
@@ -117,7 +122,10 @@ export function createApp(app: AppContext): Hono<Env> {
     await next();
   });
   hono.use("*", requestDeadline(app).middleware());
-  hono.use("*", acceptedHostGuard(app));
+  hono.use(
+    "*",
+    acceptedHostGuard(app, (message, status) => renderPage(app, { step: "error", message }, status)),
+  );
 
   for (const group of groups) hono.route("/0.1", group.hono);
   hono.route("/0.1", apiRoutes(specs).hono);

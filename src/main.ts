@@ -7,13 +7,18 @@
 // database the longest steps run side by side on a 2-core machine; docs/benchmarks.md, start-up).
 import { dropEarlyThread, startEmbeddedThreadEarly } from "./db/pglite-early.ts";
 import { describeCause } from "./db/failures.ts";
-import { createProcessLogger } from "./log.ts";
+import { createProcessLogger } from "./observe/log.ts";
 import type { PeerSource } from "./http/fast-token-check.ts";
-import { messageOf, portProblem, START_EXIT } from "./start-checks.ts";
+import { messageOf, portProblem, START_EXIT } from "./boot/start-checks.ts";
 
 /** What precedes the database, imported once the embedded database's thread has started. */
 const startModules = () =>
-  Promise.all([import("./config.ts"), import("./db/index.ts"), import("./db/adopt.ts"), import("./cluster.ts")]);
+  Promise.all([
+    import("./config/config.ts"),
+    import("./db/index.ts"),
+    import("./db/adopt.ts"),
+    import("./boot/cluster.ts"),
+  ]);
 
 /** The modules of the running service, imported while the database opens. */
 const serviceModules = () =>
@@ -21,12 +26,12 @@ const serviceModules = () =>
     import("./app.ts"),
     import("./http/limits.ts"),
     import("./services/app-context.ts"),
-    import("./startup.ts"),
+    import("./boot/startup.ts"),
     import("./plugins/loader.ts"),
-    import("./metrics.ts"),
+    import("./observe/metrics.ts"),
     import("./bus/outbox.ts"),
-    import("./routes/ready.ts"),
-    import("./jobs.ts"),
+    import("./api/ready.ts"),
+    import("./boot/jobs.ts"),
   ]);
 
 export async function serve(argv: string[] = process.argv): Promise<void> {
@@ -146,7 +151,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     server = Bun.serve({
       hostname: config.rest_api.listen,
       port: config.rest_api.port,
-      reusePort: config.workers > 1, // the workers of src/cluster.ts share the port
+      reusePort: config.workers > 1, // the workers of src/boot/cluster.ts share the port
       maxRequestBodySize: RUNTIME_BODY_BYTES,
       // The server is where the peer address is looked up, only when something reads it (logging, login).
       fetch: (req, srv) => (draining ? drainingFetch(req, srv) : handle(req, srv)),
@@ -205,7 +210,7 @@ function isReadinessProbe(req: Request): boolean {
 }
 
 /** The readiness probe's 503 while draining: the one error body, naming the reason. */
-function drainingAnswer(req: Request, notReady: typeof import("./routes/ready.ts")["notReady"]): Response {
+function drainingAnswer(req: Request, notReady: typeof import("./api/ready.ts")["notReady"]): Response {
   const body = notReady({ draining: "fail" }, "Not ready: the instance is shutting down").toBody();
   return new Response(req.method === "HEAD" ? null : JSON.stringify(body), {
     status: 503,

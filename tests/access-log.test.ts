@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fastTokenCheck } from "../src/http/fast-token-check.ts";
-import { createLogger, LogWriter, type Logger } from "../src/log.ts";
+import { createLogger, LogWriter, type Logger } from "../src/observe/log.ts";
 import { revokeToken } from "../src/services/auth/sessions.ts";
 import { describeEachDb, peerAt } from "./helpers/app.ts";
 import { createTenantRow, tokenFor } from "./helpers/fixtures.ts";

@@ -1,9 +1,9 @@
-// The grant rule decided on patterns (src/acl-grant.ts): reference cases, then properties checked
-// against the matcher itself (src/acl.ts) on every string of a small alphabet.
+// The grant rule decided on patterns (src/domain/acl-grant.ts): reference cases, then properties checked
+// against the matcher itself (src/domain/acl.ts) on every string of a small alphabet.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { compileAcl } from "../src/acl.ts";
-import { grantCheck, overlapWitness, uncoveredWitness } from "../src/acl-grant.ts";
+import { compileAcl } from "../src/domain/acl.ts";
+import { grantCheck, overlapWitness, uncoveredWitness } from "../src/domain/acl-grant.ts";
 
 describe("grant rule (§4.5, with deny entries)", () => {
   const id = { authId: "u1", sessionUuid: "s1" };
@@ -60,7 +60,7 @@ describe("grant rule (§4.5, with deny entries)", () => {
   });
 });
 
-// Properties: patterns and strings over {a, b, ., *, #, me}; the matcher of src/acl.ts is the judge.
+// Properties: patterns and strings over {a, b, ., *, #, me}; the matcher of src/domain/acl.ts is the judge.
 const segment = fc.oneof(
   { weight: 1, arbitrary: fc.constant("me") },
   {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { aclMatches, compileAcl, fillAcl } from "../src/acl.ts";
+import { aclMatches, compileAcl, fillAcl } from "../src/domain/acl.ts";
 
 describe("ACL matching (wazo-auth's ACL matching reference cases)", () => {
   test("foo.bar.# matches below foo.bar but not foo.bar itself", () => {

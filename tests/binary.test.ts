@@ -49,7 +49,7 @@ test("the single executable starts from an empty directory, creates its database
     };
     expect(status.plugins.status).toBe("ok"); // the stock plugins are inside the executable
     expect((await fetch(`${base}/api/docs/swagger-ui-bundle.js`)).status).toBe(200);
-    // The hosted pages' passkey scripts are inside too (the account page loads them; pages/oidc-assets.ts).
+    // The hosted pages' passkey scripts are inside too (the account page loads them; web/pages/oidc-assets.ts).
     for (const [name, marker] of [
       ["passkey.js", "data-passkey"],
       ["webauthn-browser.js", "SimpleWebAuthnBrowser"],

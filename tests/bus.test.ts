@@ -2,11 +2,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { openDatabase } from "../src/db/index.ts";
-import { parseConfig } from "../src/config.ts";
-import { silentLogger } from "../src/log.ts";
+import { parseConfig } from "../src/config/config.ts";
+import { silentLogger } from "../src/observe/log.ts";
 import { buildContext, closeContext } from "../src/services/app-context.ts";
 import { publishEvent, routingKey } from "../src/services/events.ts";
-import { startServices } from "../src/startup.ts";
+import { startServices } from "../src/boot/startup.ts";
 import { createTestApp, describeEachDb } from "./helpers/app.ts";
 import { AMQP_URL, amqpAvailable, brokerProxy, consume } from "./helpers/amqp.ts";
 import { createUserRow, tokenFor } from "./helpers/fixtures.ts";

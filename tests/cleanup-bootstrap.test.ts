@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { eq, inArray, sql } from "drizzle-orm";
 import { sessions, tokens, userPolicies, users } from "../src/db/schema.ts";
-import { runCleanup, startJobs } from "../src/jobs.ts";
+import { runCleanup, startJobs } from "../src/boot/jobs.ts";
 import { bootstrapUser } from "../src/services/identity/bootstrap.ts";
 import { listRecordedEvents } from "../src/services/events.ts";
 import { describeEachDb } from "./helpers/app.ts";

@@ -30,7 +30,7 @@ test("every key of the schema is in config.example.yml, set or named in a commen
   expect(missing).toEqual([]);
 });
 
-test("every key of the schema says what it means (.describe in src/config.ts)", () => {
+test("every key of the schema says what it means (.describe in src/config/config.ts)", () => {
   expect(
     keyRows()
       .filter((r) => !r.description?.trim())

@@ -6,8 +6,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError, loadConfigWithSource } from "../src/config.ts";
-import { START_EXIT } from "../src/start-checks.ts";
+import { ConfigError, loadConfigWithSource } from "../src/config/config.ts";
+import { START_EXIT } from "../src/boot/start-checks.ts";
 import { freePort } from "./helpers/service-process.ts";
 
 const root = join(import.meta.dir, "..");

@@ -6,8 +6,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseConfig } from "../src/config.ts";
-import { START_EXIT } from "../src/start-checks.ts";
+import { parseConfig } from "../src/config/config.ts";
+import { START_EXIT } from "../src/boot/start-checks.ts";
 import { scratchDatabase } from "./helpers/scratch-db.ts";
 import { freePort, waitForService } from "./helpers/service-process.ts";
 

@@ -6,7 +6,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { inArray } from "drizzle-orm";
-import { grantCheck } from "../src/acl-grant.ts";
+import { grantCheck } from "../src/domain/acl-grant.ts";
 import { oidcClients } from "../src/db/schema.ts";
 import { describeEachDb, type TestApp, type TestResponse } from "./helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";

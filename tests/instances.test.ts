@@ -5,9 +5,9 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/config.ts";
 import { openDatabase } from "../src/db/index.ts";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/observe/log.ts";
 import { buildContext, closeContext } from "../src/services/app-context.ts";
 import { revokeToken } from "../src/services/auth/sessions.ts";
 import { findValidToken } from "../src/services/auth/tokens.ts";
@@ -137,7 +137,7 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
       expect(orphanedMs).toBeLessThan(5000);
 
       // A process still listening on the port with SO_REUSEPORT (what an orphan would be): a new
-      // primary refuses to start (exit 4, src/start-checks.ts) rather than share the port; once the
+      // primary refuses to start (exit 4, src/boot/start-checks.ts) rather than share the port; once the
       // port is free, the next one serves.
       squatter = Bun.serve({
         hostname: "127.0.0.1",

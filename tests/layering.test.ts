@@ -1,5 +1,8 @@
-// The layers point one way (README, Architecture): services/ and db/ hold the business logic and
-// the storage, and never reach up into the HTTP layer; domain/ is below everything.
+// The layers point one way (docs/architecture.md): services/ and db/ hold the business logic and
+// the storage, and never reach up into the HTTP layer; domain/ is below everything. The three doors
+// (api/: the wazo REST API, oauth/: the protocol endpoints, web/: the hosted pages) sit on top, each
+// on its own: a door never imports another, and a route module never imports another route module
+// (what two of them share lives in a module of helpers).
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -56,6 +59,11 @@ function importCircles(): string[][] {
   return circles;
 }
 
+const DOORS = ["api", "oauth", "web"];
+
+/** A route module: it declares the routes a door mounts (`export function …Routes(`). */
+const isRouteModule = (file: string) => /export function \w+Routes\(/.test(readFileSync(join(SRC, file), "utf8"));
+
 function violations(layer: string, forbidden: string[]): string[] {
   return sourceFiles(join(SRC, layer)).flatMap((f) =>
     importsOf(f)
@@ -65,12 +73,41 @@ function violations(layer: string, forbidden: string[]): string[] {
 }
 
 describe("layering", () => {
-  test("services/ and db/ never import http/ or routes/", () => {
-    expect([...violations("services", ["http", "routes"]), ...violations("db", ["http", "routes"])]).toEqual([]);
+  test("services/ and db/ never import http/ or a door", () => {
+    const above = ["http", ...DOORS];
+    expect([...violations("services", above), ...violations("db", above)]).toEqual([]);
+  });
+
+  test("the shared layers (domain, http, boot, config, observe, bus) never import a door", () => {
+    expect(["domain", "http", "boot", "config", "observe", "bus"].flatMap((layer) => violations(layer, DOORS))).toEqual(
+      [],
+    );
+  });
+
+  test("the doors never import one another", () => {
+    expect(
+      DOORS.flatMap((door) =>
+        violations(
+          door,
+          DOORS.filter((d) => d !== door),
+        ),
+      ),
+    ).toEqual([]);
+  });
+
+  test("no module of a door imports a route module (shared helpers live apart)", () => {
+    const found = DOORS.flatMap((door) =>
+      sourceFiles(join(SRC, door)).flatMap((f) =>
+        importsOf(f)
+          .filter((t) => /\.tsx?$/.test(t) && DOORS.some((d) => t.startsWith(`${d}/`)) && isRouteModule(t))
+          .map((t) => `${relative(SRC, f)} → ${t}`),
+      ),
+    );
+    expect(found).toEqual([]);
   });
 
   test("domain/ imports nothing above it but types", () => {
-    const above = ["http", "routes", "services", "db", "app.ts", "main.ts", "cli", "startup.ts"];
+    const above = ["http", ...DOORS, "services", "db", "app.ts", "main.ts", "cli", "boot"];
     const found = sourceFiles(join(SRC, "domain")).flatMap((f) => {
       const text = readFileSync(f, "utf8");
       const valueImports = [...text.matchAll(/^import\s+(?!type\b)[^;]*?from\s+"(\.[^"]+)"/gms)].map((m) =>
@@ -83,16 +120,26 @@ describe("layering", () => {
     expect(found).toEqual([]);
   });
 
-  test("no import circles, type-only imports included (but one mutual type reference)", () => {
-    // context.ts carries the plugin registry and every plugin receives the context: a mutual
-    // reference between types, erased at run time, that no file split can remove.
-    const allowed = new Set(["context.ts", "plugins/types.ts"]);
-    const circles = importCircles().filter((c) => !c.every((f) => allowed.has(f)));
-    expect(circles).toEqual([]);
+  test("no import circles, type-only imports included", () => {
+    expect(importCircles()).toEqual([]);
+  });
+
+  test("stock plugins import nothing of Tessera but the plugin SDK (src/plugins/sdk.ts)", () => {
+    const PLUGINS = resolve(SRC, "../plugins");
+    const found = sourceFiles(PLUGINS).flatMap((f) => {
+      const text = readFileSync(f, "utf8");
+      return [...text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)"(\.[^"]+)"/g)]
+        .map((m) => resolve(dirname(f), m[1]!))
+        .filter((target) => !target.startsWith(`${PLUGINS}/`) && target !== join(SRC, "plugins", "sdk.ts"))
+        .map((target) => `${relative(PLUGINS, f)} → ${relative(resolve(SRC, ".."), target)}`);
+    });
+    expect(found).toEqual([]);
   });
 
   test("the check sees a forbidden import (it can fail)", () => {
-    const f = join(SRC, "routes", "users.ts");
+    const f = join(SRC, "api", "users.ts");
     expect(importsOf(f).some((t) => t.startsWith("services/"))).toBe(true);
+    expect(isRouteModule("api/users.ts")).toBe(true);
+    expect(isRouteModule("api/lists.ts")).toBe(false);
   });
 });

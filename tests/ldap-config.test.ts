@@ -2,7 +2,7 @@
 // password, and tenant isolation.
 import { expect, test } from "bun:test";
 import { describeEachDb } from "./helpers/app.ts";
-import { createLogger } from "../src/log.ts";
+import { createLogger } from "../src/observe/log.ts";
 import { tenantFamily, tokenFor } from "./helpers/fixtures.ts";
 
 const BIND_PASSWORD = "s3cret-bind-pw-4711";

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../src/db/index.ts";
-import { createLogger } from "../src/log.ts";
+import { createLogger } from "../src/observe/log.ts";
 import { createTestApp } from "./helpers/app.ts";
 import { pgClusterAvailable, startPgCluster, type PgCluster } from "./helpers/pg-cluster.ts";
 import { spawnService, waitForService } from "./helpers/service-process.ts";

@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { emails, tenants, users } from "../src/db/schema.ts";
 import { listRecordedEvents } from "../src/services/events.ts";
-import { basicCredentials } from "../src/routes/login.ts";
+import { basicCredentials } from "../src/api/login.ts";
 import { describeEachDb, TEST_ARGON2 } from "./helpers/app.ts";
 import { createTenantRow, createUserRow } from "./helpers/fixtures.ts";
 

@@ -6,11 +6,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { emails } from "../src/db/schema.ts";
-import { createLogger } from "../src/log.ts";
+import { createLogger } from "../src/observe/log.ts";
 import { createTestApp, databaseKinds, describeEachDb } from "./helpers/app.ts";
 import { createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { closedPort, startSmtp } from "./helpers/smtp-server.ts";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/config.ts";
 import { missingTemplates } from "../src/services/integrations/notifications.ts";
 
 const smtp = await startSmtp();

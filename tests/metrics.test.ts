@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { describeEachDb, createTestApp, peerAt } from "./helpers/app.ts";
 import { adminToken, createUserRow, tokenFor } from "./helpers/fixtures.ts";
-import { renderMetrics, startMetricsServer } from "../src/metrics.ts";
+import { renderMetrics, startMetricsServer } from "../src/observe/metrics.ts";
 import { outboxBacklog } from "../src/bus/outbox.ts";
 import { createHandler } from "../src/app.ts";
 

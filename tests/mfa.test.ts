@@ -10,7 +10,7 @@ import { mfaTotp } from "../src/db/schema.ts";
 import { listRecordedEvents } from "../src/services/events.ts";
 import { currentCode } from "../src/services/auth/totp.ts";
 import { useSecondFactor } from "../src/services/auth/mfa.ts";
-import { renderMetrics } from "../src/metrics.ts";
+import { renderMetrics } from "../src/observe/metrics.ts";
 import { execRows } from "../src/db/index.ts";
 import { createTestApp, databaseKinds, describeEachDb, type TestApp } from "./helpers/app.ts";
 import { createTenantRow, createUserRow, tenantFamily, tokenFor } from "./helpers/fixtures.ts";

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import * as oidc from "openid-client";
-import type { AppContext } from "../src/context.ts";
+import type { AppContext } from "../src/boot/context.ts";
 import { oidcRefreshTokens, refreshTokens } from "../src/db/schema.ts";
 import { answerAbandoned, requestDeadline } from "../src/http/deadline.ts";
 import { ApiError } from "../src/domain/errors.ts";

@@ -4,7 +4,7 @@
 // answers in time with a JSON 503 when the database cannot, and the log names the cause.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openDatabase } from "../src/db/index.ts";
-import { createLogger } from "../src/log.ts";
+import { createLogger } from "../src/observe/log.ts";
 import { createTestApp, type TestApp } from "./helpers/app.ts";
 import { adminToken, createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { pgClusterAvailable, startPgCluster, type PgCluster } from "./helpers/pg-cluster.ts";

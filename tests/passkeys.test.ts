@@ -6,10 +6,10 @@
 import { expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { passkeys, pendingSignIns, webauthnChallenges } from "../src/db/schema.ts";
-import { runCleanup } from "../src/jobs.ts";
+import { runCleanup } from "../src/boot/jobs.ts";
 import { listRecordedEvents } from "../src/services/events.ts";
 import { relyingParty, startPasskeyAuthentication, verifyPasskeyAssertion } from "../src/services/auth/webauthn.ts";
-import { renderMetrics } from "../src/metrics.ts";
+import { renderMetrics } from "../src/observe/metrics.ts";
 import { createTestApp, describeEachDb, type TestApp } from "./helpers/app.ts";
 import { createUserRow, tenantFamily, tokenFor } from "./helpers/fixtures.ts";
 import { softAuthenticator, type SoftAuthenticator } from "./helpers/soft-authenticator.ts";

@@ -4,7 +4,7 @@
 import { expect, test } from "bun:test";
 import { pbkdf2Sync } from "node:crypto";
 import { eq } from "drizzle-orm";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/config.ts";
 import { users } from "../src/db/schema.ts";
 import { hashingWarnings, hashPassword, needsRehash, verifyPassword } from "../src/services/auth/passwords.ts";
 import { describeEachDb, TEST_ARGON2 } from "./helpers/app.ts";

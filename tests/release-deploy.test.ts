@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { tesseraCommand } from "../src/cli/main.ts";
-import { loadConfigWithSource } from "../src/config.ts";
-import { VERSION } from "../src/version.ts";
+import { loadConfigWithSource } from "../src/config/config.ts";
+import { VERSION } from "../src/boot/version.ts";
 import { createTestApp } from "./helpers/app.ts";
 
 const root = join(import.meta.dir, "..");

@@ -5,8 +5,8 @@
 // issuer whatever the request says.
 import { expect, test } from "bun:test";
 import { createHandler } from "../src/app.ts";
-import { configWarnings } from "../src/config-warnings.ts";
-import { parseConfig } from "../src/config.ts";
+import { configWarnings } from "../src/config/warnings.ts";
+import { parseConfig } from "../src/config/config.ts";
 import { describeEachDb, type TestApp } from "./helpers/app.ts";
 import { createTenantRow, tokenFor } from "./helpers/fixtures.ts";
 

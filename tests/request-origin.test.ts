@@ -3,9 +3,9 @@
 // X-Forwarded-For counts only from trusted proxies, only as an IP address, never as an exemption.
 import { afterAll, expect, test } from "bun:test";
 import { emails } from "../src/db/schema.ts";
-import { parseConfig } from "../src/config.ts";
+import { parseConfig } from "../src/config/config.ts";
 import { publicConnection } from "../src/services/integrations/notifications.ts";
-import { configWarnings } from "../src/config-warnings.ts";
+import { configWarnings } from "../src/config/warnings.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { startSmtp } from "./helpers/smtp-server.ts";

@@ -8,7 +8,7 @@
 //  - grant rule: every writing route, aimed by an `auth.#` administrator at its own tenant's users,
 //    groups and policies, leaves no user with an entry the administrator could not have granted
 import { expect, test } from "bun:test";
-import { grantCheck } from "../src/acl-grant.ts";
+import { grantCheck } from "../src/domain/acl-grant.ts";
 import type { RouteSpec } from "../src/http/route.ts";
 import { describeEachDb, type TestApp, type TestResponse } from "./helpers/app.ts";
 import { createTenantRow, tokenFor } from "./helpers/fixtures.ts";

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createApp } from "../src/app.ts";
-import type { AppContext } from "../src/context.ts";
+import type { AppContext } from "../src/boot/context.ts";
 import { buildContext } from "../src/services/app-context.ts";
-import { startServices } from "../src/startup.ts";
+import { startServices } from "../src/boot/startup.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { adminToken } from "./helpers/fixtures.ts";
 import { startTestIdp, type TestIdp } from "./helpers/saml-idp.ts";

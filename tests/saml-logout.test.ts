@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { samlSessions } from "../src/db/schema.ts";
-import { runCleanup } from "../src/jobs.ts";
+import { runCleanup } from "../src/boot/jobs.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { adminToken } from "./helpers/fixtures.ts";
 import { startTestIdp, type TestIdp } from "./helpers/saml-idp.ts";

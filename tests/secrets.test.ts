@@ -2,8 +2,8 @@
 // the log, and GET /0.1/config masks credentials however they are written (D12 of docs/wazo-auth-differences.md).
 import { expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { createLogger, errorFields } from "../src/log.ts";
-import { maskSecrets } from "../src/secrets.ts";
+import { createLogger, errorFields } from "../src/observe/log.ts";
+import { maskSecrets } from "../src/config/secrets.ts";
 import { describeEachDb } from "./helpers/app.ts";
 import { adminToken, tokenFor } from "./helpers/fixtures.ts";
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { openDatabase } from "../src/db/index.ts";
 import { exportDatabase, importDatabase, type TransferProgress, type TransferResult } from "../src/db/transfer.ts";
-import { formatCounts } from "../src/transfer-cli.ts";
+import { formatCounts } from "../src/cli/transfer.ts";
 import { createTestApp } from "./helpers/app.ts";
 import { scratchDatabase } from "./helpers/scratch-db.ts";
 import {

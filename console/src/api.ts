@@ -1,8 +1,8 @@
 // The console's one way to the service: the typed client (clients/typescript) with the signed-in
 // user's token, acting in the chosen tenant (Wazo-Tenant). Buttons ask `can()` with the same ACL
 // templates the routes declare; the API still decides, and its refusal is shown as it comes.
-import { aclMatches, fillAcl } from "../../src/acl.ts";
-import { grantCheck, type GrantCheck } from "../../src/acl-grant.ts";
+import { aclMatches, fillAcl } from "../../src/domain/acl.ts";
+import { grantCheck, type GrantCheck } from "../../src/domain/acl-grant.ts";
 import { TesseraClient, TesseraError } from "../../clients/typescript/index.ts";
 import { BASE_URL } from "./auth.ts";
 

@@ -6,8 +6,12 @@
 import { isIP } from "node:net";
 import { rootCertificates, type ConnectionOptions } from "node:tls";
 import type { Client } from "ldapts";
-import type { LdapConfigRow } from "../../src/services/integrations/ldap-config.ts";
-import { DEFAULT_SEARCH_FILTER, escapeDnValue, fillSearchFilter } from "../../src/services/integrations/ldap-filter.ts";
+import {
+  DEFAULT_SEARCH_FILTER,
+  escapeDnValue,
+  fillSearchFilter,
+  type LdapDirectoryConfig as LdapConfigRow,
+} from "../../src/plugins/sdk.ts";
 
 export interface DirectoryOptions {
   /** Seconds for the TCP connect, each operation, and the whole conversation. */

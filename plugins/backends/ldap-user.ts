@@ -4,28 +4,24 @@
 // are computed as for wazo_user, from that user; the token metadata also carries `username` = the
 // email, as wazo-auth's does. Refresh-token logins reach getAcl/getMetadata with the email directly.
 import { readFileSync } from "node:fs";
-import type { BackendPlugin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";
-import type { AppContext } from "../../src/context.ts";
-import { findLoginTenant } from "../../src/services/auth/login-tenant.ts";
-import { findLdapConfig } from "../../src/services/integrations/ldap-config.ts";
-import { findUserByLogin, userAcl, userMetadata } from "../../src/services/auth/user-auth.ts";
+import type { BackendPlugin, LoginArgs, PluginDependencies, PluginServices } from "../../src/plugins/sdk.ts";
 import { authenticateInDirectory, directoryUrl, type DirectoryOptions } from "./ldap-directory.ts";
 
 export default class LdapUserBackend implements BackendPlugin {
-  private app!: AppContext;
+  private services!: PluginServices;
   private options!: DirectoryOptions;
 
   load(deps: PluginDependencies): void {
-    this.app = deps.app;
-    const { tls_ca_file: caFile, timeout } = deps.app.config.ldap;
+    this.services = deps.services;
+    const { tls_ca_file: caFile, timeout } = deps.services.serviceConfig.ldap;
     // A CA file that cannot be read is a configuration error: refuse to start the backend rather
     // than fall back to anything weaker.
     this.options = { timeout, extraCa: caFile ? [readFileSync(caFile, "utf8")] : [] };
   }
 
   async verifyPassword(login: string, password: string, args: LoginArgs): Promise<boolean> {
-    const log = this.app.log;
-    const tenantUuid = await findLoginTenant(this.app, args.body);
+    const log = this.services.log;
+    const tenantUuid = await this.services.findLoginTenant(args.body);
     if (!tenantUuid) {
       log.info("ldap login refused: no such tenant", {
         domain_name: args.body.domain_name,
@@ -33,7 +29,7 @@ export default class LdapUserBackend implements BackendPlugin {
       });
       return false;
     }
-    const config = await findLdapConfig(this.app, tenantUuid);
+    const config = await this.services.findLdapConfig(tenantUuid);
     if (!config) {
       log.info("ldap login refused: the tenant has no LDAP configuration", { tenant_uuid: tenantUuid });
       return false;
@@ -50,7 +46,7 @@ export default class LdapUserBackend implements BackendPlugin {
       });
       return false;
     }
-    const user = await findUserByLogin(this.app.db, email);
+    const user = await this.services.findUserByLogin(email);
     if (!user || user.tenantUuid !== tenantUuid) {
       log.info("ldap login refused: no user of the tenant has the directory's email", {
         tenant_uuid: tenantUuid,
@@ -65,13 +61,13 @@ export default class LdapUserBackend implements BackendPlugin {
   }
 
   async getAcl(login: string, args: LoginArgs): Promise<string[]> {
-    const user = await findUserByLogin(this.app.db, this.email(login, args));
-    return [...args.acl, ...(user ? await userAcl(this.app.db, user.uuid) : [])];
+    const user = await this.services.findUserByLogin(this.email(login, args));
+    return [...args.acl, ...(user ? await this.services.userAcl(user.uuid) : [])];
   }
 
   async getMetadata(login: string, args: LoginArgs): Promise<Record<string, unknown>> {
     const email = this.email(login, args);
-    return { username: email, ...(await userMetadata(this.app, email, args)) };
+    return { username: email, ...(await this.services.userMetadata(email, args)) };
   }
 
   async getPersistentMetadata(_login: string, _args: LoginArgs): Promise<Record<string, unknown>> {

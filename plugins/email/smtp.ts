@@ -6,7 +6,7 @@ import type {
   EmailNotificationPlugin,
   EmailPluginConfig,
   PasswordResetContext,
-} from "../../src/plugins/email-types.ts";
+} from "../../src/plugins/sdk.ts";
 
 interface SmtpConfig {
   hostname: string;

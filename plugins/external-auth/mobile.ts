@@ -1,13 +1,14 @@
 // Stock external-auth plugin `mobile` (wazo-auth's external-auth plugins): the push-notification tokens of a
 // user's mobile device, and the FCM sender id of the tenant's mobile configuration.
 import { z } from "zod";
-import { NotFound, InvalidData } from "../../src/domain/errors.ts";
-import { zodDetails } from "../../src/domain/validate.ts";
-import type {
-  ExternalAuthPlugin,
-  ExternalAuthServices,
-  ExternalRequest,
-} from "../../src/plugins/external-auth-types.ts";
+import {
+  type ExternalAuthPlugin,
+  type ExternalAuthServices,
+  type ExternalRequest,
+  InvalidData,
+  NotFound,
+  zodDetails,
+} from "../../src/plugins/sdk.ts";
 
 const field = z.string().max(512).nullable().optional();
 const mobileData = z.object({

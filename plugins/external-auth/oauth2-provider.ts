@@ -2,13 +2,15 @@
 // authorization (201 with `authorization_url`), the provider redirects back to Tessera, the code is
 // exchanged for tokens; GET returns the access token, refreshing it when it expires within 30 s.
 import { z } from "zod";
-import { InvalidData, NotFound, ServiceUnavailable } from "../../src/domain/errors.ts";
-import { zodDetails } from "../../src/domain/validate.ts";
-import type {
-  ExternalAuthPlugin,
-  ExternalAuthServices,
-  ExternalRequest,
-} from "../../src/plugins/external-auth-types.ts";
+import {
+  type ExternalAuthPlugin,
+  type ExternalAuthServices,
+  type ExternalRequest,
+  InvalidData,
+  NotFound,
+  ServiceUnavailable,
+  zodDetails,
+} from "../../src/plugins/sdk.ts";
 
 export interface ProviderConfig {
   authorization_base_url: string;

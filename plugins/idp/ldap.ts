@@ -1,8 +1,13 @@
 // The `ldap` identity provider (wazo-auth's identity-provider plugins): a login with Basic credentials and a
 // `domain_name` or `tenant_id` in the body is checked by the ldap_user backend against that
 // tenant's directory; the login then becomes the user's directory email.
-import type { BackendPlugin, IdpPlugin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";
-import { AuthenticationFailed } from "../../src/domain/errors.ts";
+import {
+  AuthenticationFailed,
+  type BackendPlugin,
+  type IdpPlugin,
+  type LoginArgs,
+  type PluginDependencies,
+} from "../../src/plugins/sdk.ts";
 
 export default class LdapIdp implements IdpPlugin {
   authenticationMethod = "ldap";

@@ -1,7 +1,12 @@
 // The `native` identity provider: Basic credentials checked by the wazo_user backend. It is the
 // fallback of the login pipeline, tried after every configured IdP.
-import type { BackendPlugin, IdpPlugin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";
-import { AuthenticationFailed } from "../../src/domain/errors.ts";
+import {
+  AuthenticationFailed,
+  type BackendPlugin,
+  type IdpPlugin,
+  type LoginArgs,
+  type PluginDependencies,
+} from "../../src/plugins/sdk.ts";
 
 export default class NativeIdp implements IdpPlugin {
   authenticationMethod = "native";

@@ -3,26 +3,30 @@
 // ACS, logs in the user the assertion names. A SAML session id works once. The user must belong
 // to the tenant whose IdP vouched for it (or one of its sub-tenants): a tenant's IdP never speaks
 // for another tenant's users.
-import type { AppContext } from "../../src/context.ts";
-import type { DbOrTx } from "../../src/db/index.ts";
-import { AuthenticationFailed } from "../../src/domain/errors.ts";
-import type { BackendPlugin, IdpPlugin, IssuedLogin, LoginArgs, PluginDependencies } from "../../src/plugins/types.ts";
-import { samlConfigForDomain } from "../../src/services/integrations/saml/saml-config.ts";
-import { rememberSamlLogin, type SamlLoginRecord } from "../../src/services/integrations/saml/saml-logout.ts";
-import { consumeCompletedLogin, parseNameId } from "../../src/services/integrations/saml/saml-sessions.ts";
-import { isSubtenant } from "../../src/services/identity/tenant-tree.ts";
-import { findUserByLogin } from "../../src/services/auth/user-auth.ts";
+import {
+  AuthenticationFailed,
+  type BackendPlugin,
+  type DbOrTx,
+  type IdpPlugin,
+  type IssuedLogin,
+  type LoginArgs,
+  parseNameId,
+  type PluginDependencies,
+  type PluginServices,
+  rememberSamlLogin,
+  type SamlLoginRecord,
+} from "../../src/plugins/sdk.ts";
 
 export default class SamlIdp implements IdpPlugin {
   authenticationMethod = "saml";
   loaded = false;
-  private app!: AppContext;
+  private services!: PluginServices;
   private backend!: BackendPlugin;
 
   load(deps: PluginDependencies): void {
     const backend = deps.backends.get("wazo_user");
     if (!backend) throw new Error("the saml IdP needs the wazo_user backend");
-    this.app = deps.app;
+    this.services = deps.services;
     this.backend = backend;
     this.loaded = true;
   }
@@ -32,16 +36,12 @@ export default class SamlIdp implements IdpPlugin {
   }
 
   async verifyAuth(args: LoginArgs): Promise<{ backend: BackendPlugin; login: string }> {
-    const session = await consumeCompletedLogin(this.app, String(args.body.saml_session_id));
+    const session = await this.services.consumeSamlLogin(String(args.body.saml_session_id));
     const nameId = parseNameId(session?.samlNameId ?? null);
     if (!session?.login || !nameId) throw new AuthenticationFailed();
-    const config = await samlConfigForDomain(this.app, session.domain);
-    const user = await findUserByLogin(this.app.db, session.login);
-    if (
-      !config ||
-      !user ||
-      !(await isSubtenant(this.app.db, user.tenantUuid, config.tenantUuid, this.app.topTenantUuid))
-    ) {
+    const config = await this.services.samlConfigForDomain(session.domain);
+    const user = await this.services.findUserByLogin(session.login);
+    if (!config || !user || !(await this.services.isSubtenant(user.tenantUuid, config.tenantUuid))) {
       throw new AuthenticationFailed();
     }
     const record: SamlLoginRecord = {

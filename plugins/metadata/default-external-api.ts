@@ -1,5 +1,5 @@
 // Stock metadata plugin `default_external_api` (wazo-auth's metadata plugins).
-import type { MetadataPlugin } from "../../src/plugins/types.ts";
+import type { MetadataPlugin } from "../../src/plugins/sdk.ts";
 
 export default {
   async getTokenMetadata() {

@@ -1,6 +1,5 @@
 // Stock metadata plugin `default_user` (wazo-auth's metadata plugins): users of purpose `user` are PBX users.
-import type { LoginArgs, MetadataPlugin } from "../../src/plugins/types.ts";
-import { loginUser } from "../../src/services/auth/user-auth.ts";
+import { type LoginArgs, loginUser, type MetadataPlugin } from "../../src/plugins/sdk.ts";
 
 export default {
   async getTokenMetadata(_login: string, args: LoginArgs) {

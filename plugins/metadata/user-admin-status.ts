@@ -1,21 +1,25 @@
 // Stock metadata plugin `user_admin_status` (off by default; add it per purpose with
 // `purpose_metadata_mapping`): `admin: true` when the user holds the policy
 // `wazo_default_admin_policy` or belongs to the group `wazo_default_admin_group`.
-import type { AppContext } from "../../src/context.ts";
-import type { LoginArgs, MetadataPlugin, PluginDependencies } from "../../src/plugins/types.ts";
-import { hasPolicyOrGroupSlug, loginUser } from "../../src/services/auth/user-auth.ts";
+import {
+  type LoginArgs,
+  loginUser,
+  type MetadataPlugin,
+  type PluginDependencies,
+  type PluginServices,
+} from "../../src/plugins/sdk.ts";
 
 export default class UserAdminStatus implements MetadataPlugin {
-  private app!: AppContext;
+  private services!: PluginServices;
 
   load(deps: PluginDependencies): void {
-    this.app = deps.app;
+    this.services = deps.services;
   }
 
   async getTokenMetadata(_login: string, args: LoginArgs): Promise<Record<string, unknown>> {
     const user = loginUser(args);
     const admin = user
-      ? await hasPolicyOrGroupSlug(this.app.db, user.uuid, "wazo_default_admin_policy", "wazo_default_admin_group")
+      ? await this.services.hasPolicyOrGroupSlug(user.uuid, "wazo_default_admin_policy", "wazo_default_admin_group")
       : false;
     return { admin };
   }

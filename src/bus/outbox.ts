@@ -2,7 +2,7 @@
 // aggregate, with a lease so a crashed instance's rows go back to the pool), mark them published,
 // and forget old published rows.
 import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { execRows } from "../db/index.ts";
 import { eventOutbox, outboxListeners } from "../db/schema.ts";
 import { inTransaction } from "../db/tx.ts";

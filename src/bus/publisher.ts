@@ -3,7 +3,7 @@
 // is marked published only once the broker confirmed it (at least once). The broker being down
 // never fails a request: events wait in the outbox.
 import type amqp from "amqplib";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import {
   announceListener,
   claimBatch,
@@ -15,8 +15,8 @@ import {
   type OutboxRow,
   withdrawListener,
 } from "./outbox.ts";
-import { recordBusPublishFailure } from "../metrics.ts";
-import { errorFields } from "../log.ts";
+import { recordBusPublishFailure } from "../observe/metrics.ts";
+import { errorFields } from "../observe/log.ts";
 
 const POLL_MS = 1000;
 /** How often a publisher renews its announcement (the trigger forgets one after two minutes). */

@@ -14,7 +14,7 @@ const checkCommand = defineCommand({
   args: { ...configArg, json: { type: "boolean", description: "JSON output", default: false } },
   async run({ args }) {
     const [{ ConfigError, loadConfigWithSource, maskSecrets }, { Document }] = await Promise.all([
-      import("../config.ts"),
+      import("../config/config.ts"),
       import("yaml"),
     ]);
     let loaded;

@@ -4,8 +4,8 @@ import { defineCommand, type ArgsDef } from "citty";
 // The configuration, the database and the services are imported when a local command runs, not
 // with the CLI: a remote command (`tessera users list`) then loads ~0.1 s of CPU less (their
 // modules: zod's schema, drizzle's, the services), measured on a 2-core machine.
-import type { Config } from "../config.ts";
-import type { AppContext } from "../context.ts";
+import type { Config } from "../config/config.ts";
+import type { AppContext } from "../boot/context.ts";
 import { CliFailure, EXIT, printJson, printTable } from "./output.ts";
 
 export const configArg = {
@@ -17,7 +17,7 @@ export const configArg = {
 } as const satisfies ArgsDef;
 
 export async function configFrom(path: string | undefined): Promise<Config> {
-  const { ConfigError, loadConfig } = await import("../config.ts");
+  const { ConfigError, loadConfig } = await import("../config/config.ts");
   try {
     return loadConfig(path ? ["--config", path] : []);
   } catch (e) {
@@ -35,7 +35,7 @@ export async function withLocalApp<T>(
   const [{ openDatabase }, { buildContext, closeContext }, { createLogger }] = await Promise.all([
     import("../db/index.ts"),
     import("../services/app-context.ts"),
-    import("../log.ts"),
+    import("../observe/log.ts"),
   ]);
   let database;
   try {
@@ -170,7 +170,7 @@ function transferCommand(command: "import" | "export") {
       ...configArg,
     },
     async run({ args }) {
-      const { runTransfer } = await import("../transfer-cli.ts");
+      const { runTransfer } = await import("./transfer.ts");
       const code = await runTransfer(command, args.url, args.force, await configFrom(args.config));
       if (code !== EXIT.ok) throw new CliFailure("", code);
     },

@@ -13,11 +13,11 @@ import {
   rotateOidcKeysCommand,
   serveCommand,
 } from "./local.ts";
-import { closestName } from "../text-distance.ts";
+import { closestName } from "../domain/text-distance.ts";
 import { CliFailure, EXIT, failureText, plainUnlessTerminal } from "./output.ts";
 import { resourceCommands } from "./resources.ts";
 import { tokenCommand } from "./token.ts";
-import { VERSION } from "../version.ts";
+import { VERSION } from "../boot/version.ts";
 import { backupCommand, restoreCommand } from "./backup.ts";
 
 export const tesseraCommand = defineCommand({

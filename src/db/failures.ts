@@ -3,7 +3,7 @@
 // arrive wrapped (drizzle's DrizzleQueryError carries the SQL and its parameters in its message:
 // never log that message, only the innermost cause's code and text).
 
-import { sanitizeMessage } from "../log.ts";
+import { sanitizeMessage } from "../observe/log.ts";
 
 /** Node/Bun socket and file-system codes, and postgres.js's own connection codes. */
 const UNAVAILABLE_CODES = new Set([
@@ -121,5 +121,5 @@ export function describeCause(err: unknown): FailureCause {
   return { code, message: sanitize(own) };
 }
 
-/** One sanitiser for every logged error message (src/log.ts): quoted values never reach a log. */
+/** One sanitiser for every logged error message (src/observe/log.ts): quoted values never reach a log. */
 const sanitize = sanitizeMessage;

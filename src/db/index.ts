@@ -11,7 +11,7 @@ import { databaseFailure, describeCause } from "./failures.ts";
 import { ConnectBreaker } from "./circuit-breaker.ts";
 import { ListenHealth } from "./listen-health.ts";
 import { lockDataDir } from "./pid-lock.ts";
-import { embedded } from "../embedded.ts";
+import { embedded } from "../boot/embedded.ts";
 import { isThrowAway, PgliteThreadClient } from "./pglite-client.ts";
 import { isEmptyDataDir, seedDataDir } from "./pglite-template.ts";
 import { PGLITE_EXTENSIONS, type CarriedModules } from "./pglite-protocol.ts";

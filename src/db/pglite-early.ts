@@ -5,8 +5,8 @@
 // environment, means PostgreSQL); the parsed configuration decides, and main.ts stops a thread
 // started on a wrong guess.
 import { readFileSync } from "node:fs";
-import { resolveConfigPath } from "../config-path.ts";
-import { embedded } from "../embedded.ts";
+import { resolveConfigPath } from "../config/path.ts";
+import { embedded } from "../boot/embedded.ts";
 import { PgliteThreadClient } from "./pglite-client.ts";
 
 /** A top-level `db_uri:` followed by a value (not empty, `null`, `~` or a comment). */

@@ -1,6 +1,6 @@
 // One transaction per write request, with hooks that run only once it has committed (cache
 // evictions must not happen before the deletion is visible to other readers).
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import type { DbOrTx, Tx } from "./types.ts";
 
 const hooks = new WeakMap<object, Array<() => void>>();

@@ -107,7 +107,7 @@ export class AuthenticationFailed extends ApiError {
 }
 
 /** 401 of a login whose password was right for a user with a confirmed second factor, but no code came with it. */
-/** What the login pipeline resolved before its second-factor step: the hosted login page finishes it later (mfa-step). */
+/** What the login pipeline resolved before its second-factor step: the hosted login page finishes it later (web/flow/second-step.ts). */
 export interface ProvenPassword {
   userUuid: string;
   login: string;

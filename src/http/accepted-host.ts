@@ -9,10 +9,9 @@
 import { networkInterfaces } from "node:os";
 import { isIP } from "node:net";
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { ApiError } from "../domain/errors.ts";
 import { CONSOLE_PATH } from "../services/console/client.ts";
-import { renderPage } from "../pages/oidc-login.ts";
 import { jsonError } from "./error-response.ts";
 import type { Env } from "./route.ts";
 
@@ -74,12 +73,19 @@ const isGuarded = (path: string) =>
 const MESSAGE = (host: string) =>
   `This service does not answer for the host ${JSON.stringify(host)}: set public_url (or list the host in accepted_hosts) in its configuration`;
 
-/** Refuses the guarded surfaces for a host that is not accepted: JSON on protocol endpoints, a page on the others. */
-export function acceptedHostGuard(app: AppContext): MiddlewareHandler<Env> {
+/**
+ * Refuses the guarded surfaces for a host that is not accepted: JSON on protocol endpoints, a page on
+ * the others (`errorPage`: the hosted pages' error step, which the composition root hands in, so this
+ * layer imports no door).
+ */
+export function acceptedHostGuard(
+  app: AppContext,
+  errorPage: (message: string, status: number) => Response,
+): MiddlewareHandler<Env> {
   return async (c: Context<Env>, next) => {
     if (app.config.public_url || !isGuarded(c.req.path) || hostAccepted(app, c.req.url)) return next();
     const message = MESSAGE(new URL(c.req.url).host);
     if (PROTOCOL.test(c.req.path)) return jsonError(c, new ApiError(421, "misdirected-request", message, "oidc"));
-    return renderPage(app, { step: "error", message }, 421);
+    return errorPage(message, 421);
   };
 }

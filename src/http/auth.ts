@@ -1,8 +1,8 @@
 // Who is calling: the token (X-Auth-Token or Authorization: Bearer), its ACL against the route's
 // required access, and the scoping tenant as wazo-auth picks it (`Wazo-Tenant`).
 import type { Context } from "hono";
-import type { AppContext } from "../context.ts";
-import { fillAcl } from "../acl.ts";
+import type { AppContext } from "../boot/context.ts";
+import { fillAcl } from "../domain/acl.ts";
 import { findValidToken } from "../services/auth/tokens.ts";
 import { isSubtenant, tenantExists, userTenantUuid } from "../services/identity/tenant-tree.ts";
 import type { CachedToken } from "../services/auth/token-cache.ts";

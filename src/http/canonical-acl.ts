@@ -4,8 +4,8 @@
 // matching any of them refuses the request. So `!auth.policies.<uuid>.delete` also stops
 // `DELETE /policies/<UUID>` and `DELETE /policies/<slug>`, and `!auth.policies.Protected.delete`
 // stops `DELETE /policies/protected`.
-import type { AppContext } from "../context.ts";
-import { fillAcl } from "../acl.ts";
+import type { AppContext } from "../boot/context.ts";
+import { fillAcl } from "../domain/acl.ts";
 import { findVisiblePolicy } from "../services/identity/policy-visibility.ts";
 import type { Caller } from "../domain/caller.ts";
 import { ApiError, orAbsent } from "../domain/errors.ts";

@@ -12,7 +12,7 @@
 // Set entry, never a timer; a token check answered from memory (synchronously) pays nothing; the
 // bound is precise to a tenth of a second.
 import type { MiddlewareHandler } from "hono";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { DatabaseUnavailableError } from "../db/failures.ts";
 
 interface InFlight {

@@ -3,7 +3,7 @@
 // single-file build.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { embedded } from "../embedded.ts";
+import { embedded } from "../boot/embedded.ts";
 
 export const DOCS_ASSETS = {
   "swagger-ui-bundle.js": "application/javascript; charset=utf-8",

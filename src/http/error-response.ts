@@ -3,7 +3,7 @@
 import type { Context } from "hono";
 import { databaseFailure } from "../db/failures.ts";
 import { ApiError, Conflict, DatabaseUnavailable } from "../domain/errors.ts";
-import { errorFields, maskPath, type Logger } from "../log.ts";
+import { errorFields, maskPath, type Logger } from "../observe/log.ts";
 
 /** The resource name of a request path, for errors raised outside any route (404, 405, 500). */
 export function resourceOfPath(path: string): string {

@@ -4,8 +4,8 @@
 // introspectToken), which answer from memory when the client, the token and its grant are cached;
 // routing and schema validation are what it saves. Anything else — another content type, other
 // fields, CORS, a refused client, an error or an outage — goes through the full route in
-// routes/oidc-token.ts with the same body, so this shortcut only ever answers what that route would.
-import type { AppContext } from "../context.ts";
+// oauth/token.ts with the same body, so this shortcut only ever answers what that route would.
+import type { AppContext } from "../boot/context.ts";
 import { isTokenShaped } from "../services/auth/tokens.ts";
 import { issuerOf } from "../services/oidc/discovery.ts";
 import { introspectionJson } from "../services/oidc/introspection.ts";

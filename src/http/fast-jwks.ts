@@ -1,11 +1,11 @@
 // The JWK Set (`GET /0.1/oidc/jwks`, RFC 7517 §5), which every relying party fetches to verify ID
 // tokens, answered before the router from the copy in memory (services/oidc/keys.ts cachedJwks:
 // read once per change, dropped on every instance by a rotation's notice). Anything else — a query,
-// CORS, a copy not in memory — goes through the route in routes/oidc.ts, which answers with the same
+// CORS, a copy not in memory — goes through the route in oauth/discovery.ts, which answers with the same
 // `jwksResponse` and fills the copy. Both send a strong entity tag and answer 304 to a matching
 // If-None-Match (RFC 9110 §13.1.2), so a relying party revalidating its copy gets no body.
-import type { AppContext } from "../context.ts";
-import { httpRequests } from "../metrics.ts";
+import type { AppContext } from "../boot/context.ts";
+import { httpRequests } from "../observe/metrics.ts";
 import { cachedJwks, type JwksDocument } from "../services/oidc/keys.ts";
 import type { PeerSource, Router } from "./fast-token-check.ts";
 import { accessLogged, writeAccessLine } from "./request-log.ts";

@@ -4,16 +4,16 @@
 // known. A token that is not in the cache is answered here too when it does not exist — told by
 // memory (services/auth/tokens.ts knownAbsent) or by one lookup — so that a flood of made-up tokens costs
 // no routing: a bare 404, as the route answers HEAD. Every other case (refusal, unusual query, CORS,
-// anything to validate) goes through the full route in routes/tokens.ts, which stays the one
+// anything to validate) goes through the full route in api/tokens.ts, which stays the one
 // definition of the behaviour: this shortcut only ever answers what that route would answer.
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { findValidToken, INTERNAL_AUTH_ID, isTokenShaped, knownAbsent } from "../services/auth/tokens.ts";
 import { CAPS } from "../domain/strings.ts";
-import { maskToken } from "../log.ts";
+import { maskToken } from "../observe/log.ts";
 import { accessLogged, writeAccessLine } from "./request-log.ts";
 import { clientAddress } from "./request-origin.ts";
 import { requestDeadline } from "./deadline.ts";
-import { recordFastTokenCheck, recordTokenCacheLookup } from "../metrics.ts";
+import { recordFastTokenCheck, recordTokenCacheLookup } from "../observe/metrics.ts";
 
 const PREFIX = "/0.1/token/";
 const TOKEN_LENGTH = 36;

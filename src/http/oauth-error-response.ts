@@ -2,7 +2,7 @@
 // whatever failed, RFC 6749 §5.2's `{error, error_description}` that OAuth clients parse, never
 // the REST body — a refusal the grant decided, an outage, or the db_timeout deadline alike.
 import type { Context } from "hono";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { OAuthError } from "../services/oidc/oauth-error.ts";
 import { apiErrorOf } from "./error-response.ts";
 

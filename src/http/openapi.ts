@@ -3,7 +3,7 @@
 // route shares is added here by construction, so no route repeats it: the operationId, the
 // security requirement (from the route's ACL), the `Wazo-Tenant` header, the 400/401/403/404
 // answers its pipeline can give, and a typed success body when the route declares none.
-import { VERSION } from "../version.ts";
+import { VERSION } from "../boot/version.ts";
 import { TAG_DESCRIPTIONS } from "./openapi-tags.ts";
 import { z } from "zod";
 import type { RouteSpec } from "./route.ts";

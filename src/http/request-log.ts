@@ -4,8 +4,8 @@
 // written costs two clock reads: nothing is formatted and the peer address is not looked up.
 import type { MiddlewareHandler } from "hono";
 import { requestOrigin } from "./request-origin.ts";
-import type { AppContext } from "../context.ts";
-import { maskPath } from "../log.ts";
+import type { AppContext } from "../boot/context.ts";
+import { maskPath } from "../observe/log.ts";
 
 export const SLOW_REQUEST_MS = 1000;
 

@@ -3,7 +3,7 @@
 // query → JSON body → handler. Handlers receive validated, typed input.
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { authenticate, requestToken, requiredAccess, resolveCaller } from "./auth.ts";
 import { requestOrigin } from "./request-origin.ts";
 import type { Caller } from "../domain/caller.ts";

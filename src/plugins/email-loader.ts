@@ -1,6 +1,6 @@
 // Loads the email notification plugins (default: the stock `smtp`) and checks that the one named
 // by `email_notification_plugin` is there. Each plugin's constructor gets `{config, formatter}`.
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import {
   emailStatus,
   missingTemplates,

@@ -1,6 +1,6 @@
 // Loads the external-auth plugins (default: the stock google, microsoft and mobile), gives each
 // the services bound to its auth type, and registers the types in the database.
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import {
   deleteUserData,
   getTenantConfig,

@@ -4,7 +4,7 @@
 // `auth.users.{user_uuid}.external.<auth_type>.<create|read|update|delete>`, after checking the
 // caller may see the user (D9 of docs/wazo-auth-differences.md). Plugins get services, never the database.
 import type { z } from "zod";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../observe/log.ts";
 
 export interface ExternalRequest {
   userUuid: string;

@@ -1,8 +1,9 @@
 // Loads the identity providers (built-in `refresh_token` and `native`, then the configured
 // `plugins.idp` entries) and the metadata plugins, at start.
 import { fileURLToPath } from "node:url";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { importPlugin, instantiate, loadKind } from "./loader.ts";
+import { pluginServices } from "./services.ts";
 import type { IdpPlugin, MetadataPlugin, PluginDependencies } from "./types.ts";
 
 const stock = (path: string) => fileURLToPath(new URL(`../../plugins/${path}`, import.meta.url));
@@ -16,7 +17,7 @@ export const STOCK_METADATA: Record<string, string> = {
 };
 
 function dependencies(app: AppContext, config: Record<string, unknown> = {}): PluginDependencies {
-  return { app, backends: app.plugins.backends, config };
+  return { services: pluginServices(app), backends: app.plugins.backends, config };
 }
 
 async function loadBuiltin(app: AppContext, path: string): Promise<IdpPlugin> {

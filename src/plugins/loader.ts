@@ -3,11 +3,12 @@
 // does not stop the service unless it is marked `required`.
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Config } from "../config.ts";
-import { defaultPlugins } from "../config.ts";
-import type { AppContext } from "../context.ts";
+import type { Config } from "../config/config.ts";
+import { defaultPlugins } from "../config/config.ts";
+import type { AppContext } from "../boot/context.ts";
 import type { BackendPlugin, LoadedPluginReport, PluginKind, PluginRegistry } from "./types.ts";
-import { embeddedModule } from "../embedded.ts";
+import { embeddedModule } from "../boot/embedded.ts";
+import { pluginServices } from "./services.ts";
 
 interface PluginEntry {
   module: string;
@@ -114,7 +115,7 @@ export async function loadBackends(app: AppContext, registry: PluginRegistry): P
   for (const { name, instance } of await loadKind(app, registry, "backends")) {
     const backend = instance as BackendPlugin;
     try {
-      await backend.load?.({ app, backends: registry.backends, config: {} });
+      await backend.load?.({ services: pluginServices(app), backends: registry.backends, config: {} });
       registry.backends.set(name, backend);
     } catch (e) {
       const report = registry.report.find((r) => r.kind === "backends" && r.name === name);

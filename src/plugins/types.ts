@@ -1,8 +1,10 @@
 // Plugin interfaces (docs/plugins.md, wazo-auth's plugin interfaces) in TypeScript. A plugin module's
 // default export is the plugin object, a class (constructed with its config), or a factory
 // function (called with its config).
-import type { AppContext } from "../context.ts";
+import type { Config } from "../config/config.ts";
 import type { DbOrTx } from "../db/index.ts";
+import type { ldapConfigs, samlSessions } from "../db/schema.ts";
+import type { Logger } from "../observe/log.ts";
 import type { EmailNotificationPlugin } from "./email-types.ts";
 import type { ExternalAuthPlugin } from "./external-auth-types.ts";
 
@@ -26,10 +28,66 @@ export interface LoginArgs {
 }
 
 export interface PluginDependencies {
-  app: AppContext;
+  /** What a plugin may call of the service, already bound to it (docs/plugins.md "The SDK"). */
+  services: PluginServices;
   /** Loaded backends by name (IdPs pick theirs from here). */
   backends: ReadonlyMap<string, BackendPlugin>;
+  /** The plugin's own `config` entry. */
   config: Record<string, unknown>;
+}
+
+/** A user as a login finds it (by confirmed email or username, enabled only). */
+export interface PluginUser {
+  uuid: string;
+  tenantUuid: string;
+  username: string | null;
+  purpose: string;
+  authenticationMethod: string;
+}
+
+/** A tenant's LDAP directory settings (`/backends/ldap`). */
+export type LdapDirectoryConfig = typeof ldapConfigs.$inferSelect;
+/** A SAML login the ACS completed, waiting for POST /0.1/token with its `saml_session_id`. */
+export type CompletedSamlLogin = typeof samlSessions.$inferSelect;
+
+/**
+ * The service as plugins see it: functions bound to the running service (no database handle, no
+ * context object). This is the stable surface; the rest of src/ may change between versions.
+ */
+export interface PluginServices {
+  log: Logger;
+  /** The service's configuration (read-only). */
+  serviceConfig: Readonly<Config>;
+  /** The enabled user a login names (confirmed email, else username; wazo-auth's login resolution). */
+  findUserByLogin(login: string): Promise<PluginUser | null>;
+  /** As findUserByLogin, reusing the user the login already read when `args` carries it. */
+  findLoginUser(login: string, args?: LoginArgs): Promise<PluginUser | null>;
+  /** The wazo_user password check: the login's user, its method, its password hash (and its throttling). */
+  checkUserPassword(login: string, password: string, args: LoginArgs): Promise<boolean>;
+  /** The user's ACL: its policies' and its groups' policies' access entries. */
+  userAcl(userUuid: string): Promise<string[]>;
+  /** The token metadata of a user's login (auth_id, tenant_uuid, …, then the purpose's metadata plugins). */
+  userMetadata(login: string, args: LoginArgs): Promise<Record<string, unknown>>;
+  /** True when the user holds a policy with `policySlug` or belongs to a group with `groupSlug`. */
+  hasPolicyOrGroupSlug(userUuid: string, policySlug: string, groupSlug: string): Promise<boolean>;
+  /** The tenant a login request names (`domain_name` or `tenant_id` of POST /0.1/token's body), if any. */
+  findLoginTenant(body: Record<string, unknown>): Promise<string | null>;
+  /** True when `tenantUuid` is `ancestorUuid` or one of its sub-tenants. */
+  isSubtenant(tenantUuid: string, ancestorUuid: string): Promise<boolean>;
+  /** The tenant's LDAP directory, if it has one. */
+  findLdapConfig(tenantUuid: string): Promise<LdapDirectoryConfig | null>;
+  /** Takes a completed SAML login, once (a second call finds nothing). */
+  consumeSamlLogin(sessionId: string): Promise<CompletedSamlLogin | null>;
+  /** The SAML configuration of a domain name: the tenant whose IdP speaks for it. */
+  samlConfigForDomain(domain: string): Promise<{ tenantUuid: string } | null>;
+  /** The login a refresh token of `clientId` stands for, with the user's effective method. */
+  findRefreshTokenLogin(
+    refreshToken: string,
+    clientId: string,
+    args?: LoginArgs,
+  ): Promise<{ uuid: string; login: string; metadata: Record<string, unknown>; method: string } | null>;
+  /** The backend of an authentication method: native → wazo_user, else the IdP's `getBackend`. */
+  backendForMethod(method: string, args: LoginArgs): BackendPlugin;
 }
 
 export interface BackendPlugin {

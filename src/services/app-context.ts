@@ -1,8 +1,8 @@
 // Builds the AppContext from a config and an open database: what main.ts and the test helpers share.
-import type { Config } from "../config.ts";
-import type { AppContext } from "../context.ts";
+import type { Config } from "../config/config.ts";
+import type { AppContext } from "../boot/context.ts";
 import type { Database } from "../db/index.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../observe/log.ts";
 import { emptyRegistry } from "../plugins/types.ts";
 import { TokenCache } from "./auth/token-cache.ts";
 import { forgetPairLocks } from "./auth/login-throttle.ts";
@@ -13,7 +13,7 @@ import { tokenReader } from "./auth/tokens.ts";
 import { TenantTreeCache } from "./identity/tenant-cache.ts";
 import { readTopTenantUuid } from "./identity/tenant-tree.ts";
 import { listenOidcChanges } from "./oidc/cache-notices.ts";
-import { errorFields } from "../log.ts";
+import { errorFields } from "../observe/log.ts";
 
 export async function buildContext(config: Config, database: Database, log: Logger): Promise<AppContext> {
   const app: AppContext = {

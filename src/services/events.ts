@@ -3,7 +3,7 @@
 // it. The bus publisher (when AMQP is configured) delivers the outbox rows; without a bus they stay
 // recorded and observable.
 import { asc, sql } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { execRows, type DbOrTx } from "../db/index.ts";
 import { eventOutbox } from "../db/schema.ts";
 import { isoTime } from "../domain/time.ts";

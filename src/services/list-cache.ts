@@ -13,7 +13,7 @@
 // every parameter of the list, so an answer is only ever served to the same question asked for
 // the same tenant. Bounded in entries and bytes, least recently used out first.
 import { sql } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
+import type { AppContext } from "../boot/context.ts";
 import { execRows } from "../db/index.ts";
 
 const MAX_ENTRIES = 2000;

@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, describe } from "bun:test";
 import { PGlite } from "@electric-sql/pglite";
 import type { Hono } from "hono";
-import { parseConfig, type Config } from "../../src/config.ts";
-import type { AppContext } from "../../src/context.ts";
+import { parseConfig, type Config } from "../../src/config/config.ts";
+import type { AppContext } from "../../src/boot/context.ts";
 import { openDatabase, pgliteOptions, type Database } from "../../src/db/index.ts";
 import { seedDataDir, templateDir } from "../../src/db/pglite-template.ts";
 import { compiledEngine } from "../../src/db/pglite-client.ts";
@@ -12,12 +12,12 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync,
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { silentLogger, createLogger, type Logger } from "../../src/log.ts";
+import { silentLogger, createLogger, type Logger } from "../../src/observe/log.ts";
 import { createApp, createHandler } from "../../src/app.ts";
 import type { PeerSource } from "../../src/http/fast-token-check.ts";
 import type { Env } from "../../src/http/route.ts";
 import { buildContext, closeContext } from "../../src/services/app-context.ts";
-import { startServices } from "../../src/startup.ts";
+import { startServices } from "../../src/boot/startup.ts";
 import { oidcKeys } from "../../src/db/schema.ts";
 import { scratchDatabase } from "./scratch-db.ts";
 import { MIGRATIONS, migrationsKey } from "./migrations-key.ts";

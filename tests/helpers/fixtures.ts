@@ -1,7 +1,7 @@
 // Rows and tokens made directly through the services, for tests that need a caller before the
 // routes that would create one are under test.
 import { randomUUID } from "node:crypto";
-import type { AppContext } from "../../src/context.ts";
+import type { AppContext } from "../../src/boot/context.ts";
 import { tenants, users, groups } from "../../src/db/schema.ts";
 import { insertToken } from "../../src/services/auth/tokens.ts";
 import { hashPassword } from "../../src/services/auth/passwords.ts";

@@ -1,6 +1,6 @@
 // The grant invariant the tests check (docs/security.md): what a user's ACL gained must be what
 // the caller could have granted, and a deny entry it lost must be one the caller could lift.
-import type { GrantCheck } from "../../src/acl-grant.ts";
+import type { GrantCheck } from "../../src/domain/acl-grant.ts";
 import { eq } from "drizzle-orm";
 import { users } from "../../src/db/schema.ts";
 import { defaultPolicyAcl } from "../../src/services/auth/authentication.ts";

@@ -4,7 +4,7 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { routeGroups } from "../../src/app.ts";
-import type { AppContext } from "../../src/context.ts";
+import type { AppContext } from "../../src/boot/context.ts";
 import { execRows } from "../../src/db/index.ts";
 import type { RouteSpec } from "../../src/http/route.ts";
 

@@ -1,5 +1,5 @@
 // Policies and their ACL editor. The editor marks each entry the signed-in user may not grant (the
-// server's own grant rule, src/acl-grant.ts, run here too), and warns on broad patterns (`#`). The
+// server's own grant rule, src/domain/acl-grant.ts, run here too), and warns on broad patterns (`#`). The
 // API decides: its 403 names the entry it refused.
 import type { Policy } from "../../../clients/typescript/index.ts";
 import { useState } from "preact/hooks";

@@ -5,7 +5,7 @@
 // from a known hash.
 import { createHash } from "node:crypto";
 import { and, asc, eq, gt, sql } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { execRows } from "../../db/index.ts";
 import { auditChains, auditEntries } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";

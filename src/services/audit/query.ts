@@ -4,7 +4,7 @@
 // the page's order, so a page reads about `limit` index entries whatever the table's size.
 // `after` continues from an entry (keyset: no `offset` walk over millions of rows).
 import { and, eq, gt, lt, or, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { auditChains, auditEntries } from "../../db/schema.ts";
 import type { Caller } from "../../domain/caller.ts";
 import type { ListParams } from "../../domain/collection.ts";

@@ -4,12 +4,12 @@
 // previous one of its tenant) is computed by the database's trigger (migration audit), whoever
 // inserts. When a broker is configured, the entry is also put in the event outbox (same
 // transaction), so the bus carries a copy outside the database.
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { describeCause } from "../../db/failures.ts";
 import { auditEntries } from "../../db/schema.ts";
 import type { Caller } from "../../domain/caller.ts";
-import { isSecretKey } from "../../secrets.ts";
+import { isSecretKey } from "../../config/secrets.ts";
 import { outboxInsert, routingKey, type BusEvent } from "../events.ts";
 
 /** Who acted, and from where. */

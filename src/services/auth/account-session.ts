@@ -3,7 +3,7 @@
 // else. Holding a token is not signing in there: a token set by hand in a cookie (a stolen one, one
 // issued before the user enrolled, an access token held by a third-party application) would
 // otherwise reach the page's factor removals without the password and second step it asks.
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { publicJwks, signingKey } from "../oidc/keys.ts";
 
 /** Explicit typing (RFC 8725 §3.11): an ID token, signed by the same keys, is never taken for one. */

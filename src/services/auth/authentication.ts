@@ -1,7 +1,7 @@
 // The login pipeline of POST /0.1/token (docs/api.md, wazo-auth's login flow): pick the
 // identity provider, authenticate, check the user's authentication method, then issue the token.
 import { and, eq, sql } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { accesses, policies, policyAccesses } from "../../db/schema.ts";
 import { backendForMethod, effectiveMethod, resolveMethod } from "./identity-providers.ts";
@@ -25,7 +25,7 @@ import { insertToken, tokenJson, type TokenJson } from "./tokens.ts";
 import { oldestSessionsOf, revokeSessions } from "./sessions.ts";
 import { findLoginUser, findUserByLogin, knownLoginUser } from "./user-auth.ts";
 import { assertNotThrottled, clearLoginFailures, countFailure, type ThrottleSubject } from "./login-throttle.ts";
-import { recordLogin } from "../../metrics.ts";
+import { recordLogin } from "../../observe/metrics.ts";
 import { secondFactorStep, type SecondFactorOutcome } from "./mfa-login.ts";
 import { mfaRestrictedAcl, withSelfService } from "./mfa-policy.ts";
 import { pendingActionsAcl } from "./password-change.ts";
@@ -59,7 +59,7 @@ export interface LoginRequest {
   narrowAcl?: (acl: string[], id: { authId: string }) => string[];
   /**
    * The hosted login page: instead of an enrol-only token, a user who must enrol gets MfaRequired
-   * with `enrol` set, and the page walks them through it (routes/mfa-step.ts).
+   * with `enrol` set, and the page walks them through it (web/flow/second-step.ts).
    */
   interactive?: boolean;
 }

@@ -5,7 +5,7 @@
 // strip the factors that guard the next login. Only an administrator acting on another user removes
 // without one: the reset of a user who lost its device. An administrator acting on its own user
 // (by uuid) is that user, and proves a factor like anyone else.
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { Caller } from "../../domain/caller.ts";
 import type { UserRow } from "../identity/visibility.ts";
 import { removeTotp } from "./mfa.ts";

@@ -15,7 +15,7 @@
 // tests/hash-pool.test.ts.
 import { availableParallelism } from "node:os";
 import { ServiceUnavailable } from "../../domain/errors.ts";
-import { timePasswordHash } from "../../metrics.ts";
+import { timePasswordHash } from "../../observe/metrics.ts";
 
 export type HashJob =
   | { op: "argon2_hash"; password: string; memoryKib: number; timeCost: number }

@@ -1,7 +1,7 @@
 // Identity providers seen from the rest of the service: which authentication methods exist, which
 // backend serves a method, and a user's effective method (wazo-auth's login flow, default authentication method, user fields).
 import { and, eq, inArray } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { tenants, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";

@@ -4,7 +4,7 @@
 // tenant's trail: an administrator of a sub-tenant learns nothing about names that exist elsewhere,
 // nor about attempts on other tenants' users (the entry is where the named user is, never where the
 // attacker's own account is).
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { LoginArgs } from "../../plugins/types.ts";
 import type { AuditActor, AuditEntry } from "../audit/record.ts";
 import { findLoginUser } from "./user-auth.ts";

@@ -2,7 +2,7 @@
 // tenant's domains, case-insensitive as DNS is), else the deprecated `tenant_id` (uuid or slug,
 // anywhere in the tree — the caller is not authenticated yet, so there is no scoping tenant).
 import { eq, or, sql } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { tenantDomains, tenants } from "../../db/schema.ts";
 import { isUuid } from "../../domain/validate.ts";
 

@@ -7,7 +7,7 @@
 // pairs lock at their first failure. One indexed query checks; one atomic upsert per key counts, so
 // concurrent failures on several instances are all counted.
 import { and, eq, lt, or, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { afterCommit } from "../../db/tx.ts";
 import { loginThrottle } from "../../db/schema.ts";

@@ -4,7 +4,7 @@
 // the addresses it used logs in again at once. Address locks stay: they hold the attackers'
 // addresses, not the user. The user's second-factor lock ends too.
 import { and, eq, inArray, or, sql } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { emails, loginThrottle, users } from "../../db/schema.ts";
 import { afterCommit, inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";

@@ -4,11 +4,11 @@
 // a user with one must send `mfa_code` (a TOTP code or a recovery code) in the body, or append the
 // current TOTP code to its password (FreeIPA's convention, for Basic-only clients such as
 // wazo_auth_client's `token.new()`). A wrong code is a failed login, counted by the throttling.
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { AuthenticationFailed, MfaRequired, invalidField } from "../../domain/errors.ts";
 import type { LoginArgs } from "../../plugins/types.ts";
-import { recordMfa } from "../../metrics.ts";
+import { recordMfa } from "../../observe/metrics.ts";
 import { factorMethods, hasConfirmedFactor, publishMfaEvent, useSecondFactor, wrongCode } from "./mfa.ts";
 import { type RelyingParty, verifyPasskeyAssertion } from "./webauthn.ts";
 import { mfaRestrictedAcl } from "./mfa-policy.ts";

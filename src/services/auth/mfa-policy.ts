@@ -4,7 +4,7 @@
 // is for a caller whose own tenant is that ancestor or above: a sub-tenant's admin cannot — nor
 // can it exempt users one by one by giving them an exempt purpose (`internal`).
 import { and, eq, isNull, sql } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { mfaTotp, passkeys, tenantMfaPolicy, users } from "../../db/schema.ts";
 import { execRows, type DbOrTx } from "../../db/index.ts";
 import { inTransaction } from "../../db/tx.ts";
@@ -13,7 +13,7 @@ import { changesOf, recordAudit } from "../audit/record.ts";
 import { Forbidden, NotFound } from "../../domain/errors.ts";
 import { tenantVisible } from "../identity/visibility.ts";
 import { isSubtenant } from "../identity/tenant-tree.ts";
-import { recordMfa } from "../../metrics.ts";
+import { recordMfa } from "../../observe/metrics.ts";
 
 export type MfaPolicy = "optional" | "required";
 

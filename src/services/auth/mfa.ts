@@ -3,13 +3,13 @@
 // (mfa-crypto.ts); a TOTP code is accepted once (RFC 6238 §5.2), a recovery code once.
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { type AuditActor, recordAudit, secretChange } from "../audit/record.ts";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { mfaRecoveryCodes, mfaTotp, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { Conflict, NotFound, invalidField } from "../../domain/errors.ts";
-import { recordMfa } from "../../metrics.ts";
+import { recordMfa } from "../../observe/metrics.ts";
 import { publishEvent, routingKey } from "../events.ts";
 import { requireVisibleUser, type UserRow } from "../identity/visibility.ts";
 import { decryptSecret, encryptSecret, keyRing } from "./mfa-crypto.ts";

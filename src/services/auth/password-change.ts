@@ -1,6 +1,6 @@
 // "Must change the password at next login" (docs/security.md): set by an administrator with a new
 // password, cleared by the user's next one. The hosted sign-in page asks for the new password
-// before continuing (routes/mfa-step.ts); POST /0.1/token, which has no page to show, issues a token
+// before continuing (web/flow/second-step.ts); POST /0.1/token, which has no page to show, issues a token
 // that may only change the password — as the enrol-only ACL of a tenant requiring MFA — and no
 // refresh token: the client changes the password (PUT /users/{uuid}/password, which ends every
 // session of the user) and logs in again with the new one.

@@ -8,7 +8,7 @@
 // - not on the list of commonly used and breached passwords (common-passwords.ts), case-insensitively;
 // - not the user's own username or email address (§3.1.1.2's context-specific words).
 // A refusal is the one 400 body, `details.<field>` naming the rule; nothing else is revealed.
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { InvalidData } from "../../domain/errors.ts";
 import { effectiveMinLength } from "../identity/tenant-password-policy.ts";

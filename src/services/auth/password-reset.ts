@@ -2,7 +2,7 @@
 // once: the lookup and the mail happen after the answer, so neither the answer nor its timing tells
 // whether the user exists. The emailed token is single use (D10 of docs/wazo-auth-differences.md).
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { emails, sessions, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";
@@ -17,7 +17,7 @@ import { revokeToken } from "./sessions.ts";
 import { INTERNAL_AUTH_ID, insertToken, isEmailedToken } from "./tokens.ts";
 import { setPassword } from "../identity/users.ts";
 import { requireVisibleUser, type UserRow } from "../identity/visibility.ts";
-import { errorFields } from "../../log.ts";
+import { errorFields } from "../../observe/log.ts";
 
 export type ResetQuery = { username: string } | { email: string } | { login: string };
 

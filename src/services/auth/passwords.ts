@@ -6,7 +6,7 @@
 // Both formats always verify; the algorithm is read from the stored value. Every derivation runs
 // off the event loop, on the password-hashing threads (auth/hash-pool.ts).
 import { timingSafeEqual } from "node:crypto";
-import type { Config } from "../../config.ts";
+import type { Config } from "../../config/config.ts";
 import { argon2Hash, argon2ParamsOf, argon2Verify, type Argon2Params } from "./argon2.ts";
 import { hashPool } from "./hash-pool.ts";
 

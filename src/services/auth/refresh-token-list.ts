@@ -1,7 +1,7 @@
 // Refresh tokens through the API (wazo-auth's refresh-token API): list per tenant or per user, delete by
 // client id. The refresh token itself (its uuid) is never listed.
 import { and, asc, desc, eq, ilike, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { refreshTokens, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";

@@ -2,7 +2,7 @@
 // A non-mobile re-login reuses it; a mobile one rotates it and purges the user's other mobile
 // refresh tokens with the sessions issued from them ("one active mobile client per user").
 import { and, eq, ne, sql } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { refreshTokens, sessions, tokens } from "../../db/schema.ts";
 import { publishEvent, routingKey, type BusEvent } from "../events.ts";

@@ -8,7 +8,7 @@
 // stranger's account. A right code forgets the count (the failures must be consecutive); an
 // administrator's DELETE /0.1/users/{user_uuid}/login-failures ends the lock (login-unlock.ts).
 import { and, eq } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { loginThrottle } from "../../db/schema.ts";
 import { afterCommit } from "../../db/tx.ts";

@@ -1,6 +1,6 @@
 // Listing and deleting sessions through the API (wazo-auth's session API), within the caller's tenants.
 import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { sessions, tokens } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { changesOf, recordAudit } from "../audit/record.ts";

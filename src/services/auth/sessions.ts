@@ -2,7 +2,7 @@
 // change, user disabled or deleted, mobile refresh-token purge, expiry): one delete, one event per
 // session, cached tokens evicted once committed.
 import { and, eq, inArray, ne, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { execRows, type DbOrTx } from "../../db/index.ts";
 import { sessions, tokens } from "../../db/schema.ts";
 import { afterCommit, inTransaction } from "../../db/tx.ts";

@@ -6,7 +6,7 @@
 // suspended: nothing is served from it nor added to it, and it is emptied again when hearing
 // resumes, so a token revoked meanwhile is never granted from memory. Unknown ids are remembered
 // for a short while (bounded) so that repeated checks of a revoked or made-up token cost no query.
-import { compileAcl, type AclMatcher } from "../../acl.ts";
+import { compileAcl, type AclMatcher } from "../../domain/acl.ts";
 
 export interface TokenRecord {
   uuid: string;

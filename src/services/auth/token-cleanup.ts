@@ -1,7 +1,7 @@
 // wazo-auth's token expiry and cleanup: expired tokens are purged with their sessions in batches, and tokens
 // expiring within one cleanup interval get one `auth_session_expire_soon` notice each.
 import { and, eq, lt, sql } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { sessions, tokens } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { isUuid } from "../../domain/validate.ts";

@@ -1,7 +1,7 @@
 // Access tokens: lookup (cached), JSON representation (wazo-auth's token representation), scope and tenant
 // checks (§5.4), issuance of the token + session pair, and revocation.
 import { inArray, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { Db, DbOrTx } from "../../db/index.ts";
 import { afterCommit } from "../../db/tx.ts";
 import { sessions, tokens } from "../../db/schema.ts";
@@ -9,7 +9,7 @@ import type { TokenRow } from "../../db/tables/tokens.ts";
 import { isoTime } from "../../domain/time.ts";
 import { Forbidden, NotFound } from "../../domain/errors.ts";
 import { userTenantUuid } from "../identity/tenant-tree.ts";
-import { recordTokenCacheLookup, recordTokenCheck } from "../../metrics.ts";
+import { recordTokenCacheLookup, recordTokenCheck } from "../../observe/metrics.ts";
 import type { CachedToken, TokenRecord } from "./token-cache.ts";
 import { outboxInsert, type BusEvent } from "../events.ts";
 

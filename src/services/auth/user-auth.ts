@@ -2,7 +2,7 @@
 // check (§10.2), the token ACL from policies (§4.4) and the token metadata (§12.2).
 import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { unionAll } from "drizzle-orm/pg-core";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { execRows, type DbOrTx } from "../../db/index.ts";
 import {
   accesses,

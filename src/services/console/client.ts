@@ -5,7 +5,7 @@
 // (RFC 6749 §10.6, RFC 9700 §4.1). A tenant administrator signs in through it too: the login page
 // admits users of the client's tenant and every sub-tenant.
 import { eq } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { oidcClients } from "../../db/schema.ts";
 import { publicBaseUrl } from "../integrations/oauth2.ts";
 import { isInsecureRedirectUri } from "../oidc/redirect-uris.ts";

@@ -1,7 +1,7 @@
 // The bootstrap administrator (wazo-auth's start-up policy sync step 5): an `internal` user of the master
 // tenant holding `wazo_default_master_user_policy` (ACL `#`). Idempotent.
 import { and, eq, sql } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { groups, policies, userGroups, userPolicies, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { hashPassword } from "../auth/passwords.ts";

@@ -1,7 +1,7 @@
 // Email addresses and their confirmation (wazo-auth's email API, email confirmation). Confirmation tokens are
 // single use (D10 of docs/wazo-auth-differences.md): the confirmation consumes the token.
 import { and, eq, notInArray, sql } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { emails, users } from "../../db/schema.ts";
 import { changesOf, recordAudit } from "../audit/record.ts";

@@ -3,7 +3,7 @@
 // every entry of every policy of its groups, so joining, leaving or deleting a group follows the
 // grant rule (§4.5) as attaching or detaching each of those policies would.
 import { and, asc, desc, eq, ilike, ne, or, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { groupPolicies, groups, userGroups, users } from "../../db/schema.ts";
 import { listPage } from "../../db/paging.ts";

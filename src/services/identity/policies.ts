@@ -1,8 +1,8 @@
 // Policies (wazo-auth's policy API, policies): named ACLs owned by a tenant. A caller never grants an
 // access it does not hold (§4.5), and read-only policies (§11.3) cannot be changed or deleted.
 import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizzle-orm";
-import { grantCheck } from "../../acl-grant.ts";
-import type { AppContext } from "../../context.ts";
+import { grantCheck } from "../../domain/acl-grant.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { accesses, policies, policyAccesses } from "../../db/schema.ts";
 import { listPage } from "../../db/paging.ts";

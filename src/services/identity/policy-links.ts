@@ -1,7 +1,7 @@
 // Policies attached to groups and users, and a user's groups (wazo-auth's user group and policy API, group API).
 // Attaching a policy grants its whole ACL, so the grant rules of §4.5 apply to every entry.
 import { and, eq, sql } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { groupPolicies, groups, policies, userPolicies } from "../../db/schema.ts";
 import { recordAudit, type AuditEntry } from "../audit/record.ts";

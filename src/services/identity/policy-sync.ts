@@ -3,7 +3,7 @@
 // each tenant with the `all_users_policies`, and the `tenant_default_groups` — at tenant creation and
 // at start-up.
 import { and, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { execRows, type DbOrTx } from "../../db/index.ts";
 import { groupPolicies, groups, policies, userPolicies } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";

@@ -2,7 +2,7 @@
 // config-managed ones, and the shared policies of its scoping tenant and its ancestors. Policies
 // that are not its own look like its own but read-only.
 import { and, asc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { accesses, policies, policyAccesses } from "../../db/schema.ts";
 import type { Caller } from "../../domain/caller.ts";

@@ -1,7 +1,7 @@
 // Self-registration (wazo-auth's user registration): a new tenant under the master tenant, an enabled user
 // with an unconfirmed main address, and the confirmation mail — all or nothing (a failed mail
 // leaves neither tenant nor user behind).
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { ConnectionParams } from "../../plugins/email-types.ts";
 import { mailConfirmation } from "./emails.ts";

@@ -2,7 +2,7 @@
 // by the service at every start, in the master tenant, read-only (config-managed) and visible to
 // every tenant, so that a new tenant's administrator is one policy attachment away. The grant rule
 // still applies to attaching them: giving `tessera_tenant_admin` takes a caller holding its entries.
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { MFA_SELF_SERVICE_ACL } from "../auth/mfa-policy.ts";
 
 /** A user's own account, to attach to users or groups (every user: `all_users_policies: {tessera_user: true}`). */

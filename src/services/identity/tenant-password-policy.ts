@@ -6,7 +6,7 @@
 // refused, and a minimum set on the tenant by an ancestor's administrator (recorded as `set_by`) can be
 // lowered only by administrators of that ancestor or above (their own tenant at or above it).
 import { eq, sql } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { execRows, type DbOrTx } from "../../db/index.ts";
 import { tenantPasswordPolicy } from "../../db/schema.ts";
 import type { Caller } from "../../domain/caller.ts";

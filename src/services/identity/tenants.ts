@@ -1,7 +1,7 @@
 // Tenants (wazo-auth's tenant API, tenants): a tree under the master tenant; a caller sees its scoping
 // tenant and every descendant.
 import { and, asc, desc, eq, ilike, inArray, or, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { addresses, sessions, tenantDomains, tenants, users } from "../../db/schema.ts";
 import { listPage } from "../../db/paging.ts";

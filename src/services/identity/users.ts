@@ -1,7 +1,7 @@
 // Users (wazo-auth's user API, user rules): one login namespace shared by usernames and email addresses,
 // case-insensitive; passwords hashed as wazo-auth does; disabling or deleting ends the sessions.
 import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { emails, groups, tenantUserCounts, userGroups, users } from "../../db/schema.ts";
 import { listPage } from "../../db/paging.ts";

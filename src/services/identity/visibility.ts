@@ -3,7 +3,7 @@
 // for it to end.
 import { eq, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { users } from "../../db/schema.ts";
 import type { Caller } from "../../domain/caller.ts";

@@ -1,7 +1,7 @@
 // Storage of external-auth links (wazo-auth's external-auth API, external-auth plugins): per user and type, the record of
 // the external service's credentials; per tenant and type, the configuration; events on change.
 import { and, asc, eq, sql } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { externalAuthConfigs, externalAuthTypes, userExternalAuths, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";

@@ -3,7 +3,7 @@
 // wazo-auth stores it (its column, as given) so the database stays usable by wazo-auth after a
 // rollback; it is write-only: no view, log or event ever carries it.
 import { eq } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { ldapConfigs } from "../../db/schema.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { NotFound } from "../../domain/errors.ts";

@@ -1,7 +1,7 @@
 // Emails sent to users: the template formatter (nunjucks, so wazo-auth's Jinja templates work as
 // they are) and the calls to the active email notification plugin.
 import { existsSync, readFileSync } from "node:fs";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { ServiceUnavailable } from "../../domain/errors.ts";
 import type {
   ConfirmationContext,
@@ -10,8 +10,8 @@ import type {
   PasswordResetContext,
   TemplateFormatter,
 } from "../../plugins/email-types.ts";
-import { embeddedFile } from "../../embedded.ts";
-import { nunjucks, type Environment, type Template } from "../../templating.ts";
+import { embeddedFile } from "../../boot/embedded.ts";
+import { nunjucks, type Environment, type Template } from "../templating.ts";
 
 let env: Environment | null = null;
 

@@ -2,7 +2,7 @@
 // `tessera_oauth2_state`, so the provider's redirect may reach any instance; the callback itself
 // lives in the registering instance's memory, with the plugin's `oauth2Callback` as the fallback.
 import { and, eq, gt } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { oauth2States, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { NotFound } from "../../domain/errors.ts";

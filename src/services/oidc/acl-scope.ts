@@ -3,8 +3,8 @@
 // ACL scopes carries the intersection of its holder's ACL with the requested patterns; without any,
 // the holder's whole ACL, as POST /0.1/token gives it. The result is never wider than the holder's
 // ACL (every kept allow entry is covered by it, every deny entry stays) nor than the patterns asked.
-import { uncoveredWitness } from "../../acl-grant.ts";
-import type { AclIdentity } from "../../acl.ts";
+import { uncoveredWitness } from "../../domain/acl-grant.ts";
+import type { AclIdentity } from "../../domain/acl.ts";
 
 export const ACL_SCOPE_PREFIX = "acl:";
 
@@ -39,7 +39,7 @@ export function narrowAcl(acl: readonly string[], requested: readonly string[] |
  * The scopes of `asked` a client registered with `allowed` may not ask for (RFC 6749 §3.3: the
  * server decides; `invalid_scope`, §5.2). A scope is allowed when registered exactly, or — an ACL
  * scope — when the registered ACL scopes' patterns together cover its pattern (pattern inclusion,
- * decided exactly with the grant rule's automata over src/acl.ts's pattern language): a client
+ * decided exactly with the grant rule's automata over src/domain/acl.ts's pattern language): a client
  * registered with `acl:confd.#` may ask for `acl:confd.users.read`, never `acl:calld.#` nor
  * `acl:confd` itself. The same rule bounds a refresh's narrower scope by the grant's (RFC 6749 §6).
  */

@@ -3,7 +3,7 @@
 // URI are known to be right, an error is shown on the page and never redirected (RFC 6749
 // §4.1.2.1, §10.15 open redirector); after that, errors go back to the client.
 import { scopesBeyond } from "./acl-scope.ts";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { findClient, type ClientRow } from "./clients.ts";
 import { redirectUriMatches } from "./redirect-uris.ts";
 

@@ -6,7 +6,7 @@
 // of the user, when its credentials change or it is disabled or deleted (revokeUserAccess).
 import { createHash, randomBytes } from "node:crypto";
 import { and, eq, gt, isNotNull, lt } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { oidcBrowserSessions, oidcCodes, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";

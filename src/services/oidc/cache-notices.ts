@@ -3,7 +3,7 @@
 // on commit (`tessera_oidc_changed`, migration 0027) and every instance drops what it names. While
 // notifications may be missed, those copies are not used (they share the token cache's trust), and
 // once hearing resumes they are dropped, as the token cache is.
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { forgetClient } from "./clients.ts";
 import { signingKeysChanged } from "./keys.ts";
 

@@ -1,7 +1,7 @@
 // Claims about the user, by scope (OIDC Core §5.4): `profile` → name, preferred_username (and the
 // given/family names Tessera holds); `email` → email, email_verified. `tenant_uuid` always.
 import { and, eq } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { emails, users } from "../../db/schema.ts";
 
 export async function userClaims(

@@ -3,7 +3,7 @@
 // public client has none and must use PKCE S256 (RFC 7636 §4.2, RFC 9700 §2.1.1).
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { and, asc, desc, eq, ilike, sql, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { oidcAccessTokens, oidcClients, refreshTokens, sessions, users } from "../../db/schema.ts";
 import { purgeRefreshToken } from "../auth/refresh-tokens.ts";
@@ -24,14 +24,8 @@ import { isInsecureRedirectUri } from "./redirect-uris.ts";
 export type ClientRow = typeof oidcClients.$inferSelect;
 export type ClientType = "confidential" | "public";
 
-export const GRANT_TYPES = [
-  "authorization_code",
-  "refresh_token",
-  "client_credentials",
-  "urn:ietf:params:oauth:grant-type:device_code",
-] as const;
-export type GrantType = (typeof GRANT_TYPES)[number];
-export const DEFAULT_GRANT_TYPES: GrantType[] = ["authorization_code", "refresh_token"];
+/** A client's grants by default; which names a client may list is the registry's (grants/index.ts). */
+export const DEFAULT_GRANT_TYPES: string[] = ["authorization_code", "refresh_token"];
 export const DEFAULT_SCOPES = ["openid", "profile", "email", "offline_access"];
 
 export interface ClientInput {
@@ -39,7 +33,7 @@ export interface ClientInput {
   client_type: ClientType;
   redirect_uris: string[];
   post_logout_redirect_uris: string[];
-  grant_types?: GrantType[];
+  grant_types?: string[];
   scopes?: string[];
   first_party: boolean;
   /** Plain http redirect URIs off loopback (RFC 6749 §3.1.2.1), for development; absent: false, or kept on update. */
@@ -208,7 +202,7 @@ function checkRedirectSecurity(input: ClientUpdate, allowInsecure: boolean): voi
 }
 
 /** Rules across fields that a field's schema cannot say; each names its specification. */
-function checkCombination(type: ClientType, grants: GrantType[], redirectUris: string[]): void {
+function checkCombination(type: ClientType, grants: string[], redirectUris: string[]): void {
   // RFC 6749 §4.4: the client credentials grant is for confidential clients only.
   if (type === "public" && grants.includes("client_credentials")) {
     throw new InvalidData("oidc_clients", {

@@ -8,7 +8,7 @@
 // consent. The code record's `scope` holds the GRANTED scope, which the token endpoint reads.
 import { sql } from "drizzle-orm";
 import { and, eq } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { oidcConsents } from "../../db/schema.ts";
 import type { ClientRow } from "./clients.ts";
 

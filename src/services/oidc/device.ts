@@ -5,7 +5,7 @@
 // device collects it, once.
 import { randomBytes, randomInt } from "node:crypto";
 import { and, eq, gt, lt } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { oidcClients, oidcDeviceCodes, tokens } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { revokeSessions, sessionByUuid } from "../auth/sessions.ts";

@@ -1,7 +1,7 @@
 // Provider metadata (OpenID Connect Discovery 1.0 §3, RFC 8414 §2). It lists only what this
 // provider really implements: an endpoint or capability is added here in the commit that builds it.
-import type { AppContext } from "../../context.ts";
-import { GRANT_TYPES } from "./clients.ts";
+import type { AppContext } from "../../boot/context.ts";
+import { GRANT_TYPES } from "./grants/index.ts";
 import { SIGNING_ALGS } from "./keys.ts";
 
 /**
@@ -30,7 +30,7 @@ export function providerMetadata(issuer: string): Record<string, unknown> {
     revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
-    // Implicit and password grants are not offered (RFC 9700 §2.1.2, §2.4).
+    // The registry's grants (grants/index.ts): implicit and password are not offered (RFC 9700 §2.1.2, §2.4).
     grant_types_supported: [...GRANT_TYPES],
     code_challenge_methods_supported: ["S256"],
     token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],

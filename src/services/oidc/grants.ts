@@ -4,7 +4,7 @@
 // credentials grant (RFC 6749 §4.4).
 import { createHash, createHmac, randomBytes } from "node:crypto";
 import { and, eq, isNull, lt, type SQL } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { oidcAccessTokens, oidcRefreshTokens, refreshTokens, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";

@@ -1,7 +1,7 @@
 // The ID token (OIDC Core §2, §3.1.3.6), signed with the current key of the client's algorithm,
 // kept in memory (no database read, no key import per token).
 import { createHash } from "node:crypto";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { ClientRow } from "./clients.ts";
 import { signingKey, type SigningAlg } from "./keys.ts";
 

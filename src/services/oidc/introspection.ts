@@ -3,7 +3,7 @@
 // refresh tokens; a first-party client about every Tessera token there, any other client only about
 // the access tokens issued to it (§4: the server decides who may introspect what). Anything else is
 // `{active: false}`, the same answer as an unknown token (§2.2).
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { revokeToken } from "../auth/sessions.ts";
 import { findValidToken, isTokenShaped } from "../auth/tokens.ts";

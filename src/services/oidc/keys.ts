@@ -6,7 +6,7 @@
 import { createHash, hkdfSync } from "node:crypto";
 import { and, desc, gt, isNull, or } from "drizzle-orm";
 import type { JWK } from "jose";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { oidcKeys } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
@@ -101,7 +101,7 @@ function macKeyOf(jwk: JWK, kid: string): Buffer {
 }
 
 /**
- * The service's MAC key (the hosted pages' CSRF tokens, routes/oidc-pages.ts): derived from the
+ * The service's MAC key (the hosted pages' CSRF tokens, web/pages/browser.ts): derived from the
  * current ES256 signing key, so it is the same on every instance without another secret to configure.
  */
 export async function serviceMacKey(app: AppContext): Promise<Buffer> {

@@ -1,7 +1,7 @@
 // RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 §2, §3): the request's checks. Until
 // the client and its post-logout redirect URI are known to be right, nothing redirects (§3: the
 // URI must have been registered, compared exactly, like redirect URIs).
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { findClient, type ClientRow } from "./clients.ts";
 import { publicJwks, SIGNING_ALGS } from "./keys.ts";
 

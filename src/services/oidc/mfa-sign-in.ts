@@ -9,7 +9,7 @@
 // after the second factor when there is one.
 import { createHash, randomBytes } from "node:crypto";
 import { and, eq, gt, lt, sql } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { pendingSignIns, users } from "../../db/schema.ts";
 import { AuthenticationFailed, type ProvenPassword } from "../../domain/errors.ts";
 import { assertNotThrottled, countFailure } from "../auth/login-throttle.ts";

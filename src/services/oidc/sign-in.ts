@@ -10,7 +10,7 @@
 // stored hashed, with the GRANTED scope (consent.ts) for the token endpoint to read.
 import { createHash, randomBytes } from "node:crypto";
 import { and, eq } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { emails, oidcCodes, users } from "../../db/schema.ts";
 import { AuthenticationFailed, type ProvenPassword } from "../../domain/errors.ts";
 import { isUuid } from "../../domain/validate.ts";
@@ -88,7 +88,7 @@ async function forClient(app: AppContext, client: ClientRow, result: LoginResult
  * What every sign-in for a client asks of the login: the client's token lifetime, a refresh token
  * family when the client may refresh and `offline_access` is asked (OIDC Core §11), and the ACL
  * narrowed by the ACL scopes (acl-scope.ts). `scope` is what the code will grant: a sign-in made
- * before consent is discarded when consent is still missing (routes/oidc-authorize.ts).
+ * before consent is discarded when consent is still missing (web/flow/authorization.ts).
  */
 function loginOptions(app: AppContext, client: ClientRow, scope: string[]) {
   const offline = scope.includes("offline_access") && client.grantTypes.includes("refresh_token");
@@ -104,7 +104,7 @@ function loginOptions(app: AppContext, client: ClientRow, scope: string[]) {
 /**
  * The password form. Throws AuthenticationFailed (401), 429 or 503 as the login does, and
  * MfaRequired (with `proven`) for a user with a second factor, or who must enrol one: the hosted
- * pages ask for it (routes/mfa-step.ts, the device page), never an enrol-only token. `amr` (RFC 8176
+ * pages ask for it (web/flow/second-step.ts, the device page), never an enrol-only token. `amr` (RFC 8176
  * §2): the password, and a one-time code when one came with it (`mfaCode`, or appended to the password).
  */
 export async function passwordSignIn(

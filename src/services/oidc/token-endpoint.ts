@@ -2,7 +2,7 @@
 // authorization code grant with PKCE. The access token is the Tessera token the login issued.
 import { createHash } from "node:crypto";
 import { and, eq, isNull } from "drizzle-orm";
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import { oidcCodes, refreshTokens, tokens } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { isUuid } from "../../domain/validate.ts";

@@ -1,6 +1,6 @@
 // A backup of the embedded database taken through the running service: the process that holds the
 // data directory (and its lock) is the only one that can copy it consistently without a stop.
-import type { AppContext } from "../../context.ts";
+import type { AppContext } from "../../boot/context.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { ApiError } from "../../domain/errors.ts";
 import { recordAudit } from "../audit/record.ts";

@@ -3,7 +3,7 @@
 // signs our requests and verifies the IdP's signatures; Tessera writes no signature code.
 import { randomBytes } from "node:crypto";
 import type { CacheItem, CacheProvider, SAML, ValidateInResponseTo } from "@node-saml/node-saml";
-import type { AppContext } from "../../../context.ts";
+import type { AppContext } from "../../../boot/context.ts";
 import type { ResolvedSamlConfig } from "./saml-config.ts";
 import type { SpKeyPair } from "./sp-key.ts";
 

@@ -2,7 +2,7 @@
 // bound to one of the tenant's domains. Always read from the database, so a change made through
 // any instance applies at once on every instance.
 import { and, eq, sql } from "drizzle-orm";
-import type { AppContext } from "../../../context.ts";
+import type { AppContext } from "../../../boot/context.ts";
 import { samlConfigs, tenantDomains } from "../../../db/schema.ts";
 import { inTransaction } from "../../../db/tx.ts";
 import { changesOf, recordAudit, type AuditEntry } from "../../audit/record.ts";

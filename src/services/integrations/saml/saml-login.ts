@@ -1,7 +1,7 @@
 // The SAML login of wazo-auth's SAML login and logout: POST /saml/sso starts it (a signed AuthnRequest in
 // the IdP's URL), the IdP posts its signed answer to POST /saml/acs, and POST /token with the
 // saml_session_id then issues the token (plugins/idp/saml.ts).
-import type { AppContext } from "../../../context.ts";
+import type { AppContext } from "../../../boot/context.ts";
 import { ApiError, InvalidData, NotFound } from "../../../domain/errors.ts";
 import { samlConfigForDomain } from "./saml-config.ts";
 import { SingleRequestCache, samlClient } from "./saml-client.ts";

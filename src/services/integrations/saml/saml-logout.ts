@@ -3,7 +3,7 @@
 // GET /saml/sls with its signed LogoutResponse, which lands on `redirect_url?logged_out=true`.
 import { randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
-import type { AppContext } from "../../../context.ts";
+import type { AppContext } from "../../../boot/context.ts";
 import type { DbOrTx } from "../../../db/index.ts";
 import { samlLogins } from "../../../db/schema.ts";
 import { inTransaction } from "../../../db/tx.ts";

@@ -3,7 +3,7 @@
 // until POST /token consumes it, and a pending logout (relay state `logout:…`) until /saml/sls.
 import { createHash, randomBytes } from "node:crypto";
 import { and, eq, gte, isNotNull, isNull, lt, or, sql } from "drizzle-orm";
-import type { AppContext } from "../../../context.ts";
+import type { AppContext } from "../../../boot/context.ts";
 import { samlLogins, samlSessions } from "../../../db/schema.ts";
 
 export type SamlSessionRow = typeof samlSessions.$inferSelect;

@@ -4,7 +4,7 @@
 import { generateKeyPair } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
-import type { AppContext } from "../../../context.ts";
+import type { AppContext } from "../../../boot/context.ts";
 import { samlSpKeys } from "../../../db/schema.ts";
 
 export interface SpKeyPair {

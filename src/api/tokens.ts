@@ -1,0 +1,80 @@
+// Token check, read and revoke (wazo-auth's token check, read and revoke). No authentication besides knowing the
+// token. POST /0.1/token (login) lives in api/login.ts.
+import { z } from "zod";
+import { RouteGroup } from "../http/route.ts";
+import { requestOrigin } from "../http/request-origin.ts";
+import { CAPS, text } from "../domain/strings.ts";
+import { uuidParam } from "../domain/validate.ts";
+import { checkToken, checkTokenTenant, findValidToken, tokenJson } from "../services/auth/tokens.ts";
+import { revokeToken } from "../services/auth/sessions.ts";
+import { NotFound } from "../domain/errors.ts";
+
+const tokenParams = z.object({ token: uuidParam });
+const checkQuery = z.object({ scope: text(CAPS.queryValue).optional(), tenant: text(CAPS.queryValue).optional() });
+
+export function tokenRoutes(): RouteGroup {
+  return new RouteGroup("tokens")
+    .head(
+      "/token/{token}",
+      {
+        summary:
+          "Check a token (the hot path of the platform): 204 valid, 403 scope or tenant refused, 404 unknown or expired",
+        params: tokenParams,
+        query: checkQuery,
+        responses: { 204: "Valid", 403: "Scope or tenant not granted", 404: "No such token" },
+      },
+      async ({ c, app, params, query }) => {
+        await checkToken(app, params.token, query.scope, query.tenant);
+        return c.body(null, 204);
+      },
+    )
+    .get(
+      "/token/{token}",
+      {
+        summary: "Read a token, optionally checking a scope and a tenant",
+        params: tokenParams,
+        query: checkQuery,
+        responses: { 200: "The token as `{data}`", 403: "Scope or tenant not granted", 404: "No such token" },
+      },
+      async ({ c, app, params, query }) => {
+        const tok = await checkToken(app, params.token, query.scope, query.tenant);
+        return c.json({ data: tokenJson(tok) });
+      },
+    )
+    .delete(
+      "/token/{token}",
+      {
+        operationId: "revokeToken",
+        summary: "Revoke a token (and its session when it was the last token of it); always succeeds",
+        params: tokenParams,
+        responses: { 200: "`{data: {message: success}}`" },
+      },
+      async ({ c, app, params }) => {
+        await revokeToken(app, params.token, {
+          address: requestOrigin(c, app.config.rest_api.trusted_proxies).address,
+          userAgent: c.req.header("User-Agent") ?? "",
+        });
+        return c.json({ data: { message: "success" } });
+      },
+    )
+    .post(
+      "/token/{token}/scopes/check",
+      {
+        summary: "Check several scopes at once: `{scopes: {<scope>: bool}}`",
+        params: tokenParams,
+        body: z.object({
+          scopes: z.array(text(CAPS.queryValue)),
+          tenant_uuid: text(CAPS.shortName).nullable().optional(),
+        }),
+        responses: { 200: "Per-scope result", 400: "Invalid body", 403: "Tenant not granted", 404: "No such token" },
+      },
+      async ({ c, app, params, body }) => {
+        const tok = await findValidToken(app, params.token);
+        if (!tok) throw new NotFound("tokens", undefined, "No such token");
+        if (body.tenant_uuid) await checkTokenTenant(app, tok, body.tenant_uuid);
+        const scopes: Record<string, boolean> = {};
+        for (const scope of body.scopes) scopes[scope] = tok.matcher.matches(scope);
+        return c.json({ scopes });
+      },
+    );
+}

@@ -1,0 +1,29 @@
+// Everything that runs once the database is open and before requests are served: plugins, the
+// startup synchronisation of policies and groups, the bootstrap user, the bus. Scheduled jobs
+// (jobs.ts) start once the service answers (main.ts): none of them is needed to answer.
+import type { AppContext } from "./context.ts";
+import { loadBackends } from "../plugins/loader.ts";
+import { loadIdentityProviders } from "../plugins/idp-loader.ts";
+import { loadExternalAuthPlugins } from "../plugins/external-auth-loader.ts";
+import { loadEmailPlugin } from "../plugins/email-loader.ts";
+import { syncPoliciesOnStartup } from "../services/identity/policy-sync.ts";
+import { adviseFirstAdministrator, bootstrapOnStartup } from "../services/identity/bootstrap.ts";
+import { startBus } from "../bus/publisher.ts";
+import { hashingWarnings } from "../services/auth/passwords.ts";
+import { configWarnings } from "../config/warnings.ts";
+import { ensureSigningKeys } from "../services/oidc/keys.ts";
+import { syncConsoleClient } from "../services/console/client.ts";
+
+export async function startServices(app: AppContext): Promise<void> {
+  for (const warning of [...hashingWarnings(app.config), ...configWarnings(app.config)]) app.log.warn(warning);
+  await loadBackends(app, app.plugins);
+  await loadIdentityProviders(app);
+  await loadExternalAuthPlugins(app);
+  await loadEmailPlugin(app);
+  await syncPoliciesOnStartup(app);
+  await bootstrapOnStartup(app);
+  await adviseFirstAdministrator(app);
+  await ensureSigningKeys(app);
+  await syncConsoleClient(app);
+  await startBus(app);
+}

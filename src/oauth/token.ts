@@ -1,0 +1,172 @@
+// The token endpoint (RFC 6749 §3.2, OIDC Core §3.1.3) with the grants of the registry
+// (services/oidc/grants/index.ts), device authorization (RFC 8628 §3.1), introspection (RFC 7662),
+// revocation (RFC 7009) and userinfo (OIDC Core §5.3). Their errors are OAuth's (`{error,
+// error_description}`, RFC 6749 §5.2; RFC 6750 §3 for userinfo), the answers OAuth clients parse.
+import { z } from "zod";
+import { RouteGroup } from "../http/route.ts";
+import { findValidToken, isTokenShaped } from "../services/auth/tokens.ts";
+import { grantOfToken } from "../services/oidc/grants.ts";
+import { invalidClient, OAuthError } from "../services/oidc/oauth-error.ts";
+import type { Form } from "../services/oidc/grants.ts";
+import { GRANT_TYPES, grantOf } from "../services/oidc/grants/index.ts";
+import { startDeviceAuthorization } from "../services/oidc/device.ts";
+import { introspectToken, revokeClientToken } from "../services/oidc/introspection.ts";
+import { userClaims } from "../services/oidc/claims.ts";
+import { requestIssuer } from "../http/public-urls.ts";
+import { answerAbandoned } from "../http/deadline.ts";
+import { asClient, formOf, originOf } from "./client-auth.ts";
+
+/** The form a grant's handler sees: the parameters it declares (RFC 6749 §4: each grant's own). */
+function grantForm(form: Form, parameters: readonly string[]): Form {
+  const out: Form = {};
+  for (const name of parameters) if (form[name] !== undefined) out[name] = form[name];
+  return out;
+}
+
+const formSchema = z.record(z.string(), z.unknown());
+const CLIENT_AUTH = {
+  Authorization: "client_secret_basic: Basic base64(urlencoded client_id:urlencoded client_secret)",
+};
+
+export function oidcTokenRoutes(): RouteGroup {
+  return new RouteGroup("oidc", "oauth")
+    .post(
+      "/oidc/token",
+      {
+        summary:
+          "Token endpoint: authorization code (with PKCE), refresh token, client credentials and device code grants; the access token is a Tessera token",
+        operationId: "createOidcToken",
+        bodyType: "form",
+        body: formSchema,
+        headers: CLIENT_AUTH,
+        responses: {
+          200: "`{access_token, token_type, expires_in, scope}`, with `id_token` and `refresh_token` when the grant gives them",
+          400: "`{error, error_description}` (RFC 6749 §5.2; RFC 8628 §3.5 while a device code waits)",
+          401: "`invalid_client`, with WWW-Authenticate",
+          429: "`temporarily_unavailable`: too many failed logins from this address; `access_denied`: the user is at the session cap",
+          503: "`temporarily_unavailable` (database outage)",
+        },
+      },
+      async ({ c, app, body }) => {
+        const form = formOf(body);
+        return asClient(c, app, form, async (client) => {
+          const grant = grantOf(form.grant_type ?? "");
+          if (!grant) throw new OAuthError(400, "unsupported_grant_type", `supported: ${GRANT_TYPES.join(", ")}`);
+          if (!client.grantTypes.includes(grant.type))
+            throw new OAuthError(400, "unauthorized_client", "this client may not use this grant type");
+          const answer = await grant.handle(app, client, grantForm(form, grant.parameters), {
+            issuer: requestIssuer(c, app),
+            origin: originOf(c, app),
+            abandoned: () => answerAbandoned(c.req.raw),
+          });
+          c.header("Cache-Control", "no-store");
+          c.header("Pragma", "no-cache");
+          return c.json(answer);
+        });
+      },
+    )
+    .post(
+      "/oidc/device_authorization",
+      {
+        summary:
+          "Device authorization endpoint (RFC 8628 §3.1): a device code to poll the token endpoint with, and a user code to type on the verification page",
+        operationId: "createOidcDeviceAuthorization",
+        bodyType: "form",
+        body: formSchema,
+        headers: CLIENT_AUTH,
+        responses: {
+          200: "`{device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval}`",
+          400: "`{error, error_description}`: `unauthorized_client`, `invalid_scope`",
+          401: "`invalid_client`, with WWW-Authenticate",
+          503: "`temporarily_unavailable`",
+        },
+      },
+      async ({ c, app, body }) => {
+        const form = formOf(body);
+        return asClient(c, app, form, async (client) => {
+          const answer = await startDeviceAuthorization(app, client, form, requestIssuer(c, app));
+          c.header("Cache-Control", "no-store");
+          return c.json(answer);
+        });
+      },
+    )
+    .post(
+      "/oidc/introspect",
+      {
+        summary:
+          "Token introspection (RFC 7662): is a token (an OIDC access token or any Tessera token) active, and whose",
+        operationId: "introspectOidcToken",
+        description:
+          "RFC 7662 §4: a `first_party` client learns of every token of its tenant and sub-tenants; any other client only of the access tokens issued to it. Both, of their own refresh tokens. Anything else is `{active: false}`, as an unknown token.",
+        bodyType: "form",
+        body: formSchema,
+        headers: CLIENT_AUTH,
+        responses: {
+          200: "`{active, sub, exp, iat, iss, scope, client_id, tenant_uuid, session_uuid}`, or `{active: false}`",
+          401: "`invalid_client`, with WWW-Authenticate",
+          503: "`temporarily_unavailable`",
+        },
+      },
+      async ({ c, app, body }) => {
+        const form = formOf(body);
+        return asClient(c, app, form, async (client) => {
+          // RFC 7662 §2.1: the caller must authenticate; a public client has nothing to authenticate with.
+          if (client.clientType === "public") throw invalidClient();
+          if (!form.token) throw new OAuthError(400, "invalid_request", "token is required");
+          c.header("Cache-Control", "no-store");
+          return c.json(await introspectToken(app, client, form.token, requestIssuer(c, app), form.token_type_hint));
+        });
+      },
+    )
+    .post(
+      "/oidc/revoke",
+      {
+        summary:
+          "Token revocation (RFC 7009): a client revokes an access token issued to it (its session ends) or a refresh token (its whole grant ends)",
+        operationId: "revokeOidcToken",
+        bodyType: "form",
+        body: formSchema,
+        headers: CLIENT_AUTH,
+        responses: {
+          200: "Revoked, or nothing to revoke (the same answer)",
+          401: "`invalid_client`",
+          503: "`temporarily_unavailable`",
+        },
+      },
+      async ({ c, app, body }) => {
+        const form = formOf(body);
+        return asClient(c, app, form, async (client) => {
+          if (!form.token) throw new OAuthError(400, "invalid_request", "token is required");
+          await revokeClientToken(app, client, form.token, form.token_type_hint, originOf(c, app));
+          return c.body(null, 200);
+        });
+      },
+    )
+    .get(
+      "/oidc/userinfo",
+      {
+        summary: "UserInfo endpoint: claims about the signed-in user, by granted scope (OIDC Core §5.3)",
+        operationId: "getOidcUserinfo",
+        headers: { Authorization: "Bearer <access token>" },
+        responses: { 200: "The claims", 401: "`invalid_token` (RFC 6750 §3.1)", 503: "Database unavailable" },
+      },
+      async ({ c, app }) => {
+        const bearer = /^bearer\s+(\S+)$/i.exec(c.req.header("Authorization") ?? "")?.[1];
+        const refuse = () => {
+          c.header("WWW-Authenticate", `Bearer error="invalid_token"`);
+          return c.json({ error: "invalid_token", error_description: "the access token is invalid or expired" }, 401);
+        };
+        if (!bearer) {
+          c.header("WWW-Authenticate", 'Bearer realm="tessera"');
+          return c.json({ error: "invalid_request", error_description: "a Bearer access token is required" }, 401);
+        }
+        const token = isTokenShaped(bearer) ? await findValidToken(app, bearer) : null;
+        const grant = token ? await grantOfToken(app, bearer, token) : null;
+        if (!token || !grant?.userUuid) return refuse();
+        const claims = await userClaims(app, grant.userUuid, grant.scope);
+        if (!claims) return refuse();
+        c.header("Cache-Control", "no-store");
+        return c.json(claims);
+      },
+    );
+}

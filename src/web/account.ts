@@ -1,0 +1,340 @@
+// The user's own account page (issue 25): `/0.1/oidc/account`, signed in with the login page's
+// password and second step (web/flow/second-step.ts), then an HttpOnly, SameSite=Strict session cookie
+// holding the Tessera token of that sign-in (15 minutes). The page enrols and removes TOTP (removal
+// proven with a current code, throttled like logins) and registers, renames and removes passkeys.
+// Every form carries the CSRF token (double-submit cookie); the token must grant the self-service
+// MFA ACL (`auth.users.me.mfa.#`, given by `mfa.self_service`).
+import type { Context } from "hono";
+import { getCookie, setCookie } from "hono/cookie";
+import { z } from "zod";
+import type { AppContext } from "../boot/context.ts";
+import { ApiError, MfaRequired } from "../domain/errors.ts";
+import { RouteGroup, type Env } from "../http/route.ts";
+import type { MfaContent } from "./pages/oidc-login.ts";
+import { completeProvenLogin, login } from "../services/auth/authentication.ts";
+import { accountUser, confirmTotp, mfaStatus, removeTotp, startTotpEnrolment } from "../services/auth/mfa.ts";
+import { requireOwnCode } from "../services/auth/mfa-login.ts";
+import { openAccountSession, sealAccountSession } from "../services/auth/account-session.ts";
+import { revokeToken } from "../services/auth/sessions.ts";
+import { findValidToken } from "../services/auth/tokens.ts";
+import {
+  finishPasskeyRegistration,
+  listPasskeys,
+  passkeyJson,
+  removePasskeys,
+  renamePasskey,
+  startPasskeyRegistration,
+} from "../services/auth/webauthn.ts";
+import type { UserRow } from "../services/identity/visibility.ts";
+import { selfActor } from "../services/audit/record.ts";
+import {
+  browserOrigin,
+  clearCookie,
+  cookieOptions,
+  CSRF_REFUSED,
+  csrfMatches,
+  csrfToken,
+  GENERIC_FAILURE,
+  outagePage,
+  page as oidcPage,
+  type Params,
+  redirectTo,
+  stringParams,
+} from "./pages/browser.ts";
+import { beginStep, fatal, type Flow, refusal, runStep, stepPasskeyOptions } from "./flow/second-step.ts";
+import { requestRp } from "../http/public-urls.ts";
+
+const SESSION_COOKIE = "tessera_account";
+const SESSION_SECONDS = 900;
+const ACTION = "account";
+const OPTIONS = "account-passkey-options";
+const TITLE = "Your sign-in settings";
+
+/** The cookie holds the sign-in's token sealed by the provider (services/auth/account-session.ts). */
+async function setSession(c: Context<Env>, app: AppContext, token: string): Promise<void> {
+  const sealed = await sealAccountSession(app, token, SESSION_SECONDS);
+  setCookie(c, SESSION_COOKIE, sealed, { ...cookieOptions(c, app, SESSION_SECONDS), sameSite: "Strict" });
+}
+
+/**
+ * The signed-in user, when the session cookie is one this page sealed at a sign-in here, and its
+ * token is still valid and grants self-service MFA. A bare token in the cookie is no session.
+ */
+async function sessionUser(c: Context<Env>, app: AppContext): Promise<{ user: UserRow; token: string } | null> {
+  const sealed = getCookie(c, SESSION_COOKIE);
+  if (!sealed || sealed.length > 2048) return null;
+  const token = await openAccountSession(app, sealed);
+  if (!token) return null;
+  const found = await findValidToken(app, token);
+  if (!found || !found.matcher.matches("auth.users.me.mfa.update")) return null;
+  const user = await accountUser(app, found.authId);
+  return user ? { user, token } : null;
+}
+
+const NO_SELF_SERVICE = "Your account cannot manage its sign-in settings here. Ask your administrator.";
+
+/** The session starts when the sign-in's token grants self-service MFA; else it is revoked at once. */
+async function startSession(c: Context<Env>, app: AppContext, token: string, csrf: string): Promise<Response> {
+  const found = await findValidToken(app, token);
+  if (!found?.matcher.matches("auth.users.me.mfa.update")) {
+    await revokeToken(app, token);
+    return loginPage(c, app, csrf, NO_SELF_SERVICE, 403);
+  }
+  await setSession(c, app, token);
+  return redirectTo(c, ACTION);
+}
+
+/** A page of the account (the `mfa` step of the provider's pages), in the user's tenant's layout once signed in. */
+const page = (
+  c: Context<Env>,
+  app: AppContext,
+  content: Omit<MfaContent, "action" | "hidden"> & { hidden?: Record<string, string> },
+  csrf: string,
+  status: number,
+  user?: UserRow,
+) =>
+  oidcPage(
+    c,
+    app,
+    { step: "mfa", action: ACTION, hidden: { csrf_token: csrf }, ...content },
+    status,
+    user ? { tenantUuid: user.tenantUuid } : {},
+  );
+
+function accountFlow(c: Context<Env>, app: AppContext, csrf: string): Flow {
+  return {
+    clientId: null,
+    action: ACTION,
+    optionsAction: OPTIONS,
+    hidden: { csrf_token: csrf },
+    pageOptions: {},
+    async finish(done) {
+      const { token } = await completeProvenLogin(app, done.proven, accountLogin(c, app));
+      return startSession(c, app, token.token, csrf);
+    },
+  };
+}
+
+/** The account's own token: 15 minutes, no refresh token. */
+const accountLogin = (c: Context<Env>, app: AppContext) => ({
+  ...browserOrigin(c, app),
+  body: { expiration: SESSION_SECONDS },
+  headers: {},
+});
+
+async function settingsPage(
+  c: Context<Env>,
+  app: AppContext,
+  user: UserRow,
+  csrf: string,
+  extra: { message?: string; notice?: string } = {},
+  status = 200,
+): Promise<Response> {
+  const status_ = await mfaStatus(app, user);
+  return page(
+    c,
+    app,
+    {
+      title: TITLE,
+      mode: "account",
+      optionsAction: OPTIONS,
+      ...extra,
+      extra: {
+        username: user.username ?? user.uuid,
+        totp_confirmed: status_.totp.confirmed,
+        totp_since: status_.totp.confirmed_at?.slice(0, 10) ?? "",
+        recovery_codes_left: status_.recovery_codes_left,
+        passkeys: (await listPasskeys(app, user)).map(passkeyJson),
+      },
+    },
+    csrf,
+    status,
+    user,
+  );
+}
+
+const loginPage = (c: Context<Env>, app: AppContext, csrf: string, message = "", status = 200) =>
+  page(c, app, { title: "Sign in", mode: "account-login", message }, csrf, status);
+
+async function show(c: Context<Env>, app: AppContext): Promise<Response> {
+  const csrf = await csrfToken(c, app);
+  const session = await sessionUser(c, app);
+  return session ? settingsPage(c, app, session.user, csrf) : loginPage(c, app, csrf);
+}
+
+async function signIn(c: Context<Env>, app: AppContext, params: Params, csrf: string): Promise<Response> {
+  if (!params.username || !params.password) return loginPage(c, app, csrf, GENERIC_FAILURE, 401);
+  try {
+    const { token } = await login(app, {
+      ...accountLogin(c, app),
+      login: params.username,
+      password: params.password,
+      mobile: false,
+      interactive: true,
+    });
+    return await startSession(c, app, token.token, csrf);
+  } catch (e) {
+    if (e instanceof MfaRequired && e.proven) return beginStep(c, app, accountFlow(c, app, csrf), e);
+    return refusal(c, app, e, async () => loginPage(c, app, csrf, GENERIC_FAILURE, 401));
+  }
+}
+
+async function submit(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
+  const params = stringParams(body);
+  if (!(await csrfMatches(c, app, params.csrf_token))) return fatal(c, app, CSRF_REFUSED, 400);
+  const csrf = params.csrf_token!;
+  if (params.step === "sign-in") return signIn(c, app, params, csrf);
+  if (params.pending) return runStep(c, app, accountFlow(c, app, csrf), params);
+  const session = await sessionUser(c, app);
+  if (!session) return loginPage(c, app, csrf, "Your session has ended. Sign in again.", 401);
+  const { user } = session;
+  // The audit trail's actor: the user on their own account page, from this browser.
+  const actor = selfActor(user, browserOrigin(c, app));
+  const again = (extra: { message?: string; notice?: string }, status = 200) =>
+    settingsPage(c, app, user, csrf, extra, status);
+  try {
+    switch (params.step) {
+      case "sign-out":
+        await revokeToken(app, session.token);
+        clearCookie(c, app, SESSION_COOKIE);
+        return loginPage(c, app, csrf, "", 200);
+      case "totp-start": {
+        const e = await startTotpEnrolment(app, user);
+        return page(
+          c,
+          app,
+          { title: "Set up an authenticator app", mode: "enrol", qrCode: e.qr_code, secret: e.secret },
+          csrf,
+          200,
+          user,
+        );
+      }
+      case "confirm": {
+        const { recovery_codes } = await confirmTotp(app, user, (params.code ?? "").trim(), actor);
+        return page(
+          c,
+          app,
+          {
+            title: "Save your recovery codes",
+            mode: "codes",
+            notice: "Two-step verification is on.",
+            recoveryCodes: recovery_codes,
+          },
+          csrf,
+          200,
+          user,
+        );
+      }
+      case "finish":
+        return redirectTo(c, ACTION);
+      case "totp-remove":
+        await requireOwnCode(app, user, (params.code ?? "").trim(), requestAddress(c, app));
+        await removeTotp(app, user, actor);
+        return again({ notice: "The authenticator app is off." });
+      case "passkey-register": {
+        const name = (params.name ?? "").trim().slice(0, 64) || "Passkey";
+        await finishPasskeyRegistration(
+          app,
+          user,
+          requestRp(c, app),
+          {
+            challenge_id: params.challenge_id ?? "",
+            name,
+            credential: JSON.parse(params.credential || "null"),
+          },
+          actor,
+        );
+        return again({ notice: `Passkey “${name}” added.` });
+      }
+      case "passkey-rename": {
+        const name = (params.name ?? "").trim();
+        if (!name || name.length > 64) return again({ message: "A passkey's name is 1 to 64 characters." }, 400);
+        await renamePasskey(app, user, params.passkey ?? "", name, actor);
+        return again({ notice: "Passkey renamed." });
+      }
+      case "passkey-remove":
+        await removePasskeys(app, user, params.passkey ?? "", actor);
+        return again({ notice: "Passkey removed." });
+      default:
+        return again({ message: "Unknown action." }, 400);
+    }
+  } catch (e) {
+    if (e instanceof SyntaxError) return again({ message: "The passkey could not be added. Try again." }, 400);
+    if (!(e instanceof ApiError)) throw e;
+    return refusal(c, app, e, () =>
+      again(
+        {
+          message:
+            params.step === "confirm" || params.step === "totp-remove"
+              ? "That code is not valid. Try again."
+              : params.step === "passkey-register"
+                ? "The passkey could not be added. Try again."
+                : e.message,
+        },
+        400,
+      ),
+    );
+  }
+}
+
+function requestAddress(c: Context<Env>, app: AppContext) {
+  const origin = browserOrigin(c, app);
+  return { address: origin.remoteAddr, forwarded: origin.forwarded };
+}
+
+/** Passkey options for the account page: registration (signed in) or the sign-in's second step (`pending`). */
+async function options(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
+  const params = stringParams(body);
+  if (!(await csrfMatches(c, app, params.csrf_token))) return c.json({ error: "invalid_request" }, 400);
+  if (params.pending) return stepPasskeyOptions(c, app, accountFlow(c, app, params.csrf_token!), params);
+  const session = await sessionUser(c, app);
+  if (!session) return c.json({ error: "login_required" }, 401);
+  return c.json(await startPasskeyRegistration(app, session.user, requestRp(c, app)));
+}
+
+const formBody = z.record(z.string(), z.unknown());
+const html = (description: string) => ({ description, contentType: "text/html" });
+
+export function accountRoutes(): RouteGroup {
+  return new RouteGroup("oidc", "page")
+    .get(
+      `/oidc/${ACTION}`,
+      {
+        summary: "The user's own sign-in settings page (TOTP, passkeys); its sign-in form when not signed in",
+        operationId: "getAccountPage",
+        responses: { 200: html("The settings page, or its sign-in form"), 503: html("Database outage") },
+      },
+      ({ c, app }) => outagePage(app, () => show(c, app)),
+    )
+    .post(
+      `/oidc/${ACTION}`,
+      {
+        summary:
+          "The account page's forms: sign-in (and its second step), TOTP enrolment and removal, passkey registration, rename, removal, sign-out",
+        operationId: "submitAccountPage",
+        bodyType: "form",
+        body: formBody,
+        responses: {
+          200: html("The next page"),
+          303: "Signed in: back to the settings page",
+          400: html("CSRF failure, or the page with the error"),
+          401: html("Wrong credentials or code, or the session ended"),
+          429: html("Too many attempts"),
+          503: html("Database outage"),
+        },
+      },
+      ({ c, app, body }) => outagePage(app, () => submit(c, app, body)),
+    )
+    .post(
+      `/oidc/${OPTIONS}`,
+      {
+        summary: "WebAuthn options for the account page: registration, or the sign-in's passkey step",
+        operationId: "getAccountPasskeyOptions",
+        door: "api", // JSON for the page's script
+        bodyType: "form",
+        body: formBody,
+        responses: { 200: "`{challenge_id, options}`", 400: "`{error}`", 401: "`{error}`: not signed in" },
+      },
+      ({ c, app, body }) => options(c, app, body),
+    );
+}

@@ -1,0 +1,276 @@
+// The hosted pages of the OpenID Connect provider: server-rendered HTML (nunjucks, escaping on),
+// plain forms that need no JavaScript. A page is one STEP (templates/oidc/<step>.html: the error
+// page, the sign-in form, the second factor and the account page (mfa.html), the consent screen, the
+// logout confirmation, "signed out", the device flow's verification steps) inside the LAYOUT
+// (templates/oidc_page.html),
+// which an operator may replace, for all tenants or per tenant (`oidc.login_page_template`,
+// `oidc.tenant_login_page_templates`), as the email templates are replaced.
+//
+// What a layout cannot undo: the step's HTML (with its forms and CSRF field) is built here, escaped,
+// and reaches the layout as one finished value; in a layout every value is escaped, `| safe`
+// included (it escapes too); the headers are set here: no script (except, on a page with a passkey
+// button, the provider's own same-origin scripts: assets/passkey.js over @simplewebauthn/browser),
+// no resource but the page's own nonce-tagged style (and the QR code's data: image), no framing, no
+// form target but this provider and the client's registered redirect URI.
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { AppContext } from "../../boot/context.ts";
+import { embeddedFile } from "../../boot/embedded.ts";
+import { nunjucks, type Environment, type Template } from "../../services/templating.ts";
+
+/** The pages' own templates, and operators' layouts, whose `safe` escapes like every other output. */
+let environments: { builtin: Environment; layouts: Environment } | null = null;
+
+function environment(kind: "builtin" | "layouts"): Environment {
+  if (!environments) {
+    const { Environment, runtime } = nunjucks();
+    const layouts = new Environment(null, { autoescape: true, throwOnUndefined: false });
+    // A plain string out of a filter is escaped by autoescape; only the page's own content is a SafeString.
+    layouts.addFilter("safe", (value: unknown) => (value instanceof runtime.SafeString ? value : String(value ?? "")));
+    environments = { builtin: new Environment(null, { autoescape: true, throwOnUndefined: false }), layouts };
+  }
+  return environments[kind];
+}
+
+const compiled = new Map<string, Template>();
+
+function templateAt(path: string, kind: "builtin" | "layouts"): Template {
+  const key = `${kind === "builtin" ? "b" : "l"}:${path}`;
+  let t = compiled.get(key);
+  if (!t) {
+    // From the executable in a single-file build (scripts/build.ts carries templates/), else from disk.
+    t = nunjucks().compile(embeddedFile(path) ?? readFileSync(path, "utf8"), environment(kind));
+    compiled.set(key, t);
+  }
+  return t;
+}
+
+const stepPath = (step: string) => fileURLToPath(new URL(`../../../templates/oidc/${step}.html`, import.meta.url));
+
+export type PageStep =
+  | { step: "error"; message: string }
+  | {
+      step: "login";
+      clientName: string;
+      hidden: Record<string, string>;
+      message?: string;
+      username?: string;
+      /** The tenant's SAML domain: a second form starts the SAML flow. */
+      samlDomain?: string | null;
+      /** Offer passwordless passkey sign-in (web/passkey-sign-in.ts): the page loads its script. */
+      passkeySignIn?: boolean;
+    }
+  | ({ step: "mfa" } & MfaContent)
+  | { step: "consent"; clientName: string; userName: string; scopes: string[]; hidden: Record<string, string> }
+  | { step: "logout"; clientName?: string; hidden: Record<string, string> }
+  | { step: "signed_out" }
+  // RFC 8628 §3.3: the device flow's verification page.
+  | { step: "device_code"; message?: string; userCode?: string }
+  | {
+      step: "device_confirm";
+      clientName: string;
+      userCode: string;
+      /** What a third-party client asks, in words (consent.ts); empty for a first-party client. */
+      scopes: string[];
+      hidden: Record<string, string>;
+      message?: string;
+      username?: string;
+      /** Single sign-on: the browser session's user, offered instead of the password form. */
+      continueAs?: string;
+      /** The same step with the password form (another account). */
+      otherAccount?: string;
+      /** The user has a TOTP factor: the password form also asks for a code (RFC 8176 `otp`). */
+      askCode?: boolean;
+    }
+  | { step: "device_done"; heading: string; message: string };
+
+/**
+ * The second step of a sign-in and the account page (web/flow/second-step.ts, web/account.ts): one
+ * template, by `mode` — `verify` (a code form, a passkey button), `enrol` (TOTP QR code and
+ * confirmation), `codes` (recovery codes, shown once), `account-login`, `account` (the settings),
+ * `password` (a new password the administrator required).
+ */
+export interface MfaContent {
+  title: string;
+  mode: "verify" | "enrol" | "codes" | "account" | "account-login" | "password";
+  /** The form target (relative to the issuer) and its passkey options' target. */
+  action: string;
+  optionsAction?: string;
+  hidden: Record<string, string>;
+  message?: string;
+  notice?: string;
+  hasCode?: boolean;
+  hasPasskey?: boolean;
+  qrCode?: string;
+  secret?: string;
+  recoveryCodes?: string[];
+  /** What the account page shows. */
+  extra?: Record<string, unknown>;
+}
+
+/** Whether the page carries a passkey button, hence the provider's same-origin scripts. */
+function passkeyScripts(page: PageStep): boolean {
+  if (page.step === "login") return page.passkeySignIn ?? false;
+  if (page.step === "mfa") return Boolean(page.hasPasskey || page.mode === "account");
+  return false;
+}
+
+/** Form targets, relative to the issuer's directory (the pages are served at `{issuer}/…`). */
+const ACTIONS = {
+  action: "authorize",
+  saml_action: "authorize/saml",
+  consent: "authorize/consent",
+  logout: "logout",
+  device: "device",
+};
+
+function title(page: PageStep): string {
+  switch (page.step) {
+    case "error":
+      return "Sign-in error";
+    case "login":
+      return `Sign in to ${page.clientName}`;
+    case "consent":
+      return `Allow ${page.clientName} to access your account?`;
+    case "logout":
+      return "Sign out?";
+    case "signed_out":
+      return "Signed out";
+    case "device_code":
+    case "device_confirm":
+      return "Connect a device";
+    case "device_done":
+      return page.heading;
+    case "mfa":
+      return page.title;
+  }
+}
+
+function stepContext(page: PageStep): Record<string, unknown> {
+  switch (page.step) {
+    case "error":
+      return { message: page.message };
+    case "login":
+      return {
+        client_name: page.clientName,
+        hidden: page.hidden,
+        message: page.message ?? "",
+        username: page.username ?? "",
+        saml_domain: page.samlDomain ?? "",
+        action: ACTIONS.action,
+        saml_action: ACTIONS.saml_action,
+        passkey_sign_in: page.passkeySignIn ?? false,
+        scripts: passkeyScripts(page),
+      };
+    case "consent":
+      return {
+        client_name: page.clientName,
+        user_name: page.userName,
+        scopes: page.scopes,
+        hidden: page.hidden,
+        action: ACTIONS.consent,
+      };
+    case "logout":
+      return { client_name: page.clientName ?? "", hidden: page.hidden, action: ACTIONS.logout };
+    case "signed_out":
+      return {};
+    case "device_code":
+      return { message: page.message ?? "", user_code: page.userCode ?? "", action: ACTIONS.device };
+    case "device_confirm":
+      return {
+        client_name: page.clientName,
+        user_code: page.userCode,
+        scopes: page.scopes,
+        hidden: page.hidden,
+        message: page.message ?? "",
+        username: page.username ?? "",
+        continue_as: page.continueAs ?? "",
+        other_account: page.otherAccount ?? "",
+        ask_code: page.askCode ?? false,
+        action: ACTIONS.device,
+      };
+    case "device_done":
+      return { heading: page.heading, message: page.message };
+    case "mfa":
+      return {
+        title: page.title,
+        mode: page.mode,
+        message: page.message ?? "",
+        notice: page.notice ?? "",
+        action: page.action,
+        options_action: page.optionsAction ?? "",
+        hidden: page.hidden,
+        has_code: page.hasCode ?? false,
+        has_passkey: page.hasPasskey ?? false,
+        qr_code: page.qrCode ?? "",
+        secret: page.secret ?? "",
+        recovery_codes: page.recoveryCodes ?? [],
+        scripts: passkeyScripts(page),
+        ...(page.extra ?? {}),
+      };
+  }
+}
+
+/** The layout for a client of `tenantUuid`: the tenant's own, else the configured one. */
+function layoutFor(app: AppContext, tenantUuid: string | undefined): Template {
+  const { login_page_template: path, tenant_login_page_templates: byTenant } = app.config.oidc;
+  const own = tenantUuid ? byTenant[tenantUuid] : undefined;
+  return templateAt(own ?? path, "layouts");
+}
+
+export interface PageOptions {
+  /** The client's tenant: its layout, when it has one. */
+  tenantUuid?: string;
+  /** Where the page's forms may lead, their answers' redirects included (CSP form-action): the client's redirect URI, the SAML IdP. */
+  formTargets?: string[];
+  /** Extra headers (Set-Cookie). */
+  headers?: Headers;
+}
+
+export function renderPage(app: AppContext, page: PageStep, status: number, opts: PageOptions = {}): Response {
+  const nonce = randomBytes(16).toString("base64");
+  const content = new (nunjucks().runtime.SafeString)(
+    templateAt(stepPath(page.step), "builtin").render(stepContext(page)),
+  );
+  const context = {
+    title: title(page),
+    content,
+    step: page.step,
+    client_name: "clientName" in page ? (page.clientName ?? "") : "",
+    style_nonce: nonce,
+  };
+  let html: string;
+  try {
+    html = layoutFor(app, opts.tenantUuid).render(context);
+  } catch (e) {
+    // A broken operator layout must not take the sign-in down: the built-in one is used, and said so.
+    app.log.error("OIDC page layout failed; the built-in layout is used", { error: (e as Error).message });
+    html = templateAt(fileURLToPath(new URL("../../../templates/oidc_page.html", import.meta.url)), "layouts").render(
+      context,
+    );
+  }
+  const formAction = ["'self'", ...(opts.formTargets ?? []).map(cspSource)].join(" ");
+  // Scripts only on a page with a passkey button: the provider's own files (no inline script), and
+  // the fetch of the ceremony's options; the QR code of a TOTP enrolment is a data: image.
+  const scripts = passkeyScripts(page) ? " script-src 'self'; connect-src 'self';" : "";
+  const images = page.step === "mfa" && page.qrCode ? " img-src data:;" : "";
+  const headers = new Headers({
+    "Content-Type": "text/html; charset=utf-8",
+    "Content-Security-Policy": `default-src 'none'; style-src 'nonce-${nonce}';${images}${scripts} form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+  });
+  for (const [k, v] of opts.headers ?? []) headers.append(k, v);
+  return new Response(html, { status, headers });
+}
+
+/** A CSP source for a redirect URI: the URI itself for http(s), its scheme for a native app's (RFC 8252 §7.1). */
+function cspSource(uri: string): string {
+  const url = new URL(uri);
+  if (url.protocol === "https:" || url.protocol === "http:")
+    return `${url.origin}${url.pathname}`.replace(/[;,\s]/g, encodeURIComponent);
+  return url.protocol;
+}
