@@ -2,16 +2,11 @@
 // wherever a user is taken, `audit list`, plain output off a terminal, and `tessera login` — one
 // stored session (0600) reused by later commands, refreshed once expired, revoked by `logout`.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createTesseraClient, type TesseraClient } from "../clients/typescript/index.ts";
 import { plainUnlessTerminal } from "../src/cli/output.ts";
-import { scratchDatabase } from "./helpers/scratch-db.ts";
-import { freePort, waitForService } from "./helpers/service-process.ts";
-
-const root = join(import.meta.dir, "..");
-const kinds = process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"];
+import { CliService, cliKinds } from "./helpers/cli-service.ts";
 
 test("colours: kept on a terminal, dropped under NO_COLOR (https://no-color.org) and off a terminal", () => {
   const bold = "\x1b[1mname\x1b[0m";
@@ -29,42 +24,21 @@ test("colours: kept on a terminal, dropped under NO_COLOR (https://no-color.org)
   }
 });
 
-for (const kind of kinds) {
+for (const kind of cliKinds()) {
   describe(`the CLI day to day [${kind}]`, () => {
-    const dir = mkdtempSync(join(tmpdir(), "tessera-cli-day-"));
-    const port = freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const env: Record<string, string> = {
-      TESSERA_CONFIG: join(dir, "config.yml"),
-      TESSERA_DATA_DIR: join(dir, "data"),
-      TESSERA_PORT: String(port),
-      TESSERA_LOG_LEVEL: "warning",
-      TESSERA_URL: url,
+    const svc = new CliService(kind, "cli-day", (dir) => ({
       XDG_CONFIG_HOME: join(dir, "xdg"),
       TESSERA_AUTH_USER: "",
       TESSERA_AUTH_PASSWORD: "",
       TESSERA_TOKEN: "",
       TESSERA_CLI_SESSIONS: "",
-    };
-    const admin = { TESSERA_AUTH_USER: "admin", TESSERA_AUTH_PASSWORD: "s3cret-admin" };
+    }));
+    const { dir, url, admin, tessera } = svc;
     const sessionsFile = join(dir, "xdg", "tessera", "sessions.json");
-    let proc: ReturnType<typeof Bun.spawn>;
-    let scratch: { url: string; drop(): Promise<void> } | undefined;
     let client: TesseraClient;
     let bob = "";
     let tenant = "";
 
-    async function tessera(args: string[], extraEnv: Record<string, string> = {}) {
-      const p = Bun.spawn([process.execPath, "src/cli.ts", ...args], {
-        cwd: root,
-        env: { ...process.env, ...env, ...extraEnv },
-        stdin: "ignore",
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
-      return { code: await p.exited, out, err };
-    }
     const adminLogins = async () =>
       (
         (await client.call("listAudit", {
@@ -73,21 +47,7 @@ for (const kind of kinds) {
       ).items.length;
 
     beforeAll(async () => {
-      writeFileSync(join(dir, "config.yml"), "password_hash_iterations: 1000\n");
-      if (kind === "postgres") {
-        scratch = await scratchDatabase("tessera_cli_day");
-        env.DATABASE_URL = scratch.url;
-      }
-      expect((await tessera(["bootstrap", "admin", "s3cret-admin"])).code).toBe(0);
-      proc = Bun.spawn([process.execPath, "src/main.ts"], {
-        cwd: root,
-        env: { ...process.env, ...env },
-        stdout: "ignore",
-        stderr: "ignore",
-      });
-      if (!(await waitForService(`${url}/0.1`, 60))) throw new Error("tessera did not start");
-      client = createTesseraClient({ baseUrl: url });
-      await client.login({ username: "admin", password: "s3cret-admin" });
+      client = await svc.start();
       tenant = (await client.ops.createTenant({ body: { name: "voip" } })).uuid;
       bob = (
         await client
@@ -97,12 +57,7 @@ for (const kind of kinds) {
       await client.withTenant(tenant).ops.createUser({ body: { username: "bobby", password: "pw-bobby-1" } });
     }, 120_000);
 
-    afterAll(async () => {
-      proc?.kill("SIGTERM");
-      await proc?.exited;
-      await scratch?.drop();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    afterAll(() => svc.stop());
 
     test("a user is named by UUID, username (any case) or email wherever the CLI takes one", async () => {
       for (const ref of [bob, "bob", "BOB", "bob@voip.example"]) {

@@ -3,47 +3,16 @@
 // or something unmeant (an empty create, an unknown option), tenant isolation through the CLI, and
 // the terminal: tables fitted to its width and colours only there.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createTesseraClient, type TesseraClient } from "../clients/typescript/index.ts";
-import { scratchDatabase } from "./helpers/scratch-db.ts";
-import { freePort, waitForService } from "./helpers/service-process.ts";
+import { CliService, cliKinds, repoRoot } from "./helpers/cli-service.ts";
 
-const root = join(import.meta.dir, "..");
-const kinds = process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"];
-
-for (const kind of kinds) {
+for (const kind of cliKinds()) {
   describe(`the operator's CLI [${kind}]`, () => {
-    const dir = mkdtempSync(join(tmpdir(), "tessera-cli-op-"));
-    const port = freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const env: Record<string, string> = {
-      TESSERA_CONFIG: join(dir, "config.yml"),
-      TESSERA_DATA_DIR: join(dir, "data"),
-      TESSERA_PORT: String(port),
-      TESSERA_LOG_LEVEL: "warning",
-      TESSERA_URL: url,
-      NO_COLOR: "",
-    };
-    const admin = { TESSERA_AUTH_USER: "admin", TESSERA_AUTH_PASSWORD: "s3cret-admin" };
-    let proc: ReturnType<typeof Bun.spawn>;
-    let scratch: { url: string; drop(): Promise<void> } | undefined;
+    const svc = new CliService(kind, "cli-op");
+    const { env, url, admin, tessera } = svc;
     let client: TesseraClient;
     let tenant = "";
 
-    /** `tessera …` (the CLI on Bun), optionally fed `stdin`. */
-    async function tessera(args: string[], extraEnv: Record<string, string> = {}, stdin?: string) {
-      const p = Bun.spawn([process.execPath, "src/cli.ts", ...args], {
-        cwd: root,
-        env: { ...process.env, ...env, ...extraEnv },
-        stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
-      return { code: await p.exited, out, err };
-    }
     const inTenant = () => ({ ...admin, TESSERA_TENANT: tenant });
     const userNamed = async (username: string) =>
       (await client.withTenant(tenant).ops.listUsers({ params: { query: { search: username } } })).items.find(
@@ -51,30 +20,11 @@ for (const kind of kinds) {
       )!;
 
     beforeAll(async () => {
-      writeFileSync(join(dir, "config.yml"), "password_hash_iterations: 1000\n");
-      if (kind === "postgres") {
-        scratch = await scratchDatabase("tessera_cli_op");
-        env.DATABASE_URL = scratch.url;
-      }
-      expect((await tessera(["bootstrap", "admin", "s3cret-admin"])).code).toBe(0);
-      proc = Bun.spawn([process.execPath, "src/main.ts"], {
-        cwd: root,
-        env: { ...process.env, ...env },
-        stdout: "ignore",
-        stderr: "ignore",
-      });
-      if (!(await waitForService(`${url}/0.1`, 60))) throw new Error("tessera did not start");
-      client = createTesseraClient({ baseUrl: url });
-      await client.login({ username: "admin", password: "s3cret-admin" });
+      client = await svc.start();
       tenant = (await client.ops.createTenant({ body: { name: "ops" } })).uuid;
     }, 120_000);
 
-    afterAll(async () => {
-      proc?.kill("SIGTERM");
-      await proc?.exited;
-      await scratch?.drop();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    afterAll(() => svc.stop());
 
     test("an empty create and an unknown option are refused (exit 2) and create nothing", async () => {
       const before = (await client.withTenant(tenant).ops.listUsers()).total;
@@ -231,7 +181,7 @@ for (const kind of kinds) {
       // Without CI: cli-table3's colour library turns colours off whenever CI is set (as .ci/run does).
       const { CI: _ci, ...outsideCi } = process.env;
       const p = Bun.spawn(["script", "-qec", `stty cols 60; ${quoted}`, "/dev/null"], {
-        cwd: root,
+        cwd: repoRoot,
         env: { ...outsideCi, ...env, ...admin },
         stdout: "pipe",
         stderr: "pipe",

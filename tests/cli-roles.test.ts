@@ -2,74 +2,25 @@
 // user of the tenant holding the stock tenant-administrator (or auditor) policy; refused by the
 // grant rule for a caller who could not grant it, leaving no user behind.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createTesseraClient, type TesseraClient } from "../clients/typescript/index.ts";
-import { scratchDatabase } from "./helpers/scratch-db.ts";
-import { freePort, waitForService } from "./helpers/service-process.ts";
+import { CliService, cliKinds } from "./helpers/cli-service.ts";
 
-const root = join(import.meta.dir, "..");
-const kinds = process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"];
-
-for (const kind of kinds) {
+for (const kind of cliKinds()) {
   describe(`tessera tenants add-admin [${kind}]`, () => {
-    const dir = mkdtempSync(join(tmpdir(), "tessera-cli-roles-"));
-    const port = freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const env: Record<string, string> = {
-      TESSERA_CONFIG: join(dir, "config.yml"),
-      TESSERA_DATA_DIR: join(dir, "data"),
-      TESSERA_PORT: String(port),
-      TESSERA_LOG_LEVEL: "warning",
-      TESSERA_URL: url,
-      NO_COLOR: "",
-    };
-    const admin = { TESSERA_AUTH_USER: "admin", TESSERA_AUTH_PASSWORD: "s3cret-admin" };
-    let proc: ReturnType<typeof Bun.spawn>;
-    let scratch: { url: string; drop(): Promise<void> } | undefined;
+    const svc = new CliService(kind, "cli-roles");
+    const { url, admin, tessera } = svc;
     let client: TesseraClient;
     let customer = "";
 
-    async function tessera(args: string[], extraEnv: Record<string, string> = {}) {
-      const p = Bun.spawn([process.execPath, "src/cli.ts", ...args], {
-        cwd: root,
-        env: { ...process.env, ...env, ...extraEnv },
-        stdin: "ignore",
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
-      return { code: await p.exited, out, err };
-    }
     const login = async (username: string, password: string) =>
       (await createTesseraClient({ baseUrl: url }).login({ username, password })) as { token: string; acl: string[] };
 
     beforeAll(async () => {
-      writeFileSync(join(dir, "config.yml"), "password_hash_iterations: 1000\n");
-      if (kind === "postgres") {
-        scratch = await scratchDatabase("tessera_cli_roles");
-        env.DATABASE_URL = scratch.url;
-      }
-      expect((await tessera(["bootstrap", "admin", "s3cret-admin"])).code).toBe(0);
-      proc = Bun.spawn([process.execPath, "src/main.ts"], {
-        cwd: root,
-        env: { ...process.env, ...env },
-        stdout: "ignore",
-        stderr: "ignore",
-      });
-      if (!(await waitForService(`${url}/0.1`, 60))) throw new Error("tessera did not start");
-      client = createTesseraClient({ baseUrl: url });
-      await client.login({ username: "admin", password: "s3cret-admin" });
+      client = await svc.start();
       customer = (await client.ops.createTenant({ body: { name: "customer" } })).uuid;
     }, 120_000);
 
-    afterAll(async () => {
-      proc?.kill("SIGTERM");
-      await proc?.exited;
-      await scratch?.drop();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    afterAll(() => svc.stop());
 
     test("the administrator: a user of the tenant with tessera_tenant_admin, acting there only", async () => {
       const r = await tessera(["tenants", "add-admin", customer, "--username", "boss", "--json"], {
