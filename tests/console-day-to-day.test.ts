@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { consoleRedirectUri, syncConsoleClient } from "../src/services/console/client.ts";
 import { createTestApp, type TestApp } from "./helpers/app.ts";
-import { axeViolations, launchChromium } from "./helpers/browser.ts";
+import { axeViolations, consoleAs, launchChromium } from "./helpers/browser.ts";
 import { adminToken, createTenantRow, createUserRow } from "./helpers/fixtures.ts";
 import { serveApp, type ServedApp } from "./helpers/oidc.ts";
 
@@ -52,20 +52,8 @@ afterAll(async () => {
 
 /** A page signed in as `username` (a token from POST /0.1/token where the console keeps it). */
 async function openAs(username: string, hash: string): Promise<{ context: BrowserContext; page: Page }> {
-  const res = await fetch(`${served.url}/0.1/token`, {
-    method: "POST",
-    headers: { Authorization: `Basic ${btoa(`${username}:${username}-secret`)}`, "Content-Type": "application/json" },
-    body: "{}",
-  });
-  expect(res.status).toBe(200);
-  const token = ((await res.json()) as { data: { token: string } }).data.token;
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  context.setDefaultTimeout(25_000);
-  await context.addInitScript(
-    `sessionStorage.setItem("tessera-console.token", ${JSON.stringify(JSON.stringify({ token, expiresAt: Date.now() + 3_600_000 }))})`,
-  );
-  const page = await context.newPage();
-  await page.goto(`${served.url}/0.1/console/${hash}`);
+  const { context, page, open } = await consoleAs(browser, served.url, username);
+  await open(hash);
   return { context, page };
 }
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { consoleRedirectUri, syncConsoleClient } from "../src/services/console/client.ts";
 import { createTestApp, type TestApp } from "./helpers/app.ts";
-import { axeViolations, launchChromium } from "./helpers/browser.ts";
+import { axeViolations, consoleAs, launchChromium } from "./helpers/browser.ts";
 import { adminToken, createTenantRow, createUserRow } from "./helpers/fixtures.ts";
 import { serveApp, type ServedApp } from "./helpers/oidc.ts";
 
@@ -31,19 +31,8 @@ async function holder(username: string, acl: string[]): Promise<string> {
 
 /** The console signed in as `username` (its token put where the console keeps it), at `hash`. */
 async function openAs(username: string, hash: string): Promise<Page> {
-  const res = await fetch(`${served.url}/0.1/token`, {
-    method: "POST",
-    headers: { Authorization: `Basic ${btoa(`${username}:${username}-secret`)}`, "Content-Type": "application/json" },
-    body: "{}",
-  });
-  const token = ((await res.json()) as { data: { token: string } }).data.token;
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  context.setDefaultTimeout(25_000);
-  await context.addInitScript(
-    `sessionStorage.setItem("tessera-console.token", ${JSON.stringify(JSON.stringify({ token, expiresAt: Date.now() + 3_600_000 }))})`,
-  );
-  const page = await context.newPage();
-  await page.goto(`${served.url}/0.1/console/${hash}`);
+  const { page, open } = await consoleAs(browser, served.url, username);
+  await open(hash);
   await page.waitForSelector("section[aria-labelledby=s-roles]");
   return page;
 }

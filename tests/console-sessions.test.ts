@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { consoleRedirectUri, syncConsoleClient } from "../src/services/console/client.ts";
 import { createTestApp, type TestApp } from "./helpers/app.ts";
-import { launchChromium } from "./helpers/browser.ts";
+import { consoleAs, launchChromium } from "./helpers/browser.ts";
 import { adminToken, createTenantRow, createUserRow, tokenFor } from "./helpers/fixtures.ts";
 import { serveApp, type ServedApp } from "./helpers/oidc.ts";
 import { closedPort } from "./helpers/smtp-server.ts";
@@ -85,23 +85,11 @@ async function sessionUuids(token: string): Promise<string[]> {
 test("Sessions: a client's own session is listed beside the users', says it has no user, and is revoked", async () => {
   const admin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant, userUuid: alice })).token;
   const machine = await clientSession(admin);
-  const res = await fetch(`${served.url}/0.1/token`, {
-    method: "POST",
-    headers: { Authorization: `Basic ${btoa("alice:alice-secret")}`, "Content-Type": "application/json" },
-    body: "{}",
-  });
-  expect(res.status).toBe(200);
-  const token = ((await res.json()) as { data: { token: string } }).data.token;
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  context.setDefaultTimeout(20_000);
-  await context.addInitScript(
-    `sessionStorage.setItem("tessera-console.token", ${JSON.stringify(JSON.stringify({ token, expiresAt: Date.now() + 3_600_000 }))})`,
-  );
-  const page = await context.newPage();
+  const { context, page, open } = await consoleAs(browser, served.url, "alice", { timeout: 20_000 });
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
   try {
-    await page.goto(`${served.url}/0.1/console/#/sessions`);
+    await open("#/sessions");
     await page.waitForSelector("h1:text-is('Sessions')");
     // Every session of the tenant is a row: alice's two (the fixture's token and the console's) and the client's.
     const rows = page.locator("tbody tr");

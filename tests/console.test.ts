@@ -8,7 +8,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { currentCode } from "../src/services/auth/totp.ts";
 import { consoleRedirectUri, syncConsoleClient } from "../src/services/console/client.ts";
 import { createTestApp, type TestApp } from "./helpers/app.ts";
-import { axeViolations, keepScreenshot, launchChromium } from "./helpers/browser.ts";
+import { axeViolations, consoleAs, keepScreenshot, launchChromium } from "./helpers/browser.ts";
 import { adminToken, createTenantRow, createUserRow } from "./helpers/fixtures.ts";
 import { serveApp, type ServedApp } from "./helpers/oidc.ts";
 import { startTestIdp, type TestIdp } from "./helpers/saml-idp.ts";
@@ -132,22 +132,10 @@ async function signIn(username: string, viewport = { width: 1280, height: 900 })
  * that are not about signing in.
  */
 async function openAs(username: string, hash: string, viewport = { width: 1280, height: 900 }): Promise<Session> {
-  const res = await fetch(`${served.url}/0.1/token`, {
-    method: "POST",
-    headers: { Authorization: `Basic ${btoa(`${username}:${username}-secret`)}`, "Content-Type": "application/json" },
-    body: "{}",
-  });
-  expect(res.status).toBe(200);
-  const token = ((await res.json()) as { data: { token: string } }).data.token;
-  const context = await browser.newContext({ viewport });
-  context.setDefaultTimeout(STEP_TIMEOUT);
-  await context.addInitScript(
-    `sessionStorage.setItem("tessera-console.token", ${JSON.stringify(JSON.stringify({ token, expiresAt: Date.now() + 3_600_000 }))})`,
-  );
-  const page = await context.newPage();
+  const { context, page, open } = await consoleAs(browser, served.url, username, { viewport, timeout: STEP_TIMEOUT });
   const cspViolations: string[] = [];
   page.on("console", (m) => m.text().includes("Content Security Policy") && cspViolations.push(m.text()));
-  await page.goto(`${served.url}/0.1/console/${hash}`);
+  await open(hash);
   return { context, page, cspViolations };
 }
 

@@ -14,6 +14,7 @@ import { authenticateClient } from "../src/services/oidc/token-endpoint.ts";
 import { createTestApp, describeEachDb, type TestApp } from "./helpers/app.ts";
 import { adminToken } from "./helpers/fixtures.ts";
 import { scratchDatabase } from "./helpers/scratch-db.ts";
+import { until } from "./helpers/wait.ts";
 
 interface Registered {
   client_id: string;
@@ -47,14 +48,7 @@ function clientCredentials(t: TestApp, c: Registered) {
 }
 
 /** Polls `cond` until true or `ms` elapse; the time it took. */
-async function within(ms: number, cond: () => Promise<boolean> | boolean): Promise<number> {
-  const started = performance.now();
-  while (!(await cond())) {
-    if (performance.now() - started > ms) throw new Error(`not within ${ms} ms`);
-    await Bun.sleep(5);
-  }
-  return performance.now() - started;
-}
+const within = (ms: number, cond: () => Promise<boolean> | boolean) => until(cond, ms);
 
 describeEachDb("OpenID Connect JWKS from memory", (get) => {
   test("a strong ETag and Cache-Control; 304 on a matching If-None-Match (strong, weak, list, *); 200 otherwise", async () => {

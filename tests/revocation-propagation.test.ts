@@ -7,6 +7,7 @@ import { openDatabase } from "../src/db/index.ts";
 import { createTestApp, databaseKinds, type TestApp } from "./helpers/app.ts";
 import { tokenFor } from "./helpers/fixtures.ts";
 import { scratchDatabase } from "./helpers/scratch-db.ts";
+import { until } from "./helpers/wait.ts";
 
 /** Counts the token lookups `t` sends to its database. */
 function countLookups(t: TestApp): { readonly n: number } {
@@ -18,14 +19,6 @@ function countLookups(t: TestApp): { readonly n: number } {
     return lookup(uuid);
   };
   return counter;
-}
-
-async function until(predicate: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > end) throw new Error("condition not reached in time");
-    await Bun.sleep(2);
-  }
 }
 
 describe.skipIf(!databaseKinds().includes("postgres"))("revocation heard by NOTIFY [postgres, two instances]", () => {

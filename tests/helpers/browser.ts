@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import * as oidc from "openid-client";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import type { TestApp } from "./app.ts";
 import { discoverClient, startAuthorization } from "./oidc.ts";
 
@@ -36,6 +36,34 @@ export async function keepScreenshot(page: Page, name: string): Promise<void> {
   if (!dir) return;
   mkdirSync(dir, { recursive: true });
   await page.screenshot({ path: `${dir}/${name}.png`, fullPage: true });
+}
+
+/**
+ * The console of the service at `baseUrl`, signed in as `username` (password `{username}-secret`)
+ * without the login page: a token from POST /0.1/token, put where the console keeps it before its
+ * script runs. Fast, for the paths that are not about signing in. The page is not opened yet, so a
+ * caller can listen to it first (`open(hash)`).
+ */
+export async function consoleAs(
+  browser: Browser,
+  baseUrl: string,
+  username: string,
+  opts: { viewport?: { width: number; height: number }; timeout?: number } = {},
+): Promise<{ context: BrowserContext; page: Page; open: (hash: string) => Promise<unknown> }> {
+  const res = await fetch(`${baseUrl}/0.1/token`, {
+    method: "POST",
+    headers: { Authorization: `Basic ${btoa(`${username}:${username}-secret`)}`, "Content-Type": "application/json" },
+    body: "{}",
+  });
+  if (res.status !== 200) throw new Error(`${username} could not log in: ${res.status}`);
+  const token = ((await res.json()) as { data: { token: string } }).data.token;
+  const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1280, height: 900 } });
+  context.setDefaultTimeout(opts.timeout ?? 25_000);
+  await context.addInitScript(
+    `sessionStorage.setItem("tessera-console.token", ${JSON.stringify(JSON.stringify({ token, expiresAt: Date.now() + 3_600_000 }))})`,
+  );
+  const page = await context.newPage();
+  return { context, page, open: (hash) => page.goto(`${baseUrl}/0.1/console/${hash}`) };
 }
 
 export interface AxeViolation {
