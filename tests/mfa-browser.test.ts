@@ -135,6 +135,31 @@ describe("the login page's second step in Chromium", () => {
     await context.close();
   }, 60_000);
 
+  test("must change the password: the page asks for a new one (axe), then the sign-in goes on with it", async () => {
+    const mona = await createUserRow(t.app, { tenantUuid: tenant, username: "mona", password: "mona-pw" });
+    const set = await t.request("POST", `/0.1/users/password/reset?user_uuid=${mona}`, {
+      token: admin,
+      body: { password: "mona-temporary", must_change: true },
+    });
+    expect(set.status).toBe(204);
+    const context = await browser.newContext(); // axe-core runs in the page
+    const page = await context.newPage();
+    await signInWithPassword(page, "mona", "mona-temporary");
+    expect(await page.textContent("h1")).toBe("Choose a new password");
+    expect(await axeViolations(page)).toEqual([]);
+    await keepScreenshot(page, "must-change-password");
+    await page.fill("#new-password", "mona-chosen-password");
+    await page.fill("#confirm-password", "mona-chosen-password");
+    await Promise.all([page.waitForURL(`${rp.redirectUri}**`), page.click("button[type=submit]")]);
+    expect(await page.textContent("#who")).toBe("mona");
+    const login = await t.request("POST", "/0.1/token", {
+      body: {},
+      headers: { Authorization: `Basic ${btoa("mona:mona-chosen-password")}` },
+    });
+    expect(login.status).toBe(200);
+    await context.close();
+  }, 60_000);
+
   test("a tenant requiring MFA: the page walks the user through TOTP enrolment (QR, confirm, recovery codes once), then signs in", async () => {
     const strict = await createTenantRow(t.app, { parentUuid: tenant });
     expect(
