@@ -7,6 +7,7 @@ import { isProxyEntry } from "../http/request-origin.ts";
 import { checkKeys } from "./keys.ts";
 import { type ConfigOrigins, noteEnvironment, readConfigFile, readConfigFiles } from "./files.ts";
 import { ConfigError, resolveConfigPath } from "./path.ts";
+import { parseCidr } from "../services/outbound/addresses.ts";
 
 const pluginEntry = z.union([
   z.string().min(1),
@@ -408,6 +409,34 @@ export const configSchema = z
         username: z.string().nullable().default(null).describe("SMTP login"),
         password: z.string().nullable().default(null).describe("SMTP password (masked everywhere)"),
         timeout: z.number().positive().default(4).describe("seconds"),
+      })
+      .prefault({}),
+    outbound_http: z
+      .object({
+        allow_private_targets: z
+          .array(
+            z.string().refine((text) => {
+              try {
+                parseCidr(text);
+                return true;
+              } catch {
+                return false;
+              }
+            }, "must be an address or a CIDR range"),
+          )
+          .default([])
+          .describe(
+            "address ranges (CIDR) that webhooks, logout URIs and upstream identity providers may reach although loopback, private or link-local; empty: none",
+          ),
+        allow_http: z.boolean().default(false).describe("let those URLs be plain `http:`; otherwise `https:` only"),
+        timeout_ms: z.number().int().min(100).max(120_000).default(10_000).describe("deadline of one outbound call"),
+        max_response_bytes: z
+          .number()
+          .int()
+          .min(1024)
+          .max(16 * 1024 * 1024)
+          .default(1024 * 1024)
+          .describe("longest answer read from such a URL"),
       })
       .prefault({}),
     extra_config_files: z
