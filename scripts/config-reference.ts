@@ -1,7 +1,7 @@
 // Generates the key reference of docs/configuration.md from the configuration schema (src/config/config.ts):
 // one row per key with its type, default and the schema's own description, so the page cannot drift
 // from what the service accepts. `npm run docs:config` rewrites the block between the markers;
-// tests/config-docs.test.ts fails when the committed block differs from what this prints.
+// tests/ops/config-docs.test.ts fails when the committed block differs from what this prints.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

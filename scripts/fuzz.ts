@@ -1,5 +1,5 @@
 // npm run fuzz -- --requests N --seed S [--db pglite|postgres]: a longer fuzzing campaign than the
-// test suite's (tests/fuzz.test.ts), over every operation of the served OpenAPI document, on a
+// test suite's (tests/http/fuzz.test.ts), over every operation of the served OpenAPI document, on a
 // fresh database (postgres: TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres).
 // Prints the number of requests tried, the statuses seen and every 5xx or malformed error body;
 // exits 1 when there is any.

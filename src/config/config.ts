@@ -31,7 +31,7 @@ const policySpec = z.object({
 const templatePath = (name: string) => fileURLToPath(new URL(`../../templates/${name}`, import.meta.url));
 
 // Every key carries its meaning in `.describe()`: docs/configuration.md's key reference is generated
-// from this schema (`npm run docs:config`, checked by tests/config-docs.test.ts), so it cannot drift.
+// from this schema (`npm run docs:config`, checked by tests/ops/config-docs.test.ts), so it cannot drift.
 export const configSchema = z
   .object({
     rest_api: z

@@ -1,5 +1,5 @@
 // What each group of operations of the OpenAPI document is for: the text the reference page shows
-// above each tag. A tag without a description fails tests/openapi.test.ts.
+// above each tag. A tag without a description fails tests/http/openapi.test.ts.
 export const TAG_DESCRIPTIONS: Record<string, string> = {
   tokens:
     "Logins and the token check. `POST /token` exchanges credentials (Basic, a refresh token, or an identity provider's proof) for a token carrying an ACL; `HEAD|GET /token/{token}?scope=&tenant=` is what every other service asks on each request (204/200 valid, 403 scope refused, 404 unknown).",

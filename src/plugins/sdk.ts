@@ -3,7 +3,7 @@
 // types.ts PluginServices); what this module exports besides the interfaces is pure (errors, value
 // parsers, LDAP filter helpers) or works on what the service hands the plugin (the login's
 // transaction in `onTokenIssued`). It is the stable surface: the rest of src/ may change between
-// versions, and the stock plugins (plugins/) import nothing else (tests/layering.test.ts).
+// versions, and the stock plugins (plugins/) import nothing else (tests/ops/layering.test.ts).
 export type {
   BackendPlugin,
   CompletedSamlLogin,

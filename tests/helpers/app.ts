@@ -27,7 +27,7 @@ export type DbKind = "pglite" | "postgres";
 /**
  * The password policy of test apps: any non-empty password, no list check (suites create users with
  * short fixture passwords such as "pw"). Suites about the policy pass `config: { password_policy: {} }`
- * to run with the service's defaults (tests/password-policy.test.ts).
+ * to run with the service's defaults (tests/api/password-policy.test.ts).
  */
 export const TEST_PASSWORD_POLICY = { min_length: 1, common_passwords: false };
 

@@ -1,7 +1,7 @@
 // Request fuzzing driven by the served OpenAPI document: every operation gets wrong types, nulls,
 // huge and unstorable strings, bad UUIDs, bad paging, extra fields and malformed JSON, with and
 // without a token. Generation is fast-check with a fixed seed, so a run is reproducible. Used by
-// tests/fuzz.test.ts (a bounded run) and scripts/fuzz.ts (`npm run fuzz`, as long as you like).
+// tests/http/fuzz.test.ts (a bounded run) and scripts/fuzz.ts (`npm run fuzz`, as long as you like).
 import fc from "fast-check";
 import type { TestApp } from "./app.ts";
 

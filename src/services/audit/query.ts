@@ -156,7 +156,7 @@ function filterConditions(q: AuditQuery, search: string | undefined, originVisib
  * LAST` (what drizzle writes), and PostgreSQL matches an ORDER BY to an index nulls placement
  * included, NOT NULL columns or not: a plain `time DESC` (nulls first) made every page sort all the
  * scope's matching rows (a tenant's 10,000 entries: 25 ms; the master's own, growing with the
- * trail) instead of reading the first 50 from an index (tests/audit.test.ts checks the plans).
+ * trail) instead of reading the first 50 from an index (tests/api/audit.test.ts checks the plans).
  */
 export function pageOrder(ascending: boolean): SQL[] {
   const e = auditEntries;

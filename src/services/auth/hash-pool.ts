@@ -12,7 +12,7 @@
 // priority there too; but both start every thread from their own worker script in node_modules
 // (piscina's dist/worker.js), which the single-file executable does not carry, while this pool's
 // threads are entry points of the build (scripts/build.ts). The pool is ~150 lines, tested in
-// tests/hash-pool.test.ts.
+// tests/services/hash-pool.test.ts.
 import { availableParallelism } from "node:os";
 import { ServiceUnavailable } from "../../domain/errors.ts";
 import { timePasswordHash } from "../../observe/metrics.ts";

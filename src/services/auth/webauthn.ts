@@ -40,7 +40,7 @@ let library: Promise<typeof SimpleWebAuthn> | null = null;
 /**
  * @simplewebauthn/server, loaded at the first ceremony: with its ASN.1 and X.509 dependencies it is
  * a sixth of the service's JavaScript, which a service whose users have no passkey never needs
- * (issue 28: idle memory, start time). Its polyfill first (tests/binary.test.ts).
+ * (issue 28: idle memory, start time). Its polyfill first (tests/ops/binary.test.ts).
  */
 function webauthnLibrary(): Promise<typeof SimpleWebAuthn> {
   library ??= import("./reflect-polyfill.ts").then(() => import("@simplewebauthn/server"));

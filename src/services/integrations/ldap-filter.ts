@@ -41,7 +41,7 @@ export function fillSearchFilter(template: string, values: Record<Placeholder, s
 
 /**
  * RFC 4514 §2.4: an attribute value made safe to put in a DN. Kept by hand rather than ldapts' `DN`
- * builder, which does not implement §2.4 (checked with ldapts 9, tests/ldap-dn.test.ts): it wraps a
+ * builder, which does not implement §2.4 (checked with ldapts 9, tests/services/ldap-dn.test.ts): it wraps a
  * value with a leading or trailing space in double quotes (RFC 1779's form, which §2.4 dropped, so
  * the quotes would become part of the value) and leaves NUL and other control characters raw.
  */
