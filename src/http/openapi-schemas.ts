@@ -158,6 +158,32 @@ const RECORD_OF_SEGMENT: Record<string, string> = {
 };
 
 type Json = Record<string, unknown>;
+
+/** What a successful answer that declares no schema of its own holds, decided from its path alone. */
+type DefaultShape =
+  | { kind: "record"; name: string }
+  | { kind: "collection"; name: string }
+  | { kind: "token" }
+  | { kind: "strings" }
+  | { kind: "object" };
+
+/** Paths whose first segment does not mean "records of this service" (plugin-defined shapes). */
+const FOREIGN_ROOTS = new Set(["external", "idp", "admin"]);
+
+function defaultShape(method: string, path: string): DefaultShape {
+  const segments = path.split("/").filter(Boolean);
+  const endsWithParam = /^\{.*\}$/.test(segments.at(-1) ?? "");
+  const literal = segments.filter((s) => !/^\{.*\}$/.test(s));
+  const word = literal.at(-1) ?? "";
+  if (word === "token" && (method === "post" || method === "get")) return { kind: "token" };
+  if (path === "/idp") return { kind: "strings" };
+  const name = FOREIGN_ROOTS.has(literal[0] ?? "") && word !== "external" ? undefined : RECORD_OF_SEGMENT[word];
+  if (name && method === "get") return endsWithParam ? { kind: "record", name } : { kind: "collection", name };
+  if (name && method === "post" && !endsWithParam) return { kind: "record", name };
+  if (name && method === "put" && endsWithParam) return { kind: "record", name }; // compatibility.put_responses: wazo
+  return { kind: "object" };
+}
+
 const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
 
 const collectionOf = (items: Json): Json => ({
@@ -166,21 +192,39 @@ const collectionOf = (items: Json): Json => ({
   properties: { items: { type: "array", items }, filtered: { type: "integer" }, total: { type: "integer" } },
 });
 
-/** Paths whose first segment does not mean "records of this service" (plugin-defined shapes). */
-const FOREIGN_ROOTS = new Set(["external", "idp", "admin"]);
-
-/** The schema of a successful JSON answer of `method path` that declares none of its own. */
+/** The OpenAPI schema of a successful JSON answer of `method path` that declares none of its own. */
 export function defaultSuccessSchema(method: string, path: string): Json {
-  const segments = path.split("/").filter(Boolean);
-  const endsWithParam = /^\{.*\}$/.test(segments.at(-1) ?? "");
-  const literal = segments.filter((s) => !/^\{.*\}$/.test(s));
-  const word = literal.at(-1) ?? "";
-  if (word === "token" && (method === "post" || method === "get"))
-    return { type: "object", required: ["data"], properties: { data: ref("Token") } };
-  if (path === "/idp") return collectionOf({ type: "string" });
-  const record = FOREIGN_ROOTS.has(literal[0] ?? "") && word !== "external" ? undefined : RECORD_OF_SEGMENT[word];
-  if (record && method === "get") return endsWithParam ? ref(record) : collectionOf(ref(record));
-  if (record && method === "post" && !endsWithParam) return ref(record);
-  if (record && method === "put" && endsWithParam) return ref(record); // compatibility.put_responses: wazo
-  return { type: "object", additionalProperties: true };
+  const shape = defaultShape(method, path);
+  switch (shape.kind) {
+    case "token":
+      return { type: "object", required: ["data"], properties: { data: ref("Token") } };
+    case "strings":
+      return collectionOf({ type: "string" });
+    case "record":
+      return ref(shape.name);
+    case "collection":
+      return collectionOf(ref(shape.name));
+    case "object":
+      return { type: "object", additionalProperties: true };
+  }
+}
+
+const collectionZod = (items: z.ZodType) =>
+  z.object({ items: z.array(items), filtered: z.number().int().optional(), total: z.number().int() });
+
+/** The same answer as a zod schema, which tests hold every 2xx answer to (tests/http/route-matrix.test.ts). */
+export function defaultSuccessZod(method: string, path: string): z.ZodType {
+  const shape = defaultShape(method, path);
+  switch (shape.kind) {
+    case "token":
+      return z.object({ data: token });
+    case "strings":
+      return collectionZod(z.string());
+    case "record":
+      return namedSchemas[shape.name]!;
+    case "collection":
+      return collectionZod(namedSchemas[shape.name]!);
+    case "object":
+      return z.record(z.string(), z.unknown());
+  }
 }

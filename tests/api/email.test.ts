@@ -132,10 +132,17 @@ describeEachDb(
         }
         return best;
       };
-      const missingMs = await timed(() => `login=nobody${uniq()}`);
-      const ms = await timed(() => `login=${name.toUpperCase()}`);
-      console.log(`password reset request: existing user ${ms.toFixed(1)} ms, missing user ${missingMs.toFixed(1)} ms`);
-      expect(Math.abs(ms - missingMs)).toBeLessThan(20);
+      // An oracle differs in every round; a loaded machine's noise in one round at most of three.
+      const gaps: number[] = [];
+      for (let round = 0; round < 3 && !gaps.some((g) => g < 20); round++) {
+        const missingMs = await timed(() => `login=nobody${uniq()}`);
+        const ms = await timed(() => `login=${name.toUpperCase()}`);
+        console.log(
+          `password reset request: existing user ${ms.toFixed(1)} ms, missing user ${missingMs.toFixed(1)} ms`,
+        );
+        gaps.push(Math.abs(ms - missingMs));
+      }
+      expect(Math.min(...gaps)).toBeLessThan(20);
       await smtp.waitForMail((m) => m.to.includes(`${name}@r.org`));
       await Bun.sleep(200); // the five reset mails are sent in the background; any of their tokens works
       const mail = smtp.mails.filter((m) => m.to.includes(`${name}@r.org`)).at(-1)!;

@@ -136,6 +136,9 @@ export async function createTestApp(kind: DbKind, opts: TestAppOptions = {}): Pr
     argon2: TEST_ARGON2,
     token_cleanup_interval: 0,
     password_policy: TEST_PASSWORD_POLICY,
+    // The request deadline is tested where it is the subject (tests/ops/outage.test.ts,
+    // deadline-frozen): elsewhere a loaded CI machine must not turn a slow answer into a 503.
+    db_timeout: 30,
     ...(opts.config ?? {}),
   });
   const database = opts.database

@@ -4,6 +4,8 @@
 //  - isolation: an `auth.#` administrator aims at another tenant's resources (sibling, parent) by
 //    every identifier a route takes; every answer is a denial and the database is unchanged
 //  - canonical ACL: upper-case uuids and re-cased slugs against a matching deny entry stay denied
+//  - contract: every 2xx JSON answer (every GET, every write of the grant-rule sweep) matches the schema the
+//    OpenAPI document gives it (tests/helpers/response-contract.ts)
 //  - contract: every PUT answers 204 with no body (D3 of docs/wazo-auth-differences.md); every DELETE of something absent 204 (D4)
 //  - grant rule: every writing route, aimed by an `auth.#` administrator at its own tenant's users,
 //    groups and policies, leaves no user with an entry the administrator could not have granted
@@ -12,6 +14,7 @@ import { grantCheck } from "../../src/domain/acl-grant.ts";
 import type { RouteSpec } from "../../src/http/route.ts";
 import { describeEachDb, type TestApp, type TestResponse } from "../helpers/app.ts";
 import { createTenantRow, tokenFor } from "../helpers/fixtures.ts";
+import { contractViolations } from "../helpers/response-contract.ts";
 import { aclSnapshot, ungranted } from "../helpers/grant.ts";
 import {
   allSpecs,
@@ -289,6 +292,22 @@ describeEachDb("route matrices", (get) => {
     expect(failures).toEqual([]);
   });
 
+  test("contract: every GET answers JSON that matches its documented schema", async () => {
+    const t = get();
+    const values = { ...identifierValues(worlds.master), ...KIND_VALUES, token: master };
+    const failures: string[] = [];
+    let checked = 0;
+    // Routes whose path takes something the world does not hold (an asset's name) are left to their own tests.
+    const reachable = (s: RouteSpec) => placeholders(s.path).every((p) => p in values);
+    for (const spec of specs.filter((s) => s.method === "get" && reachable(s))) {
+      const r = await request(t, spec, values, { token: master, world: worlds.master });
+      if (r.status >= 200 && r.status < 300) checked++;
+      for (const v of contractViolations(spec, r)) failures.push(`${routeName(spec)} ${r.status}: ${v}`);
+    }
+    expect(failures).toEqual([]);
+    expect(checked).toBeGreaterThan(30);
+  });
+
   test("contract: every PUT answers 204 with an empty body; every DELETE of something absent 204", async () => {
     const t = get();
     const scratch = await createTenantRow(t.app);
@@ -375,6 +394,7 @@ describeEachDb("route matrices: the grant rule", (get) => {
         const before = await aclSnapshot(t, [admin.userUuid, w.user]);
         const r = await request(t, spec, values, { token: admin.token, world: w });
         if (r.status === 403 && r.json?.details?.required_access) refusals++;
+        for (const v of contractViolations(spec, r)) failures.push(`${routeName(spec)} ${r.status}: ${v}`);
         const after = await aclSnapshot(t, [admin.userUuid, w.user]);
         for (const u of [admin.userUuid, w.user]) {
           const bad = ungranted(rule, before.get(u)!, after.get(u)!);
