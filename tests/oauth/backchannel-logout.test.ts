@@ -290,6 +290,16 @@ describeEachDb(
       expect(received.some((p) => p.sid === undefined)).toBe(true);
     });
 
+    test("revocation by the client (RFC 7009): an access token ends its session (sid), a refresh token its family (sub)", async () => {
+      const access = await signedIn([wiki]);
+      await oidc.tokenRevocation(wiki.config, access.tokens[0]!.access_token, { token_type_hint: "access_token" });
+      const [a] = await logoutTokens(wiki, access.userUuid);
+      expect(a!.sid).toBe(sidOf(access.tokens[0]!.id_token!));
+      const offline = await signedIn([wiki], "openid offline_access");
+      await oidc.tokenRevocation(wiki.config, offline.tokens[0]!.refresh_token!, { token_type_hint: "refresh_token" });
+      await until(async () => (await logoutTokens(wiki, offline.userUuid)).some((p) => p.sid === undefined));
+    });
+
     test("a receiver that fails is retried until it answers; the logout does not wait for it", async () => {
       const t = get();
       const slow = await register(admin, "slow");

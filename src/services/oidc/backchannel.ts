@@ -64,7 +64,8 @@ export async function noticeLogouts(app: AppContext, tx: DbOrTx, notices: Logout
   if (notices.length === 0) return;
   const iss = backchannelIssuer(app);
   if (!iss) return;
-  let seen = recorded.get(tx);
+  // Outside a transaction (the database itself), only this call's duplicates are dropped.
+  let seen = tx === app.db ? new Set<string>() : recorded.get(tx);
   if (!seen) recorded.set(tx, (seen = new Set()));
   for (const n of notices) {
     const key = `${n.clientId} ${n.userUuid} ${n.sid ?? ""}`;
