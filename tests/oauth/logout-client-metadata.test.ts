@@ -3,7 +3,9 @@
 // fragment, the front-channel URI on a redirect URI's origin — each refusal a 400 naming the field;
 // kept by a PUT that does not name it, removed by null; audited; and discovery without public_url
 // (no issuer to name in a logout token sent later) does not offer back-channel logout.
-import { beforeAll, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { InvalidData } from "../../src/domain/errors.ts";
+import { logoutMetadataFromJson } from "../../src/services/oidc/logout-metadata.ts";
 import { describeEachDb } from "../helpers/app.ts";
 import { createTenantRow, tokenFor } from "../helpers/fixtures.ts";
 
@@ -119,5 +121,38 @@ describeEachDb("OIDC client logout metadata", (get) => {
     expect(meta.backchannel_logout_session_supported).toBe(false);
     expect(meta.frontchannel_logout_supported).toBe(true);
     expect(meta.frontchannel_logout_session_supported).toBe(true);
+  });
+});
+
+describe("logout metadata from a registration body", () => {
+  test("types checked field by field; absent fields stay absent", () => {
+    expect(logoutMetadataFromJson({})).toEqual({});
+    expect(
+      logoutMetadataFromJson({
+        backchannel_logout_uri: "https://rp.example.com/bc",
+        backchannel_logout_session_required: true,
+        frontchannel_logout_uri: null,
+        other: 1,
+      }),
+    ).toEqual({
+      backchannel_logout_uri: "https://rp.example.com/bc",
+      backchannel_logout_session_required: true,
+      frontchannel_logout_uri: null,
+    });
+    for (const body of [
+      { backchannel_logout_uri: 1 },
+      { frontchannel_logout_uri: ["https://rp.example.com/fc"] },
+      { backchannel_logout_session_required: "true" },
+      { frontchannel_logout_session_required: null },
+    ]) {
+      const field = Object.keys(body)[0]!;
+      try {
+        logoutMetadataFromJson(body);
+        throw new Error("accepted");
+      } catch (e) {
+        expect(e).toBeInstanceOf(InvalidData);
+        expect(Object.keys((e as InvalidData).details as object)).toEqual([field]);
+      }
+    }
   });
 });

@@ -112,3 +112,25 @@ export function logoutMetadataValues(
   }
   return values;
 }
+
+/**
+ * The four fields out of a raw JSON body (Dynamic Client Registration, RFC 7591 §2: metadata the
+ * client sends as it likes), their types checked (InvalidData naming the field); absent fields stay
+ * absent. Their values are checked by `logoutMetadataValues`.
+ */
+export function logoutMetadataFromJson(body: Record<string, unknown>): LogoutMetadataInput {
+  const out: LogoutMetadataInput = {};
+  for (const field of ["backchannel_logout_uri", "frontchannel_logout_uri"] as const) {
+    const v = body[field];
+    if (v === undefined) continue;
+    if (v !== null && typeof v !== "string") throw refused(field, "type", "string", `${field} must be a URL.`);
+    out[field] = v;
+  }
+  for (const field of ["backchannel_logout_session_required", "frontchannel_logout_session_required"] as const) {
+    const v = body[field];
+    if (v === undefined) continue;
+    if (typeof v !== "boolean") throw refused(field, "type", "boolean", `${field} must be true or false.`);
+    out[field] = v;
+  }
+  return out;
+}
