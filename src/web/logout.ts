@@ -48,7 +48,8 @@ async function logout(
   const confirming = post && params.confirm === "yes";
   if (confirming && !(await csrfMatches(c, app, params.csrf_token)))
     return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
-  const check = await checkLogoutRequest(app, requestIssuer(c, app), params);
+  const issuer = requestIssuer(c, app);
+  const check = await checkLogoutRequest(app, issuer, params);
   if (check.kind === "page_error") return page(c, app, { step: "error", message: check.message }, 400);
   const { hint, client, redirectUri, state } = check;
   const session = await findBrowserSession(app, getCookie(c, BROWSER_SESSION_COOKIE));
@@ -66,7 +67,6 @@ async function logout(
   // browser without that session's cookie (another device, a cleared cookie) — only when the hint
   // decided (a confirmation ends this browser's session, no other).
   const named = hintDecides && hint?.sid ? await browserSessionBySid(app, hint.sid, hint.sub) : null;
-  const issuer = requestIssuer(c, app);
   const frames = frontchannelFrames(
     issuer,
     await frontchannelClients(
