@@ -187,4 +187,17 @@ async function prepare(payload: unknown, ctx: DeliveryContext) {
   };
 }
 
-registerDeliveryKind(BACKCHANNEL_LOGOUT_KIND, { prepare });
+registerDeliveryKind(BACKCHANNEL_LOGOUT_KIND, {
+  prepare,
+  // Still failing after outbound_delivery.max_age_seconds: the operator hears of it (never the token).
+  async onGaveUp(delivery, { app }) {
+    const p = delivery.payload as LogoutPayload;
+    app.log.warn("OIDC back-channel logout given up: the client never accepted the logout token", {
+      client_id: p.client_id,
+      user_uuid: p.sub,
+      attempts: delivery.attempts,
+      last_status_code: delivery.lastStatusCode,
+      last_error: delivery.lastError,
+    });
+  },
+});
