@@ -300,6 +300,17 @@ describeEachDb(
       await until(async () => (await logoutTokens(wiki, offline.userUuid)).some((p) => p.sid === undefined));
     });
 
+    test("another user signing in in the same browser: the first user's clients are told (its browser session ended)", async () => {
+      const t = get();
+      const first = await signedIn([grafana]);
+      const other = `switch${++n}`;
+      await createUserRow(t.app, { tenantUuid: tenant, username: other, password: "pw-other" });
+      const flow = await startAuthorization(wiki.config, REDIRECT, { prompt: "login" });
+      expect((await first.browser.signIn(flow.url, other, "pw-other")).res.status).toBe(303);
+      const [p] = await logoutTokens(grafana, first.userUuid);
+      expect(p!.sid).toBe(sidOf(first.tokens[0]!.id_token!));
+    });
+
     test("a receiver that fails is retried until it answers; the logout does not wait for it", async () => {
       const t = get();
       const slow = await register(admin, "slow");
