@@ -10,6 +10,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import * as oidc from "openid-client";
 import { outboundDeliveries } from "../../src/db/schema.ts";
 import { BACKCHANNEL_LOGOUT_EVENT } from "../../src/services/oidc/backchannel.ts";
+import { rotateSigningKeys, signingKey } from "../../src/services/oidc/keys.ts";
 import { describeEachDb, type TestApp } from "../helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
 import { discoverClient, serveApp, startAuthorization, TestBrowser, type ServedApp } from "../helpers/oidc.ts";
@@ -378,6 +379,25 @@ describeEachDb(
           .where(eq(outboundDeliveries.ownerKey, `oidc_client:${quiet.client_id}`)),
       ).toEqual([]);
       expect(userUuid).toBeString();
+    });
+
+    test("a key rotation between the logout and the delivery: the token is signed with the key current at the attempt, published in the JWKS", async () => {
+      const t = get();
+      const later = await register(admin, "later");
+      rx.behaviour.set(later.path, 503);
+      const { userUuid, browser, tokens } = await signedIn([later]);
+      const oldKid = decodeProtectedHeader(tokens[0]!.id_token!).kid;
+      await browser.get(oidc.buildEndSessionUrl(later.config, { id_token_hint: tokens[0]!.id_token! }).toString());
+      await until(() => (rx.attempts.get(later.path) ?? 0) >= 1, 10_000);
+      await rotateSigningKeys(t.app);
+      expect((await signingKey(t.app, "ES256")).kid).not.toBe(oldKid);
+      jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`)); // a relying party refetches on an unknown kid
+      rx.behaviour.delete(later.path);
+      await logoutTokens(later, userUuid);
+      const received = rx.received.find((r) => r.path === later.path)!;
+      const header = decodeProtectedHeader(received.token);
+      expect(header.kid).toBe((await signingKey(t.app, "ES256")).kid);
+      expect(header.kid).not.toBe(oldKid);
     });
   },
   {
