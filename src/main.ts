@@ -30,6 +30,7 @@ const serviceModules = () =>
     import("./plugins/loader.ts"),
     import("./observe/metrics.ts"),
     import("./bus/outbox.ts"),
+    import("./services/outbound/delivery-queue.ts"),
     import("./api/ready.ts"),
     import("./boot/jobs.ts"),
   ]);
@@ -114,6 +115,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
     { PluginLoadError },
     { startMetricsServer },
     { outboxBacklog },
+    { deliveryBacklog },
     { notReady },
     { startJobs },
   ] = await loading;
@@ -165,7 +167,10 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   log.info("listening", { address: `http://${config.rest_api.listen}:${server.port}` });
   announceReady();
   startJobs(app); // scheduled work, once the service answers (the purge's first run is one interval later)
-  const metricsServer = await startMetricsServer(app, { outboxBacklog: () => outboxBacklog(app) });
+  const metricsServer = await startMetricsServer(app, {
+    outboxBacklog: () => outboxBacklog(app),
+    deliveryBacklog: () => deliveryBacklog(app),
+  });
 
   let stopping = false;
   const stop = async (signal: string) => {

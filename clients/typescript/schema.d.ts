@@ -9768,6 +9768,14 @@ export interface operations {
                     id_token_lifetime?: number | null;
                     refresh_token_lifetime?: number | null;
                     acl?: string[];
+                    /** @description Where a logout token is POSTed when a session that gave this client tokens ends (Back-Channel Logout 1.0 §2.2). https (plain http only with outbound_http.allow_http); private, loopback and link-local addresses only where outbound_http.allow_private_targets admits them; no fragment. null removes it; absent on PUT: unchanged. */
+                    backchannel_logout_uri?: string | null;
+                    /** @description The client needs `sid` in logout tokens (§2.2). Default false; absent on PUT: unchanged. */
+                    backchannel_logout_session_required?: boolean;
+                    /** @description Framed on the signed-out page after an RP-initiated logout (Front-Channel Logout 1.0 §2); on the scheme, host and port of a redirect URI. null removes it; absent on PUT: unchanged. */
+                    frontchannel_logout_uri?: string | null;
+                    /** @description The front-channel URI receives `iss` and `sid` (§2). Default false; absent on PUT: unchanged. */
+                    frontchannel_logout_session_required?: boolean;
                     /** @enum {string} */
                     client_type: "confidential" | "public";
                 };
@@ -9900,6 +9908,14 @@ export interface operations {
                     id_token_lifetime?: number | null;
                     refresh_token_lifetime?: number | null;
                     acl?: string[];
+                    /** @description Where a logout token is POSTed when a session that gave this client tokens ends (Back-Channel Logout 1.0 §2.2). https (plain http only with outbound_http.allow_http); private, loopback and link-local addresses only where outbound_http.allow_private_targets admits them; no fragment. null removes it; absent on PUT: unchanged. */
+                    backchannel_logout_uri?: string | null;
+                    /** @description The client needs `sid` in logout tokens (§2.2). Default false; absent on PUT: unchanged. */
+                    backchannel_logout_session_required?: boolean;
+                    /** @description Framed on the signed-out page after an RP-initiated logout (Front-Channel Logout 1.0 §2); on the scheme, host and port of a redirect URI. null removes it; absent on PUT: unchanged. */
+                    frontchannel_logout_uri?: string | null;
+                    /** @description The front-channel URI receives `iss` and `sid` (§2). Default false; absent on PUT: unchanged. */
+                    frontchannel_logout_session_required?: boolean;
                 };
             };
         };

@@ -16,6 +16,7 @@ import {
 import { GRANT_TYPES } from "../services/oidc/grants/index.ts";
 import { redirectUriProblem } from "../services/oidc/redirect-uris.ts";
 import { RETIRED_KEY_PUBLISHED_SECONDS, SIGNING_ALGS } from "../services/oidc/keys.ts";
+import { LOGOUT_URI_MAX } from "../services/oidc/logout-metadata.ts";
 
 const clientList = listQuery<ClientFilter>({
   order: ["name", "created_at", "client_id"],
@@ -63,6 +64,32 @@ const clientFields = {
     .array(text(CAPS.aclEntry, { min: 1 }))
     .max(256)
     .optional(),
+  // OpenID Connect Back-Channel Logout 1.0 §2.2 and Front-Channel Logout 1.0 §2 (services/oidc/logout-metadata.ts
+  // checks them: outbound_http, no fragment, the front-channel URI on a redirect URI's origin). Absent on PUT: kept.
+  backchannel_logout_uri: z
+    .string()
+    .max(LOGOUT_URI_MAX)
+    .nullable()
+    .optional()
+    .describe(
+      "Where a logout token is POSTed when a session that gave this client tokens ends (Back-Channel Logout 1.0 §2.2). https (plain http only with outbound_http.allow_http); private, loopback and link-local addresses only where outbound_http.allow_private_targets admits them; no fragment. null removes it; absent on PUT: unchanged.",
+    ),
+  backchannel_logout_session_required: z
+    .boolean()
+    .optional()
+    .describe("The client needs `sid` in logout tokens (§2.2). Default false; absent on PUT: unchanged."),
+  frontchannel_logout_uri: z
+    .string()
+    .max(LOGOUT_URI_MAX)
+    .nullable()
+    .optional()
+    .describe(
+      "Framed on the signed-out page after an RP-initiated logout (Front-Channel Logout 1.0 §2); on the scheme, host and port of a redirect URI. null removes it; absent on PUT: unchanged.",
+    ),
+  frontchannel_logout_session_required: z
+    .boolean()
+    .optional()
+    .describe("The front-channel URI receives `iss` and `sid` (§2). Default false; absent on PUT: unchanged."),
 };
 const createBody = z.object({ ...clientFields, client_type: z.enum(["confidential", "public"]) });
 const updateBody = z.object(clientFields);

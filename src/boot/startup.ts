@@ -13,6 +13,7 @@ import { hashingWarnings } from "../services/auth/passwords.ts";
 import { configWarnings } from "../config/warnings.ts";
 import { ensureSigningKeys } from "../services/oidc/keys.ts";
 import { syncConsoleClient } from "../services/console/client.ts";
+import { startDeliveryWorker } from "../services/outbound/delivery-worker.ts";
 
 export async function startServices(app: AppContext): Promise<void> {
   for (const warning of [...hashingWarnings(app.config), ...configWarnings(app.config)]) app.log.warn(warning);
@@ -26,4 +27,6 @@ export async function startServices(app: AppContext): Promise<void> {
   await ensureSigningKeys(app);
   await syncConsoleClient(app);
   await startBus(app);
+  // Outbound deliveries (webhooks, back-channel logout): with or without a bus.
+  await startDeliveryWorker(app);
 }

@@ -145,6 +145,21 @@ const RESOURCES: Record<string, ResourceSpec> = {
         description: "ACL of the client's own tokens (client_credentials), comma-separated",
         valueHint: "A,B",
       },
+      "backchannel-logout-uri": {
+        ...str,
+        description: "Where logout tokens are POSTed when the user's session ends (Back-Channel Logout)",
+        valueHint: "URL",
+      },
+      "frontchannel-logout-uri": {
+        ...str,
+        description: "The client's logout page, framed on the signed-out page (Front-Channel Logout)",
+        valueHint: "URL",
+      },
+      "logout-session-required": {
+        type: "boolean",
+        description: "Logout tokens carry sid, front-channel URIs get iss and sid",
+        default: false,
+      },
     },
     body: (a) => ({
       name: a.name,
@@ -156,6 +171,10 @@ const RESOURCES: Record<string, ResourceSpec> = {
       allow_insecure_redirects: a["allow-insecure-redirects"] || undefined,
       scopes: list(a.scopes),
       acl: list(a.acl),
+      backchannel_logout_uri: a["backchannel-logout-uri"],
+      backchannel_logout_session_required: a["logout-session-required"] || undefined,
+      frontchannel_logout_uri: a["frontchannel-logout-uri"],
+      frontchannel_logout_session_required: a["logout-session-required"] || undefined,
     }),
     needsOneOf: [{ field: "name", flag: "--name" }],
   },

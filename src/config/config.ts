@@ -439,6 +439,73 @@ export const configSchema = z
           .describe("longest answer read from such a URL"),
       })
       .prefault({}),
+    outbound_delivery: z
+      .object({
+        concurrency: z
+          .number()
+          .int()
+          .min(1)
+          .max(1000)
+          .default(16)
+          .describe("outbound deliveries (webhooks, back-channel logout) in flight at once, per instance"),
+        per_owner_concurrency: z
+          .number()
+          .int()
+          .min(1)
+          .max(100)
+          .default(4)
+          .describe("of those, at most this many to one owner (a webhook, a client): a slow one never takes them all"),
+        retry_initial_seconds: z
+          .number()
+          .positive()
+          .default(5)
+          .describe("first wait after a failed delivery; doubled at each failure, with jitter"),
+        retry_max_interval_seconds: z
+          .number()
+          .positive()
+          .default(3600)
+          .describe("longest wait between two attempts of a delivery"),
+        max_age_seconds: z
+          .number()
+          .positive()
+          .default(86_400)
+          .describe("a delivery still failing this long after it was recorded is given up"),
+        retention_days: z
+          .number()
+          .positive()
+          .default(7)
+          .describe("finished deliveries (the webhooks' delivery log) are forgotten after this many days"),
+        poll_seconds: z
+          .number()
+          .positive()
+          .default(1)
+          .describe("how often a worker looks for due deliveries when no notification woke it"),
+      })
+      .prefault({}),
+    webhooks: z
+      .object({
+        secret_grace_seconds: z
+          .number()
+          .int()
+          .min(0)
+          .default(86_400)
+          .describe("after a secret rotation, the previous secret also signs deliveries this long"),
+        disable_after_failures: z
+          .number()
+          .int()
+          .min(1)
+          .default(50)
+          .describe(
+            "a webhook whose attempts failed this many times in a row (and for `disable_after_seconds`) is disabled",
+          ),
+        disable_after_seconds: z
+          .number()
+          .min(0)
+          .default(86_400)
+          .describe("how long a webhook's failure streak lasts before it is disabled (with `disable_after_failures`)"),
+        max_per_tenant: z.number().int().min(1).default(50).describe("webhooks a tenant may have"),
+      })
+      .prefault({}),
     extra_config_files: z
       .string()
       .nullable()

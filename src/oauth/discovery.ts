@@ -16,7 +16,7 @@ export function oidcRoutes(): RouteGroup {
       },
       ({ c, app }) => {
         c.header("Cache-Control", "public, max-age=300");
-        return c.json(providerMetadata(requestIssuer(c, app)));
+        return c.json(providerMetadata(requestIssuer(c, app), app));
       },
     )
     .get(

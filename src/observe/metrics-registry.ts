@@ -11,6 +11,8 @@ import type { HotPathHistogram } from "./metrics-histogram.ts";
  */
 export interface MetricsSources {
   outboxBacklog(): Promise<number>;
+  /** Outbound deliveries waiting, and the age of the oldest due one (services/outbound/delivery-queue.ts). */
+  deliveryBacklog?(): Promise<{ pending: number; lagSeconds: number | null }>;
 }
 
 /** metrics.ts's counts, as the registry reads them. */
@@ -21,6 +23,7 @@ export interface Counted {
   logins: Map<string, number>;
   mfa: Map<string, number>;
   busPublishFailures: number;
+  outboundDeliveries: Map<string, number>;
 }
 
 export interface MetricsRegistry {
@@ -80,6 +83,12 @@ export function createRegistry(counts: Counted, histograms: HotPathHistogram<str
     [],
     () => [[[], counts.busPublishFailures]],
   );
+  scrapedCounter(
+    "tessera_outbound_deliveries_total",
+    "Outbound delivery attempts (webhooks, back-channel logout) by kind and outcome: delivered, failed (retried), gave_up, dropped",
+    ["kind", "outcome"],
+    () => [...counts.outboundDeliveries].map(([key, n]): [string[], number] => [key.split("\0"), n]),
+  );
 
   /** The application the scrape-time gauges read. */
   let current: AppContext | null = null;
@@ -91,6 +100,26 @@ export function createRegistry(counts: Counted, histograms: HotPathHistogram<str
     registers: [registry],
     async collect() {
       if (sources) this.set(await sources.outboxBacklog().catch(() => Number.NaN));
+    },
+  });
+
+  new Gauge({
+    name: "tessera_outbound_deliveries_pending",
+    help: "Outbound deliveries (webhooks, back-channel logout) waiting to be delivered, retries included",
+    registers: [registry],
+    async collect() {
+      const backlog = await sources?.deliveryBacklog?.().catch(() => null);
+      if (sources?.deliveryBacklog) this.set(backlog ? backlog.pending : Number.NaN);
+    },
+  });
+
+  new Gauge({
+    name: "tessera_outbound_delivery_lag_seconds",
+    help: "Age of the oldest outbound delivery that is due (0 when none waits)",
+    registers: [registry],
+    async collect() {
+      const backlog = await sources?.deliveryBacklog?.().catch(() => null);
+      if (sources?.deliveryBacklog) this.set(backlog ? (backlog.lagSeconds ?? 0) : Number.NaN);
     },
   });
 

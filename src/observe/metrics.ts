@@ -50,6 +50,8 @@ export const counts = {
   logins: new Map<string, number>(),
   mfa: new Map<MfaOutcome, number>(),
   busPublishFailures: 0,
+  /** Outbound delivery attempts (webhooks, back-channel logout) by kind and outcome, keyed `kind\0outcome`. */
+  outboundDeliveries: new Map<string, number>(),
 };
 
 export const recordTokenCheck = (result: TokenCheckResult) => counts.tokenChecks[result]++;
@@ -74,6 +76,8 @@ export async function timePasswordHash<T>(
 }
 
 export const recordBusPublishFailure = () => counts.busPublishFailures++;
+export const recordOutboundDelivery = (kind: string, outcome: "delivered" | "failed" | "gave_up" | "dropped") =>
+  bump(counts.outboundDeliveries, `${kind}\0${outcome}`);
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 const fastCheckValid = httpRequests.cell({ method: "HEAD", route: "/0.1/token/:token", status_code: "204" });

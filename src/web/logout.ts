@@ -4,7 +4,11 @@
 // End-User whether to log out"). Signing out ends the browser session and revokes the Tessera
 // sessions issued through it; then back to a registered `post_logout_redirect_uri` with `state`
 // (§3), or a "signed out" page. The hint's `sid` ends the browser session it names even where the
-// cookie is gone.
+// cookie is gone. The clients signed in through the ended sessions are told: by a logout token
+// (Back-Channel Logout 1.0, services/oidc/backchannel.ts, sent after this request) and, those with a
+// front-channel URI, by their logout page framed in the signed-out page (Front-Channel Logout 1.0
+// §3, with `iss` and `sid` when they need them); the redirect then waits for a click, as the page
+// runs no script that could wait for the frames.
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import { z } from "zod";
@@ -15,6 +19,7 @@ import {
   browserSessionBySid,
   endBrowserSession,
   findBrowserSession,
+  frontchannelClients,
 } from "../services/oidc/browser-session.ts";
 import { checkLogoutRequest } from "../services/oidc/logout.ts";
 import { requestIssuer } from "../http/public-urls.ts";
@@ -43,7 +48,8 @@ async function logout(
   const confirming = post && params.confirm === "yes";
   if (confirming && !(await csrfMatches(c, app, params.csrf_token)))
     return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
-  const check = await checkLogoutRequest(app, requestIssuer(c, app), params);
+  const issuer = requestIssuer(c, app);
+  const check = await checkLogoutRequest(app, issuer, params);
   if (check.kind === "page_error") return page(c, app, { step: "error", message: check.message }, 400);
   const { hint, client, redirectUri, state } = check;
   const session = await findBrowserSession(app, getCookie(c, BROWSER_SESSION_COOKIE));
@@ -61,6 +67,13 @@ async function logout(
   // browser without that session's cookie (another device, a cleared cookie) — only when the hint
   // decided (a confirmation ends this browser's session, no other).
   const named = hintDecides && hint?.sid ? await browserSessionBySid(app, hint.sid, hint.sub) : null;
+  const frames = frontchannelFrames(
+    issuer,
+    await frontchannelClients(
+      app,
+      [session?.id, named?.id].filter((id): id is string => id !== undefined),
+    ),
+  );
   for (const ended of [session, named]) {
     if (!ended || (ended === named && ended.id === session?.id)) continue;
     const revoked = await endBrowserSession(app, ended.id);
@@ -71,12 +84,38 @@ async function logout(
     });
   }
   clearCookie(c, app, BROWSER_SESSION_COOKIE);
+  let continueUrl: string | undefined;
   if (redirectUri) {
     const url = new URL(redirectUri);
     if (state !== null) url.searchParams.set("state", state);
-    return redirectTo(c, url.toString());
+    if (frames.length === 0) return redirectTo(c, url.toString());
+    continueUrl = url.toString();
   }
-  return page(c, app, { step: "signed_out" }, 200, { tenantUuid: client?.tenantUuid });
+  return page(c, app, { step: "signed_out", frames, continueUrl, clientName: client?.name }, 200, {
+    tenantUuid: client?.tenantUuid,
+    frameTargets: frames.map((f) => f.src),
+  });
+}
+
+/**
+ * Front-Channel Logout 1.0 §2, §3: each client's `frontchannel_logout_uri`, with `iss` and `sid`
+ * added to its query when the client registered `frontchannel_logout_session_required`; one frame
+ * per distinct URL.
+ */
+function frontchannelFrames(
+  issuer: string,
+  clients: Array<{ sid: string; uri: string; sessionRequired: boolean; name: string }>,
+): Array<{ src: string; name: string }> {
+  const frames = new Map<string, string>();
+  for (const f of clients) {
+    const url = new URL(f.uri);
+    if (f.sessionRequired) {
+      url.searchParams.set("iss", issuer);
+      url.searchParams.set("sid", f.sid);
+    }
+    frames.set(url.toString(), f.name);
+  }
+  return [...frames].map(([src, name]) => ({ src, name }));
 }
 
 const html = (description: string) => ({ description, contentType: "text/html" });

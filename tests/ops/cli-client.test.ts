@@ -290,6 +290,29 @@ describe("the tessera CLI", () => {
       auth,
     );
     expect(JSON.parse(daemon.out)).toMatchObject({ acl: ["confd.users.read", "calld.#"], scopes: ["acl:calld.#"] });
+    const wiki = await tessera(
+      [
+        "oidc-clients",
+        "create",
+        "--name",
+        "wiki",
+        "--redirect-uris",
+        "https://wiki.example.com/cb",
+        "--backchannel-logout-uri",
+        "https://wiki.example.com/backchannel",
+        "--frontchannel-logout-uri",
+        "https://wiki.example.com/frontchannel",
+        "--logout-session-required",
+        "--json",
+      ],
+      auth,
+    );
+    expect(JSON.parse(wiki.out)).toMatchObject({
+      backchannel_logout_uri: "https://wiki.example.com/backchannel",
+      backchannel_logout_session_required: true,
+      frontchannel_logout_uri: "https://wiki.example.com/frontchannel",
+      frontchannel_logout_session_required: true,
+    });
     expect((await tessera(["oidc-clients", "delete", client.client_id], auth)).code).toBe(0);
     const gone = await tessera(["oidc-clients", "show", client.client_id], auth);
     expect([gone.code, gone.err]).toEqual([1, expect.stringContaining("404")]);

@@ -1,6 +1,17 @@
 // OpenID Connect provider tables (Tessera's own, prefixed `tessera_oidc_`): the signing keys and
 // the registered relying parties (clients).
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, varchar } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  varchar,
+} from "drizzle-orm/pg-core";
 import { uuidPk } from "./columns.ts";
 import { tenants, users } from "./identity.ts";
 import { refreshTokens, sessions } from "./tokens.ts";
@@ -50,6 +61,12 @@ export const oidcClients = pgTable(
     refreshTokenLifetime: integer("refresh_token_lifetime"),
     /** The ACL of the client's own tokens (client credentials grant, RFC 6749 §4.4). */
     acl: jsonb("acl").$type<string[]>().notNull().default([]),
+    /** OpenID Connect Back-Channel Logout 1.0 §2.2: where logout tokens are posted (migration 0035). */
+    backchannelLogoutUri: text("backchannel_logout_uri"),
+    backchannelLogoutSessionRequired: boolean("backchannel_logout_session_required").notNull().default(false),
+    /** OpenID Connect Front-Channel Logout 1.0 §2: the page framed on the signed-out page. */
+    frontchannelLogoutUri: text("frontchannel_logout_uri"),
+    frontchannelLogoutSessionRequired: boolean("frontchannel_logout_session_required").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
   },
   (t) => [index("tessera_oidc_client_tenant_uuid_idx").on(t.tenantUuid)],
@@ -116,6 +133,34 @@ export const oidcBrowserSessions = pgTable(
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
   },
   (t) => [index("tessera_oidc_browser_session_user_idx").on(t.userUuid)],
+);
+
+/**
+ * The clients a browser session gave tokens to (written at the code exchange; OpenID Connect
+ * Back-Channel Logout 1.0 §2.7, Front-Channel Logout 1.0 §3): told when the browser session ends,
+ * even once the access tokens issued through it have expired. Goes with the session or the client.
+ */
+export const oidcBrowserSessionClients = pgTable(
+  "tessera_oidc_browser_session_client",
+  {
+    browserSessionId: varchar("browser_session_id", { length: 38 }).notNull(),
+    clientId: varchar("client_id", { length: 38 }).notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: "tessera_oidc_browser_session_client_pk", columns: [t.browserSessionId, t.clientId] }),
+    foreignKey({
+      name: "tessera_oidc_browser_session_client_session_fk",
+      columns: [t.browserSessionId],
+      foreignColumns: [oidcBrowserSessions.id],
+    }).onDelete("cascade"),
+    foreignKey({
+      name: "tessera_oidc_browser_session_client_client_fk",
+      columns: [t.clientId],
+      foreignColumns: [oidcClients.clientId],
+    }).onDelete("cascade"),
+    index("tessera_oidc_browser_session_client_client_idx").on(t.clientId),
+  ],
 );
 
 /** Scopes a user granted a third-party client on the consent screen (OIDC Core §3.1.2.4), remembered. */

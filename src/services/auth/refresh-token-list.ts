@@ -12,6 +12,7 @@ import { changesOf, recordAudit } from "../audit/record.ts";
 import { refreshTokenEvent } from "./refresh-tokens.ts";
 import { isoTime } from "../../domain/time.ts";
 import { requireVisibleUser, inCallerScope } from "../identity/visibility.ts";
+import { noticeFamiliesEnding } from "../oidc/backchannel.ts";
 
 export interface RefreshTokenJson {
   client_id: string;
@@ -103,10 +104,10 @@ export async function deleteUserRefreshToken(
   const user = await orAbsent(requireVisibleUser(app, caller, resolveUser(caller, userUuid)));
   if (!user) return;
   await inTransaction(app, async (tx) => {
-    const deleted = await tx
-      .delete(refreshTokens)
-      .where(and(eq(refreshTokens.userUuid, user.uuid), eq(refreshTokens.clientId, clientId)))
-      .returning();
+    const which = and(eq(refreshTokens.userUuid, user.uuid), eq(refreshTokens.clientId, clientId))!;
+    // An OpenID Connect client's family is its offline grant: the client is told it ended (back-channel logout).
+    await noticeFamiliesEnding(app, tx, which);
+    const deleted = await tx.delete(refreshTokens).where(which).returning();
     for (const rt of deleted) {
       await publishEvent(app, tx, refreshTokenEvent("deleted", rt, user.tenantUuid));
       await recordAudit(app, tx, caller, {

@@ -8,6 +8,7 @@ import { refreshTokens, sessions, tokens } from "../../db/schema.ts";
 import { publishEvent, routingKey, type BusEvent } from "../events.ts";
 import { revokeSessions, revokeUserSessions } from "./sessions.ts";
 import { endUserBrowserSessions } from "../oidc/browser-session.ts";
+import { noticeFamiliesEnding } from "../oidc/backchannel.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { effectiveMethod } from "./identity-providers.ts";
 import { findLoginUser } from "./user-auth.ts";
@@ -100,6 +101,7 @@ export async function purgeRefreshToken(
     tx,
     sql`${sessions.uuid} in (select ${tokens.sessionUuid} from ${tokens} where ${tokens.refreshTokenUuid} = ${rt.uuid})`,
   );
+  await noticeFamiliesEnding(app, tx, eq(refreshTokens.uuid, rt.uuid));
   await tx.delete(refreshTokens).where(eq(refreshTokens.uuid, rt.uuid));
   await publishEvent(app, tx, refreshTokenEvent("deleted", rt, tenantUuid));
   return revoked.length;
@@ -119,8 +121,9 @@ export async function revokeUserAccess(
 ): Promise<void> {
   await revokeUserSessions(app, tx, user.uuid);
   // The login page's single sign-on ends too: it would otherwise sign the user in again.
-  await endUserBrowserSessions(tx, user.uuid);
+  await endUserBrowserSessions(app, tx, user.uuid);
   if (app.config.compatibility.refresh_token_revocation === "keep") return;
+  await noticeFamiliesEnding(app, tx, eq(refreshTokens.userUuid, user.uuid));
   const deleted = await tx.delete(refreshTokens).where(eq(refreshTokens.userUuid, user.uuid)).returning();
   for (const rt of deleted) await publishEvent(app, tx, refreshTokenEvent("deleted", rt, user.tenantUuid));
 }

@@ -1,6 +1,7 @@
 // Session revocation, shared by every path that ends sessions (token revoke, logout, password
 // change, user disabled or deleted, mobile refresh-token purge, expiry): one delete, one event per
-// session, cached tokens evicted once committed.
+// session, cached tokens evicted once committed, and the OpenID Connect clients the sessions gave
+// tokens to told (back-channel logout, oidc/backchannel.ts), except at expiry.
 import { and, eq, inArray, ne, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
 import { execRows, type DbOrTx } from "../../db/index.ts";
@@ -10,6 +11,7 @@ import { deleteTokens } from "./tokens.ts";
 import { publishEvents, sessionDeletedEvent } from "../events.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { recordAudit } from "../audit/record.ts";
+import { noticeLogouts, sessionNotices, sessionNoticesColumn } from "../oidc/backchannel.ts";
 
 export interface RevokedSession {
   uuid: string;
@@ -23,14 +25,28 @@ export interface RevokedSession {
  * them and its outer select reads each one's user from the tokens it still sees (the cascade runs at
  * the statement's end), instead of a select sending every session uuid back as a parameter.
  */
-export async function revokeSessions(app: AppContext, tx: DbOrTx, where: SQL): Promise<RevokedSession[]> {
-  const deleted = await execRows<{ uuid: string; tenant_uuid: string; auth_id: string | null }>(
+export async function revokeSessions(
+  app: AppContext,
+  tx: DbOrTx,
+  where: SQL,
+  opts: { expired?: boolean } = {},
+): Promise<RevokedSession[]> {
+  // The clients to tell, read by the same statement (it still sees what the deletion cascades to).
+  const notices = opts.expired ? null : sessionNoticesColumn(app, sql`gone.uuid`);
+  const deleted = await execRows<{ uuid: string; tenant_uuid: string; auth_id: string | null; logout?: unknown }>(
     tx,
     sql`with gone as (delete from ${sessions} where ${where} returning ${sessions.uuid}, ${sessions.tenantUuid})
         select gone.uuid, gone.tenant_uuid,
           (select t.auth_id from ${tokens} t where t.session_uuid = gone.uuid limit 1) as auth_id
+          ${notices ? sql`, ${notices} as logout` : sql``}
         from gone`,
   );
+  if (notices)
+    await noticeLogouts(
+      app,
+      tx,
+      deleted.flatMap((s) => sessionNotices(s.logout)),
+    );
   const revoked = deleted.map((s) => ({
     uuid: s.uuid,
     tenantUuid: s.tenant_uuid,

@@ -28,7 +28,7 @@ export async function purgeExpiredTokens(app: AppContext): Promise<number> {
 export async function purgeBatch(app: AppContext): Promise<number> {
   const expiredFirst = sql`${sessions.uuid} in (select ${tokens.sessionUuid} from ${tokens}
     where ${tokens.expireT} < ${now()} order by ${tokens.expireT} limit ${app.config.token_cleanup_batch_size})`;
-  return (await inTransaction(app, (tx) => revokeSessions(app, tx, expiredFirst))).length;
+  return (await inTransaction(app, (tx) => revokeSessions(app, tx, expiredFirst, { expired: true }))).length;
 }
 
 /** Claims tokens expiring within one interval (once each, whichever instance runs) and announces them. */

@@ -3,7 +3,7 @@
 import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
-import { emails, groups, tenantUserCounts, userGroups, users } from "../../db/schema.ts";
+import { emails, groups, refreshTokens, tenantUserCounts, userGroups, users } from "../../db/schema.ts";
 import { listPage } from "../../db/paging.ts";
 import { changesOf, recordAudit, secretChange, type AuditActor, type AuditEntry } from "../audit/record.ts";
 import { inTransaction } from "../../db/tx.ts";
@@ -20,6 +20,8 @@ import { hashPassword, verifyPassword } from "../auth/passwords.ts";
 import { enforcePasswordPolicy } from "../auth/password-policy.ts";
 import { revokeUserAccess } from "../auth/refresh-tokens.ts";
 import { revokeUserSessions } from "../auth/sessions.ts";
+import { noticeFamiliesEnding } from "../oidc/backchannel.ts";
+import { endUserBrowserSessions } from "../oidc/browser-session.ts";
 import { requireVisibleUser, inCallerScope, type UserRow } from "./visibility.ts";
 
 export interface UserInput {
@@ -411,6 +413,10 @@ export async function deleteUser(app: AppContext, caller: Caller, uuid: string):
     const user = await orAbsent(requireVisibleUser(app, caller, uuid, tx, true)); // the row deleted, as it is
     if (!user) return; // absent or not visible: the desired state (D4 of docs/wazo-auth-differences.md)
     await revokeUserSessions(app, tx, uuid);
+    // What the deletion cascades to, its clients told first (back-channel logout): its browser
+    // sessions and its refresh token families.
+    await endUserBrowserSessions(app, tx, uuid);
+    await noticeFamiliesEnding(app, tx, eq(refreshTokens.userUuid, uuid));
     await tx.delete(users).where(eq(users.uuid, uuid));
     await publishUserEvent(app, tx, "deleted", user);
     await recordAudit(app, tx, caller, userAudit("user.delete", user, user, null));

@@ -5,14 +5,15 @@
 // through it (never the cookie). The session ends at RP-initiated logout and, with every other session
 // of the user, when its credentials change or it is disabled or deleted (revokeUserAccess).
 import { createHash, randomBytes } from "node:crypto";
-import { and, eq, gt, isNotNull, lt } from "drizzle-orm";
+import { and, eq, gt, inArray, isNotNull, lt } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
-import { oidcBrowserSessions, oidcCodes, users } from "../../db/schema.ts";
+import { oidcBrowserSessionClients, oidcBrowserSessions, oidcClients, oidcCodes, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { revokeSessions, sessionsByUuids } from "../auth/sessions.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { isSubtenant } from "../identity/tenant-tree.ts";
+import { noticeBrowserSessionsEnding } from "./backchannel.ts";
 
 export type BrowserSessionRow = typeof oidcBrowserSessions.$inferSelect;
 
@@ -105,6 +106,7 @@ export async function endBrowserSession(app: AppContext, sessionId: string): Pro
     const revoked = issued.length
       ? await revokeSessions(app, tx, sessionsByUuids([...new Set(issued.map((r) => r.sessionUuid))]))
       : [];
+    await noticeBrowserSessionsEnding(app, tx, eq(oidcBrowserSessions.id, sessionId));
     await tx.delete(oidcBrowserSessions).where(eq(oidcBrowserSessions.id, sessionId));
     return revoked.length;
   });
@@ -133,8 +135,43 @@ export async function browserSessionBySid(
   return row ?? null;
 }
 
-/** A user's browser sessions end with its other sessions (password changed or reset, user disabled). */
-export async function endUserBrowserSessions(tx: DbOrTx, userUuid: string): Promise<void> {
+/**
+ * The browser session gave `clientId` tokens (the code exchange): when it ends, the client is told
+ * (back-channel and front-channel logout), even after those tokens expired.
+ */
+export async function recordBrowserSessionClient(
+  tx: DbOrTx,
+  browserSessionId: string,
+  clientId: string,
+): Promise<void> {
+  await tx.insert(oidcBrowserSessionClients).values({ browserSessionId, clientId }).onConflictDoNothing();
+}
+
+/**
+ * Front-Channel Logout 1.0 §3: the clients with a front-channel URI that the browser sessions `ids`
+ * gave tokens to, read before they end (the signed-out page frames them).
+ */
+export async function frontchannelClients(
+  app: AppContext,
+  ids: string[],
+): Promise<Array<{ sid: string; uri: string; sessionRequired: boolean; name: string }>> {
+  if (ids.length === 0) return [];
+  const rows = await app.db
+    .select({
+      sid: oidcBrowserSessionClients.browserSessionId,
+      uri: oidcClients.frontchannelLogoutUri,
+      sessionRequired: oidcClients.frontchannelLogoutSessionRequired,
+      name: oidcClients.name,
+    })
+    .from(oidcBrowserSessionClients)
+    .innerJoin(oidcClients, eq(oidcClients.clientId, oidcBrowserSessionClients.clientId))
+    .where(and(inArray(oidcBrowserSessionClients.browserSessionId, ids), isNotNull(oidcClients.frontchannelLogoutUri)));
+  return rows.map((r) => ({ sid: r.sid, uri: r.uri!, sessionRequired: r.sessionRequired, name: r.name }));
+}
+
+/** A user's browser sessions end with its other sessions (password changed or reset, user disabled or deleted). */
+export async function endUserBrowserSessions(app: AppContext, tx: DbOrTx, userUuid: string): Promise<void> {
+  await noticeBrowserSessionsEnding(app, tx, eq(oidcBrowserSessions.userUuid, userUuid));
   await tx.delete(oidcBrowserSessions).where(eq(oidcBrowserSessions.userUuid, userUuid));
 }
 

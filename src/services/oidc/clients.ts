@@ -20,6 +20,12 @@ import { inCallerScope, tenantVisible } from "../identity/visibility.ts";
 import { requireGrant } from "../identity/policies.ts";
 import type { SigningAlg } from "./keys.ts";
 import { isInsecureRedirectUri } from "./redirect-uris.ts";
+import {
+  logoutMetadataJson,
+  logoutMetadataValues,
+  type LogoutMetadataInput,
+  type LogoutMetadataJson,
+} from "./logout-metadata.ts";
 
 export type ClientRow = typeof oidcClients.$inferSelect;
 export type ClientType = "confidential" | "public";
@@ -28,7 +34,7 @@ export type ClientType = "confidential" | "public";
 export const DEFAULT_GRANT_TYPES: string[] = ["authorization_code", "refresh_token"];
 export const DEFAULT_SCOPES = ["openid", "profile", "email", "offline_access"];
 
-export interface ClientInput {
+export interface ClientInput extends LogoutMetadataInput {
   name: string;
   client_type: ClientType;
   redirect_uris: string[];
@@ -49,7 +55,7 @@ export interface ClientInput {
 /** What PUT may change: everything but the client type (a secret cannot appear or vanish by update). */
 export type ClientUpdate = Omit<ClientInput, "client_type">;
 
-export interface ClientJson {
+export interface ClientJson extends LogoutMetadataJson {
   client_id: string;
   tenant_uuid: string;
   name: string;
@@ -91,6 +97,7 @@ export function clientJson(r: ClientRow): ClientJson {
     id_token_lifetime: r.idTokenLifetime,
     refresh_token_lifetime: r.refreshTokenLifetime,
     acl: r.acl,
+    ...logoutMetadataJson(r),
     created_at: r.createdAt.toISOString(),
   };
 }
@@ -285,6 +292,7 @@ export async function createClient(
       .insert(oidcClients)
       .values({
         ...values,
+        ...logoutMetadataValues(app, input, values.redirectUris),
         clientId: randomUUID(),
         tenantUuid,
         clientType: input.client_type,
@@ -341,6 +349,7 @@ export async function updateClient(
       .update(oidcClients)
       .set({
         ...values,
+        ...logoutMetadataValues(app, input, values.redirectUris, current),
         idTokenSignedResponseAlg: input.id_token_signed_response_alg ?? current.idTokenSignedResponseAlg,
       })
       .where(eq(oidcClients.clientId, clientId))

@@ -14,7 +14,22 @@ export function issuerOf(app: AppContext, requestOrigin: string, scriptName: str
   return `${base.replace(/\/+$/, "")}/0.1/oidc`;
 }
 
-export function providerMetadata(issuer: string): Record<string, unknown> {
+/**
+ * Back-Channel Logout 1.0 §2.1, Front-Channel Logout 1.0 §3: what logout reaches. A logout token is
+ * sent after the request that ended the session, so it names the issuer `public_url` gives; without
+ * it back-channel logout is not offered (backchannel.ts).
+ */
+export function logoutMetadata(app: AppContext): Record<string, boolean> {
+  const backchannel = app.config.public_url != null;
+  return {
+    backchannel_logout_supported: backchannel,
+    backchannel_logout_session_supported: backchannel,
+    frontchannel_logout_supported: true,
+    frontchannel_logout_session_supported: true,
+  };
+}
+
+export function providerMetadata(issuer: string, app: AppContext): Record<string, unknown> {
   return {
     issuer,
     jwks_uri: `${issuer}/jwks`,
@@ -25,6 +40,7 @@ export function providerMetadata(issuer: string): Record<string, unknown> {
     revocation_endpoint: `${issuer}/revoke`,
     // OpenID Connect RP-Initiated Logout 1.0 §2.1.
     end_session_endpoint: `${issuer}/logout`,
+    ...logoutMetadata(app),
     device_authorization_endpoint: `${issuer}/device_authorization`,
     introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
     revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],

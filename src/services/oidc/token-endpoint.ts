@@ -8,6 +8,7 @@ import { inTransaction } from "../../db/tx.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { type AuditActor, recordAudit, recordRefusalEntry } from "../audit/record.ts";
 import { revokeSessions, sessionByUuid } from "../auth/sessions.ts";
+import { recordBrowserSessionClient } from "./browser-session.ts";
 import { userClaims } from "./claims.ts";
 import {
   clientForAuthentication,
@@ -165,6 +166,8 @@ export async function exchangeAuthorizationCode(
       grantType: "authorization_code",
       scope,
     });
+    // The browser session gave this client tokens: its end tells the client (back-channel logout).
+    if (grant.browserSessionId) await recordBrowserSessionClient(tx, grant.browserSessionId, client.clientId);
     if (!offlineGranted(client, scope) || !token.familyUuid) return null;
     return mintRefreshToken(app, tx, { ...grant, familyUuid: token.familyUuid, client, scope });
   });

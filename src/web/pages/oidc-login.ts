@@ -64,7 +64,14 @@ export type PageStep =
   | ({ step: "mfa" } & MfaContent)
   | { step: "consent"; clientName: string; userName: string; scopes: string[]; hidden: Record<string, string> }
   | { step: "logout"; clientName?: string; hidden: Record<string, string> }
-  | { step: "signed_out" }
+  | {
+      step: "signed_out";
+      /** Front-Channel Logout 1.0 §3: each client's logout page, framed (hidden) on this page. */
+      frames?: Array<{ src: string; name: string }>;
+      /** The post-logout redirect, as a link when the frames must load first (no script to wait for them). */
+      continueUrl?: string;
+      clientName?: string;
+    }
   // RFC 8628 §3.3: the device flow's verification page.
   | { step: "device_code"; message?: string; userCode?: string }
   | {
@@ -174,7 +181,7 @@ function stepContext(page: PageStep): Record<string, unknown> {
     case "logout":
       return { client_name: page.clientName ?? "", hidden: page.hidden, action: ACTIONS.logout };
     case "signed_out":
-      return {};
+      return { frames: page.frames ?? [], continue_url: page.continueUrl ?? "", client_name: page.clientName ?? "" };
     case "device_code":
       return { message: page.message ?? "", user_code: page.userCode ?? "", action: ACTIONS.device };
     case "device_confirm":
@@ -226,6 +233,8 @@ export interface PageOptions {
   formTargets?: string[];
   /** Extra headers (Set-Cookie). */
   headers?: Headers;
+  /** What the page may frame (CSP frame-src): the front-channel logout URIs of the signed-out page. */
+  frameTargets?: string[];
 }
 
 export function renderPage(app: AppContext, page: PageStep, status: number, opts: PageOptions = {}): Response {
@@ -255,9 +264,12 @@ export function renderPage(app: AppContext, page: PageStep, status: number, opts
   // the fetch of the ceremony's options; the QR code of a TOTP enrolment is a data: image.
   const scripts = passkeyScripts(page) ? " script-src 'self'; connect-src 'self';" : "";
   const images = page.step === "mfa" && page.qrCode ? " img-src data:;" : "";
+  // Front-Channel Logout §3: exactly the origins of the frames the page holds, nothing else.
+  const frameOrigins = [...new Set((opts.frameTargets ?? []).map((u) => new URL(u).origin))];
+  const frames = frameOrigins.length ? ` frame-src ${frameOrigins.join(" ")};` : "";
   const headers = new Headers({
     "Content-Type": "text/html; charset=utf-8",
-    "Content-Security-Policy": `default-src 'none'; style-src 'nonce-${nonce}';${images}${scripts} form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+    "Content-Security-Policy": `default-src 'none'; style-src 'nonce-${nonce}';${images}${scripts}${frames} form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
