@@ -41,6 +41,7 @@ import { groupRoutes } from "./api/groups.ts";
 import { policyRoutes } from "./api/policies.ts";
 import { apiRoutes } from "./api/openapi.ts";
 import { oidcRoutes } from "./oauth/discovery.ts";
+import { oidcResourceRoutes } from "./api/oidc-resources.ts";
 import { oidcClientRoutes } from "./api/oidc-clients.ts";
 import { oidcAuthorizeRoutes } from "./web/authorize.ts";
 import { mfaStepRoutes } from "./web/second-step.ts";
@@ -90,6 +91,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     policyRoutes(),
     oidcRoutes(), // oauth/: discovery and keys
     oidcClientRoutes(), // api/: the clients' administration
+    oidcResourceRoutes(), // api/: the resource servers' administration
     // web/: the hosted pages and the browser sign-in flow
     oidcAuthorizeRoutes(),
     mfaStepRoutes(),

@@ -18,8 +18,8 @@ import type { Env } from "./route.ts";
 const OIDC_PREFIX = "/0.1/oidc/";
 /** Protocol endpoints of the provider: their refusal is the JSON error body, the pages' a page. */
 const PROTOCOL = /^\/0\.1\/oidc\/(\.well-known\/|jwks|token|userinfo|introspect|revoke|device_authorization)/;
-/** The clients' administration (REST API with a token): no issuer in its answers. */
-const CLIENT_ADMIN = /^\/0\.1\/oidc\/clients(\/|$)/;
+/** The clients' and resource servers' administration (REST API with a token): no issuer in its answers. */
+const CLIENT_ADMIN = /^\/0\.1\/oidc\/(clients|resources)(\/|$)/;
 
 const WILDCARDS = new Set(["0.0.0.0", "::", "[::]", ""]);
 
