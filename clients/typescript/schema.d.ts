@@ -9816,7 +9816,7 @@ export interface operations {
                     redirect_uris?: string[];
                     /** @default [] */
                     post_logout_redirect_uris?: string[];
-                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code" | "urn:ietf:params:oauth:grant-type:token-exchange")[];
                     scopes?: string[];
                     /** @default false */
                     first_party?: boolean;
@@ -9948,7 +9948,7 @@ export interface operations {
                     redirect_uris?: string[];
                     /** @default [] */
                     post_logout_redirect_uris?: string[];
-                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code" | "urn:ietf:params:oauth:grant-type:token-exchange")[];
                     scopes?: string[];
                     /** @default false */
                     first_party?: boolean;

@@ -70,7 +70,9 @@ export function oidcTokenRoutes(): RouteGroup {
             throw new OAuthError(400, "unauthorized_client", "this client may not use this grant type");
           const issuer = requestIssuer(c, app);
           // RFC 8707 §2: the resource is decided before the grant runs (a refused one spends nothing).
-          const target = await resourceTarget(app, client, await resourcesOf(c, body), issuer);
+          // RFC 8693 §2.1: a grant reading `audience` (token exchange) may name the resource by it.
+          const named = body.resource ?? (grant.parameters.includes("audience") ? body.audience : undefined);
+          const target = await resourceTarget(app, client, await resourcesOf(c, { resource: named }), issuer);
           const granted = await grant.handle(app, client, grantForm(form, grant.parameters), {
             issuer,
             origin: originOf(c, app),

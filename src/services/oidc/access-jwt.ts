@@ -62,11 +62,6 @@ export async function resourceTarget(
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-/** Claims a grant adds to its JWT (token exchange: RFC 8693 §4.1 `act`). */
-export interface JwtExtras {
-  act?: Record<string, unknown> | null;
-}
-
 /**
  * The grant's answer shaped for the resource: for a `jwt` resource its access token becomes an
  * RFC 9068 JWT (and an ID token beside it is signed again, its `at_hash` being of the access token
@@ -79,7 +74,6 @@ export async function shapeForResource(
   answer: TokenResponse,
   target: ResourceTarget,
   issuer: string,
-  extras: JwtExtras = {},
 ): Promise<TokenResponse> {
   if (target.kind === "tessera") return answer;
   const { resource } = target;
@@ -106,7 +100,12 @@ export async function shapeForResource(
     acl,
     tenant_uuid: (anchor.metadata.tenant_uuid as string | undefined) ?? client.tenantUuid,
   };
-  if (extras.act) claims.act = extras.act;
+  // RFC 8693 §4.1: the acting party of a token exchange, kept on the token's record.
+  const [record] = await app.db
+    .select({ act: oidcAccessTokens.act })
+    .from(oidcAccessTokens)
+    .where(eq(oidcAccessTokens.tokenUuid, anchor.uuid));
+  if (record?.act) claims.act = record.act;
   const jwt = await new SignJWT(claims)
     .setProtectedHeader({ alg, kid: key.kid, typ: ACCESS_JWT_TYP })
     .setIssuer(issuer)

@@ -141,6 +141,9 @@ async function introspectAccessToken(
     answer.client_id = grant.clientId;
     // A client's own token (client credentials): its subject is the client (RFC 9068 §2.2 does so).
     if (grant.userUuid === null) answer.sub = grant.clientId;
+    // RFC 8693 §4.1: who acts for the subject (a token exchange's delegation or impersonation).
+    const act = (grant as { act?: unknown }).act;
+    if (act) answer.act = act;
   }
   return answer;
 }
