@@ -177,10 +177,23 @@ class RequestEnv {
 }
 
 export function createHandler(app: AppContext, hono: Hono<Env> = createApp(app)): RequestHandler {
-  const route: Router = (req, peers) => hono.fetch(req, new RequestEnv(req, peers));
+  const route: Router = (req, peers) => {
+    const alias = protectedResourceAlias(req);
+    return hono.fetch(alias ?? req, new RequestEnv(alias ?? req, peers));
+  };
   const jwks: Router = (req, peers) => fastJwks(app, req, peers, route);
   const introspect: Router = (req, peers) => fastIntrospection(app, req, peers, jwks);
   return (req, peers) => fastTokenCheck(app, req, peers, introspect);
+}
+
+/** RFC 9728 §3.1: the root well-known addresses of `/0.1`'s metadata, answered by its route. */
+const PROTECTED_RESOURCE = "/.well-known/oauth-protected-resource";
+function protectedResourceAlias(req: Request): Request | null {
+  if (!req.url.includes(PROTECTED_RESOURCE)) return null;
+  const url = new URL(req.url);
+  if (url.pathname !== PROTECTED_RESOURCE && url.pathname !== `${PROTECTED_RESOURCE}/0.1`) return null;
+  url.pathname = `/0.1${PROTECTED_RESOURCE}`;
+  return new Request(url, req);
 }
 
 function matchesPath(template: string, path: string): boolean {

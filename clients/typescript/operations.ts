@@ -124,6 +124,7 @@ export const operations = {
   addPolicyAcl: { method: "put", path: "/policies/{policy}/acl/{access}" },
   removePolicyAcl: { method: "delete", path: "/policies/{policy}/acl/{access}" },
   getOidcDiscovery: { method: "get", path: "/oidc/.well-known/openid-configuration" },
+  getProtectedResourceMetadata: { method: "get", path: "/.well-known/oauth-protected-resource" },
   getOidcJwks: { method: "get", path: "/oidc/jwks" },
   listOidcClients: { method: "get", path: "/oidc/clients" },
   createOidcClient: { method: "post", path: "/oidc/clients" },

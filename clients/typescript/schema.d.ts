@@ -1709,6 +1709,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected resource metadata of this REST API (RFC 9728 §3)
+         * @description Also served where RFC 9728 §3.1 puts it for the resource `{public_url}/0.1`: `/.well-known/oauth-protected-resource/0.1` at the root of the host (and `/.well-known/oauth-protected-resource`).
+         */
+        get: operations["getProtectedResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oidc/jwks": {
         parameters: {
             query?: never;
@@ -9679,6 +9699,28 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The provider metadata */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getProtectedResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{resource, authorization_servers, bearer_methods_supported, resource_name, resource_documentation}` */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -215,4 +215,39 @@ describeEachDb("RFC 9068 JWT access tokens for registered resource servers", (ge
     const plain = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
     expect(plain.access_token).toMatch(/^[0-9a-f-]{36}$/);
   });
+
+  test("RFC 9728: Tessera's API describes itself, and a request without a valid token is told where", async () => {
+    const resource = `${served.url}/0.1`;
+    for (const path of [
+      "/.well-known/oauth-protected-resource/0.1",
+      "/.well-known/oauth-protected-resource",
+      "/0.1/.well-known/oauth-protected-resource",
+    ]) {
+      const r = await fetch(`${served.url}${path}`);
+      expect(r.status).toBe(200);
+      expect(await r.json()).toEqual({
+        resource,
+        authorization_servers: [issuer.href],
+        bearer_methods_supported: ["header"],
+        resource_name: "Tessera",
+        resource_documentation: `${resource}/api/docs`,
+      });
+    }
+    // The metadata's resource asks for Tessera's own (opaque) token.
+    const own = await oidc.clientCredentialsGrant(await configOf(service), { resource });
+    expect(own.access_token).toMatch(/^[0-9a-f-]{36}$/);
+    const denied = await fetch(`${served.url}/0.1/users`, { headers: { "X-Auth-Token": crypto.randomUUID() } });
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get("www-authenticate")).toBe(
+      `Bearer resource_metadata="${served.url}/.well-known/oauth-protected-resource/0.1"`,
+    );
+    // Nothing of the kind on a refused login (its challenge is the password's).
+    const login = await fetch(`${served.url}/0.1/token`, {
+      method: "POST",
+      headers: { Authorization: `Basic ${btoa("nobody:nothing")}`, "Content-Type": "application/json" },
+      body: "{}",
+    });
+    expect(login.status).toBe(401);
+    expect(login.headers.get("www-authenticate") ?? "").not.toContain("resource_metadata");
+  });
 });
