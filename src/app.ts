@@ -178,7 +178,7 @@ class RequestEnv {
 
 export function createHandler(app: AppContext, hono: Hono<Env> = createApp(app)): RequestHandler {
   const route: Router = (req, peers) => {
-    const alias = protectedResourceAlias(req);
+    const alias = wellKnownAlias(req);
     return hono.fetch(alias ?? req, new RequestEnv(alias ?? req, peers));
   };
   const jwks: Router = (req, peers) => fastJwks(app, req, peers, route);
@@ -186,13 +186,21 @@ export function createHandler(app: AppContext, hono: Hono<Env> = createApp(app))
   return (req, peers) => fastTokenCheck(app, req, peers, introspect);
 }
 
-/** RFC 9728 §3.1: the root well-known addresses of `/0.1`'s metadata, answered by its route. */
-const PROTECTED_RESOURCE = "/.well-known/oauth-protected-resource";
-function protectedResourceAlias(req: Request): Request | null {
-  if (!req.url.includes(PROTECTED_RESOURCE)) return null;
+/**
+ * Root well-known addresses answered by a declared route: RFC 9728 §3.1's of `/0.1`'s metadata, and
+ * RFC 8414 §3.1's of the issuer `/0.1/oidc` (the provider metadata, which MCP clients look for there).
+ */
+const WELL_KNOWN_ALIASES: Record<string, string> = {
+  "/.well-known/oauth-protected-resource": "/0.1/.well-known/oauth-protected-resource",
+  "/.well-known/oauth-protected-resource/0.1": "/0.1/.well-known/oauth-protected-resource",
+  "/.well-known/oauth-authorization-server/0.1/oidc": "/0.1/oidc/.well-known/openid-configuration",
+};
+function wellKnownAlias(req: Request): Request | null {
+  if (!req.url.includes("/.well-known/oauth-")) return null;
   const url = new URL(req.url);
-  if (url.pathname !== PROTECTED_RESOURCE && url.pathname !== `${PROTECTED_RESOURCE}/0.1`) return null;
-  url.pathname = `/0.1${PROTECTED_RESOURCE}`;
+  const target = WELL_KNOWN_ALIASES[url.pathname];
+  if (!target) return null;
+  url.pathname = target;
   return new Request(url, req);
 }
 

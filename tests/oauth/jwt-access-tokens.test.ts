@@ -233,6 +233,9 @@ describeEachDb("RFC 9068 JWT access tokens for registered resource servers", (ge
         resource_documentation: `${resource}/api/docs`,
       });
     }
+    // RFC 8414 §3.1's address of the provider metadata (MCP clients look there).
+    const as = await fetch(`${served.url}/.well-known/oauth-authorization-server/0.1/oidc`);
+    expect((await as.json()).issuer).toBe(issuer.href);
     // The metadata's resource asks for Tessera's own (opaque) token.
     const own = await oidc.clientCredentialsGrant(await configOf(service), { resource });
     expect(own.access_token).toMatch(/^[0-9a-f-]{36}$/);
