@@ -118,7 +118,10 @@ export interface paths {
         get: operations["getToken"];
         put?: never;
         post?: never;
-        /** Revoke a token (and its session when it was the last token of it); always succeeds */
+        /**
+         * Revoke a token (and its session when it was the last token of it); always succeeds
+         * @description An RFC 9068 JWT access token of the provider revokes the token it stands for.
+         */
         delete: operations["revokeToken"];
         options?: never;
         /**

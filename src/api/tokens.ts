@@ -7,7 +7,7 @@ import { CAPS, text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
 import type { AppContext } from "../boot/context.ts";
 import { checkToken, checkTokenTenant, findValidToken, isTokenShaped, tokenJson } from "../services/auth/tokens.ts";
-import { checkJwtToken, looksLikeJwt } from "../services/oidc/access-jwt.ts";
+import { checkJwtToken, looksLikeJwt, resolveAccessJwt } from "../services/oidc/access-jwt.ts";
 import { revokeToken } from "../services/auth/sessions.ts";
 import { NotFound } from "../domain/errors.ts";
 
@@ -58,14 +58,19 @@ export function tokenRoutes(): RouteGroup {
       {
         operationId: "revokeToken",
         summary: "Revoke a token (and its session when it was the last token of it); always succeeds",
-        params: tokenParams,
+        description: "An RFC 9068 JWT access token of the provider revokes the token it stands for.",
+        params: checkParams,
         responses: { 200: "`{data: {message: success}}`" },
       },
       async ({ c, app, params }) => {
-        await revokeToken(app, params.token, {
-          address: requestOrigin(c, app.config.rest_api.trusted_proxies).address,
-          userAgent: c.req.header("User-Agent") ?? "",
-        });
+        const uuid = isTokenShaped(params.token)
+          ? params.token
+          : ((await resolveAccessJwt(app, params.token))?.anchorUuid ?? null);
+        if (uuid)
+          await revokeToken(app, uuid, {
+            address: requestOrigin(c, app.config.rest_api.trusted_proxies).address,
+            userAgent: c.req.header("User-Agent") ?? "",
+          });
         return c.json({ data: { message: "success" } });
       },
     )

@@ -144,6 +144,22 @@ describeEachDb("RFC 9068 JWT access tokens for registered resource servers", (ge
     expect(await head(access_token)).toBe(204);
   });
 
+  test("DELETE /0.1/token/{jwt} revokes it; so does ending the session it stands for", async () => {
+    const config = await configOf(service);
+    const first = await oidc.clientCredentialsGrant(config, { resource: CALLD });
+    expect(await head(first.access_token)).toBe(204);
+    const del = await get().request("DELETE", `/0.1/token/${first.access_token}`);
+    expect(del.status).toBe(200);
+    expect(await head(first.access_token)).toBe(404);
+    const second = await oidc.clientCredentialsGrant(config, { resource: CALLD });
+    expect(await head(second.access_token, "?scope=calld.calls.read")).toBe(204);
+    const session = (await oidc.tokenIntrospection(config, second.access_token)).session_uuid as string;
+    const root = (await tokenFor(get().app, { acl: ["#"] })).token;
+    expect((await get().request("DELETE", `/0.1/sessions/${session}`, { token: root })).status).toBe(204);
+    expect(await head(second.access_token, "?scope=calld.calls.read")).toBe(404);
+    expect((await get().request("GET", `/0.1/token/${second.access_token}`)).status).toBe(404);
+  });
+
   test("unknown resources are invalid_target (RFC 8707 §2); another tenant's resource too; the code is not spent", async () => {
     const config = await configOf(service);
     expect(await oauthError(oidc.clientCredentialsGrant(config, { resource: "https://nowhere.example.com" }))).toEqual({
