@@ -14,7 +14,8 @@ import {
 } from "../services/oidc/registration.ts";
 import { asClient, formOf, originOf } from "./client-auth.ts";
 
-const metadata = z.record(z.string(), z.unknown());
+// Any JSON: RFC 7591 §3.2.2 errors (after the token check) come from the service, not the pipeline.
+const metadata = z.unknown();
 const clientParam = z.object({ client_id: z.string().max(64) });
 const BEARER = (what: string) => ({ Authorization: `Bearer <${what}>` });
 const registrationAnswer = z
