@@ -337,7 +337,7 @@ describeEachDb(
       }
     });
 
-    test("administration: a jwks_uri the outbound guard refuses, or jwks with a private key, is a 400", async () => {
+    test("administration: a jwks_uri the outbound guard refuses, or jwks with a private key, is a 400; PUT keeps or clears", async () => {
       const t = get();
       const bad = async (body: Record<string, unknown>, field: string) => {
         const r = await t.request("POST", "/0.1/oidc/clients", {
@@ -351,6 +351,20 @@ describeEachDb(
       await bad({ jwks_uri: "ftp://rp.example.com/jwks" }, "jwks_uri");
       await bad({ jwks: { keys: [{ kty: "RSA", n: "x", e: "AQAB", d: "secret" }] } }, "jwks");
       await bad({ jwks: { keys: [{ kty: "EC" }] }, jwks_uri: "https://rp.example.com/jwks" }, "jwks_uri");
+      // PUT without the keys keeps them (and require_pushed_authorization_requests); null clears them.
+      const path = `/0.1/oidc/clients/${signer.client_id}`;
+      const base = { name: "rp", redirect_uris: [REDIRECT], first_party: true };
+      expect((await t.request("PUT", path, { token: admin, body: base })).status).toBe(204);
+      const kept = (await t.request("GET", path, { token: admin })).json;
+      expect(kept.jwks.keys[0].kid).toBe("k1");
+      expect(kept.require_pushed_authorization_requests).toBe(false);
+      const strictPath = `/0.1/oidc/clients/${strict.client_id}`;
+      expect((await t.request("PUT", strictPath, { token: admin, body: base })).status).toBe(204);
+      expect((await t.request("GET", strictPath, { token: admin })).json.require_pushed_authorization_requests).toBe(
+        true,
+      );
+      expect((await t.request("PUT", path, { token: admin, body: { ...base, jwks: null } })).status).toBe(204);
+      expect((await t.request("GET", path, { token: admin })).json.jwks).toBeNull();
     });
   },
   { config: OUTBOUND },
