@@ -195,6 +195,14 @@ describeEachDb(
       await expectError(await push(await requestForm({ response_type: "token" })), 400, "unsupported_response_type");
       await expectError(await push(await requestForm({ code_challenge_method: "plain" })), 400, "invalid_request");
       await expectError(await push(await requestForm({ prompt: "none login" })), 400, "invalid_request");
+      // client_secret_post: the secret authenticates and is never kept with the request.
+      const posted = await push(
+        { ...(await requestForm()), client_id: web.client_id, client_secret: web.client_secret },
+        null,
+      );
+      expect(posted.status).toBe(201);
+      const rows = await get().app.db.select().from(oidcPushedRequests);
+      expect(JSON.stringify(rows)).not.toContain(web.client_secret);
       // Another client's id in the form than the one authenticated.
       await expectError(await push({ ...(await requestForm()), client_id: other.client_id }), 400, "invalid_request");
     });

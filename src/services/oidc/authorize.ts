@@ -215,8 +215,10 @@ export async function checkAuthorizationRequest(
       return fail("invalid_request", "id_token_hint is not an ID token this provider issued to this client");
     hintedSub = hint.sub;
   }
+  // What a push keeps: the request's own parameters (any other is ignored, as at the endpoint).
   const resolved: Record<string, string> = {};
-  for (const [k, v] of Object.entries(p)) if (v !== undefined && k !== "request") resolved[k] = v;
+  for (const name of REQUEST_PARAMS)
+    if (p[name] !== undefined && name !== "request" && name !== "request_uri") resolved[name] = p[name]!;
   return {
     kind: "ok",
     client,
