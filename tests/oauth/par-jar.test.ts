@@ -173,6 +173,22 @@ describeEachDb(
       expect(signed.location!.origin).toBe("https://rp.example.com");
     });
 
+    test("a pushed request not opened within expires_in is refused; once opened, the user has time to sign in", async () => {
+      const t = get();
+      const late = (await (await push(await requestForm())).json()) as { request_uri: string };
+      await t.app.db.update(oidcPushedRequests).set({ expiresAt: new Date(Date.now() - 1000) });
+      const at = (uri: string) =>
+        `${issuer}/authorize?client_id=${web.client_id}&request_uri=${encodeURIComponent(uri)}`;
+      expect((await new TestBrowser(served.url).get(at(late.request_uri))).res.status).toBe(400);
+      const fresh = (await (await push(await requestForm())).json()) as { request_uri: string };
+      const browser = new TestBrowser(served.url);
+      expect((await browser.get(at(fresh.request_uri))).res.status).toBe(200);
+      const [row] = (await t.app.db.select().from(oidcPushedRequests)).filter(
+        (r) => r.opened && r.expiresAt.getTime() > Date.now(),
+      );
+      expect(row!.expiresAt.getTime() - Date.now()).toBeGreaterThan(600_000);
+    });
+
     test("PAR refusals: client authentication, request_uri pushed, the authorization endpoint's own checks", async () => {
       const expectError = async (res: Response, status: number, error: string) => {
         const body = (await res.json()) as { error: string; error_description: string };
