@@ -43,11 +43,13 @@ import { apiRoutes } from "./api/openapi.ts";
 import { oidcRoutes } from "./oauth/discovery.ts";
 import { oidcResourceRoutes } from "./api/oidc-resources.ts";
 import { oidcClientRoutes } from "./api/oidc-clients.ts";
+import { oidcInitialAccessTokenRoutes } from "./api/oidc-initial-access-tokens.ts";
 import { oidcAuthorizeRoutes } from "./web/authorize.ts";
 import { mfaStepRoutes } from "./web/second-step.ts";
 import { passkeySignInRoutes } from "./web/passkey-sign-in.ts";
 import { accountRoutes } from "./web/account.ts";
 import { oidcTokenRoutes } from "./oauth/token.ts";
+import { oidcRegistrationRoutes } from "./oauth/registration.ts";
 import { consoleRoutes } from "./web/console.ts";
 import { CONSOLE_PATH } from "./services/console/client.ts";
 import { oidcLogoutRoutes } from "./web/logout.ts";
@@ -92,12 +94,14 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     oidcRoutes(), // oauth/: discovery and keys
     oidcClientRoutes(), // api/: the clients' administration
     oidcResourceRoutes(), // api/: the resource servers' administration
+    oidcInitialAccessTokenRoutes(), // api/: initial access tokens (RFC 7591 §3)
     // web/: the hosted pages and the browser sign-in flow
     oidcAuthorizeRoutes(),
     mfaStepRoutes(),
     passkeySignInRoutes(),
     accountRoutes(),
     oidcTokenRoutes(), // oauth/: token, device authorization, introspection, revocation, userinfo
+    oidcRegistrationRoutes(), // oauth/: client registration (RFC 7591/7592), pushed requests (RFC 9126)
     // web/
     oidcLogoutRoutes(),
     oidcDeviceRoutes(),

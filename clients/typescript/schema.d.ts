@@ -1857,6 +1857,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oidc/initial-access-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Initial access tokens of the scoping tenant (and below with `recurse`); never the tokens themselves
+         * @description **Required ACL:** `auth.oidc.initial_access_tokens.read`
+         */
+        get: operations["listOidcInitialAccessTokens"];
+        put?: never;
+        /**
+         * Issue an initial access token: clients register themselves with it in the scoping tenant (RFC 7591 §3)
+         * @description The `token` is in this answer only (it is stored hashed). A client presents it as `Authorization: Bearer <token>` at the registration endpoint; each registration spends one of its `max_uses`. Clients registered with it are third-party (consent is asked), carry no ACL of their own, and use only its `grant_types`.
+         *
+         *     **Required ACL:** `auth.oidc.initial_access_tokens.create`
+         */
+        post: operations["createOidcInitialAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/initial-access-tokens/{initial_access_token_uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an initial access token (the clients it registered stay)
+         * @description **Required ACL:** `auth.oidc.initial_access_tokens.{initial_access_token_uuid}.delete`
+         */
+        delete: operations["deleteOidcInitialAccessToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oidc/authorize": {
         parameters: {
             query?: never;
@@ -1867,7 +1913,7 @@ export interface paths {
         /** Authorization endpoint: single sign-on, or the hosted login page (OIDC Core §3.1.2) */
         get: operations["getOidcAuthorize"];
         put?: never;
-        /** The login form's submission: signs in as POST /0.1/token does, then consent or the code */
+        /** The login form's submission: signs in as POST /0.1/token does, then consent or the code; without the form's CSRF token and credentials, an authorization request by POST (OIDC Core §3.1.2.1) */
         post: operations["submitOidcLogin"];
         delete?: never;
         options?: never;
@@ -2094,7 +2140,73 @@ export interface paths {
         /** UserInfo endpoint: claims about the signed-in user, by granted scope (OIDC Core §5.3) */
         get: operations["getOidcUserinfo"];
         put?: never;
+        /**
+         * UserInfo endpoint by POST (OIDC Core §5.3.1): the access token in the header or the form body
+         * @description `Authorization: Bearer <token>` (RFC 6750 §2.1) or a form body `access_token=<token>` (§2.2), not both (§2: one method per request).
+         */
+        post: operations["postOidcUserinfo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dynamic client registration (RFC 7591 §3): a client registers itself with an initial access token
+         * @description Open registration is off: `Authorization: Bearer <initial access token>` (issued by `POST /0.1/oidc/initial-access-tokens`) decides the tenant and the grant types allowed. The client is third-party (consent is asked) and has no ACL. The answer holds `client_secret` (confidential clients), `registration_access_token` and `registration_client_uri` (RFC 7592), once.
+         */
+        post: operations["registerOidcClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/register/{client_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A self-registered client reads its registration (RFC 7592 §2.1) */
+        get: operations["readOidcClientRegistration"];
+        /**
+         * A self-registered client replaces its metadata (RFC 7592 §2.2)
+         * @description The body carries `client_id`; fields left out take their defaults. The client type cannot change.
+         */
+        put: operations["updateOidcClientRegistration"];
         post?: never;
+        /** A self-registered client deregisters (RFC 7592 §2.3): its tokens and grants end with it */
+        delete: operations["deleteOidcClientRegistration"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/par": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pushed authorization request endpoint (RFC 9126 §2): a request_uri for the authorization endpoint
+         * @description The client authenticates as at the token endpoint and posts the authorization request's parameters (or a signed `request` object, RFC 9101), checked as the authorization endpoint checks them. The `request_uri` is bound to the client, valid `expires_in` seconds until a browser opens it, and gives one code.
+         */
+        post: operations["pushOidcAuthorizationRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -9881,6 +9993,16 @@ export interface operations {
                     frontchannel_logout_uri?: string | null;
                     /** @description The front-channel URI receives `iss` and `sid` (§2). Default false; absent on PUT: unchanged. */
                     frontchannel_logout_session_required?: boolean;
+                    /** @description RFC 9126 §6: the authorization endpoint accepts only pushed requests. Default false; absent on PUT: unchanged. */
+                    require_pushed_authorization_requests?: boolean;
+                    /** @description Public keys that sign the client's request objects (RFC 9101). Absent on PUT with jwks_uri: unchanged. */
+                    jwks?: {
+                        keys: {
+                            [key: string]: unknown;
+                        }[];
+                    } | null;
+                    /** @description Or the URL of that JWK Set, fetched through the outbound guard (`outbound_http`). */
+                    jwks_uri?: string | null;
                     /** @enum {string} */
                     client_type: "confidential" | "public";
                 };
@@ -10021,6 +10143,16 @@ export interface operations {
                     frontchannel_logout_uri?: string | null;
                     /** @description The front-channel URI receives `iss` and `sid` (§2). Default false; absent on PUT: unchanged. */
                     frontchannel_logout_session_required?: boolean;
+                    /** @description RFC 9126 §6: the authorization endpoint accepts only pushed requests. Default false; absent on PUT: unchanged. */
+                    require_pushed_authorization_requests?: boolean;
+                    /** @description Public keys that sign the client's request objects (RFC 9101). Absent on PUT with jwks_uri: unchanged. */
+                    jwks?: {
+                        keys: {
+                            [key: string]: unknown;
+                        }[];
+                    } | null;
+                    /** @description Or the URL of that JWK Set, fetched through the outbound guard (`outbound_http`). */
+                    jwks_uri?: string | null;
                 };
             };
         };
@@ -10436,6 +10568,201 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Deleted or absent */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource (also for a malformed path parameter) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listOidcInitialAccessTokens: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                order?: "created_at" | "expires_at";
+                direction?: "asc" | "desc";
+                search?: string;
+                recurse?: boolean;
+            };
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{items, filtered, total}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            uuid: string;
+                            tenant_uuid: string;
+                            max_uses: number;
+                            uses: number;
+                            grant_types: string[];
+                            expires_at: string;
+                            created_at: string;
+                        }[];
+                        filtered: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description Invalid list parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createOidcInitialAccessToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description clients it may register (default 1)
+                     * @default 1
+                     */
+                    max_uses?: number;
+                    /**
+                     * @description seconds it stays usable (default one day)
+                     * @default 86400
+                     */
+                    expires_in?: number;
+                    /** @description the grant types a client registered with it may use (default authorization_code and refresh_token; never client_credentials) */
+                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code" | "urn:ietf:params:oauth:grant-type:token-exchange")[];
+                };
+            };
+        };
+        responses: {
+            /** @description `{uuid, token, expires_at, ...}` */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        uuid: string;
+                        tenant_uuid: string;
+                        max_uses: number;
+                        uses: number;
+                        grant_types: string[];
+                        expires_at: string;
+                        created_at: string;
+                        token: string;
+                    };
+                };
+            };
+            /** @description Invalid body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteOidcInitialAccessToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                initial_access_token_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked or absent */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -11436,6 +11763,350 @@ export interface operations {
                 };
             };
             /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postOidcUserinfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    [key: string]: unknown;
+                };
+                "application/x-www-form-urlencoded": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The claims */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `invalid_request`: the token sent twice */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_token` (RFC 6750 §3.1) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    registerOidcClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description The registered metadata with the credentials (RFC 7591 §3.2.1) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        client_id: string;
+                        client_secret?: string;
+                        client_id_issued_at: number;
+                        client_secret_expires_at?: number;
+                        registration_access_token?: string;
+                        registration_client_uri: string;
+                        client_name: string;
+                        redirect_uris: string[];
+                        grant_types: string[];
+                        response_types: string[];
+                        token_endpoint_auth_method: string;
+                        scope: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `invalid_redirect_uri` or `invalid_client_metadata` (RFC 7591 §3.2.2) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_token`: no initial access token, or one unknown, expired or used up */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `temporarily_unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readOidcClientRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The registered metadata (never the secret) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        client_id: string;
+                        client_secret?: string;
+                        client_id_issued_at: number;
+                        client_secret_expires_at?: number;
+                        registration_access_token?: string;
+                        registration_client_uri: string;
+                        client_name: string;
+                        redirect_uris: string[];
+                        grant_types: string[];
+                        response_types: string[];
+                        token_endpoint_auth_method: string;
+                        scope: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource (also for a malformed path parameter) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateOidcClientRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description The registered metadata */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        client_id: string;
+                        client_secret?: string;
+                        client_id_issued_at: number;
+                        client_secret_expires_at?: number;
+                        registration_access_token?: string;
+                        registration_client_uri: string;
+                        client_name: string;
+                        redirect_uris: string[];
+                        grant_types: string[];
+                        response_types: string[];
+                        token_endpoint_auth_method: string;
+                        scope: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `invalid_request`, `invalid_redirect_uri` or `invalid_client_metadata` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource (also for a malformed path parameter) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteOidcClientRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_token` (also once deleted) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource (also for a malformed path parameter) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    pushOidcAuthorizationRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    [key: string]: unknown;
+                };
+                "application/x-www-form-urlencoded": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description `{request_uri, expires_in}` */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        request_uri: string;
+                        expires_in: number;
+                    };
+                };
+            };
+            /** @description `{error, error_description}`: `invalid_request`, `invalid_scope`, `invalid_request_object`, `request_not_supported`… */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_client` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `temporarily_unavailable` */
             503: {
                 headers: {
                     [name: string]: unknown;

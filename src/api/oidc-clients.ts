@@ -90,6 +90,21 @@ const clientFields = {
     .boolean()
     .optional()
     .describe("The front-channel URI receives `iss` and `sid` (§2). Default false; absent on PUT: unchanged."),
+  require_pushed_authorization_requests: z
+    .boolean()
+    .optional()
+    .describe(
+      "RFC 9126 §6: the authorization endpoint accepts only pushed requests. Default false; absent on PUT: unchanged.",
+    ),
+  jwks: z
+    .object({ keys: z.array(z.record(z.string(), z.unknown())).min(1).max(16) })
+    .nullable()
+    .optional()
+    .describe("Public keys that sign the client's request objects (RFC 9101). Absent on PUT with jwks_uri: unchanged."),
+  jwks_uri: text(2_048, { min: 1 })
+    .nullable()
+    .optional()
+    .describe("Or the URL of that JWK Set, fetched through the outbound guard (`outbound_http`)."),
 };
 const createBody = z.object({ ...clientFields, client_type: z.enum(["confidential", "public"]) });
 const updateBody = z.object(clientFields);

@@ -426,7 +426,7 @@ export const configSchema = z
           )
           .default([])
           .describe(
-            "address ranges (CIDR) that webhooks, logout URIs and upstream identity providers may reach although loopback, private or link-local; empty: none",
+            "address ranges (CIDR) that webhooks, logout URIs, clients' `jwks_uri` and upstream identity providers may reach although loopback, private or link-local; empty: none",
           ),
         allow_http: z.boolean().default(false).describe("let those URLs be plain `http:`; otherwise `https:` only"),
         timeout_ms: z.number().int().min(100).max(120_000).default(10_000).describe("deadline of one outbound call"),

@@ -13,7 +13,12 @@ export function oauthErrorResponse(c: Context, err: unknown, app: AppContext): R
   const e = asOAuthError(c, err, app);
   const headers: Record<string, string> = { "Content-Type": "application/json", "Cache-Control": "no-store" };
   // RFC 6749 §5.2: 401 invalid_client carries the scheme the client tried (Basic).
-  if (e.status === 401) headers["WWW-Authenticate"] = 'Basic realm="tessera", charset="UTF-8"';
+  if (e.status === 401)
+    headers["WWW-Authenticate"] =
+      // RFC 6750 §3: a refused Bearer token (the registration endpoints, RFC 7591 §3, RFC 7592 §2).
+      e.error === "invalid_token"
+        ? 'Bearer realm="tessera", error="invalid_token"'
+        : 'Basic realm="tessera", charset="UTF-8"';
   return new Response(JSON.stringify({ error: e.error, error_description: e.description }), {
     status: e.status,
     headers,

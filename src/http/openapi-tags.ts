@@ -33,10 +33,12 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
     "A copy of the embedded database taken while the service runs (`tessera backup`); PostgreSQL is backed up with its own tools.",
   ready:
     "Readiness for load balancers: whether this instance can take traffic now (database reachable, migrations applied, cache invalidation heard, not shutting down).",
-  oidc: "The OpenID Connect provider (issuer `{public_url}/0.1/oidc`): discovery, signing keys, the hosted login page (authorization code with PKCE), the token endpoint, userinfo, introspection and revocation. Its access tokens are ordinary Tessera tokens.",
+  oidc: "The OpenID Connect provider (issuer `{public_url}/0.1/oidc`): discovery, signing keys, the hosted login page (authorization code with PKCE), the token endpoint, userinfo, introspection and revocation, dynamic client registration (RFC 7591/7592) and pushed authorization requests (RFC 9126). Its access tokens are ordinary Tessera tokens.",
   oidc_clients:
     "OpenID Connect clients (relying parties) of a tenant: registered redirect URIs, grant types, scopes; a confidential client's secret is shown once, at creation.",
   oidc_resources:
     "Resource servers of a tenant (RFC 8707 resource indicators): the ACL a token for each may carry, and its format — an RFC 9068 JWT the resource verifies offline, or a Tessera token.",
+  oidc_initial_access_tokens:
+    "Initial access tokens of a tenant (RFC 7591 §3): with one, a client registers itself in that tenant, third-party and without ACL; shown once, at creation.",
   api: "This API's own description: the OpenAPI document and its reference page.",
 };

@@ -4,6 +4,7 @@
 // error_description}`, RFC 6749 §5.2; RFC 6750 §3 for userinfo), the answers OAuth clients parse.
 import { z } from "zod";
 import type { Context } from "hono";
+import type { AppContext } from "../boot/context.ts";
 import { type Env, RouteGroup } from "../http/route.ts";
 import { findValidToken, isTokenShaped } from "../services/auth/tokens.ts";
 import { grantOfToken } from "../services/oidc/grants.ts";
@@ -170,25 +171,54 @@ export function oidcTokenRoutes(): RouteGroup {
         headers: { Authorization: "Bearer <access token>" },
         responses: { 200: "The claims", 401: "`invalid_token` (RFC 6750 §3.1)", 503: "Database unavailable" },
       },
-      async ({ c, app }) => {
-        const bearer = /^bearer\s+(\S+)$/i.exec(c.req.header("Authorization") ?? "")?.[1];
-        const refuse = () => {
-          c.header("WWW-Authenticate", `Bearer error="invalid_token"`);
-          return c.json({ error: "invalid_token", error_description: "the access token is invalid or expired" }, 401);
-        };
-        if (!bearer) {
-          c.header("WWW-Authenticate", 'Bearer realm="tessera"');
-          return c.json({ error: "invalid_request", error_description: "a Bearer access token is required" }, 401);
-        }
-        // An RFC 9068 JWT stands for the Tessera token it was issued from (access-jwt.ts).
-        const uuid = isTokenShaped(bearer) ? bearer : ((await resolveAccessJwt(app, bearer))?.anchorUuid ?? null);
-        const token = uuid ? await findValidToken(app, uuid) : null;
-        const grant = token && uuid ? await grantOfToken(app, uuid, token) : null;
-        if (!token || !grant?.userUuid) return refuse();
-        const claims = await userClaims(app, grant.userUuid, grant.scope);
-        if (!claims) return refuse();
-        c.header("Cache-Control", "no-store");
-        return c.json(claims);
+      ({ c, app }) => userinfo(c, app, bearerOf(c.req.header("Authorization"))),
+    )
+    .post(
+      "/oidc/userinfo",
+      {
+        summary: "UserInfo endpoint by POST (OIDC Core §5.3.1): the access token in the header or the form body",
+        operationId: "postOidcUserinfo",
+        description:
+          "`Authorization: Bearer <token>` (RFC 6750 §2.1) or a form body `access_token=<token>` (§2.2), not both (§2: one method per request).",
+        bodyType: "form",
+        body: formSchema,
+        headers: { Authorization: "Bearer <access token>" },
+        responses: {
+          200: "The claims",
+          400: "`invalid_request`: the token sent twice",
+          401: "`invalid_token` (RFC 6750 §3.1)",
+          503: "Database unavailable",
+        },
+      },
+      ({ c, app, body }) => {
+        const header = c.req.header("Authorization");
+        const form = formOf(body).access_token;
+        if (header !== undefined && form !== undefined)
+          return c.json({ error: "invalid_request", error_description: "send the access token one way only" }, 400);
+        return userinfo(c, app, form ?? bearerOf(header));
       },
     );
+}
+
+const bearerOf = (header: string | undefined) => /^bearer\s+(\S+)$/i.exec(header ?? "")?.[1];
+
+/** OIDC Core §5.3: the claims the access token's grant allows, or RFC 6750 §3.1's refusal. */
+async function userinfo(c: Context<Env>, app: AppContext, bearer: string | undefined): Promise<Response> {
+  const refuse = () => {
+    c.header("WWW-Authenticate", `Bearer error="invalid_token"`);
+    return c.json({ error: "invalid_token", error_description: "the access token is invalid or expired" }, 401);
+  };
+  if (!bearer) {
+    c.header("WWW-Authenticate", 'Bearer realm="tessera"');
+    return c.json({ error: "invalid_request", error_description: "a Bearer access token is required" }, 401);
+  }
+  // An RFC 9068 JWT stands for the Tessera token it was issued from (access-jwt.ts).
+  const uuid = isTokenShaped(bearer) ? bearer : ((await resolveAccessJwt(app, bearer))?.anchorUuid ?? null);
+  const token = uuid ? await findValidToken(app, uuid) : null;
+  const grant = token && uuid ? await grantOfToken(app, uuid, token) : null;
+  if (!token || !grant?.userUuid) return refuse();
+  const claims = await userClaims(app, grant.userUuid, grant.scope);
+  if (!claims) return refuse();
+  c.header("Cache-Control", "no-store");
+  return c.json(claims);
 }

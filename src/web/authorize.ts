@@ -46,13 +46,13 @@ import {
   signInRefusal,
   stringParams,
   UNAVAILABLE,
+  type Params,
 } from "./pages/browser.ts";
 
 const SAML_COOKIE = "tessera_oidc_saml";
 
-async function showAuthorize(c: Context<Env>, app: AppContext): Promise<Response> {
-  const params = stringParams(queryObject(c));
-  const check = await checkAuthorizationRequest(app, params);
+async function showAuthorize(c: Context<Env>, app: AppContext, params: Params): Promise<Response> {
+  const check = await checkAuthorizationRequest(app, params, requestIssuer(c, app));
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const session = await usableSession(c, app, check);
   if (session) return afterSignIn(c, app, check, params, session, null);
@@ -70,9 +70,14 @@ async function showAuthorize(c: Context<Env>, app: AppContext): Promise<Response
 
 async function submitPassword(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
   const params = stringParams(body);
+  // OIDC Core §3.1.2.1: the authorization request itself may come by POST (a form the client's page
+  // posts); it is told from the login form's submission by carrying neither the form's CSRF token
+  // nor credentials.
+  if (params.csrf_token === undefined && params.username === undefined && params.password === undefined)
+    return showAuthorize(c, app, params);
   if (!(await csrfMatches(c, app, params.csrf_token)))
     return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
-  const check = await checkAuthorizationRequest(app, params);
+  const check = await checkAuthorizationRequest(app, params, requestIssuer(c, app));
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const again = (message: string, status: number) =>
     loginForm(c, app, check, params, { message, username: params.username ?? "", status });
@@ -98,7 +103,7 @@ async function submitConsent(c: Context<Env>, app: AppContext, body: Record<stri
   const params = stringParams(body);
   if (!(await csrfMatches(c, app, params.csrf_token)))
     return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
-  const check = await checkAuthorizationRequest(app, params);
+  const check = await checkAuthorizationRequest(app, params, requestIssuer(c, app));
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const { client, request } = check;
   const session = await browserSessionFor(c, app, client.tenantUuid, null);
@@ -122,7 +127,7 @@ async function startSaml(c: Context<Env>, app: AppContext, body: Record<string, 
   const params = stringParams(body);
   if (!(await csrfMatches(c, app, params.csrf_token)))
     return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
-  const check = await checkAuthorizationRequest(app, params);
+  const check = await checkAuthorizationRequest(app, params, requestIssuer(c, app));
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const domain = await samlDomainOfTenant(app, check.client.tenantUuid);
   if (!domain)
@@ -137,7 +142,7 @@ async function startSaml(c: Context<Env>, app: AppContext, body: Record<string, 
 
 async function finishSaml(c: Context<Env>, app: AppContext): Promise<Response> {
   const params = stringParams(queryObject(c));
-  const check = await checkAuthorizationRequest(app, params);
+  const check = await checkAuthorizationRequest(app, params, requestIssuer(c, app));
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const samlSessionId = getCookie(c, SAML_COOKIE);
   clearCookie(c, app, SAML_COOKIE);
@@ -178,12 +183,13 @@ export function oidcAuthorizeRoutes(): RouteGroup {
           503: html("Error page: database outage"),
         },
       },
-      ({ c, app }) => outagePage(app, () => showAuthorize(c, app)),
+      ({ c, app }) => outagePage(app, () => showAuthorize(c, app, stringParams(queryObject(c)))),
     )
     .post(
       "/oidc/authorize",
       {
-        summary: "The login form's submission: signs in as POST /0.1/token does, then consent or the code",
+        summary:
+          "The login form's submission: signs in as POST /0.1/token does, then consent or the code; without the form's CSRF token and credentials, an authorization request by POST (OIDC Core §3.1.2.1)",
         operationId: "submitOidcLogin",
         bodyType: "form",
         body: formBody,

@@ -22,14 +22,14 @@ import {
   outagePage,
   stringParams,
 } from "./pages/browser.ts";
-import { requestRp } from "../http/public-urls.ts";
+import { requestIssuer, requestRp } from "../http/public-urls.ts";
 
 /** Passkey options, for the second step (`pending` set) or passwordless sign-in (the client's tenant allows it). */
 async function options(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
   const params = stringParams(body);
   const refused = c.json({ error: "invalid_request" }, 400);
   if (!(await csrfMatches(c, app, params.csrf_token))) return refused;
-  const check = await checkAuthorizationRequest(app, params);
+  const check = await checkAuthorizationRequest(app, params, requestIssuer(c, app));
   if (check.kind !== "ok") return refused;
   if (params.pending) return stepPasskeyOptions(c, app, oidcFlow(c, app, check, params), params);
   if (!(await tenantAllowsPasswordless(app, check.client.tenantUuid))) return refused;
@@ -39,7 +39,7 @@ async function options(c: Context<Env>, app: AppContext, body: Record<string, un
 async function passwordless(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
   const params = stringParams(body);
   if (!(await csrfMatches(c, app, params.csrf_token))) return fatal(c, app, CSRF_REFUSED, 400);
-  const check = await checkAuthorizationRequest(app, params);
+  const check = await checkAuthorizationRequest(app, params, requestIssuer(c, app));
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const origin = browserOrigin(c, app);
   try {

@@ -4,6 +4,7 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import type { AppContext } from "../boot/context.ts";
+import { requestIssuer } from "../http/public-urls.ts";
 import { RouteGroup, type Env } from "../http/route.ts";
 import { checkAuthorizationRequest } from "../services/oidc/authorize.ts";
 import { answerCheck, oidcFlow } from "./flow/authorization.ts";
@@ -13,7 +14,7 @@ import { CSRF_REFUSED, csrfMatches, outagePage, stringParams } from "./pages/bro
 async function submitStep(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
   const params = stringParams(body);
   if (!(await csrfMatches(c, app, params.csrf_token))) return fatal(c, app, CSRF_REFUSED, 400);
-  const check = await checkAuthorizationRequest(app, params);
+  const check = await checkAuthorizationRequest(app, params, requestIssuer(c, app));
   if (check.kind !== "ok") return answerCheck(c, app, check);
   return runStep(c, app, oidcFlow(c, app, check, params), params);
 }

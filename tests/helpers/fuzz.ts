@@ -392,7 +392,8 @@ const ERROR_KEYS = ["details", "error_id", "message", "resource", "timestamp"];
  * §5.2, RFC 6750 §3), and the login page's HTML. Input the route pipeline refuses before the
  * protocol handler runs (not a form, NUL in a value) still gets the Tessera body.
  */
-const OAUTH_ERROR_PATHS = /^\/0\.1\/oidc\/(token|userinfo|introspect|revoke|device_authorization)(\?|$)/;
+const OAUTH_ERROR_PATHS =
+  /^\/0\.1\/oidc\/(token|userinfo|introspect|revoke|device_authorization|par|register(\/[^/?]*)?)(\?|$)/;
 /** The pages a browser sees: the sign-in and its steps (second factor, passkey), consent, SAML's return, logout, the device and account pages. */
 const HTML_ERROR_PATHS =
   /^\/0\.1\/oidc\/(authorize(\/consent|\/saml|-mfa)?|logout|device|passkey-sign-in|account)(\?|$)/;

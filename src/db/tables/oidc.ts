@@ -70,8 +70,59 @@ export const oidcClients = pgTable(
     frontchannelLogoutUri: text("frontchannel_logout_uri"),
     frontchannelLogoutSessionRequired: boolean("frontchannel_logout_session_required").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+    /** RFC 7592 §3: the SHA-256 of a self-registered client's registration access token (null: registered by an administrator). */
+    registrationTokenHash: varchar("registration_token_hash", { length: 64 }),
+    /** The initial access token a self-registered client was registered with (RFC 7591 §3). */
+    registeredWith: varchar("registered_with", { length: 38 }),
+    /** RFC 7591 §2 metadata kept and shown only (client_uri, logo_uri, contacts, tos_uri, policy_uri, software_id...). */
+    registrationMetadata: jsonb("registration_metadata").$type<Record<string, unknown>>(),
+    /** RFC 7591 §2 `jwks` / `jwks_uri`: the keys that sign the client's request objects (RFC 9101). */
+    jwks: jsonb("jwks").$type<{ keys: Record<string, unknown>[] }>(),
+    jwksUri: text("jwks_uri"),
+    /** RFC 9126 §6: the authorization endpoint accepts only pushed requests from this client. */
+    requirePushedAuthorizationRequests: boolean("require_pushed_authorization_requests").notNull().default(false),
   },
   (t) => [index("tessera_oidc_client_tenant_uuid_idx").on(t.tenantUuid)],
+);
+
+/**
+ * An initial access token (RFC 7591 §3), stored as its SHA-256: issued by a tenant administrator, it
+ * lets `max_uses` clients register themselves in its tenant, with at most its grant types.
+ */
+export const oidcInitialAccessTokens = pgTable(
+  "tessera_oidc_initial_access_token",
+  {
+    uuid: varchar("uuid", { length: 38 }).primaryKey(),
+    tenantUuid: varchar("tenant_uuid", { length: 38 })
+      .notNull()
+      .references(() => tenants.uuid, { onDelete: "cascade" }),
+    tokenHash: varchar("token_hash", { length: 64 }).notNull().unique(),
+    maxUses: integer("max_uses").notNull(),
+    uses: integer("uses").notNull().default(0),
+    grantTypes: jsonb("grant_types").$type<string[]>().notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [index("tessera_oidc_initial_access_token_tenant_idx").on(t.tenantUuid)],
+);
+
+/**
+ * A pushed authorization request (RFC 9126 §2): the SHA-256 of its `request_uri`, bound to its
+ * client; `opened` once a browser brought it to the authorization endpoint (its time then becomes
+ * the sign-in's); deleted when the code is issued (single use, §4).
+ */
+export const oidcPushedRequests = pgTable(
+  "tessera_oidc_pushed_request",
+  {
+    uriHash: varchar("uri_hash", { length: 64 }).primaryKey(),
+    clientId: varchar("client_id", { length: 38 })
+      .notNull()
+      .references(() => oidcClients.clientId, { onDelete: "cascade" }),
+    params: jsonb("params").$type<Record<string, string>>().notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+    opened: boolean("opened").notNull().default(false),
+  },
+  (t) => [index("tessera_oidc_pushed_request_expires_idx").on(t.expiresAt)],
 );
 
 /**

@@ -15,7 +15,7 @@ import { collection, searchPattern, type Collection, type ListParams } from "../
 import { InvalidData, NotFound, orAbsent } from "../../domain/errors.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { publishEvent, routingKey } from "../events.ts";
-import { recordAudit, resourceAudit } from "../audit/record.ts";
+import { type AuditActor, recordAudit, resourceAudit } from "../audit/record.ts";
 import { inCallerScope, tenantVisible } from "../identity/visibility.ts";
 import { requireGrant } from "../identity/policies.ts";
 import type { SigningAlg } from "./keys.ts";
@@ -26,6 +26,8 @@ import {
   type LogoutMetadataInput,
   type LogoutMetadataJson,
 } from "./logout-metadata.ts";
+import { outboundPolicy, urlRefusal } from "../outbound/fetch.ts";
+import { jwksProblem } from "./request-object.ts";
 
 export type ClientRow = typeof oidcClients.$inferSelect;
 export type ClientType = "confidential" | "public";
@@ -50,6 +52,11 @@ export interface ClientInput extends LogoutMetadataInput {
   refresh_token_lifetime?: number | null;
   /** The ACL of the client's own tokens (client credentials grant); only what the caller may grant. */
   acl?: string[];
+  /** RFC 9126 §6: only pushed authorization requests (absent: false, or kept on update). */
+  require_pushed_authorization_requests?: boolean;
+  /** RFC 7591 §2: the keys that sign the client's request objects (RFC 9101), by value or by URL (absent: none, or kept on update). */
+  jwks?: { keys: Record<string, unknown>[] } | null;
+  jwks_uri?: string | null;
 }
 
 /** What PUT may change: everything but the client type (a secret cannot appear or vanish by update). */
@@ -75,6 +82,14 @@ export interface ClientJson extends LogoutMetadataJson {
   refresh_token_lifetime: number | null;
   acl: string[];
   created_at: string;
+  /** RFC 9126 §6. */
+  require_pushed_authorization_requests: boolean;
+  /** RFC 7591 §2: the keys of the client's request objects (RFC 9101). */
+  jwks: { keys: Record<string, unknown>[] } | null;
+  jwks_uri: string | null;
+  /** Registered by the client itself (RFC 7591) with the initial access token `registered_with`. */
+  self_registered: boolean;
+  registered_with: string | null;
 }
 
 export function clientJson(r: ClientRow): ClientJson {
@@ -99,6 +114,11 @@ export function clientJson(r: ClientRow): ClientJson {
     acl: r.acl,
     ...logoutMetadataJson(r),
     created_at: r.createdAt.toISOString(),
+    require_pushed_authorization_requests: r.requirePushedAuthorizationRequests,
+    jwks: r.jwks ?? null,
+    jwks_uri: r.jwksUri ?? null,
+    self_registered: r.registrationTokenHash !== null,
+    registered_with: r.registeredWith ?? null,
   };
 }
 
@@ -177,7 +197,7 @@ export function rememberVerifiedBasic(app: AppContext, authorization: string, ro
 }
 
 /** After a local change, the next authentication reads the client again (once committed, without waiting for the notice). */
-const forgetAfterCommit = (app: AppContext, tx: DbOrTx, clientId: string) =>
+export const forgetAfterCommit = (app: AppContext, tx: DbOrTx, clientId: string) =>
   afterCommit(tx, () => forgetClient(app, clientId));
 
 export const hashClientSecret = (secret: string) => createHash("sha256").update(secret).digest("hex");
@@ -252,7 +272,7 @@ function checkCombination(type: ClientType, grants: string[], redirectUris: stri
   }
 }
 
-function rowValues(input: ClientUpdate, type: ClientType, allowInsecureRedirects: boolean) {
+export function rowValues(input: ClientUpdate, type: ClientType, allowInsecureRedirects: boolean) {
   const grants = [...new Set(input.grant_types ?? DEFAULT_GRANT_TYPES)];
   checkCombination(type, grants, input.redirect_uris);
   checkRedirectSecurity(input, allowInsecureRedirects);
@@ -268,10 +288,33 @@ function rowValues(input: ClientUpdate, type: ClientType, allowInsecureRedirects
     idTokenLifetime: input.id_token_lifetime ?? null,
     refreshTokenLifetime: input.refresh_token_lifetime ?? null,
     acl: [...new Set(input.acl ?? [])],
+    requirePushedAuthorizationRequests: input.require_pushed_authorization_requests ?? false,
+    jwks: input.jwks ?? null,
+    jwksUri: input.jwks_uri ?? null,
   };
 }
 
-function clientEvent(app: AppContext, tx: DbOrTx, action: "created" | "updated" | "deleted", r: ClientRow) {
+/**
+ * RFC 7591 §2: `jwks` and `jwks_uri` are exclusive, and the URL is one the outbound guard would call
+ * (the client or its administrator chose it: services/outbound/fetch.ts).
+ */
+export function checkClientKeys(app: AppContext, input: Pick<ClientInput, "jwks" | "jwks_uri">): void {
+  const fail = (field: string, constraint: string, message: string) => {
+    throw new InvalidData("oidc_clients", { [field]: { constraint_id: constraint, constraint, message } });
+  };
+  if (input.jwks && input.jwks_uri)
+    fail("jwks_uri", "exclusive", "jwks and jwks_uri cannot both be given (RFC 7591 §2).");
+  if (input.jwks) {
+    const problem = jwksProblem(input.jwks);
+    if (problem) fail("jwks", "jwk_set", problem);
+  }
+  if (input.jwks_uri) {
+    const refusal = urlRefusal(input.jwks_uri, outboundPolicy(app.config.outbound_http));
+    if (refusal) fail("jwks_uri", "outbound", `jwks_uri ${refusal}`);
+  }
+}
+
+export function clientEvent(app: AppContext, tx: DbOrTx, action: "created" | "updated" | "deleted", r: ClientRow) {
   return publishEvent(app, tx, {
     name: `auth_oidc_client_${action}`,
     routingKey: routingKey(`auth.oidc.clients.{client_id}.${action}`, { client_id: r.clientId }),
@@ -283,7 +326,7 @@ function clientEvent(app: AppContext, tx: DbOrTx, action: "created" | "updated" 
   });
 }
 
-const clientTarget = (r: ClientRow) => ({ kind: "oidc_client", uuid: r.clientId, tenantUuid: r.tenantUuid });
+export const clientTarget = (r: ClientRow) => ({ kind: "oidc_client", uuid: r.clientId, tenantUuid: r.tenantUuid });
 
 export async function createClient(
   app: AppContext,
@@ -293,6 +336,7 @@ export async function createClient(
   const tenantUuid = caller.tenantUuid;
   if (!tenantUuid) throw new NotFound("tenants");
   const values = rowValues(input, input.client_type, input.allow_insecure_redirects ?? false);
+  checkClientKeys(app, input);
   // The grant rule (wazo-auth's grant rule): a client's tokens hold nothing its administrator could not grant.
   requireGrant(caller, values.acl, [], "oidc_clients");
   // 256 random bits (RFC 6749 §10.10: credentials must not be guessable).
@@ -349,6 +393,13 @@ export async function updateClient(
       input.allow_insecure_redirects ?? current.allowInsecureRedirects,
     );
     if (input.acl === undefined) values.acl = current.acl; // absent: kept (PUT of a client older than `acl`)
+    if (input.require_pushed_authorization_requests === undefined)
+      values.requirePushedAuthorizationRequests = current.requirePushedAuthorizationRequests;
+    if (input.jwks === undefined && input.jwks_uri === undefined) {
+      values.jwks = current.jwks;
+      values.jwksUri = current.jwksUri;
+    }
+    checkClientKeys(app, { jwks: values.jwks, jwks_uri: values.jwksUri });
     requireGrant(
       caller,
       values.acl.filter((e) => !current.acl.includes(e)),
@@ -380,24 +431,36 @@ export async function deleteClient(app: AppContext, caller: Caller, clientId: st
   await inTransaction(app, async (tx) => {
     const row = await orAbsent(requireVisibleClient(app, caller, clientId, tx));
     if (!row) return;
-    // What the client was given goes with it (RFC 7009 §2.1's spirit: no grant outlives its client):
-    // the sessions of its access tokens, its refresh token families and the sessions issued from them.
-    await revokeSessions(
-      app,
-      tx,
-      sql`${sessions.uuid} in (select ${oidcAccessTokens.sessionUuid} from ${oidcAccessTokens} where ${oidcAccessTokens.clientId} = ${clientId})`,
-    );
-    const families = await tx
-      .select({ rt: refreshTokens, tenantUuid: users.tenantUuid })
-      .from(refreshTokens)
-      .innerJoin(users, eq(users.uuid, refreshTokens.userUuid))
-      .where(eq(refreshTokens.clientId, clientId));
-    for (const f of families) await purgeRefreshToken(app, tx, f.rt, f.tenantUuid);
-    await tx.delete(oidcClients).where(eq(oidcClients.clientId, clientId));
-    forgetAfterCommit(app, tx, clientId);
-    await clientEvent(app, tx, "deleted", row);
-    await recordAudit(app, tx, caller, resourceAudit("oidc_client.delete", clientTarget(row), clientJson(row), null));
+    await removeClient(app, tx, row, caller, "oidc_client.delete");
   });
+}
+
+/** Deletes a client in `tx` (an administrator's deletion, or the client's own, RFC 7592 §2.3). */
+export async function removeClient(
+  app: AppContext,
+  tx: DbOrTx,
+  row: ClientRow,
+  actor: Caller | AuditActor,
+  action: string,
+): Promise<void> {
+  const clientId = row.clientId;
+  // What the client was given goes with it (RFC 7009 §2.1's spirit: no grant outlives its client):
+  // the sessions of its access tokens, its refresh token families and the sessions issued from them.
+  await revokeSessions(
+    app,
+    tx,
+    sql`${sessions.uuid} in (select ${oidcAccessTokens.sessionUuid} from ${oidcAccessTokens} where ${oidcAccessTokens.clientId} = ${clientId})`,
+  );
+  const families = await tx
+    .select({ rt: refreshTokens, tenantUuid: users.tenantUuid })
+    .from(refreshTokens)
+    .innerJoin(users, eq(users.uuid, refreshTokens.userUuid))
+    .where(eq(refreshTokens.clientId, clientId));
+  for (const f of families) await purgeRefreshToken(app, tx, f.rt, f.tenantUuid);
+  await tx.delete(oidcClients).where(eq(oidcClients.clientId, clientId));
+  forgetAfterCommit(app, tx, clientId);
+  await clientEvent(app, tx, "deleted", row);
+  await recordAudit(app, tx, actor, resourceAudit(action, clientTarget(row), clientJson(row), null));
 }
 
 export type ClientFilter = "client_id" | "name" | "client_type";

@@ -3,6 +3,7 @@
 import type { AppContext } from "../../boot/context.ts";
 import { GRANT_TYPES } from "./grants/index.ts";
 import { SIGNING_ALGS } from "./keys.ts";
+import { REQUEST_OBJECT_ALGS } from "./request-object.ts";
 
 /**
  * The issuer identifier (Discovery §3 `issuer`, OIDC Core §2 `iss`): `{public_url}/0.1/oidc`, so a
@@ -42,6 +43,11 @@ export function providerMetadata(issuer: string, app: AppContext): Record<string
     end_session_endpoint: `${issuer}/logout`,
     ...logoutMetadata(app),
     device_authorization_endpoint: `${issuer}/device_authorization`,
+    // RFC 7591 §3: registration with an initial access token (open registration is off).
+    registration_endpoint: `${issuer}/register`,
+    // RFC 9126 §5: pushed authorization requests; a client may be required to use them (`require_pushed_authorization_requests`).
+    pushed_authorization_request_endpoint: `${issuer}/par`,
+    require_pushed_authorization_requests: false,
     introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
     revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
     response_types_supported: ["code"],
@@ -54,8 +60,10 @@ export function providerMetadata(issuer: string, app: AppContext): Record<string
     prompt_values_supported: ["none", "login", "consent", "select_account"],
     // RFC 9207: the authorization response carries `iss`.
     authorization_response_iss_parameter_supported: true,
-    // Discovery §3: request_uri support defaults to true, so its absence must be said.
-    request_parameter_supported: false,
+    // RFC 9101: request objects signed by the client's registered keys (jwks or jwks_uri).
+    request_parameter_supported: true,
+    request_object_signing_alg_values_supported: [...REQUEST_OBJECT_ALGS],
+    // Discovery §3: request_uri support defaults to true; only the pushed ones (RFC 9126) are accepted.
     request_uri_parameter_supported: false,
     // Discovery §3: REQUIRED fields that describe what ID tokens will look like.
     subject_types_supported: ["public"],

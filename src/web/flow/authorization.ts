@@ -35,6 +35,7 @@ import {
 } from "../../services/oidc/browser-session.ts";
 import type { ClientRow } from "../../services/oidc/clients.ts";
 import { describeScope, scopesNeedingConsent } from "../../services/oidc/consent.ts";
+import { consumePushedRequest } from "../../services/oidc/pushed-requests.ts";
 import { discardSignIn, issueCode, provenSignIn, sessionSignIn, type SignedIn } from "../../services/oidc/sign-in.ts";
 import {
   browserOrigin,
@@ -97,7 +98,8 @@ export async function loginForm(
       clientName: client.name,
       hidden: hiddenFields(params, REQUEST_PARAMS, await csrfToken(c, app)),
       message: extra.message,
-      username: extra.username,
+      // OIDC Core §3.1.2.1 `login_hint`: the login the client expects, prefilled (the user may change it).
+      username: extra.username ?? request.loginHint ?? undefined,
       samlDomain: saml ? domain : null,
       passkeySignIn,
     },
@@ -113,7 +115,10 @@ export async function usableSession(
   { client, request }: Ok,
 ): Promise<Session | null> {
   if (request.prompt.includes("login") || request.prompt.includes("select_account")) return null;
-  return browserSessionFor(c, app, client.tenantUuid, request.maxAge);
+  const session = await browserSessionFor(c, app, client.tenantUuid, request.maxAge);
+  // OIDC Core §3.1.2.1 `id_token_hint`: the session of another user than the one hinted does not stand in.
+  if (session && request.hintedSub && session.userUuid !== request.hintedSub) return null;
+  return session;
 }
 
 /**
@@ -177,6 +182,17 @@ export async function issueAndRedirect(
   params: Params,
   signedIn: SignedIn | null,
 ): Promise<Response> {
+  // RFC 9126 §4: a pushed request gives one code; spent now, whoever raced it gets an error.
+  if (request.requestUri && !(await consumePushedRequest(app, client.clientId, request.requestUri))) {
+    if (signedIn) await discardSignIn(app, signedIn, "request_uri already used");
+    return redirectBack(
+      c,
+      app,
+      request.redirectUri,
+      { error: "invalid_request_uri", error_description: "request_uri was already used" },
+      request.state,
+    );
+  }
   let token = signedIn;
   if (!token) {
     try {
@@ -193,7 +209,7 @@ export async function issueAndRedirect(
           { error: "login_required", error_description: "the user is not signed in" },
           request.state,
         );
-      const check = await checkAuthorizationRequest(app, params);
+      const check = await checkAuthorizationRequest(app, params, requestIssuer(c, app));
       return check.kind === "ok" ? loginForm(c, app, check, params) : answerCheck(c, app, check);
     }
   }
