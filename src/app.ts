@@ -27,6 +27,7 @@ import { idpRoutes } from "./api/idp.ts";
 import { backendRoutes } from "./api/backends.ts";
 import { ldapConfigRoutes } from "./api/ldap-config.ts";
 import { samlConfigRoutes } from "./api/saml-config.ts";
+import { backendsOidcRoutes } from "./api/backends-oidc.ts";
 import { samlRoutes } from "./api/saml.ts";
 import { passwordResetRoutes } from "./api/password-reset.ts";
 import { registerRoutes } from "./api/register.ts";
@@ -43,6 +44,7 @@ import { apiRoutes } from "./api/openapi.ts";
 import { oidcRoutes } from "./oauth/discovery.ts";
 import { oidcClientRoutes } from "./api/oidc-clients.ts";
 import { oidcAuthorizeRoutes } from "./web/authorize.ts";
+import { upstreamSignInRoutes } from "./web/upstream-sign-in.ts";
 import { mfaStepRoutes } from "./web/second-step.ts";
 import { passkeySignInRoutes } from "./web/passkey-sign-in.ts";
 import { accountRoutes } from "./web/account.ts";
@@ -76,6 +78,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     backendRoutes(),
     ldapConfigRoutes(),
     samlConfigRoutes(),
+    backendsOidcRoutes(),
     samlRoutes(),
     passwordResetRoutes(),
     registerRoutes(),
@@ -92,6 +95,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     oidcClientRoutes(), // api/: the clients' administration
     // web/: the hosted pages and the browser sign-in flow
     oidcAuthorizeRoutes(),
+    upstreamSignInRoutes(),
     mfaStepRoutes(),
     passkeySignInRoutes(),
     accountRoutes(),
