@@ -8,6 +8,7 @@
 //  - grant rule: every writing route, aimed by an `auth.#` administrator at its own tenant's users,
 //    groups and policies, leaves no user with an entry the administrator could not have granted
 import { expect, test } from "bun:test";
+import { upstreamOidcProviders } from "../src/db/schema.ts";
 import { grantCheck } from "../src/domain/acl-grant.ts";
 import type { RouteSpec } from "../src/http/route.ts";
 import { describeEachDb, type TestApp, type TestResponse } from "./helpers/app.ts";
@@ -40,6 +41,7 @@ interface World {
   policySlug: string;
   oidcClient: string;
   passkey: string;
+  oidcBackend: string;
 }
 
 async function makeWorld(t: TestApp, master: string, tenant: string): Promise<World> {
@@ -88,7 +90,23 @@ async function makeWorld(t: TestApp, master: string, tenant: string): Promise<Wo
     }),
     "passkey",
   ).json.uuid;
+  // An upstream OpenID provider, stored directly: creating one through the API fetches its issuer's discovery.
+  const [oidcBackend] = await t.app.db
+    .insert(upstreamOidcProviders)
+    .values({
+      tenantUuid: tenant,
+      name: `idp-${uniq()}`,
+      displayName: "IdP",
+      issuer: "https://idp.example.com",
+      clientId: "tessera",
+      clientSecret: "secret",
+      scopes: ["openid"],
+      provisioning: "link",
+      claimMapping: {},
+    })
+    .returning();
   return {
+    oidcBackend: oidcBackend!.uuid,
     oidcClient,
     passkey,
     tenant,
@@ -116,6 +134,7 @@ function identifierValues(w: World): Record<string, string> {
     client_id: w.clientId,
     oidc_client_id: w.oidcClient,
     passkey_uuid: w.passkey,
+    oidc_backend_uuid: w.oidcBackend,
   };
 }
 const IDENTIFIERS = Object.keys(identifierValues({} as World));
@@ -154,6 +173,13 @@ const BODIES: Record<string, (w?: World) => unknown> = {
   "PUT /users/{user_uuid}/password": () => ({ old_password: "pw-secret", new_password: "pw-secret" }),
   "PATCH /config": () => [{ op: "replace", path: "/debug", value: false }],
   "PUT /oidc/clients/{oidc_client_id}": () => OIDC_CLIENT,
+  // The same issuer: no discovery request on PUT.
+  "PUT /backends/oidc/{oidc_backend_uuid}": () => ({
+    name: "idp",
+    display_name: "IdP",
+    issuer: "https://idp.example.com",
+    client_id: "tessera",
+  }),
   "PUT /backends/ldap": () => ({
     host: "ldap.example.com",
     port: 389,
@@ -316,6 +342,7 @@ describeEachDb("route matrices", (get) => {
       client_id: `absent-${uniq()}`,
       oidc_client_id: crypto.randomUUID(),
       passkey_uuid: crypto.randomUUID(),
+      oidc_backend_uuid: crypto.randomUUID(),
       token: crypto.randomUUID(),
       ...KIND_VALUES,
     };

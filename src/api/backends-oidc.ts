@@ -24,7 +24,7 @@ const providerList = listQuery<ProviderFilter>({
   defaultOrder: "name",
   filters: ["name", "issuer", "provisioning"],
 });
-const providerParam = z.object({ uuid: uuidParam });
+const providerParam = z.object({ oidc_backend_uuid: uuidParam });
 
 /** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
 const scopeToken = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/);
@@ -89,6 +89,7 @@ export function backendsOidcRoutes(): RouteGroup {
     .get(
       "/backends/oidc",
       {
+        operationId: "listBackendsOidc",
         summary: "Upstream OpenID Connect providers of the scoping tenant (and below with `recurse`)",
         acl: "auth.backends.oidc.read",
         query: providerList,
@@ -102,6 +103,7 @@ export function backendsOidcRoutes(): RouteGroup {
     .post(
       "/backends/oidc",
       {
+        operationId: "createBackendOidc",
         summary: "Add an upstream OpenID Connect provider to the scoping tenant",
         description:
           "The issuer's discovery document is fetched at once, through the outbound policy (`outbound_http`): an issuer that names a private, loopback or link-local address, or that cannot be reached, is a 400. The answer carries `redirect_uri`, to register at the provider; `client_secret` is never returned.",
@@ -117,19 +119,23 @@ export function backendsOidcRoutes(): RouteGroup {
         c.json(await createProvider(app, caller, asInput(body), requestIssuer(c, app)), 201),
     )
     .get(
-      "/backends/oidc/{uuid}",
+      "/backends/oidc/{oidc_backend_uuid}",
       {
+        operationId: "getBackendOidc",
         summary: "An upstream OpenID Connect provider (never its secret)",
         acl: "auth.backends.oidc.read",
         params: providerParam,
         responses: { 200: { description: "The provider", schema: providerView }, 404: "No such provider" },
       },
       async ({ c, app, caller, params }) =>
-        c.json(providerJson(await requireVisibleProvider(app, caller, params.uuid), requestIssuer(c, app))),
+        c.json(
+          providerJson(await requireVisibleProvider(app, caller, params.oidc_backend_uuid), requestIssuer(c, app)),
+        ),
     )
     .put(
-      "/backends/oidc/{uuid}",
+      "/backends/oidc/{oidc_backend_uuid}",
       {
+        operationId: "updateBackendOidc",
         summary: "Replace an upstream OpenID Connect provider's settings (`client_secret` absent: kept)",
         acl: "auth.backends.oidc.update",
         params: providerParam,
@@ -142,20 +148,21 @@ export function backendsOidcRoutes(): RouteGroup {
         },
       },
       async ({ c, app, caller, params, body }) => {
-        await updateProvider(app, caller, params.uuid, asInput(body));
+        await updateProvider(app, caller, params.oidc_backend_uuid, asInput(body));
         return c.body(null, 204);
       },
     )
     .delete(
-      "/backends/oidc/{uuid}",
+      "/backends/oidc/{oidc_backend_uuid}",
       {
+        operationId: "deleteBackendOidc",
         summary: "Remove an upstream OpenID Connect provider, its links and its sign-ins under way",
         acl: "auth.backends.oidc.delete",
         params: providerParam,
         responses: { 204: "Removed or absent" },
       },
       async ({ c, app, caller, params }) => {
-        await deleteProvider(app, caller, params.uuid);
+        await deleteProvider(app, caller, params.oidc_backend_uuid);
         return c.body(null, 204);
       },
     );

@@ -16,7 +16,7 @@ import { startUpstreamOidc, type Tamper, type UpstreamOidc } from "../helpers/up
 const REDIRECT = "https://rp.example.com/callback";
 const LOCAL = { outbound_http: { allow_private_targets: ["127.0.0.0/8"], allow_http: true } };
 
-const unescape = (s: string) => s.replaceAll("&amp;", "&");
+const unescapeAmp = (s: string) => s.replaceAll("&amp;", "&");
 
 describeEachDb(
   "sign-in through an upstream OpenID provider",
@@ -104,7 +104,7 @@ describeEachDb(
       const shown = await browser.get(flow.url);
       expect(shown.res.status).toBe(200);
       const buttons = [...shown.html.matchAll(/<a class="button secondary" href="([^"]+)">([^<]+)<\/a>/g)].map((m) => ({
-        href: `${issuer.href}/${unescape(m[1]!)}`,
+        href: `${issuer.href}/${unescapeAmp(m[1]!)}`,
         label: m[2]!,
       }));
       return { flow, html: shown.html, buttons };

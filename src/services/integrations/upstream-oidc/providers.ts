@@ -123,6 +123,12 @@ function providerEvent(app: AppContext, tx: DbOrTx, action: "created" | "updated
 const invalid = (field: string, constraintId: string, message: string, constraint: unknown = true) =>
   new InvalidData(RESOURCE, { [field]: { constraint_id: constraintId, constraint, message } } as Details);
 
+function checkedLocally(app: AppContext, issuer: string): string {
+  const refusal = urlRefusal(issuer, policyOf(app));
+  if (refusal) throw invalid("issuer", "outbound_url", `The issuer ${refusal}.`, { outbound_http: "policy" });
+  return issuer;
+}
+
 /**
  * The issuer of an input (a preset's own when the input names none), checked against the outbound policy,
  * then its discovery fetched: every problem is a 400 naming `issuer`.
@@ -131,9 +137,8 @@ async function checkedIssuer(app: AppContext, input: ProviderInput): Promise<str
   const preset = input.preset ?? "oidc";
   const issuer = (input.issuer ?? PRESET_ISSUERS[preset] ?? "").replace(/\/+$/, "");
   if (!issuer) throw invalid("issuer", "required", "The issuer is required (or a preset that names it).");
+  checkedLocally(app, issuer);
   const policy = policyOf(app);
-  const refusal = urlRefusal(issuer, policy);
-  if (refusal) throw invalid("issuer", "outbound_url", `The issuer ${refusal}.`, { outbound_http: "policy" });
   try {
     const metadata = await upstreamMetadata(app, issuer, { fresh: true, templateIssuer: preset === "entra" });
     for (const [name, url] of Object.entries({
@@ -226,7 +231,11 @@ export async function updateProvider(
   input: ProviderInput,
 ): Promise<void> {
   const current = await requireVisibleProvider(app, caller, uuid);
-  const issuer = await checkedIssuer(app, input);
+  // The same issuer (and preset) was checked when it was set: only the local checks again, no request.
+  const same =
+    (input.issuer ?? current.issuer).replace(/\/+$/, "") === current.issuer &&
+    (input.preset ?? "oidc") === current.preset;
+  const issuer = same ? checkedLocally(app, current.issuer) : await checkedIssuer(app, input);
   await inTransaction(app, async (tx) => {
     const before = await requireVisibleProvider(app, caller, uuid, tx);
     await nameFree(tx, before.tenantUuid, input.name, uuid);
