@@ -33,6 +33,7 @@ import {
   browserOrigin,
   clearCookie,
   cookieOptions,
+  csrfToken,
   outagePage,
   page,
   redirectTo,
@@ -110,7 +111,9 @@ async function resume(c: Context<Env>, app: AppContext): Promise<Response> {
     signedIn = await upstreamSignIn(app, check.client, check.request.scope, completion, browserOrigin(c, app));
   } catch (e) {
     // The upstream vouched for the user; the tenant's second factor still applies (web/flow/second-step.ts).
-    if (e instanceof MfaRequired && e.proven) return secondStepPage(c, app, check, params, e);
+    // Its form carries this browser's CSRF token as the password form's does.
+    if (e instanceof MfaRequired && e.proven)
+      return secondStepPage(c, app, check, { ...params, csrf_token: await csrfToken(c, app) }, e);
     if (!(e instanceof ApiError)) throw e;
     if (e.status >= 500) return page(c, app, { step: "error", message: UNAVAILABLE }, 503);
     const refused = signInRefusal(e);

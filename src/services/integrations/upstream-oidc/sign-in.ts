@@ -14,6 +14,7 @@ import { emails, upstreamOidcLinks, upstreamOidcLogins, users } from "../../../d
 import { inTransaction } from "../../../db/tx.ts";
 import { ApiError } from "../../../domain/errors.ts";
 import { recordAudit } from "../../audit/record.ts";
+import { effectiveMethod } from "../../auth/identity-providers.ts";
 import { createUser, userAudit } from "../../identity/users.ts";
 import { isSubtenant } from "../../identity/tenant-tree.ts";
 import { OutboundRefused, outboundFetch } from "../../outbound/fetch.ts";
@@ -368,7 +369,7 @@ const emailVerified = (claims: JWTPayload) => claims.email_verified === true || 
 async function userFor(app: AppContext, provider: ProviderRow, claims: JWTPayload): Promise<string> {
   const subject = String(claims.sub);
   const [link] = await app.db
-    .select({ userUuid: upstreamOidcLinks.userUuid, tenantUuid: users.tenantUuid })
+    .select({ userUuid: upstreamOidcLinks.userUuid, tenantUuid: users.tenantUuid, method: users.authenticationMethod })
     .from(upstreamOidcLinks)
     .innerJoin(users, eq(users.uuid, upstreamOidcLinks.userUuid))
     .where(and(eq(upstreamOidcLinks.providerUuid, provider.uuid), eq(upstreamOidcLinks.subject, subject)));
@@ -376,6 +377,12 @@ async function userFor(app: AppContext, provider: ProviderRow, claims: JWTPayloa
     // A tenant's provider speaks only for the users of that tenant and its sub-tenants.
     if (!(await isSubtenant(app.db, link.tenantUuid, provider.tenantUuid, app.topTenantUuid)))
       throw new UpstreamSignInRefused("This account cannot sign in here.", "tenant");
+    // Users are restricted by their authentication method (the identity providers' rule, as SAML users).
+    if ((await effectiveMethod(app.db, link.method, link.tenantUuid)) !== UPSTREAM_METHOD)
+      throw new UpstreamSignInRefused(
+        `This account does not sign in with ${provider.displayName}. Sign in another way, or ask your administrator.`,
+        "method",
+      );
     return link.userUuid;
   }
   if (provider.provisioning !== "create")
