@@ -48,3 +48,10 @@ CREATE TABLE IF NOT EXISTS "tessera_upstream_oidc_login" (
 );
 --> statement-breakpoint
 CREATE INDEX IF NOT EXISTS "tessera_upstream_oidc_login_expires_idx" ON "tessera_upstream_oidc_login" USING btree ("expires_at");
+--> statement-breakpoint
+CREATE TABLE IF NOT EXISTS "tessera_upstream_oidc_token_use" (
+	"token_hash" text PRIMARY KEY NOT NULL,
+	"expires_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "tessera_upstream_oidc_token_use_expires_idx" ON "tessera_upstream_oidc_token_use" USING btree ("expires_at");

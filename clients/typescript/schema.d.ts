@@ -2684,6 +2684,7 @@ export interface operations {
                     tenant_id?: string;
                     domain_name?: string;
                     mfa_code?: string;
+                    idp_token?: string;
                 };
             };
         };

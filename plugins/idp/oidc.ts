@@ -4,6 +4,9 @@
 // user in, through the same pipeline as every login (throttling, disabled users, the second factor). The
 // secret works once, and only for a user of the provider's tenant or one of its sub-tenants: a tenant's
 // provider never speaks for another tenant's users.
+// Native applications that sign in at the upstream provider themselves send its ID token instead, as
+// `idp_token` (with `tenant_id` or `domain_name` when several tenants use the same provider): it logs in
+// the user linked to its `sub`, once (services/integrations/upstream-oidc/sign-in.ts).
 import {
   AuthenticationFailed,
   type BackendPlugin,
@@ -28,11 +31,18 @@ export default class UpstreamOidcIdp implements IdpPlugin {
   }
 
   canAuthenticate(args: LoginArgs): boolean {
-    return typeof args.body.upstream_login === "string" && args.body.upstream_login !== "";
+    const given = (key: string) => typeof args.body[key] === "string" && args.body[key] !== "";
+    return given("upstream_login") || given("idp_token");
   }
 
   async verifyAuth(args: LoginArgs): Promise<{ backend: BackendPlugin; login: string }> {
-    const done = await this.services.consumeUpstreamLogin(String(args.body.upstream_login));
+    const done =
+      typeof args.body.upstream_login === "string"
+        ? await this.services.consumeUpstreamLogin(args.body.upstream_login)
+        : await this.services.verifyUpstreamIdToken(
+            String(args.body.idp_token),
+            await this.services.findLoginTenant(args.body),
+          );
     if (!done) throw new AuthenticationFailed();
     const user = await this.services.findLoginUser(done.login, args);
     if (

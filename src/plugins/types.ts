@@ -88,6 +88,14 @@ export interface PluginServices {
   consumeUpstreamLogin(
     completion: string,
   ): Promise<{ userUuid: string; login: string; providerTenantUuid: string; providerUuid: string } | null>;
+  /**
+   * POST /0.1/token's `idp_token`: the user linked to the `sub` of an ID token that one of the tenants'
+   * upstream providers signed for its client, once. `tenantUuid` narrows the providers. Null: refused.
+   */
+  verifyUpstreamIdToken(
+    idToken: string,
+    tenantUuid: string | null,
+  ): Promise<{ userUuid: string; login: string; providerTenantUuid: string; providerUuid: string } | null>;
   /** The login a refresh token of `clientId` stands for, with the user's effective method. */
   findRefreshTokenLogin(
     refreshToken: string,

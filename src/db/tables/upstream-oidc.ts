@@ -80,3 +80,16 @@ export const upstreamOidcLogins = pgTable(
     index("tessera_upstream_oidc_login_expires_idx").on(t.expiresAt),
   ],
 );
+
+/**
+ * ID tokens already used at POST /0.1/token (`idp_token`): the hash of each, kept until it expires,
+ * so a token that leaked (a log, a proxy) logs nobody in a second time.
+ */
+export const upstreamOidcTokenUses = pgTable(
+  "tessera_upstream_oidc_token_use",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (t) => [index("tessera_upstream_oidc_token_use_expires_idx").on(t.expiresAt)],
+);

@@ -10,7 +10,14 @@ import { createHash, randomBytes } from "node:crypto";
 import { and, eq, gt, isNotNull, isNull, lt } from "drizzle-orm";
 import { decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import type { AppContext } from "../../../boot/context.ts";
-import { emails, upstreamOidcLinks, upstreamOidcLogins, users } from "../../../db/schema.ts";
+import {
+  emails,
+  upstreamOidcLinks,
+  upstreamOidcLogins,
+  upstreamOidcProviders,
+  upstreamOidcTokenUses,
+  users,
+} from "../../../db/schema.ts";
 import { inTransaction } from "../../../db/tx.ts";
 import { ApiError } from "../../../domain/errors.ts";
 import { recordAudit } from "../../audit/record.ts";
@@ -454,12 +461,7 @@ export async function consumeUpstreamLogin(
   if (!row?.userUuid) return null;
   const provider = await findProvider(app, row.providerUuid);
   if (!provider || provider.provisioning === "off") return null;
-  const [user] = await app.db
-    .select({ username: users.username, email: emails.address })
-    .from(users)
-    .leftJoin(emails, and(eq(emails.userUuid, users.uuid), eq(emails.main, true), eq(emails.confirmed, true)))
-    .where(eq(users.uuid, row.userUuid));
-  const login = user?.username ?? user?.email;
+  const login = await loginNameOfUser(app, row.userUuid);
   if (!login) return null;
   return { userUuid: row.userUuid, login, providerTenantUuid: provider.tenantUuid, providerUuid: provider.uuid };
 }
@@ -480,4 +482,92 @@ export async function completedLoginParams(
       ),
     );
   return row?.params ?? null;
+}
+
+/**
+ * POST /0.1/token with `idp_token` (plugins/idp/oidc.ts), for applications that sign in natively at the
+ * upstream provider: an ID token of a tenant's provider logs in the user linked to its `sub`. Only a token
+ * signed by that provider, naming it as `iss`, whose `aud` is the provider's `client_id`, unexpired
+ * (OIDC Core §3.1.3.7), and never twice: its hash is remembered until it expires. `tenantUuid` (the
+ * body's `tenant_id`/`domain_name`) narrows the providers; a token that several tenants' providers would
+ * accept, without it, is refused. Null on any refusal (the login answers its generic 401).
+ */
+export async function verifyUpstreamIdToken(
+  app: AppContext,
+  idToken: string,
+  tenantUuid: string | null,
+): Promise<{ userUuid: string; login: string; providerTenantUuid: string; providerUuid: string } | null> {
+  let unverified: JWTPayload;
+  try {
+    unverified = decodeJwt(idToken);
+  } catch {
+    return null;
+  }
+  if (typeof unverified.iss !== "string") return null;
+  const audiences = (Array.isArray(unverified.aud) ? unverified.aud : [unverified.aud]).filter(
+    (a): a is string => typeof a === "string",
+  );
+  const candidates = (await upstreamProvidersFor(app, unverified.iss, tenantUuid)).filter((p) =>
+    audiences.includes(p.clientId),
+  );
+  if (candidates.length !== 1) return null;
+  const provider = candidates[0]!;
+  if (provider.provisioning === "off") return null;
+  let payload: JWTPayload;
+  try {
+    payload = await verifyIdToken(app, provider, await metadataFor(app, provider), idToken);
+  } catch (e) {
+    if (e instanceof UpstreamSignInRefused) return null;
+    throw e;
+  }
+  // Once: the token's hash, until its expiry (jose checked `exp`).
+  await app.db.delete(upstreamOidcTokenUses).where(lt(upstreamOidcTokenUses.expiresAt, new Date()));
+  const [fresh] = await app.db
+    .insert(upstreamOidcTokenUses)
+    .values({ tokenHash: sha256(idToken), expiresAt: new Date((payload.exp! + CLOCK_TOLERANCE_SECONDS) * 1000) })
+    .onConflictDoNothing()
+    .returning();
+  if (!fresh) {
+    app.log.info("upstream ID token replayed", { provider_uuid: provider.uuid });
+    return null;
+  }
+  let userUuid: string;
+  try {
+    const [link] = await app.db
+      .select({ userUuid: upstreamOidcLinks.userUuid })
+      .from(upstreamOidcLinks)
+      .where(
+        and(eq(upstreamOidcLinks.providerUuid, provider.uuid), eq(upstreamOidcLinks.subject, String(payload.sub))),
+      );
+    if (!link) return null;
+    userUuid = link.userUuid;
+  } catch {
+    return null;
+  }
+  const login = await loginNameOfUser(app, userUuid);
+  return login ? { userUuid, login, providerTenantUuid: provider.tenantUuid, providerUuid: provider.uuid } : null;
+}
+
+async function loginNameOfUser(app: AppContext, userUuid: string): Promise<string | null> {
+  const [user] = await app.db
+    .select({ username: users.username, email: emails.address })
+    .from(users)
+    .leftJoin(emails, and(eq(emails.userUuid, users.uuid), eq(emails.main, true), eq(emails.confirmed, true)))
+    .where(eq(users.uuid, userUuid));
+  return user?.username ?? user?.email ?? null;
+}
+
+/** The providers whose issuer is `iss` (an Entra ID template issuer matches its filled form), of `tenantUuid` when given. */
+async function upstreamProvidersFor(app: AppContext, iss: string, tenantUuid: string | null): Promise<ProviderRow[]> {
+  const rows = await app.db
+    .select()
+    .from(upstreamOidcProviders)
+    .where(tenantUuid ? eq(upstreamOidcProviders.tenantUuid, tenantUuid) : undefined);
+  const out: ProviderRow[] = [];
+  for (const row of rows) {
+    if (row.issuer === iss) out.push(row);
+    else if (row.preset === "entra" && /^https:\/\/login\.microsoftonline\.com\/[0-9a-f-]{36}\/v2\.0$/.test(iss))
+      out.push(row);
+  }
+  return out;
 }
