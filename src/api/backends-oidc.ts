@@ -7,6 +7,7 @@ import { CAPS, text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
 import { requestIssuer } from "../http/public-urls.ts";
 import { RouteGroup } from "../http/route.ts";
+import { deleteUserLink, listUserLinks } from "../services/integrations/upstream-oidc/links.ts";
 import {
   createProvider,
   deleteProvider,
@@ -80,6 +81,19 @@ const providerView = z.object({
   redirect_uri: z.string().describe("The redirect URI to register at the upstream provider"),
 });
 const providerPage = z.object({ items: z.array(providerView), filtered: z.number(), total: z.number() });
+
+const linksView = z.object({
+  items: z.array(
+    z.object({
+      oidc_backend_uuid: z.string(),
+      name: z.string(),
+      display_name: z.string(),
+      subject: z.string().describe("The user's `sub` at the provider"),
+      created_at: z.string(),
+    }),
+  ),
+  total: z.number(),
+});
 
 type Body = z.infer<typeof updateBody>;
 const asInput = (body: Body) => body as Parameters<typeof createProvider>[2];
@@ -163,6 +177,55 @@ export function backendsOidcRoutes(): RouteGroup {
       },
       async ({ c, app, caller, params }) => {
         await deleteProvider(app, caller, params.oidc_backend_uuid);
+        return c.body(null, 204);
+      },
+    )
+    .get(
+      "/users/me/oidc_links",
+      {
+        operationId: "listMyOidcLinks",
+        summary: "The caller's links to upstream OpenID identities",
+        acl: "auth.users.me.oidc_links.read",
+        responses: { 200: { description: "`{items, total}`", schema: linksView }, 404: "The token has no user" },
+      },
+      async ({ c, app, caller }) => c.json(await listUserLinks(app, caller, "me")),
+    )
+    .delete(
+      "/users/me/oidc_links/{oidc_backend_uuid}",
+      {
+        operationId: "deleteMyOidcLink",
+        summary: "Remove the caller's link to an upstream provider",
+        acl: "auth.users.me.oidc_links.delete",
+        params: providerParam,
+        responses: { 204: "Removed, or absent" },
+      },
+      async ({ c, app, caller, params }) => {
+        await deleteUserLink(app, caller, "me", params.oidc_backend_uuid);
+        return c.body(null, 204);
+      },
+    )
+    .get(
+      "/users/{user_uuid}/oidc_links",
+      {
+        operationId: "listUserOidcLinks",
+        summary: "A user's links to upstream OpenID identities",
+        acl: "auth.users.{user_uuid}.oidc_links.read",
+        params: z.object({ user_uuid: uuidParam }),
+        responses: { 200: { description: "`{items, total}`", schema: linksView }, 404: "No such user" },
+      },
+      async ({ c, app, caller, params }) => c.json(await listUserLinks(app, caller, params.user_uuid)),
+    )
+    .delete(
+      "/users/{user_uuid}/oidc_links/{oidc_backend_uuid}",
+      {
+        operationId: "deleteUserOidcLink",
+        summary: "Remove a user's link to an upstream provider",
+        acl: "auth.users.{user_uuid}.oidc_links.delete",
+        params: z.object({ user_uuid: uuidParam, oidc_backend_uuid: uuidParam }),
+        responses: { 204: "Removed, or absent" },
+      },
+      async ({ c, app, caller, params }) => {
+        await deleteUserLink(app, caller, params.user_uuid, params.oidc_backend_uuid);
         return c.body(null, 204);
       },
     );

@@ -74,6 +74,32 @@ describeEachDb(
       });
     }
 
+    test("links: listed by the user and its administrators, hidden from another tenant, removed by the user", async () => {
+      const t = get();
+      const admin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant })).token;
+      const stranger = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: other })).token;
+      const own = (await tokenFor(t.app, { acl: ["auth.users.me.oidc_links.#"], userUuid: frank, tenantUuid: tenant }))
+        .token;
+      const byAdmin = await t.request("GET", `/0.1/users/${frank}/oidc_links`, { token: admin });
+      expect(byAdmin.status).toBe(200);
+      expect(byAdmin.json.total).toBe(1);
+      expect(byAdmin.json.items[0]).toMatchObject({ name: "corp", display_name: "Corp", subject: "frank" });
+      const providerUuid = byAdmin.json.items[0].oidc_backend_uuid;
+      expect((await t.request("GET", `/0.1/users/${frank}/oidc_links`, { token: stranger })).status).toBe(404);
+      expect(
+        (await t.request("DELETE", `/0.1/users/${frank}/oidc_links/${providerUuid}`, { token: stranger })).status,
+      ).toBe(204);
+      const mine = await t.request("GET", "/0.1/users/me/oidc_links", { token: own });
+      expect(mine.json.items.map((l: { subject: string }) => l.subject)).toEqual(["frank"]);
+      expect((await t.request("DELETE", `/0.1/users/me/oidc_links/${providerUuid}`, { token: own })).status).toBe(204);
+      expect((await t.request("GET", "/0.1/users/me/oidc_links", { token: own })).json.total).toBe(0);
+      // Unlinked: the upstream identity logs nobody in any more.
+      expect((await t.request("POST", "/0.1/token", { body: { idp_token: await tokenWith("frank") } })).status).toBe(
+        401,
+      );
+      await t.app.db.insert(upstreamOidcLinks).values({ providerUuid, subject: "frank", userUuid: frank });
+    });
+
     test("an upstream identity linked to nobody, garbage, or another tenant named: 401", async () => {
       const t = get();
       expect((await t.request("POST", "/0.1/token", { body: { idp_token: await tokenWith("gina") } })).status).toBe(
