@@ -50,6 +50,20 @@ const server = createServer(async (req, res) => {
       await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
       return;
     }
+    // Entra-style: the provider lives under `/{tid}/v2.0`, and `/common/v2.0` serves its discovery with
+    // the template issuer (mounted as Express would mount it: `originalUrl` keeps the prefix).
+    if (options.tid) {
+      const own = `/${options.tid}/v2.0`;
+      if (url.pathname === "/common/v2.0/.well-known/openid-configuration") {
+        req.originalUrl = req.url;
+        req.url = "/.well-known/openid-configuration";
+        req.headers["x-template-issuer"] = "1";
+        req.originalUrl = `${own}/.well-known/openid-configuration`;
+      } else if (url.pathname.startsWith(own)) {
+        req.originalUrl = req.url;
+        req.url = req.url.slice(own.length) || "/";
+      }
+    }
     provider.callback()(req, res);
   } catch (e) {
     res.writeHead(500, { "Content-Type": "text/plain" }).end(String(e?.stack ?? e));
@@ -57,7 +71,8 @@ const server = createServer(async (req, res) => {
 });
 
 await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-const issuer = `http://127.0.0.1:${server.address().port}${options.path ?? ""}`;
+const origin = `http://127.0.0.1:${server.address().port}`;
+const issuer = options.tid ? `${origin}/${options.tid}/v2.0` : origin;
 
 provider = new Provider(issuer, {
   clients: [],
@@ -89,15 +104,17 @@ provider = new Provider(issuer, {
     id_token_signed_response_alg: "RS256",
   },
   pkce: { required: () => true },
+  // Entra ID puts its claims (`tid` among them) in the ID token.
+  ...(options.tid ? { conformIdTokenClaims: false } : {}),
 });
 provider.on("server_error", (_ctx, e) => console.error(e));
 
 // An Entra-style multi-tenant discovery document announces a template issuer.
-if (options.templateIssuer) {
+if (options.tid) {
   provider.use(async (ctx, next) => {
     await next();
-    if (ctx.path === "/.well-known/openid-configuration" && ctx.body?.issuer)
-      ctx.body = { ...ctx.body, issuer: options.templateIssuer };
+    if (ctx.get("x-template-issuer") && ctx.body?.issuer)
+      ctx.body = { ...ctx.body, issuer: `${origin}/{tenantid}/v2.0` };
   });
 }
 
@@ -132,4 +149,4 @@ provider.use(async (ctx, next) => {
   };
 });
 
-process.stdout.write(`${JSON.stringify({ issuer })}\n`);
+process.stdout.write(`${JSON.stringify({ issuer, origin })}\n`);

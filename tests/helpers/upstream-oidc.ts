@@ -20,16 +20,18 @@ export interface UpstreamAccount {
 
 export interface UpstreamOptions {
   accounts?: Record<string, UpstreamAccount>;
-  /** An Entra-style `tid` claim in every ID token. */
+  /**
+   * Entra ID's form: the issuer is `{origin}/{tid}/v2.0`, every ID token carries `tid`, and
+   * `{origin}/common/v2.0` (the multi-tenant issuer, `commonIssuer`) serves a discovery document
+   * announcing the template issuer `{origin}/{tenantid}/v2.0`.
+   */
   tid?: string;
-  /** An Entra-style multi-tenant discovery document: it announces this template issuer. */
-  templateIssuer?: string;
-  /** A path after the host in the issuer (Entra's `/{tenant}/v2.0`). */
-  path?: string;
 }
 
 export interface UpstreamOidc {
   issuer: string;
+  /** With `tid`: the multi-tenant issuer, `{origin}/common/v2.0`. */
+  commonIssuer: string;
   /** Registers a confidential client with these redirect URIs (RFC 7591). */
   register(redirectUris: string[]): Promise<{ client_id: string; client_secret: string }>;
   /** The account the next sign-ins answer for, and how their ID tokens are made wrong (null: not). */
@@ -53,14 +55,14 @@ export async function startUpstreamOidc(options: UpstreamOptions = {}): Promise<
   child.stderr!.on("data", (d) => {
     errors += String(d);
   });
-  const issuer = await new Promise<string>((resolve, reject) => {
+  const { issuer, origin } = await new Promise<{ issuer: string; origin: string }>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (d) => {
       out += String(d);
       const line = out.split("\n")[0];
       if (out.includes("\n")) {
         try {
-          resolve(JSON.parse(line!).issuer);
+          resolve(JSON.parse(line!));
         } catch (e) {
           reject(e);
         }
@@ -68,9 +70,9 @@ export async function startUpstreamOidc(options: UpstreamOptions = {}): Promise<
     });
     child.on("exit", (code) => reject(new Error(`upstream provider exited (${code}): ${errors}`)));
   });
-  const origin = new URL(issuer).origin;
   return {
     issuer,
+    commonIssuer: `${origin}/common/v2.0`,
     async register(redirectUris) {
       const res = await fetch(`${issuer}/reg`, {
         method: "POST",

@@ -221,6 +221,16 @@ describeEachDb(
       await t.request("DELETE", `/0.1/backends/oidc/${uuid}`, { token: admin });
     });
 
+    test("a linked user whose authentication method is not oidc is refused on a page that says so", async () => {
+      const t = get();
+      const native = await createUserRow(t.app, { tenantUuid: tenant, username: "ivan" });
+      await t.app.db.insert(upstreamOidcLinks).values({ providerUuid: provider, subject: "bob", userUuid: native });
+      const { end } = await signInVia("bob");
+      expect(end.res.status).toBe(401);
+      expect(end.html).toContain("This account does not sign in with Corp SSO");
+      await t.app.db.delete(upstreamOidcLinks).where(eq(upstreamOidcLinks.userUuid, native));
+    });
+
     test("provisioning off: no button, and a sign-in under way is refused with a page that says why", async () => {
       const t = get();
       const uuid = await addProvider(t, admin, upstream, { display_name: "Paused SSO" });
@@ -255,6 +265,31 @@ describeEachDb(
       const r = await browser.get(forged);
       expect(r.res.status).toBe(400);
       expect(r.html).toContain("This sign-in option is not available for this application.");
+    });
+
+    test("Entra ID preset: the multi-tenant issuer's template filled with the ID token's tid", async () => {
+      const t = get();
+      const tid = "5b0c8a2e-9d4f-4c1e-8a7b-3f2d1e0c9b8a";
+      const entra = await startUpstreamOidc({ tid, accounts: { henry: { preferred_username: "henry.up" } } });
+      try {
+        await entra.set({ account: "henry" });
+        const uuid = await addProvider(t, admin, entra, {
+          display_name: "Contoso",
+          preset: "entra",
+          issuer: entra.commonIssuer,
+        });
+        const browser = new TestBrowser(served.url);
+        const page = await loginPage(browser);
+        const button = page.buttons.find((b) => b.label === "Continue with Contoso")!;
+        const end = await follow(browser, button.href);
+        expect(end.res.status).toBe(303);
+        expect(end.location!.origin).toBe("https://rp.example.com");
+        const made = await t.app.db.select().from(users).where(eq(users.username, "henry.up"));
+        expect(made.map((u) => u.tenantUuid)).toEqual([tenant]);
+        await t.request("DELETE", `/0.1/backends/oidc/${uuid}`, { token: admin });
+      } finally {
+        await entra.stop();
+      }
     });
 
     test("a provider that stops answering: a clear page at sign-in, no code", async () => {
