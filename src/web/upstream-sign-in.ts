@@ -27,6 +27,7 @@ import {
   UpstreamSignInRefused,
 } from "../services/integrations/upstream-oidc/sign-in.ts";
 import { checkAuthorizationRequest, REQUEST_PARAMS } from "../services/oidc/authorize.ts";
+import { BROWSER_SESSION_COOKIE, findBrowserSession } from "../services/oidc/browser-session.ts";
 import { discardSignIn, loginNameOf, upstreamSignIn, type SignedIn } from "../services/oidc/sign-in.ts";
 import { answerCheck, continueSignIn, secondStepPage } from "./flow/authorization.ts";
 import {
@@ -85,6 +86,7 @@ async function callback(c: Context<Env>, app: AppContext, providerUuid: string):
       { code: query.code, state: query.state, error: query.error, iss: query.iss },
       browserSecret,
       requestIssuer(c, app),
+      (await findBrowserSession(app, getCookie(c, BROWSER_SESSION_COOKIE)))?.userUuid ?? null,
     );
     setCookie(c, UPSTREAM_DONE_COOKIE, done.completion, cookieOptions(c, app, UPSTREAM_LOGIN_SECONDS));
     return redirectTo(c, `${requestIssuer(c, app)}/upstream-sign-in`);

@@ -131,6 +131,14 @@ describeEachDb(
       throw new Error("too many redirects");
     };
 
+    const signInViaLabel = async (account: string, label: string) => {
+      await upstream.set({ account, tamper: null });
+      const browser = new TestBrowser(served.url);
+      const page = await loginPage(browser);
+      const end = await follow(browser, page.buttons.find((b) => b.label === label)!.href);
+      return { page, end };
+    };
+
     const signInVia = async (account: string, tamper: Tamper = null) => {
       await upstream.set({ account, tamper });
       const browser = new TestBrowser(served.url);
@@ -218,6 +226,47 @@ describeEachDb(
       expect(await t.app.db.select().from(upstreamOidcLinks).where(eq(upstreamOidcLinks.userUuid, existing))).toEqual(
         [],
       );
+      await t.request("DELETE", `/0.1/backends/oidc/${uuid}`, { token: admin });
+    });
+
+    test("link: an existing account of the verified email is linked only once the browser signed in to it", async () => {
+      const t = get();
+      const kate = await createUserRow(t.app, { tenantUuid: tenant, username: "kate", password: "kate-pw" });
+      await t.app.db
+        .insert(emails)
+        .values({ address: "Kate@corp.example", confirmed: true, main: true, userUuid: kate });
+      const uuid = await addProvider(t, admin, upstream, { display_name: "Kate SSO", provisioning: "link" });
+      await upstream.set({
+        account: "kate",
+        tamper: null,
+        accounts: { kate: { preferred_username: "kate.up", email: "kate@corp.example", email_verified: true } },
+      });
+      const browser = new TestBrowser(served.url);
+      // Without a session: refused, saying what to do; nothing linked.
+      const first = await loginPage(browser);
+      const refused = await follow(browser, first.buttons.find((b) => b.label === "Continue with Kate SSO")!.href);
+      expect(refused.res.status).toBe(401);
+      expect(refused.html).toContain("To link it, sign in to it once with your password");
+      expect(await t.app.db.select().from(upstreamOidcLinks).where(eq(upstreamOidcLinks.userUuid, kate))).toEqual([]);
+      // The password, in this browser: its session is the proof.
+      const flow = await startAuthorization(config, REDIRECT, { scope: "openid" });
+      const signedIn = await browser.signIn(flow.url, "kate", "kate-pw");
+      expect(signedIn.res.status).toBe(303);
+      const again = await loginPage(browser, { prompt: "login" });
+      const end = await follow(browser, again.buttons.find((b) => b.label === "Continue with Kate SSO")!.href);
+      expect(end.res.status).toBe(303);
+      const tokens = await oidc.authorizationCodeGrant(config, end.location!, {
+        pkceCodeVerifier: again.flow.verifier,
+        expectedState: again.flow.state,
+        expectedNonce: again.flow.nonce,
+      });
+      expect(tokens.claims()!.sub).toBe(kate);
+      expect(tokens.claims()!.amr).toEqual(["oidc"]);
+      const links = await t.app.db.select().from(upstreamOidcLinks).where(eq(upstreamOidcLinks.userUuid, kate));
+      expect(links.map((l) => [l.providerUuid, l.subject])).toEqual([[uuid, "kate"]]);
+      // From now on, another browser signs in with the provider alone.
+      const other = await signInViaLabel("kate", "Continue with Kate SSO");
+      expect(other.end.res.status).toBe(303);
       await t.request("DELETE", `/0.1/backends/oidc/${uuid}`, { token: admin });
     });
 

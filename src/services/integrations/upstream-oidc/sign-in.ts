@@ -7,7 +7,7 @@
 // secret that the `oidc` identity provider (plugins/idp/oidc.ts) turns into a login, as POST /0.1/token
 // does for every other identity provider (throttling, disabled users, the second factor).
 import { createHash, randomBytes } from "node:crypto";
-import { and, eq, gt, isNotNull, isNull, lt } from "drizzle-orm";
+import { and, eq, gt, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import { decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import type { AppContext } from "../../../boot/context.ts";
 import {
@@ -20,9 +20,9 @@ import {
 } from "../../../db/schema.ts";
 import { inTransaction } from "../../../db/tx.ts";
 import { ApiError } from "../../../domain/errors.ts";
-import { recordAudit } from "../../audit/record.ts";
+import { recordAudit, SYSTEM_ACTOR } from "../../audit/record.ts";
 import { effectiveMethod } from "../../auth/identity-providers.ts";
-import { createUser, userAudit } from "../../identity/users.ts";
+import { createUser, publishUserEvent, userAudit } from "../../identity/users.ts";
 import { isSubtenant } from "../../identity/tenant-tree.ts";
 import { OutboundRefused, outboundFetch } from "../../outbound/fetch.ts";
 import {
@@ -159,8 +159,6 @@ export interface FinishedUpstreamLogin {
 /**
  * Back from the provider (OIDC Core §3.1.2.5): the sign-in under way, taken once; the code exchanged;
  * the ID token verified; the user found or made. Throws UpstreamSignInRefused with what to show.
- * `params` of a refusal after the state was found are returned through `resume` so the page can offer
- * the login form again.
  */
 export async function finishUpstreamLogin(
   app: AppContext,
@@ -168,7 +166,8 @@ export async function finishUpstreamLogin(
   callback: UpstreamCallback,
   browserSecret: string | undefined,
   tesseraIssuer: string,
-  resume: (params: Record<string, string>) => void = () => {},
+  /** The user of this browser's Tessera session, if any: the proof that links an existing account. */
+  sessionUserUuid: string | null = null,
 ): Promise<FinishedUpstreamLogin> {
   const expired = () =>
     new UpstreamSignInRefused("This sign-in has expired or was already used. Start again.", "state");
@@ -188,7 +187,6 @@ export async function finishUpstreamLogin(
     )
     .returning();
   if (!row) throw expired();
-  resume(row.params);
   const drop = () => app.db.delete(upstreamOidcLogins).where(eq(upstreamOidcLogins.stateHash, row.stateHash));
   try {
     // The browser that started it, and no other (a link to this URL signs nobody in: login CSRF, RFC 9700 §4.7).
@@ -208,7 +206,7 @@ export async function finishUpstreamLogin(
       throw new UpstreamSignInRefused(`The answer did not come from ${provider.displayName}.`, "iss_parameter");
     const tokens = await exchangeCode(app, provider, metadata, callback.code, row.codeVerifier, tesseraIssuer);
     const claims = await verifiedClaims(app, provider, metadata, tokens, row.nonce);
-    const userUuid = await userFor(app, provider, claims);
+    const userUuid = await userFor(app, provider, claims, sessionUserUuid);
     await app.db
       .update(upstreamOidcLogins)
       .set({ userUuid, subject: String(claims.sub) })
@@ -372,8 +370,18 @@ const claimText = (claims: JWTPayload, name: string, max = 256): string | null =
 /** `email_verified` true (some providers send the string "true"). */
 const emailVerified = (claims: JWTPayload) => claims.email_verified === true || claims.email_verified === "true";
 
-/** The user behind the upstream identity: its link, else a new user (`create`), else refused. */
-async function userFor(app: AppContext, provider: ProviderRow, claims: JWTPayload): Promise<string> {
+/**
+ * The user behind the upstream identity: its link; else a new user (`create`); else (`link`) the existing
+ * account whose confirmed address is the provider's verified email, only when this browser is already
+ * signed in to that very account (the user proved it: its password, its second factor), never by the
+ * address alone; else refused.
+ */
+async function userFor(
+  app: AppContext,
+  provider: ProviderRow,
+  claims: JWTPayload,
+  sessionUserUuid: string | null,
+): Promise<string> {
   const subject = String(claims.sub);
   const [link] = await app.db
     .select({ userUuid: upstreamOidcLinks.userUuid, tenantUuid: users.tenantUuid, method: users.authenticationMethod })
@@ -392,12 +400,57 @@ async function userFor(app: AppContext, provider: ProviderRow, claims: JWTPayloa
       );
     return link.userUuid;
   }
+  if (provider.provisioning === "link") {
+    const linked = await linkProvenAccount(app, provider, claims, subject, sessionUserUuid);
+    if (linked) return linked;
+  }
   if (provider.provisioning !== "create")
     throw new UpstreamSignInRefused(
       `No account here is linked to this ${provider.displayName} identity. Ask your administrator, or sign in with your password.`,
       "no_link",
     );
   return provisionUser(app, provider, claims, subject);
+}
+
+/**
+ * `link`: the account of the verified email, when the browser's session is that account's. The link is
+ * made and the account's method becomes `oidc` (it signs in with the provider from now on); audited.
+ * An account of that email without such a session: refused with what to do (sign in first).
+ */
+async function linkProvenAccount(
+  app: AppContext,
+  provider: ProviderRow,
+  claims: JWTPayload,
+  subject: string,
+  sessionUserUuid: string | null,
+): Promise<string | null> {
+  const email = emailVerified(claims) ? claimText(claims, mappingOf(provider).email) : null;
+  if (!email) return null;
+  const [owner] = await app.db
+    .select({ uuid: users.uuid, tenantUuid: users.tenantUuid })
+    .from(emails)
+    .innerJoin(users, eq(users.uuid, emails.userUuid))
+    .where(and(sql`lower(${emails.address}) = ${email.toLowerCase()}`, eq(emails.confirmed, true)));
+  if (!owner || !(await isSubtenant(app.db, owner.tenantUuid, provider.tenantUuid, app.topTenantUuid))) return null;
+  if (owner.uuid !== sessionUserUuid)
+    throw new UpstreamSignInRefused(
+      `An account with your ${provider.displayName} email exists here. To link it, sign in to it once with your password, then choose Continue with ${provider.displayName} again.`,
+      "link_needs_proof",
+    );
+  await inTransaction(app, async (tx) => {
+    const [before] = await tx.select().from(users).where(eq(users.uuid, owner.uuid));
+    await tx.insert(upstreamOidcLinks).values({ providerUuid: provider.uuid, subject, userUuid: owner.uuid });
+    const [after] = await tx
+      .update(users)
+      .set({ authenticationMethod: UPSTREAM_METHOD })
+      .where(eq(users.uuid, owner.uuid))
+      .returning();
+    await publishUserEvent(app, tx, "updated", after!);
+    const entry = userAudit("user.oidc_link.create", after!, before!, after!);
+    entry.changes!.push({ field: "oidc_link", old: null, new: `${provider.uuid}:${subject}` });
+    await recordAudit(app, tx, { ...SYSTEM_ACTOR, userUuid: owner.uuid, tenantUuid: owner.tenantUuid }, entry);
+  });
+  return owner.uuid;
 }
 
 /** JIT provisioning: a user of the provider's tenant, with the mapped claims, method `oidc`, and its link. */
