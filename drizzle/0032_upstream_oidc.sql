@@ -10,6 +10,7 @@ CREATE TABLE IF NOT EXISTS "tessera_upstream_oidc_provider" (
 	"client_id" text NOT NULL,
 	"client_secret" text NOT NULL,
 	"scopes" text[] NOT NULL,
+	"native_client_ids" text[] DEFAULT '{}'::text[] NOT NULL,
 	"provisioning" text NOT NULL,
 	"claim_mapping" jsonb NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,

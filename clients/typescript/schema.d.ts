@@ -4477,6 +4477,7 @@ export interface operations {
                             issuer: string;
                             client_id: string;
                             scopes: string[];
+                            native_client_ids: string[];
                             provisioning: string;
                             claim_mapping: {
                                 username: string;
@@ -4548,6 +4549,8 @@ export interface operations {
                     client_id: string;
                     /** @description Default `openid email profile`; `openid` is always asked */
                     scopes?: string[];
+                    /** @description Client ids of the tenant's native applications at the provider: their ID tokens may log in with `POST /token` `idp_token` (besides `client_id`'s) */
+                    native_client_ids?: string[];
                     /**
                      * @description `create`: a user is made on first sign-in; `link` (default): only users already linked; `off`: sign-in disabled
                      * @enum {string}
@@ -4580,6 +4583,7 @@ export interface operations {
                         issuer: string;
                         client_id: string;
                         scopes: string[];
+                        native_client_ids: string[];
                         provisioning: string;
                         claim_mapping: {
                             username: string;
@@ -4659,6 +4663,7 @@ export interface operations {
                         issuer: string;
                         client_id: string;
                         scopes: string[];
+                        native_client_ids: string[];
                         provisioning: string;
                         claim_mapping: {
                             username: string;
@@ -4729,6 +4734,8 @@ export interface operations {
                     client_id: string;
                     /** @description Default `openid email profile`; `openid` is always asked */
                     scopes?: string[];
+                    /** @description Client ids of the tenant's native applications at the provider: their ID tokens may log in with `POST /token` `idp_token` (besides `client_id`'s) */
+                    native_client_ids?: string[];
                     /**
                      * @description `create`: a user is made on first sign-in; `link` (default): only users already linked; `off`: sign-in disabled
                      * @enum {string}

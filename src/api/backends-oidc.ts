@@ -45,6 +45,13 @@ const fields = {
     .describe("The provider's issuer: its discovery document is fetched from it (optional with a preset)"),
   client_id: text(CAPS.clientId, { min: 1 }),
   scopes: z.array(scopeToken).max(64).optional().describe("Default `openid email profile`; `openid` is always asked"),
+  native_client_ids: z
+    .array(text(CAPS.clientId, { min: 1 }))
+    .max(32)
+    .optional()
+    .describe(
+      "Client ids of the tenant's native applications at the provider: their ID tokens may log in with `POST /token` `idp_token` (besides `client_id`'s)",
+    ),
   provisioning: z
     .enum(PROVISIONING as [string, ...string[]])
     .optional()
@@ -76,6 +83,7 @@ const providerView = z.object({
   issuer: z.string(),
   client_id: z.string(),
   scopes: z.array(z.string()),
+  native_client_ids: z.array(z.string()),
   provisioning: z.string(),
   claim_mapping: z.object({ username: z.string(), email: z.string(), firstname: z.string(), lastname: z.string() }),
   redirect_uri: z.string().describe("The redirect URI to register at the upstream provider"),

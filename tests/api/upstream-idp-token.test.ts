@@ -100,6 +100,39 @@ describeEachDb(
       await t.app.db.insert(upstreamOidcLinks).values({ providerUuid, subject: "frank", userUuid: frank });
     });
 
+    test("a native application's own client id counts once it is listed in native_client_ids", async () => {
+      const t = get();
+      const admin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant })).token;
+      const mobile = await upstream.register([NATIVE_REDIRECT]);
+      await upstream.set({ account: "frank", tamper: null });
+      const before = await t.request("POST", "/0.1/token", {
+        body: { idp_token: await upstream.idToken(mobile, NATIVE_REDIRECT) },
+      });
+      expect(before.status).toBe(401);
+      const list = await t.request("GET", "/0.1/backends/oidc", { token: admin });
+      const current = list.json.items[0];
+      const put = await t.request("PUT", `/0.1/backends/oidc/${current.uuid}`, {
+        token: admin,
+        body: {
+          name: current.name,
+          display_name: current.display_name,
+          issuer: current.issuer,
+          client_id: current.client_id,
+          provisioning: current.provisioning,
+          native_client_ids: [mobile.client_id],
+        },
+      });
+      expect(put.status).toBe(204);
+      expect(
+        (await t.request("GET", `/0.1/backends/oidc/${current.uuid}`, { token: admin })).json.native_client_ids,
+      ).toEqual([mobile.client_id]);
+      const after = await t.request("POST", "/0.1/token", {
+        body: { idp_token: await upstream.idToken(mobile, NATIVE_REDIRECT) },
+      });
+      expect(after.status).toBe(200);
+      expect(after.json.data.auth_id).toBe(frank);
+    });
+
     test("an upstream identity linked to nobody, garbage, or another tenant named: 401", async () => {
       const t = get();
       expect((await t.request("POST", "/0.1/token", { body: { idp_token: await tokenWith("gina") } })).status).toBe(

@@ -1,6 +1,7 @@
 // Upstream OpenID Connect providers (Tessera addition; services/integrations/upstream-oidc/): the
 // providers a tenant's users sign in with, the links between their accounts and the upstream
 // subjects, and the sign-ins under way (state, nonce, PKCE verifier: OIDC Core §3.1.2.1, RFC 7636).
+import { sql } from "drizzle-orm";
 import { index, jsonb, pgTable, primaryKey, text, timestamp, unique, varchar } from "drizzle-orm/pg-core";
 import { uuidPk } from "./columns.ts";
 import { tenants, users } from "./identity.ts";
@@ -21,6 +22,8 @@ export const upstreamOidcProviders = pgTable(
     /** Needed in clear to authenticate at the upstream token endpoint; never returned by the API. */
     clientSecret: text("client_secret").notNull(),
     scopes: text("scopes").array().notNull(),
+    /** Client ids of the tenant's native applications at the provider: their ID tokens may log in (`idp_token`). */
+    nativeClientIds: text("native_client_ids").array().notNull().default(sql`'{}'::text[]`),
     /** `create` (JIT), `link` (existing accounts only), `off` (sign-in disabled). */
     provisioning: text("provisioning").notNull(),
     claimMapping: jsonb("claim_mapping").$type<Record<string, string>>().notNull(),

@@ -55,6 +55,7 @@ export interface ProviderInput {
   /** Required at creation; absent on update: kept. */
   client_secret?: string;
   scopes?: string[];
+  native_client_ids?: string[];
   provisioning?: Provisioning;
   claim_mapping?: Partial<ClaimMapping>;
 }
@@ -68,6 +69,7 @@ export interface ProviderJson {
   issuer: string;
   client_id: string;
   scopes: string[];
+  native_client_ids: string[];
   provisioning: string;
   claim_mapping: ClaimMapping;
   /** What to register at the upstream provider as this provider's redirect URI. */
@@ -88,6 +90,7 @@ export function providerJson(row: ProviderRow, tesseraIssuer: string): ProviderJ
     issuer: row.issuer,
     client_id: row.clientId,
     scopes: row.scopes,
+    native_client_ids: row.nativeClientIds,
     provisioning: row.provisioning,
     claim_mapping: { ...DEFAULT_CLAIM_MAPPING, ...row.claimMapping },
     redirect_uri: redirectUriOf(tesseraIssuer, row.uuid),
@@ -168,6 +171,7 @@ function rowValues(input: ProviderInput, issuer: string) {
     issuer,
     clientId: input.client_id,
     scopes,
+    nativeClientIds: [...new Set(input.native_client_ids ?? [])],
     provisioning: input.provisioning ?? "link",
     claimMapping: { ...DEFAULT_CLAIM_MAPPING, ...(input.claim_mapping ?? {}) },
   };

@@ -560,15 +560,16 @@ export async function verifyUpstreamIdToken(
   const audiences = (Array.isArray(unverified.aud) ? unverified.aud : [unverified.aud]).filter(
     (a): a is string => typeof a === "string",
   );
+  const accepted = (p: ProviderRow) => [p.clientId, ...p.nativeClientIds];
   const candidates = (await upstreamProvidersFor(app, unverified.iss, tenantUuid)).filter((p) =>
-    audiences.includes(p.clientId),
+    accepted(p).some((id) => audiences.includes(id)),
   );
   if (candidates.length !== 1) return null;
   const provider = candidates[0]!;
   if (provider.provisioning === "off") return null;
   let payload: JWTPayload;
   try {
-    payload = await verifyIdToken(app, provider, await metadataFor(app, provider), idToken);
+    payload = await verifyIdToken(app, provider, await metadataFor(app, provider), idToken, accepted(provider));
   } catch (e) {
     if (e instanceof UpstreamSignInRefused) return null;
     throw e;
