@@ -209,6 +209,34 @@ describeEachDb(
       expect(replay.html).toContain("expired or was already used");
     });
 
+    test("the provider's error answer, or an answer naming another issuer (RFC 9207), is refused", async () => {
+      for (const [change, words] of [
+        [
+          (u: URL) => {
+            u.searchParams.delete("code");
+            u.searchParams.set("error", "access_denied");
+          },
+          "Corp SSO did not sign you in (access_denied)",
+        ],
+        [
+          (u: URL) => u.searchParams.set("iss", "https://attacker.example.com"),
+          "The answer did not come from Corp SSO",
+        ],
+      ] as const) {
+        await upstream.set({ account: "alice", tamper: null });
+        const browser = new TestBrowser(served.url);
+        const page = await loginPage(browser);
+        const at = await follow(browser, page.buttons.find((b) => b.label === "Continue with Corp SSO")!.href, true);
+        const url = new URL(at.callback!);
+        expect(url.searchParams.get("iss")).toBe(upstream.issuer); // the provider sends RFC 9207's iss
+        change(url);
+        const end = await browser.get(url.href);
+        expect(end.res.status).toBe(401);
+        expect(end.html).toContain(words);
+        expect(end.location).toBeNull();
+      }
+    });
+
     test("an unverified email never links to an existing account (provisioning link)", async () => {
       const t = get();
       const existing = await createUserRow(t.app, { tenantUuid: tenant, username: "bob" });
