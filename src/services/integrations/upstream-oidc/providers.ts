@@ -259,13 +259,15 @@ export async function updateProvider(
 
 /** Absent or invisible: nothing to delete (D4 of docs/wazo-auth-differences.md). Its links and sign-ins under way go with it. */
 export async function deleteProvider(app: AppContext, caller: Caller, uuid: string): Promise<void> {
-  await inTransaction(app, async (tx) => {
+  const gone = await inTransaction(app, async (tx) => {
     const row = await orAbsent(requireVisibleProvider(app, caller, uuid, tx));
-    if (!row) return;
+    if (!row) return null;
     await tx.delete(upstreamOidcProviders).where(eq(upstreamOidcProviders.uuid, uuid));
     await providerEvent(app, tx, "deleted", row);
     await recordAudit(app, tx, caller, resourceAudit("backend_oidc.delete", target(row), auditView(row), null));
+    return row;
   });
+  if (gone) forgetUpstream(app, gone.issuer);
 }
 
 export type ProviderFilter = "name" | "issuer" | "provisioning";
