@@ -27,6 +27,7 @@ import { idpRoutes } from "./api/idp.ts";
 import { backendRoutes } from "./api/backends.ts";
 import { ldapConfigRoutes } from "./api/ldap-config.ts";
 import { samlConfigRoutes } from "./api/saml-config.ts";
+import { backendsOidcRoutes } from "./api/backends-oidc.ts";
 import { samlRoutes } from "./api/saml.ts";
 import { passwordResetRoutes } from "./api/password-reset.ts";
 import { registerRoutes } from "./api/register.ts";
@@ -45,6 +46,7 @@ import { oidcResourceRoutes } from "./api/oidc-resources.ts";
 import { oidcClientRoutes } from "./api/oidc-clients.ts";
 import { oidcInitialAccessTokenRoutes } from "./api/oidc-initial-access-tokens.ts";
 import { oidcAuthorizeRoutes } from "./web/authorize.ts";
+import { upstreamSignInRoutes } from "./web/upstream-sign-in.ts";
 import { mfaStepRoutes } from "./web/second-step.ts";
 import { passkeySignInRoutes } from "./web/passkey-sign-in.ts";
 import { accountRoutes } from "./web/account.ts";
@@ -79,6 +81,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     backendRoutes(),
     ldapConfigRoutes(),
     samlConfigRoutes(),
+    backendsOidcRoutes(),
     samlRoutes(),
     passwordResetRoutes(),
     registerRoutes(),
@@ -97,6 +100,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     oidcInitialAccessTokenRoutes(), // api/: initial access tokens (RFC 7591 §3)
     // web/: the hosted pages and the browser sign-in flow
     oidcAuthorizeRoutes(),
+    upstreamSignInRoutes(),
     mfaStepRoutes(),
     passkeySignInRoutes(),
     accountRoutes(),

@@ -554,6 +554,140 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/backends/oidc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Upstream OpenID Connect providers of the scoping tenant (and below with `recurse`)
+         * @description **Required ACL:** `auth.backends.oidc.read`
+         */
+        get: operations["listBackendsOidc"];
+        put?: never;
+        /**
+         * Add an upstream OpenID Connect provider to the scoping tenant
+         * @description The issuer's discovery document is fetched at once, through the outbound policy (`outbound_http`): an issuer that names a private, loopback or link-local address, or that cannot be reached, is a 400. The answer carries `redirect_uri`, to register at the provider; `client_secret` is never returned.
+         *
+         *     **Required ACL:** `auth.backends.oidc.create`
+         */
+        post: operations["createBackendOidc"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/backends/oidc/{oidc_backend_uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An upstream OpenID Connect provider (never its secret)
+         * @description **Required ACL:** `auth.backends.oidc.read`
+         */
+        get: operations["getBackendOidc"];
+        /**
+         * Replace an upstream OpenID Connect provider's settings (`client_secret` absent: kept)
+         * @description **Required ACL:** `auth.backends.oidc.update`
+         */
+        put: operations["updateBackendOidc"];
+        post?: never;
+        /**
+         * Remove an upstream OpenID Connect provider, its links and its sign-ins under way
+         * @description **Required ACL:** `auth.backends.oidc.delete`
+         */
+        delete: operations["deleteBackendOidc"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/me/oidc_links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's links to upstream OpenID identities
+         * @description **Required ACL:** `auth.users.me.oidc_links.read`
+         */
+        get: operations["listMyOidcLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/me/oidc_links/{oidc_backend_uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove the caller's link to an upstream provider
+         * @description **Required ACL:** `auth.users.me.oidc_links.delete`
+         */
+        delete: operations["deleteMyOidcLink"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{user_uuid}/oidc_links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's links to upstream OpenID identities
+         * @description **Required ACL:** `auth.users.{user_uuid}.oidc_links.read`
+         */
+        get: operations["listUserOidcLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{user_uuid}/oidc_links/{oidc_backend_uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a user's link to an upstream provider
+         * @description **Required ACL:** `auth.users.{user_uuid}.oidc_links.delete`
+         */
+        delete: operations["deleteUserOidcLink"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/saml/sso": {
         parameters: {
             query?: never;
@@ -1956,6 +2090,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oidc/authorize/upstream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The login page's "Continue with …" button: off to the tenant's upstream OpenID provider */
+        get: operations["startUpstreamOidcLogin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/upstream/{uuid}/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An upstream provider's redirect URI (OIDC Core §3.1.2.5): the code exchanged, the ID token verified */
+        get: operations["upstreamOidcCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/upstream-sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The end of an upstream sign-in: the login, then the second factor, consent or the code */
+        get: operations["finishUpstreamOidcLogin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oidc/authorize-mfa": {
         parameters: {
             query?: never;
@@ -2774,6 +2959,7 @@ export interface operations {
                     tenant_id?: string;
                     domain_name?: string;
                     mfa_code?: string;
+                    idp_token?: string;
                 };
             };
         };
@@ -4439,6 +4625,648 @@ export interface operations {
             };
             /** @description The token lacks the required ACL */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBackendsOidc: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                order?: "name" | "display_name" | "created_at";
+                direction?: "asc" | "desc";
+                search?: string;
+                recurse?: boolean;
+                name?: string | string[];
+                issuer?: string | string[];
+                provisioning?: string | string[];
+            };
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{items, filtered, total}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            uuid: string;
+                            tenant_uuid: string;
+                            name: string;
+                            display_name: string;
+                            preset: string;
+                            issuer: string;
+                            client_id: string;
+                            scopes: string[];
+                            native_client_ids: string[];
+                            provisioning: string;
+                            claim_mapping: {
+                                username: string;
+                                email: string;
+                                firstname: string;
+                                lastname: string;
+                            };
+                            /** @description The redirect URI to register at the upstream provider */
+                            redirect_uri: string;
+                        }[];
+                        filtered: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description Invalid list parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createBackendOidc: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A short name, unique in the tenant */
+                    name: string;
+                    /** @description Shown on the login page: "Continue with <display_name>" */
+                    display_name: string;
+                    /**
+                     * @description `oidc` (default, any OpenID provider), `google` (issuer https://accounts.google.com), `entra` (Microsoft Entra ID, multi-tenant issuer by default; the ID token's `tid` fills its issuer)
+                     * @enum {string}
+                     */
+                    preset?: "oidc" | "google" | "entra";
+                    /** @description The provider's issuer: its discovery document is fetched from it (optional with a preset) */
+                    issuer?: string;
+                    client_id: string;
+                    /** @description Default `openid email profile`; `openid` is always asked */
+                    scopes?: string[];
+                    /** @description Client ids of the tenant's native applications at the provider: their ID tokens may log in with `POST /token` `idp_token` (besides `client_id`'s) */
+                    native_client_ids?: string[];
+                    /**
+                     * @description `create`: a user is made on first sign-in; `link` (default): only users already linked; `off`: sign-in disabled
+                     * @enum {string}
+                     */
+                    provisioning?: "create" | "link" | "off";
+                    /** @description Which upstream claim fills which user field. Defaults: preferred_username (else the verified email) → username, email (when email_verified) → email, given_name → firstname, family_name → lastname */
+                    claim_mapping?: {
+                        username?: string;
+                        email?: string;
+                        firstname?: string;
+                        lastname?: string;
+                    };
+                    client_secret: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The provider */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        uuid: string;
+                        tenant_uuid: string;
+                        name: string;
+                        display_name: string;
+                        preset: string;
+                        issuer: string;
+                        client_id: string;
+                        scopes: string[];
+                        native_client_ids: string[];
+                        provisioning: string;
+                        claim_mapping: {
+                            username: string;
+                            email: string;
+                            firstname: string;
+                            lastname: string;
+                        };
+                        /** @description The redirect URI to register at the upstream provider */
+                        redirect_uri: string;
+                    };
+                };
+            };
+            /** @description Invalid body, refused issuer, or discovery failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Name already used in the tenant */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBackendOidc: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                oidc_backend_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The provider */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        uuid: string;
+                        tenant_uuid: string;
+                        name: string;
+                        display_name: string;
+                        preset: string;
+                        issuer: string;
+                        client_id: string;
+                        scopes: string[];
+                        native_client_ids: string[];
+                        provisioning: string;
+                        claim_mapping: {
+                            username: string;
+                            email: string;
+                            firstname: string;
+                            lastname: string;
+                        };
+                        /** @description The redirect URI to register at the upstream provider */
+                        redirect_uri: string;
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such provider */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateBackendOidc: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                oidc_backend_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A short name, unique in the tenant */
+                    name: string;
+                    /** @description Shown on the login page: "Continue with <display_name>" */
+                    display_name: string;
+                    /**
+                     * @description `oidc` (default, any OpenID provider), `google` (issuer https://accounts.google.com), `entra` (Microsoft Entra ID, multi-tenant issuer by default; the ID token's `tid` fills its issuer)
+                     * @enum {string}
+                     */
+                    preset?: "oidc" | "google" | "entra";
+                    /** @description The provider's issuer: its discovery document is fetched from it (optional with a preset) */
+                    issuer?: string;
+                    client_id: string;
+                    /** @description Default `openid email profile`; `openid` is always asked */
+                    scopes?: string[];
+                    /** @description Client ids of the tenant's native applications at the provider: their ID tokens may log in with `POST /token` `idp_token` (besides `client_id`'s) */
+                    native_client_ids?: string[];
+                    /**
+                     * @description `create`: a user is made on first sign-in; `link` (default): only users already linked; `off`: sign-in disabled
+                     * @enum {string}
+                     */
+                    provisioning?: "create" | "link" | "off";
+                    /** @description Which upstream claim fills which user field. Defaults: preferred_username (else the verified email) → username, email (when email_verified) → email, given_name → firstname, family_name → lastname */
+                    claim_mapping?: {
+                        username?: string;
+                        email?: string;
+                        firstname?: string;
+                        lastname?: string;
+                    };
+                    /** @description Absent: kept */
+                    client_secret?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Updated */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid body, refused issuer, or discovery failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such provider */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Name already used in the tenant */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteBackendOidc: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                oidc_backend_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed or absent */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource (also for a malformed path parameter) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMyOidcLinks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{items, total}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            oidc_backend_uuid: string;
+                            name: string;
+                            display_name: string;
+                            /** @description The user's `sub` at the provider */
+                            subject: string;
+                            created_at: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token has no user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteMyOidcLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                oidc_backend_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed, or absent */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource (also for a malformed path parameter) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listUserOidcLinks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                user_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{items, total}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            oidc_backend_uuid: string;
+                            name: string;
+                            display_name: string;
+                            /** @description The user's `sub` at the provider */
+                            subject: string;
+                            created_at: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteUserOidcLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                user_uuid: string;
+                oidc_backend_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed, or absent */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource (also for a malformed path parameter) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11078,6 +11906,175 @@ export interface operations {
             };
             /** @description Error page */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error page: database outage */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startUpstreamOidcLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the upstream provider's authorization endpoint (PKCE S256, state, nonce) */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Error page: invalid authorization request, or a provider not of the client's tenant */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error page: the provider cannot be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error page: database outage */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    upstreamOidcCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description On to /oidc/upstream-sign-in */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Error page: the sign-in was refused (why is said) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource (also for a malformed path parameter) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error page: the provider cannot be reached */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error page: database outage */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    finishUpstreamOidcLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The second step, or the consent page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Back to the client with `code`, `state` and `iss` */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Error page: expired or used */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error page: refused */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

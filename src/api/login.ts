@@ -18,6 +18,8 @@ const tokenBody = z
     tenant_id: text(CAPS.shortName).optional(),
     domain_name: text(253).optional(),
     mfa_code: text(64, { min: 1 }).optional(),
+    // An ID token of a tenant's upstream OpenID provider, for native sign-in (docs/federation.md).
+    idp_token: text(16_384, { min: 1 }).optional(),
   })
   .superRefine((b, ctx) => {
     const rule = (path: string, message: string) =>
@@ -34,6 +36,7 @@ const tokenBody = z
     if (b.refresh_token && !b.client_id) rule("client_id", '"client_id" must be specified when using "refresh_token"');
     if (b.refresh_token && b.saml_session_id)
       rule("saml_session_id", '"refresh_token" and "saml_session_id" cannot be used together');
+    if (b.refresh_token && b.idp_token) rule("idp_token", '"refresh_token" and "idp_token" cannot be used together');
     if (b.tenant_id && b.domain_name) rule("domain_name", '"tenant_id" and "domain_name" cannot be used together');
   });
 

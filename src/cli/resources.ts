@@ -1,4 +1,4 @@
-// `tessera users|tenants|groups|policies|oidc-clients list|show|create|delete`, `policies add-acl|remove-acl`,
+// `tessera users|tenants|groups|policies|oidc-clients|backends oidc list|show|create|delete`, `policies add-acl|remove-acl`,
 // `users unlock` and `users mfa show|reset` (mfa.ts): one table describes each resource; the commands are built from it over the typed client. The
 // commands between resources (memberships, passwords, updates) are in relations.ts.
 import { defineCommand, type ArgsDef } from "citty";
@@ -178,6 +178,34 @@ const RESOURCES: Record<string, ResourceSpec> = {
     }),
     needsOneOf: [{ field: "name", flag: "--name" }],
   },
+  // `tessera backends oidc …` (docs/federation.md): a tenant's upstream OpenID providers.
+  "oidc-backends": {
+    singular: "upstream OpenID provider",
+    ops: { list: "listBackendsOidc", show: "getBackendOidc", create: "createBackendOidc", delete: "deleteBackendOidc" },
+    param: "oidc_backend_uuid",
+    columns: ["uuid", "name", "display_name", "issuer", "provisioning", "redirect_uri"],
+    createArgs: {
+      name: { ...str, description: "Short name, unique in the tenant", valueHint: "NAME" },
+      "display-name": { ...str, description: "Shown on the login page: Continue with <display name>" },
+      preset: { ...str, description: "oidc (default), google or entra" },
+      issuer: { ...str, description: "The provider's issuer (its discovery is fetched at once)", valueHint: "URL" },
+      "client-id": { ...str, description: "Tessera's client id at the provider" },
+      "client-secret": { ...str, description: "Tessera's client secret at the provider (never shown again)" },
+      scopes: { ...str, description: "Scopes, comma-separated (default openid,email,profile)", valueHint: "A,B" },
+      provisioning: { ...str, description: "create, link (default) or off" },
+    },
+    body: (a) => ({
+      name: a.name,
+      display_name: a["display-name"] ?? a.name,
+      preset: a.preset,
+      issuer: a.issuer,
+      client_id: a["client-id"],
+      client_secret: a["client-secret"],
+      scopes: list(a.scopes),
+      provisioning: a.provisioning,
+    }),
+    needsOneOf: [{ field: "name", flag: "--name" }],
+  },
 };
 
 function listCommand(name: string, spec: ResourceSpec): AnyCommand {
@@ -339,7 +367,7 @@ const unlockCommand: AnyCommand = defineCommand({
   },
 });
 
-export const resourceCommands: Record<string, AnyCommand> = Object.fromEntries(
+const built: Record<string, AnyCommand> = Object.fromEntries(
   Object.entries(RESOURCES).map(([name, spec]) => {
     const subCommands: Record<string, AnyCommand> = {
       list: listCommand(name, spec),
@@ -356,3 +384,12 @@ export const resourceCommands: Record<string, AnyCommand> = Object.fromEntries(
     return [name, defineCommand({ meta: { name, description: `Administer ${name}` }, subCommands })];
   }),
 );
+
+const { "oidc-backends": oidcBackends, ...others } = built;
+export const resourceCommands: Record<string, AnyCommand> = {
+  ...others,
+  backends: defineCommand({
+    meta: { name: "backends", description: "Administer a tenant's identity backends" },
+    subCommands: { oidc: oidcBackends! },
+  }),
+};

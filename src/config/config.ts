@@ -771,6 +771,8 @@ export const defaultPlugins: Record<string, Record<string, string | { module: st
   idp: {
     saml: { module: join(projectRoot, "plugins/idp/saml.ts"), priority: 1 },
     ldap: { module: join(projectRoot, "plugins/idp/ldap.ts"), priority: 2 },
+    // Tenants' upstream OpenID Connect providers (docs/federation.md).
+    oidc: { module: join(projectRoot, "plugins/idp/oidc.ts"), priority: 3 },
   },
   external_auth: {
     google: join(projectRoot, "plugins/external-auth/google.ts"),

@@ -12,3 +12,4 @@ export * from "./tables/audit.ts";
 export * from "./tables/passkeys.ts";
 export * from "./tables/password-policy.ts";
 export * from "./tables/outbound.ts";
+export * from "./tables/upstream-oidc.ts";

@@ -25,6 +25,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   ldap_config: "The LDAP directory of a tenant: its users log in with their directory password.",
   saml_config:
     "The SAML identity provider of a tenant: its metadata, and this service provider's metadata and ACS URL.",
+  backends_oidc:
+    "Upstream OpenID Connect providers of a tenant (Entra ID, Google, Keycloak…): its users sign in with them on the hosted login page. Discovery is fetched from the issuer at creation; the client secret is never returned; the answer gives the redirect URI to register at the provider (docs/federation.md).",
   saml: "SAML single sign-on and logout, as the browser goes through them.",
   backends: "The authentication backends loaded by this service.",
   config: "The effective configuration (secrets masked) and the few settings changeable at run time.",

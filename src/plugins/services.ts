@@ -16,6 +16,7 @@ import { isSubtenant } from "../services/identity/tenant-tree.ts";
 import { findLdapConfig } from "../services/integrations/ldap-config.ts";
 import { samlConfigForDomain } from "../services/integrations/saml/saml-config.ts";
 import { consumeCompletedLogin } from "../services/integrations/saml/saml-sessions.ts";
+import { consumeUpstreamLogin, verifyUpstreamIdToken } from "../services/integrations/upstream-oidc/sign-in.ts";
 import type { PluginServices } from "./types.ts";
 
 export function pluginServices(app: AppContext): PluginServices {
@@ -34,6 +35,8 @@ export function pluginServices(app: AppContext): PluginServices {
     findLdapConfig: (tenantUuid) => findLdapConfig(app, tenantUuid),
     consumeSamlLogin: (sessionId) => consumeCompletedLogin(app, sessionId),
     samlConfigForDomain: (domain) => samlConfigForDomain(app, domain),
+    consumeUpstreamLogin: (completion) => consumeUpstreamLogin(app, completion),
+    verifyUpstreamIdToken: (idToken, tenantUuid) => verifyUpstreamIdToken(app, idToken, tenantUuid),
     findRefreshTokenLogin: (refreshToken, clientId, args) => findRefreshTokenLogin(app, refreshToken, clientId, args),
     backendForMethod: (method, args) => backendForMethod(app, method, args),
   };

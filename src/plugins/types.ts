@@ -80,6 +80,22 @@ export interface PluginServices {
   consumeSamlLogin(sessionId: string): Promise<CompletedSamlLogin | null>;
   /** The SAML configuration of a domain name: the tenant whose IdP speaks for it. */
   samlConfigForDomain(domain: string): Promise<{ tenantUuid: string } | null>;
+  /**
+   * Takes a sign-in that a tenant's upstream OpenID Connect provider completed (`upstream_login` of
+   * POST /0.1/token, services/integrations/upstream-oidc/), once: its user, the name it logs in with,
+   * and the provider's tenant. Null when unknown, used or expired.
+   */
+  consumeUpstreamLogin(
+    completion: string,
+  ): Promise<{ userUuid: string; login: string; providerTenantUuid: string; providerUuid: string } | null>;
+  /**
+   * POST /0.1/token's `idp_token`: the user linked to the `sub` of an ID token that one of the tenants'
+   * upstream providers signed for its client, once. `tenantUuid` narrows the providers. Null: refused.
+   */
+  verifyUpstreamIdToken(
+    idToken: string,
+    tenantUuid: string | null,
+  ): Promise<{ userUuid: string; login: string; providerTenantUuid: string; providerUuid: string } | null>;
   /** The login a refresh token of `clientId` stands for, with the user's effective method. */
   findRefreshTokenLogin(
     refreshToken: string,

@@ -105,7 +105,8 @@ describeEachDb(
       const t = get();
       expect((await t.request("GET", "/0.1/backends")).json).toEqual({ data: ["wazo_user", "ldap_user"] });
       const idp = await t.request("GET", "/0.1/idp", { token: acme.admin });
-      expect(idp.json.items.sort()).toEqual(["default", "ldap", "native", "saml"]); // the two stock IdPs
+      // The three stock IdPs: saml, ldap and oidc (tenants' upstream OpenID providers, docs/federation.md).
+      expect(idp.json.items.sort()).toEqual(["default", "ldap", "native", "oidc", "saml"]);
     });
 
     test("service-account search: login by domain_name gives the matching user's token", async () => {

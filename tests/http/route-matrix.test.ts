@@ -10,6 +10,7 @@
 //  - grant rule: every writing route, aimed by an `auth.#` administrator at its own tenant's users,
 //    groups and policies, leaves no user with an entry the administrator could not have granted
 import { expect, test } from "bun:test";
+import { upstreamOidcProviders } from "../../src/db/schema.ts";
 import { grantCheck } from "../../src/domain/acl-grant.ts";
 import type { RouteSpec } from "../../src/http/route.ts";
 import { describeEachDb, type TestApp, type TestResponse } from "../helpers/app.ts";
@@ -45,6 +46,7 @@ interface World {
   oidcResource: string;
   passkey: string;
   initialAccessToken: string;
+  oidcBackend: string;
 }
 
 async function makeWorld(t: TestApp, master: string, tenant: string): Promise<World> {
@@ -102,7 +104,23 @@ async function makeWorld(t: TestApp, master: string, tenant: string): Promise<Wo
     }),
     "passkey",
   ).json.uuid;
+  // An upstream OpenID provider, stored directly: creating one through the API fetches its issuer's discovery.
+  const [oidcBackend] = await t.app.db
+    .insert(upstreamOidcProviders)
+    .values({
+      tenantUuid: tenant,
+      name: `idp-${uniq()}`,
+      displayName: "IdP",
+      issuer: "https://idp.example.com",
+      clientId: "tessera",
+      clientSecret: "secret",
+      scopes: ["openid"],
+      provisioning: "link",
+      claimMapping: {},
+    })
+    .returning();
   return {
+    oidcBackend: oidcBackend!.uuid,
     oidcClient,
     oidcResource,
     passkey,
@@ -134,6 +152,7 @@ function identifierValues(w: World): Record<string, string> {
     oidc_resource_uuid: w.oidcResource,
     passkey_uuid: w.passkey,
     initial_access_token_uuid: w.initialAccessToken,
+    oidc_backend_uuid: w.oidcBackend,
   };
 }
 const IDENTIFIERS = Object.keys(identifierValues({} as World));
@@ -177,6 +196,13 @@ const BODIES: Record<string, (w?: World) => unknown> = {
   "PUT /oidc/resources/{oidc_resource_uuid}": (w) => ({
     ...OIDC_RESOURCE,
     identifier: `https://${w?.oidcResource}.example.com`,
+  }),
+  // The same issuer: no discovery request on PUT.
+  "PUT /backends/oidc/{oidc_backend_uuid}": () => ({
+    name: "idp",
+    display_name: "IdP",
+    issuer: "https://idp.example.com",
+    client_id: "tessera",
   }),
   "PUT /backends/ldap": () => ({
     host: "ldap.example.com",
@@ -362,6 +388,7 @@ describeEachDb("route matrices", (get) => {
       oidc_resource_uuid: crypto.randomUUID(),
       passkey_uuid: crypto.randomUUID(),
       initial_access_token_uuid: crypto.randomUUID(),
+      oidc_backend_uuid: crypto.randomUUID(),
       token: crypto.randomUUID(),
       ...KIND_VALUES,
     };

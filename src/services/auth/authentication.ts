@@ -39,6 +39,10 @@ export interface TokenRequestBody {
   client_id?: string;
   refresh_token?: string;
   saml_session_id?: string;
+  /** A sign-in an upstream OpenID Connect provider completed (plugins/idp/oidc.ts). */
+  upstream_login?: string;
+  /** An ID token of a tenant's upstream OpenID provider (plugins/idp/oidc.ts). */
+  idp_token?: string;
   tenant_id?: string;
   domain_name?: string;
   /** A TOTP or recovery code, for a user with a second factor (mfa-login.ts). */

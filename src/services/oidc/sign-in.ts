@@ -167,6 +167,31 @@ export async function samlSignIn(
   return forClient(app, client, result);
 }
 
+/**
+ * Back from a tenant's upstream OpenID Connect provider: the completed sign-in, once (plugins/idp/oidc.ts,
+ * services/integrations/upstream-oidc/). A user with a second factor gets MfaRequired, as with a password.
+ */
+export async function upstreamSignIn(
+  app: AppContext,
+  client: ClientRow,
+  scope: string[],
+  completion: string,
+  origin: BrowserOrigin,
+): Promise<SignedIn> {
+  const { body, narrowAcl } = loginOptions(app, client, scope);
+  const result = await login(app, {
+    login: null,
+    password: null,
+    body: { ...body, upstream_login: completion },
+    narrowAcl,
+    mobile: false,
+    ...origin,
+    headers: {},
+    interactive: true,
+  });
+  return forClient(app, client, result);
+}
+
 /** Single sign-on: a new token for the browser session's user, without asking anything. */
 export async function sessionSignIn(
   app: AppContext,

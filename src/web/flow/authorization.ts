@@ -48,6 +48,7 @@ import {
   redirectTo,
   type Params,
 } from "../pages/browser.ts";
+import { upstreamButtons } from "../pages/upstream-buttons.ts";
 import { beginStep, type Flow, OPTIONS_ACTION, STEP_ACTION } from "./second-step.ts";
 
 export type Ok = Extract<AuthorizeCheck, { kind: "ok" }>;
@@ -102,6 +103,7 @@ export async function loginForm(
       username: extra.username ?? request.loginHint ?? undefined,
       samlDomain: saml ? domain : null,
       passkeySignIn,
+      upstreamButtons: await upstreamButtons(app, client.tenantUuid, params),
     },
     extra.status ?? 200,
     { tenantUuid: client.tenantUuid, formTargets: [request.redirectUri, ...(saml ? [saml.idp.ssoUrl] : [])] },

@@ -60,6 +60,8 @@ export type PageStep =
       samlDomain?: string | null;
       /** Offer passwordless passkey sign-in (web/passkey-sign-in.ts): the page loads its script. */
       passkeySignIn?: boolean;
+      /** The upstream providers' buttons, as HTML escaped by web/pages/upstream-buttons.ts. */
+      upstreamButtons?: string;
     }
   | ({ step: "mfa" } & MfaContent)
   | { step: "consent"; clientName: string; userName: string; scopes: string[]; hidden: Record<string, string> }
@@ -169,6 +171,7 @@ function stepContext(page: PageStep): Record<string, unknown> {
         saml_action: ACTIONS.saml_action,
         passkey_sign_in: page.passkeySignIn ?? false,
         scripts: passkeyScripts(page),
+        upstream_buttons: page.upstreamButtons ?? "",
       };
     case "consent":
       return {

@@ -1,0 +1,152 @@
+// An upstream OpenID provider for the tests: panva's oidc-provider (OpenID-certified), run under Node in
+// a child process by tests/helpers/upstream-oidc.ts. Its login and consent are answered at once for the
+// account the test chose (POST /control); POST /control also sets a tampering mode, in which the ID token
+// of the token endpoint is re-signed with a claim made wrong (iss, aud, nonce, exp, azp) or signed with a
+// key the provider does not publish (signature). Prints `{"issuer": …}` on its first line once listening.
+import { createServer } from "node:http";
+import { exportJWK, generateKeyPair, importJWK, SignJWT, decodeJwt } from "jose";
+import Provider from "oidc-provider";
+
+const options = JSON.parse(process.argv[2] ?? "{}");
+const { privateKey } = await generateKeyPair("RS256", { extractable: true });
+const signingJwk = { ...(await exportJWK(privateKey)), kid: "upstream-1", alg: "RS256", use: "sig" };
+const stranger = (await generateKeyPair("RS256")).privateKey;
+const control = { account: "alice", tamper: null };
+const accounts = options.accounts ?? {};
+
+let provider;
+const server = createServer(async (req, res) => {
+  try {
+    const url = new URL(req.url, "http://x");
+    if (url.pathname === "/control" && req.method === "POST") {
+      let raw = "";
+      for await (const chunk of req) raw += chunk;
+      Object.assign(control, JSON.parse(raw || "{}"));
+      if (control.accounts) Object.assign(accounts, control.accounts);
+      res.writeHead(204).end();
+      return;
+    }
+    if (url.pathname.startsWith("/interaction/")) {
+      const details = await provider.interactionDetails(req, res);
+      if (details.prompt.name === "login") {
+        await provider.interactionFinished(
+          req,
+          res,
+          { login: { accountId: control.account } },
+          { mergeWithLastSubmission: false },
+        );
+        return;
+      }
+      const grant = details.grantId
+        ? await provider.Grant.find(details.grantId)
+        : new provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id });
+      const missing = details.prompt.details;
+      if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(" "));
+      if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+      if (missing.missingResourceScopes)
+        for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes))
+          grant.addResourceScope(indicator, scopes.join(" "));
+      const grantId = await grant.save();
+      await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+      return;
+    }
+    // Entra-style: the provider lives under `/{tid}/v2.0`, and `/common/v2.0` serves its discovery with
+    // the template issuer (mounted as Express would mount it: `originalUrl` keeps the prefix).
+    if (options.tid) {
+      const own = `/${options.tid}/v2.0`;
+      if (url.pathname === "/common/v2.0/.well-known/openid-configuration") {
+        req.originalUrl = req.url;
+        req.url = "/.well-known/openid-configuration";
+        req.headers["x-template-issuer"] = "1";
+        req.originalUrl = `${own}/.well-known/openid-configuration`;
+      } else if (url.pathname.startsWith(own)) {
+        req.originalUrl = req.url;
+        req.url = req.url.slice(own.length) || "/";
+      }
+    }
+    provider.callback()(req, res);
+  } catch (e) {
+    res.writeHead(500, { "Content-Type": "text/plain" }).end(String(e?.stack ?? e));
+  }
+});
+
+await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+const origin = `http://127.0.0.1:${server.address().port}`;
+const issuer = options.tid ? `${origin}/${options.tid}/v2.0` : origin;
+
+provider = new Provider(issuer, {
+  clients: [],
+  jwks: { keys: [signingJwk] },
+  cookies: { keys: ["upstream-test-cookie-key"] },
+  features: {
+    registration: { enabled: true },
+    devInteractions: { enabled: false },
+    ...(options.features ?? {}),
+  },
+  claims: {
+    openid: ["sub"],
+    email: ["email", "email_verified"],
+    profile: ["preferred_username", "given_name", "family_name", "name"],
+    ...(options.tid ? { openid: ["sub", "tid"] } : {}),
+  },
+  interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+  findAccount: async (_ctx, id) =>
+    accounts[id] === undefined
+      ? undefined
+      : {
+          accountId: id,
+          claims: async () => ({ sub: id, ...accounts[id], ...(options.tid ? { tid: options.tid } : {}) }),
+        },
+  clientDefaults: {
+    grant_types: ["authorization_code"],
+    response_types: ["code"],
+    token_endpoint_auth_method: "client_secret_basic",
+    id_token_signed_response_alg: "RS256",
+  },
+  pkce: { required: () => true },
+  // Entra ID puts its claims (`tid` among them) in the ID token.
+  ...(options.tid ? { conformIdTokenClaims: false } : {}),
+});
+provider.on("server_error", (_ctx, e) => console.error(e));
+
+// An Entra-style multi-tenant discovery document announces a template issuer.
+if (options.tid) {
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.get("x-template-issuer") && ctx.body?.issuer)
+      ctx.body = { ...ctx.body, issuer: `${origin}/{tenantid}/v2.0` };
+  });
+}
+
+provider.use(async (ctx, next) => {
+  await next();
+  if (ctx.path !== "/token" || !control.tamper || typeof ctx.body?.id_token !== "string") return;
+  const claims = decodeJwt(ctx.body.id_token);
+  const now = Math.floor(Date.now() / 1000);
+  switch (control.tamper) {
+    case "iss":
+      claims.iss = "https://someone-else.example.com";
+      break;
+    case "aud":
+      claims.aud = "another-client";
+      break;
+    case "nonce":
+      claims.nonce = "not-the-nonce";
+      break;
+    case "exp":
+      claims.iat = now - 7200;
+      claims.exp = now - 3600;
+      break;
+    case "azp":
+      claims.aud = [claims.aud, "another-client"];
+      delete claims.azp;
+      break;
+  }
+  const key = control.tamper === "signature" ? stranger : await importJWK(signingJwk, "RS256");
+  ctx.body = {
+    ...ctx.body,
+    id_token: await new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: signingJwk.kid }).sign(key),
+  };
+});
+
+process.stdout.write(`${JSON.stringify({ issuer, origin })}\n`);

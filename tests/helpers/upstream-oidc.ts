@@ -1,0 +1,142 @@
+// A real upstream OpenID provider for the tests: panva's oidc-provider 9 (the OpenID-certified provider;
+// it runs under Node, not Bun) in a child `node` process on a free loopback port
+// (upstream-oidc-server.mjs). Clients are registered at it by dynamic registration (RFC 7591), as an
+// administrator registers Tessera at Entra ID or Google; `set` chooses the account the next sign-in
+// answers for and a tampering mode for the next ID tokens.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { mergeCookies } from "./oidc.ts";
+
+export type Tamper = "iss" | "aud" | "nonce" | "exp" | "azp" | "signature" | null;
+
+export interface UpstreamAccount {
+  email?: string;
+  email_verified?: boolean;
+  preferred_username?: string;
+  given_name?: string;
+  family_name?: string;
+}
+
+export interface UpstreamOptions {
+  accounts?: Record<string, UpstreamAccount>;
+  /**
+   * Entra ID's form: the issuer is `{origin}/{tid}/v2.0`, every ID token carries `tid`, and
+   * `{origin}/common/v2.0` (the multi-tenant issuer, `commonIssuer`) serves a discovery document
+   * announcing the template issuer `{origin}/{tenantid}/v2.0`.
+   */
+  tid?: string;
+}
+
+export interface UpstreamOidc {
+  issuer: string;
+  /** With `tid`: the multi-tenant issuer, `{origin}/common/v2.0`. */
+  commonIssuer: string;
+  /** Registers a confidential client with these redirect URIs (RFC 7591). */
+  register(redirectUris: string[]): Promise<{ client_id: string; client_secret: string }>;
+  /** The account the next sign-ins answer for, and how their ID tokens are made wrong (null: not). */
+  set(control: { account?: string; tamper?: Tamper; accounts?: Record<string, UpstreamAccount> }): Promise<void>;
+  /**
+   * An ID token for `client` as a native application gets one: the code flow (PKCE) run against the
+   * upstream by a browser without JavaScript, the code exchanged at its token endpoint as is (so a
+   * tampered token comes back as the provider made it).
+   */
+  idToken(client: { client_id: string; client_secret: string }, redirectUri: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+const SERVER = fileURLToPath(new URL("./upstream-oidc-server.mjs", import.meta.url));
+
+export async function startUpstreamOidc(options: UpstreamOptions = {}): Promise<UpstreamOidc> {
+  const child: ChildProcess = spawn("node", [SERVER, JSON.stringify(options)], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let errors = "";
+  child.stderr!.on("data", (d) => {
+    errors += String(d);
+  });
+  const { issuer, origin } = await new Promise<{ issuer: string; origin: string }>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (d) => {
+      out += String(d);
+      const line = out.split("\n")[0];
+      if (out.includes("\n")) {
+        try {
+          resolve(JSON.parse(line!));
+        } catch (e) {
+          reject(e);
+        }
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`upstream provider exited (${code}): ${errors}`)));
+  });
+  return {
+    issuer,
+    commonIssuer: `${origin}/common/v2.0`,
+    async register(redirectUris) {
+      const res = await fetch(`${issuer}/reg`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ redirect_uris: redirectUris, client_name: "Tessera" }),
+      });
+      if (res.status !== 201) throw new Error(`registration: ${res.status} ${await res.text()}`);
+      const body = (await res.json()) as { client_id: string; client_secret: string };
+      return { client_id: body.client_id, client_secret: body.client_secret };
+    },
+    async set(control) {
+      const res = await fetch(`${origin}/control`, { method: "POST", body: JSON.stringify(control) });
+      if (res.status !== 204) throw new Error(`control: ${res.status}`);
+    },
+    async idToken(client, redirectUri) {
+      const verifier = randomBytes(32).toString("base64url");
+      const auth = new URL(`${issuer}/auth`);
+      const query = {
+        client_id: client.client_id,
+        response_type: "code",
+        scope: "openid",
+        redirect_uri: redirectUri,
+        state: randomBytes(8).toString("hex"),
+        nonce: randomBytes(8).toString("hex"),
+        code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+        code_challenge_method: "S256",
+      };
+      for (const [k, v] of Object.entries(query)) auth.searchParams.set(k, v);
+      let cookie = "";
+      let at = auth.href;
+      for (let hops = 0; hops < 10; hops++) {
+        const res = await fetch(at, { redirect: "manual", headers: cookie ? { Cookie: cookie } : {} });
+        cookie = mergeCookies(cookie, res);
+        const next = new URL(res.headers.get("location") ?? "", at);
+        if (!res.headers.get("location")) throw new Error(`upstream answered ${res.status}: ${await res.text()}`);
+        if (next.href.startsWith(redirectUri)) {
+          const code = next.searchParams.get("code");
+          if (!code) throw new Error(`no code: ${next.href}`);
+          const token = await fetch(`${issuer}/token`, {
+            method: "POST",
+            headers: {
+              "Content-Type": "application/x-www-form-urlencoded",
+              Authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString("base64")}`,
+            },
+            body: new URLSearchParams({
+              grant_type: "authorization_code",
+              code,
+              redirect_uri: redirectUri,
+              code_verifier: verifier,
+            }),
+          });
+          const body = (await token.json()) as { id_token?: string };
+          if (!body.id_token) throw new Error(`no ID token: ${JSON.stringify(body)}`);
+          return body.id_token;
+        }
+        at = next.href;
+      }
+      throw new Error("too many redirects at the upstream");
+    },
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
