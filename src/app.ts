@@ -42,6 +42,7 @@ import { policyRoutes } from "./api/policies.ts";
 import { apiRoutes } from "./api/openapi.ts";
 import { oidcRoutes } from "./oauth/discovery.ts";
 import { oidcClientRoutes } from "./api/oidc-clients.ts";
+import { webhookRoutes } from "./api/webhooks.ts";
 import { oidcAuthorizeRoutes } from "./web/authorize.ts";
 import { mfaStepRoutes } from "./web/second-step.ts";
 import { passkeySignInRoutes } from "./web/passkey-sign-in.ts";
@@ -90,6 +91,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     policyRoutes(),
     oidcRoutes(), // oauth/: discovery and keys
     oidcClientRoutes(), // api/: the clients' administration
+    webhookRoutes(),
     // web/: the hosted pages and the browser sign-in flow
     oidcAuthorizeRoutes(),
     mfaStepRoutes(),
