@@ -40,6 +40,8 @@ interface World {
   policySlug: string;
   oidcClient: string;
   passkey: string;
+  webhook: string;
+  delivery: string;
 }
 
 async function makeWorld(t: TestApp, master: string, tenant: string): Promise<World> {
@@ -76,6 +78,8 @@ async function makeWorld(t: TestApp, master: string, tenant: string): Promise<Wo
   ok(await t.request("POST", "/0.1/external/mobile/config", { ...h, body: { fcm_sender_id: "1" } }), "mobile config");
   const oidcClient = ok(await t.request("POST", "/0.1/oidc/clients", { ...h, body: OIDC_CLIENT }), "oidc client").json
     .client_id;
+  const webhook = ok(await t.request("POST", "/0.1/webhooks", { ...h, body: WEBHOOK }), "webhook").json.uuid;
+  const delivery = ok(await t.request("POST", `/0.1/webhooks/${webhook}/ping`, h), "webhook ping").json.uuid;
   const own = {
     token: (await tokenFor(t.app, { acl: ["auth.users.me.mfa.#"], userUuid: user.uuid, tenantUuid: tenant })).token,
   };
@@ -91,6 +95,8 @@ async function makeWorld(t: TestApp, master: string, tenant: string): Promise<Wo
   return {
     oidcClient,
     passkey,
+    webhook,
+    delivery,
     tenant,
     user: user.uuid,
     email: user.emails[0].uuid,
@@ -116,6 +122,8 @@ function identifierValues(w: World): Record<string, string> {
     client_id: w.clientId,
     oidc_client_id: w.oidcClient,
     passkey_uuid: w.passkey,
+    webhook_uuid: w.webhook,
+    delivery_uuid: w.delivery,
   };
 }
 const IDENTIFIERS = Object.keys(identifierValues({} as World));
@@ -144,6 +152,7 @@ function request(
 }
 
 const OIDC_CLIENT = { name: "rp", client_type: "confidential", redirect_uris: ["https://rp.example.com/cb"] };
+const WEBHOOK = { url: "https://hooks.example.com/tessera", events: ["auth_user_*"] };
 
 /** Bodies the schema alone cannot make valid (or that should keep the world as it is). */
 const BODIES: Record<string, (w?: World) => unknown> = {
@@ -154,6 +163,7 @@ const BODIES: Record<string, (w?: World) => unknown> = {
   "PUT /users/{user_uuid}/password": () => ({ old_password: "pw-secret", new_password: "pw-secret" }),
   "PATCH /config": () => [{ op: "replace", path: "/debug", value: false }],
   "PUT /oidc/clients/{oidc_client_id}": () => OIDC_CLIENT,
+  "PUT /webhooks/{webhook_uuid}": () => WEBHOOK,
   "PUT /backends/ldap": () => ({
     host: "ldap.example.com",
     port: 389,
@@ -316,6 +326,8 @@ describeEachDb("route matrices", (get) => {
       client_id: `absent-${uniq()}`,
       oidc_client_id: crypto.randomUUID(),
       passkey_uuid: crypto.randomUUID(),
+      webhook_uuid: crypto.randomUUID(),
+      delivery_uuid: crypto.randomUUID(),
       token: crypto.randomUUID(),
       ...KIND_VALUES,
     };

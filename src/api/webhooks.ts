@@ -126,13 +126,17 @@ export function webhookRoutes(): RouteGroup {
         acl: "auth.webhooks.{webhook_uuid}.update",
         params: webhookParam,
         body,
-        responses: {
-          200: { description: "The webhook", schema: webhookSchema },
-          400: "Invalid body or a refused URL",
-          404: "No such webhook",
+        responses: { 204: "Updated", 400: "Invalid body or a refused URL", 404: "No such webhook" },
+        wazoPutAnswer: {
+          description: "The webhook",
+          read: async ({ app, caller, params }) =>
+            webhookJson(await requireVisibleWebhook(app, caller, params.webhook_uuid)),
         },
       },
-      async ({ c, app, caller, params, body }) => c.json(await updateWebhook(app, caller, params.webhook_uuid, body)),
+      async ({ c, app, caller, params, body }) => {
+        await updateWebhook(app, caller, params.webhook_uuid, body);
+        return c.body(null, 204);
+      },
     )
     .delete(
       "/webhooks/{webhook_uuid}",

@@ -36,5 +36,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   oidc: "The OpenID Connect provider (issuer `{public_url}/0.1/oidc`): discovery, signing keys, the hosted login page (authorization code with PKCE), the token endpoint, userinfo, introspection and revocation. Its access tokens are ordinary Tessera tokens.",
   oidc_clients:
     "OpenID Connect clients (relying parties) of a tenant: registered redirect URIs, grant types, scopes; a confidential client's secret is shown once, at creation.",
+  webhooks:
+    "HTTP endpoints of a tenant subscribed to the bus events of its subtree, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried until delivered; the signing secret is shown once. Their delivery log, redelivery and a test ping.",
   api: "This API's own description: the OpenAPI document and its reference page.",
 };

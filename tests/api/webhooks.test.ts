@@ -381,8 +381,9 @@ describeEachDb(
         token: family.admin,
         body: { url: rx.url(`${path}-2`), events: ["auth_group_*"], enabled: false },
       });
-      expect(put.status).toBe(200);
-      expect(put.json).toMatchObject({ url: rx.url(`${path}-2`), events: ["auth_group_*"], enabled: false });
+      expect([put.status, put.text]).toEqual([204, ""]);
+      const updated = await t.request("GET", `/0.1/webhooks/${w.uuid}`, { token: family.admin });
+      expect(updated.json).toMatchObject({ url: rx.url(`${path}-2`), events: ["auth_group_*"], enabled: false });
       const bad = await t.request("PUT", `/0.1/webhooks/${w.uuid}`, {
         token: family.admin,
         body: { url: "http://169.254.169.254/", events: ["*"] },
@@ -444,7 +445,9 @@ describeEachDb(
         token: family.admin,
         body: { url: rx.url(`${path}-fixed`), events: ["auth_user_created"], enabled: true },
       });
-      expect(put.json).toMatchObject({ enabled: true, disabled_reason: null });
+      expect(put.status).toBe(204);
+      const again = await t.request("GET", `/0.1/webhooks/${r.json.uuid}`, { token: family.admin });
+      expect(again.json).toMatchObject({ enabled: true, disabled_reason: null });
       const owners = await execRows<{ n: number }>(
         t.app.db,
         sql`select count(*)::int as n from tessera_outbound_owner where owner_key = ${r.json.uuid}`,
