@@ -195,6 +195,29 @@ describeEachDb(
       expect(await failures()).toBeGreaterThanOrEqual(2);
     });
 
+    test("an instance that dies holding a delivery (kill -9) loses nothing: the lease ends, another sends it", async () => {
+      const path = `/orphan-${get().kind}`;
+      // Claimed by a worker of another instance (leased for 1 s) that then died without a word.
+      await inTransaction(get().app, async (tx) => {
+        await enqueueDelivery(tx, {
+          kind: "test",
+          ownerKey: path,
+          orderingKey: null,
+          payload: { path, n: 7 },
+          tenantUuid: null,
+        });
+        await execRows(
+          tx,
+          sql`update tessera_outbound_delivery set claimed_by = 'dead-instance', attempts = 1,
+                claimed_until = now() + interval '1 second' where payload->>'path' = ${path}`,
+        );
+      });
+      expect(bodiesAt(path)).toEqual([]);
+      await until(() => bodiesAt(path).length === 1, 10_000);
+      expect(bodiesAt(path)).toEqual([7]);
+      await until(async () => (await statusOf(path))[0]?.status === "delivered");
+    });
+
     test("two workers on one queue deliver each once", async () => {
       const second = await startDeliveryWorker(get().app);
       const path = `/shared-${get().kind}`;
