@@ -185,7 +185,9 @@ export async function claimDeliveries(
             where r.rn <= ${perOwner}
             order by r.next_attempt_at, r.seq
             limit ${limit})
-            and l.status = 'pending'
+            -- Checked again on the row's latest version once locked (the candidates above come from the
+            -- statement's snapshot: another worker may have claimed one since).
+            and l.status = 'pending' and (l.claimed_until is null or l.claimed_until < now())
           for update skip locked)
         returning d.seq, d.id, d.kind, d.owner_key, d.ordering_key, d.payload, d.tenant_uuid, d.attempts,
                   d.created_at, d.last_status_code, d.last_error`,
