@@ -230,3 +230,40 @@ describeEachDb(
   },
   { config },
 );
+
+describeEachDb(
+  "outbound delivery queue: names resolving to private addresses",
+  (get) => {
+    test("a name resolving to 10.0.0.1 (or to a public and a private address) is refused at delivery", async () => {
+      const t = get();
+      // This app starts no services: the only worker is this one, with its own resolver.
+      const names: Record<string, string[]> = {
+        "hooks.internal.example": ["10.0.0.1"],
+        "mixed.example": ["93.184.216.34", "169.254.169.254"],
+      };
+      const worker = await startDeliveryWorker(t.app, async (host) => names[host] ?? []);
+      const paths = ["/internal", "/mixed"];
+      await inTransaction(t.app, async (tx) => {
+        for (const [i, host] of ["hooks.internal.example", "mixed.example"].entries())
+          await enqueueDelivery(tx, {
+            kind: "test",
+            ownerKey: `ssrf-${i}`,
+            orderingKey: null,
+            payload: { path: paths[i], n: i, url: `http://${host}/hook` },
+            tenantUuid: null,
+          });
+      });
+      const errors = async () =>
+        (
+          await execRows<{ last_error: string | null }>(
+            t.app.db,
+            sql`select last_error from tessera_outbound_delivery where owner_key like 'ssrf-%' order by owner_key`,
+          )
+        ).map((r) => r.last_error);
+      await until(async () => (await errors()).every((e) => e !== null));
+      for (const e of await errors()) expect(e).toContain("resolves to a private, loopback or link-local address");
+      await worker.stop();
+    });
+  },
+  { config, services: false },
+);
