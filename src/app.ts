@@ -45,6 +45,7 @@ import { oidcRoutes } from "./oauth/discovery.ts";
 import { oidcResourceRoutes } from "./api/oidc-resources.ts";
 import { oidcClientRoutes } from "./api/oidc-clients.ts";
 import { oidcInitialAccessTokenRoutes } from "./api/oidc-initial-access-tokens.ts";
+import { webhookRoutes } from "./api/webhooks.ts";
 import { oidcAuthorizeRoutes } from "./web/authorize.ts";
 import { upstreamSignInRoutes } from "./web/upstream-sign-in.ts";
 import { mfaStepRoutes } from "./web/second-step.ts";
@@ -98,6 +99,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     oidcClientRoutes(), // api/: the clients' administration
     oidcResourceRoutes(), // api/: the resource servers' administration
     oidcInitialAccessTokenRoutes(), // api/: initial access tokens (RFC 7591 §3)
+    webhookRoutes(),
     // web/: the hosted pages and the browser sign-in flow
     oidcAuthorizeRoutes(),
     upstreamSignInRoutes(),

@@ -5,6 +5,7 @@ import type {
   ConfirmationContext,
   EmailNotificationPlugin,
   EmailPluginConfig,
+  NoticeContext,
   PasswordResetContext,
 } from "../../src/plugins/sdk.ts";
 
@@ -73,6 +74,15 @@ export default class SmtpEmailPlugin implements EmailNotificationPlugin {
       to: ctx.username ? `${ctx.username} <${ctx.email_address}>` : ctx.email_address,
       subject: this.formatter.render("password_reset_email_subject", ctx).trim(),
       text: this.formatter.render("password_reset_email", ctx),
+    });
+  }
+
+  async sendNotice(ctx: NoticeContext): Promise<void> {
+    await (await this.transport()).sendMail({
+      from: this.from("email_confirmation"),
+      to: ctx.email_address,
+      subject: ctx.subject,
+      text: ctx.text,
     });
   }
 }

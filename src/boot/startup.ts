@@ -14,6 +14,7 @@ import { configWarnings } from "../config/warnings.ts";
 import { ensureSigningKeys } from "../services/oidc/keys.ts";
 import { syncConsoleClient } from "../services/console/client.ts";
 import { startDeliveryWorker } from "../services/outbound/delivery-worker.ts";
+import { registerWebhookDelivery } from "../services/webhooks/delivery.ts";
 
 export async function startServices(app: AppContext): Promise<void> {
   for (const warning of [...hashingWarnings(app.config), ...configWarnings(app.config)]) app.log.warn(warning);
@@ -28,5 +29,6 @@ export async function startServices(app: AppContext): Promise<void> {
   await syncConsoleClient(app);
   await startBus(app);
   // Outbound deliveries (webhooks, back-channel logout): with or without a bus.
+  registerWebhookDelivery();
   await startDeliveryWorker(app);
 }

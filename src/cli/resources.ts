@@ -1,4 +1,5 @@
-// `tessera users|tenants|groups|policies|oidc-clients|backends oidc list|show|create|delete`, `policies add-acl|remove-acl`,
+// `tessera users|tenants|groups|policies|oidc-clients|webhooks|backends oidc list|show|create|delete`, `policies add-acl|remove-acl`,
+// `webhooks rotate-secret|ping`,
 // `users unlock` and `users mfa show|reset` (mfa.ts): one table describes each resource; the commands are built from it over the typed client. The
 // commands between resources (memberships, passwords, updates) are in relations.ts.
 import { defineCommand, type ArgsDef } from "citty";
@@ -34,6 +35,20 @@ const list = (v: unknown) =>
 const str = { type: "string" } as const;
 
 const RESOURCES: Record<string, ResourceSpec> = {
+  webhooks: {
+    singular: "webhook",
+    ops: { list: "listWebhooks", show: "getWebhook", create: "createWebhook", delete: "deleteWebhook" },
+    param: "webhook_uuid",
+    columns: ["uuid", "url", "events", "enabled", "tenant_uuid", "description"],
+    createArgs: {
+      // (`--url` names the Tessera service itself: remote.ts)
+      endpoint: { ...str, description: "https URL the events are POSTed to", valueHint: "URL" },
+      events: { ...str, description: "Event names or prefixes ending in *, comma-separated", valueHint: "A,B" },
+      description: { ...str, description: "Description" },
+    },
+    body: (a) => ({ url: a.endpoint, events: list(a.events), description: a.description }),
+    needsOneOf: [{ field: "url", flag: "--endpoint" }],
+  },
   users: {
     singular: "user",
     ops: { list: "listUsers", show: "getUser", create: "createUser", delete: "deleteUser" },
@@ -351,6 +366,26 @@ function aclCommand(action: "add" | "remove"): AnyCommand {
   });
 }
 
+/** `tessera webhooks rotate-secret UUID` (the new secret, shown once) and `tessera webhooks ping UUID`. */
+function webhookCommand(action: "rotate-secret" | "ping"): AnyCommand {
+  return defineCommand({
+    meta: {
+      name: action,
+      description:
+        action === "ping"
+          ? "Send a test event (webhook_ping) to a webhook"
+          : "Rotate a webhook's signing secret (the new one is shown once; the old one signs for the grace period)",
+    },
+    args: { id: { type: "positional", description: "Webhook UUID", required: true }, ...remoteArgs },
+    async run({ args }) {
+      await withClient(args, async (client) => {
+        const op = action === "ping" ? "createWebhookPing" : "createWebhookSecret";
+        output(args, await call(client, op, { params: { path: { webhook_uuid: args.id } } }));
+      });
+    },
+  });
+}
+
 /** `tessera users unlock UUID`: forgets the user's failed logins (docs/security.md "Login throttling"). */
 const unlockCommand: AnyCommand = defineCommand({
   meta: {
@@ -380,6 +415,8 @@ const built: Record<string, AnyCommand> = Object.fromEntries(
     if (name === "policies")
       Object.assign(subCommands, { "add-acl": aclCommand("add"), "remove-acl": aclCommand("remove") });
     if (name === "users") Object.assign(subCommands, { unlock: unlockCommand, collisions: usersCollisionsCommand });
+    if (name === "webhooks")
+      Object.assign(subCommands, { "rotate-secret": webhookCommand("rotate-secret"), ping: webhookCommand("ping") });
     Object.assign(subCommands, relationCommands[name] ?? {});
     return [name, defineCommand({ meta: { name, description: `Administer ${name}` }, subCommands })];
   }),

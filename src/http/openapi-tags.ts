@@ -42,5 +42,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
     "Resource servers of a tenant (RFC 8707 resource indicators): the ACL a token for each may carry, and its format — an RFC 9068 JWT the resource verifies offline, or a Tessera token.",
   oidc_initial_access_tokens:
     "Initial access tokens of a tenant (RFC 7591 §3): with one, a client registers itself in that tenant, third-party and without ACL; shown once, at creation.",
+  webhooks:
+    "HTTP endpoints of a tenant subscribed to the bus events of its subtree, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried until delivered; the signing secret is shown once. Their delivery log, redelivery and a test ping.",
   api: "This API's own description: the OpenAPI document and its reference page.",
 };

@@ -25,6 +25,13 @@ export interface PasswordResetContext extends ConnectionParams {
   email_address: string;
 }
 
+/** A plain-text notice to an administrator (a webhook disabled): no template, no link to follow. */
+export interface NoticeContext {
+  email_address: string;
+  subject: string;
+  text: string;
+}
+
 /** Renders the configured templates (Jinja syntax, through nunjucks). */
 export interface TemplateFormatter {
   render(
@@ -47,4 +54,6 @@ export interface EmailPluginConfig {
 export interface EmailNotificationPlugin {
   sendConfirmation(context: ConfirmationContext): Promise<void>;
   sendPasswordReset(context: PasswordResetContext): Promise<void>;
+  /** Optional: a plugin without it sends no notices (they are logged instead). */
+  sendNotice?(context: NoticeContext): Promise<void>;
 }

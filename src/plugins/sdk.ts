@@ -29,6 +29,7 @@ export type {
   EmailNotificationPlugin,
   EmailPluginConfig,
   PasswordResetContext,
+  NoticeContext,
   TemplateFormatter,
 } from "./email-types.ts";
 export type { DbOrTx } from "../db/index.ts";

@@ -47,6 +47,8 @@ interface World {
   passkey: string;
   initialAccessToken: string;
   oidcBackend: string;
+  webhook: string;
+  delivery: string;
 }
 
 async function makeWorld(t: TestApp, master: string, tenant: string): Promise<World> {
@@ -92,6 +94,8 @@ async function makeWorld(t: TestApp, master: string, tenant: string): Promise<Wo
   ).json.uuid;
   const initialAccessToken = ok(await t.request("POST", "/0.1/oidc/initial-access-tokens", { ...h, body: {} }), "iat")
     .json.uuid;
+  const webhook = ok(await t.request("POST", "/0.1/webhooks", { ...h, body: WEBHOOK }), "webhook").json.uuid;
+  const delivery = ok(await t.request("POST", `/0.1/webhooks/${webhook}/ping`, h), "webhook ping").json.uuid;
   const own = {
     token: (await tokenFor(t.app, { acl: ["auth.users.me.mfa.#"], userUuid: user.uuid, tenantUuid: tenant })).token,
   };
@@ -125,6 +129,8 @@ async function makeWorld(t: TestApp, master: string, tenant: string): Promise<Wo
     oidcResource,
     passkey,
     initialAccessToken,
+    webhook,
+    delivery,
     tenant,
     user: user.uuid,
     email: user.emails[0].uuid,
@@ -153,6 +159,8 @@ function identifierValues(w: World): Record<string, string> {
     passkey_uuid: w.passkey,
     initial_access_token_uuid: w.initialAccessToken,
     oidc_backend_uuid: w.oidcBackend,
+    webhook_uuid: w.webhook,
+    delivery_uuid: w.delivery,
   };
 }
 const IDENTIFIERS = Object.keys(identifierValues({} as World));
@@ -182,6 +190,7 @@ function request(
 
 const OIDC_CLIENT = { name: "rp", client_type: "confidential", redirect_uris: ["https://rp.example.com/cb"] };
 const OIDC_RESOURCE = { identifier: "https://api.example.com", acl: ["calld.#"], token_format: "jwt" };
+const WEBHOOK = { url: "https://hooks.example.com/tessera", events: ["auth_user_*"] };
 
 /** Bodies the schema alone cannot make valid (or that should keep the world as it is). */
 const BODIES: Record<string, (w?: World) => unknown> = {
@@ -204,6 +213,7 @@ const BODIES: Record<string, (w?: World) => unknown> = {
     issuer: "https://idp.example.com",
     client_id: "tessera",
   }),
+  "PUT /webhooks/{webhook_uuid}": () => WEBHOOK,
   "PUT /backends/ldap": () => ({
     host: "ldap.example.com",
     port: 389,
@@ -389,6 +399,8 @@ describeEachDb("route matrices", (get) => {
       passkey_uuid: crypto.randomUUID(),
       initial_access_token_uuid: crypto.randomUUID(),
       oidc_backend_uuid: crypto.randomUUID(),
+      webhook_uuid: crypto.randomUUID(),
+      delivery_uuid: crypto.randomUUID(),
       token: crypto.randomUUID(),
       ...KIND_VALUES,
     };

@@ -322,6 +322,38 @@ describe("the tessera CLI", () => {
     );
     expect([invalid.code, invalid.err]).toEqual([1, expect.stringContaining("invalid-data")]);
   }, 120_000);
+  test("webhooks: create (the secret shown once), list, rotate-secret, ping, delete; a private URL refused", async () => {
+    const created = await tessera(
+      [
+        "webhooks",
+        "create",
+        "--endpoint",
+        "https://hooks.example.com/t",
+        "--events",
+        "auth_user_*,auth_group_created",
+        "--json",
+      ],
+      auth,
+    );
+    expect([created.code, created.err]).toEqual([0, ""]);
+    const hook = JSON.parse(created.out) as { uuid: string; secret: string; events: string[] };
+    expect(hook.events).toEqual(["auth_user_*", "auth_group_created"]);
+    expect(hook.secret).toStartWith("whsec_");
+    expect((await tessera(["webhooks", "list"], auth)).out).toContain("hooks.example.com");
+    const shown = await tessera(["webhooks", "show", hook.uuid, "--json"], auth);
+    expect(shown.out).not.toContain(hook.secret);
+    const rotated = JSON.parse((await tessera(["webhooks", "rotate-secret", hook.uuid, "--json"], auth)).out);
+    expect(rotated.secret).toStartWith("whsec_");
+    expect(rotated.secret).not.toBe(hook.secret);
+    const ping = await tessera(["webhooks", "ping", hook.uuid, "--json"], auth);
+    expect([ping.code, typeof JSON.parse(ping.out).uuid]).toEqual([0, "string"]);
+    expect((await tessera(["webhooks", "delete", hook.uuid], auth)).code).toBe(0);
+    const refused = await tessera(
+      ["webhooks", "create", "--endpoint", "https://169.254.169.254/latest", "--events", "*", "--json"],
+      auth,
+    );
+    expect([refused.code, refused.err]).toEqual([1, expect.stringContaining("invalid-data")]);
+  }, 120_000);
   test("users mfa show and reset; the typed client's login with mfaCode (the PGlite service generated its MFA key)", async () => {
     const admin = createTesseraClient({ baseUrl: url });
     const adminToken = (await admin.login({ username: "admin", password: "s3cret-admin" })).token;

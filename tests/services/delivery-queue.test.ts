@@ -115,8 +115,9 @@ describeEachDb(
 
     test("a rolled-back transaction delivers nothing", async () => {
       const path = `/rolled-back-${get().kind}`;
-      await expect(
-        inTransaction(get().app, async (tx) => {
+      let failure: unknown = null;
+      try {
+        await inTransaction(get().app, async (tx) => {
           await enqueueDelivery(tx, {
             kind: "test",
             ownerKey: path,
@@ -125,8 +126,11 @@ describeEachDb(
             tenantUuid: null,
           });
           throw new Error("changed my mind");
-        }),
-      ).rejects.toThrow("changed my mind");
+        });
+      } catch (e) {
+        failure = e;
+      }
+      expect((failure as Error).message).toBe("changed my mind");
       const marker = `/after-rollback-${get().kind}`;
       await enqueue(marker, 2, {}, path);
       await until(() => bodiesAt(marker).length === 1);
@@ -191,6 +195,29 @@ describeEachDb(
       expect(await failures()).toBeGreaterThanOrEqual(2);
     });
 
+    test("an instance that dies holding a delivery (kill -9) loses nothing: the lease ends, another sends it", async () => {
+      const path = `/orphan-${get().kind}`;
+      // Claimed by a worker of another instance (leased for 1 s) that then died without a word.
+      await inTransaction(get().app, async (tx) => {
+        await enqueueDelivery(tx, {
+          kind: "test",
+          ownerKey: path,
+          orderingKey: null,
+          payload: { path, n: 7 },
+          tenantUuid: null,
+        });
+        await execRows(
+          tx,
+          sql`update tessera_outbound_delivery set claimed_by = 'dead-instance', attempts = 1,
+                claimed_until = now() + interval '1 second' where payload->>'path' = ${path}`,
+        );
+      });
+      expect(bodiesAt(path)).toEqual([]);
+      await until(() => bodiesAt(path).length === 1, 10_000);
+      expect(bodiesAt(path)).toEqual([7]);
+      await until(async () => (await statusOf(path))[0]?.status === "delivered");
+    });
+
     test("two workers on one queue deliver each once", async () => {
       const second = await startDeliveryWorker(get().app);
       const path = `/shared-${get().kind}`;
@@ -202,4 +229,41 @@ describeEachDb(
     });
   },
   { config },
+);
+
+describeEachDb(
+  "outbound delivery queue: names resolving to private addresses",
+  (get) => {
+    test("a name resolving to 10.0.0.1 (or to a public and a private address) is refused at delivery", async () => {
+      const t = get();
+      // This app starts no services: the only worker is this one, with its own resolver.
+      const names: Record<string, string[]> = {
+        "hooks.internal.example": ["10.0.0.1"],
+        "mixed.example": ["93.184.216.34", "169.254.169.254"],
+      };
+      const worker = await startDeliveryWorker(t.app, async (host) => names[host] ?? []);
+      const paths = ["/internal", "/mixed"];
+      await inTransaction(t.app, async (tx) => {
+        for (const [i, host] of ["hooks.internal.example", "mixed.example"].entries())
+          await enqueueDelivery(tx, {
+            kind: "test",
+            ownerKey: `ssrf-${i}`,
+            orderingKey: null,
+            payload: { path: paths[i], n: i, url: `http://${host}/hook` },
+            tenantUuid: null,
+          });
+      });
+      const errors = async () =>
+        (
+          await execRows<{ last_error: string | null }>(
+            t.app.db,
+            sql`select last_error from tessera_outbound_delivery where owner_key like 'ssrf-%' order by owner_key`,
+          )
+        ).map((r) => r.last_error);
+      await until(async () => (await errors()).every((e) => e !== null));
+      for (const e of await errors()) expect(e).toContain("resolves to a private, loopback or link-local address");
+      await worker.stop();
+    });
+  },
+  { config, services: false },
 );

@@ -552,6 +552,24 @@ describe("the console in Chromium", () => {
     await checkScreen(page, "clients");
   }, 60_000);
 
+  test("webhooks: create (the signing secret shown once), ping, a private URL refused", async () => {
+    const page = alice.page;
+    await visit(page, "#/webhooks", "Webhooks");
+    const form = "form[aria-label='New webhook']";
+    await page.click("text=New webhook");
+    await page.fill(`${form} input[name=url]`, "http://169.254.169.254/latest");
+    await page.fill(`${form} input[name=events]`, "auth_user_*");
+    await page.click(`${form} button[type=submit]`);
+    await page.waitForSelector(`${form} [role=alert]`);
+    await page.fill(`${form} input[name=url]`, "https://hooks.example.com/tessera");
+    await page.click(`${form} button[type=submit]`);
+    await page.waitForSelector(".secret code.block:has-text('whsec_')");
+    await page.waitForSelector("tbody td:has-text('hooks.example.com')");
+    await page.click("button[aria-label='Ping https://hooks.example.com/tessera']");
+    await page.waitForSelector("[role=status]:has-text('Test event queued.')");
+    await checkScreen(page, "webhooks");
+  }, 60_000);
+
   test("audit trail: what alice did in the console is there; filters by action, actor, target, outcome, time; paging", async () => {
     const page = alice.page;
     await visit(page, "#/audit", "Audit trail");

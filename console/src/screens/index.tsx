@@ -11,6 +11,7 @@ import { StatusScreen } from "./status.tsx";
 import { TenantsScreen } from "./tenants.tsx";
 import { UserScreen } from "./user.tsx";
 import { UsersScreen } from "./users.tsx";
+import { WebhooksScreen } from "./webhooks.tsx";
 
 export interface ScreenProps {
   api: Api;
@@ -38,6 +39,7 @@ export const SCREENS: ScreenDef[] = [
   { path: "ldap", title: "LDAP", acl: "auth.backends.ldap.read", view: LdapScreen },
   { path: "saml", title: "SAML", acl: "auth.backends.saml.read", view: SamlScreen },
   { path: "clients", title: "OpenID Connect clients", acl: "auth.oidc.clients.read", view: ClientsScreen },
+  { path: "webhooks", title: "Webhooks", acl: "auth.webhooks.read", view: WebhooksScreen },
   { path: "audit", title: "Audit trail", acl: "auth.audit.read", view: AuditScreen },
 ];
 

@@ -7,6 +7,7 @@ import type {
   ConfirmationContext,
   ConnectionParams,
   EmailNotificationPlugin,
+  NoticeContext,
   PasswordResetContext,
   TemplateFormatter,
 } from "../../plugins/email-types.ts";
@@ -152,3 +153,14 @@ export const sendConfirmation = (app: AppContext, ctx: ConfirmationContext) =>
   send(app, "confirmation", (p) => p.sendConfirmation(withBase(app, ctx)));
 export const sendPasswordReset = (app: AppContext, ctx: PasswordResetContext) =>
   send(app, "password_reset", (p) => p.sendPasswordReset(withBase(app, ctx)));
+
+/** A notice to an administrator; false when the active plugin sends none (logged instead). */
+export async function sendNotice(app: AppContext, ctx: NoticeContext): Promise<boolean> {
+  const plugin = activePlugin(app);
+  if (!plugin.sendNotice) {
+    app.log.warn("the email plugin sends no notices", { subject: ctx.subject });
+    return false;
+  }
+  await send(app, "notice", (p) => p.sendNotice!(ctx));
+  return true;
+}

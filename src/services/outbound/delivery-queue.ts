@@ -89,26 +89,31 @@ export function onLocalEnqueue(wake: () => void): () => void {
   return () => localWakers.delete(wake);
 }
 
-/** Records a delivery in the caller's transaction (sent once it commits). */
-export async function enqueueDelivery(tx: DbOrTx, delivery: NewDelivery): Promise<void> {
-  await enqueueDeliveries(tx, [delivery]);
+/** Records a delivery in the caller's transaction (sent once it commits); its id. */
+export async function enqueueDelivery(tx: DbOrTx, delivery: NewDelivery): Promise<string> {
+  const [id] = await enqueueDeliveries(tx, [delivery]);
+  return id!;
 }
 
-/** Records several deliveries, in order, in one statement. */
-export async function enqueueDeliveries(tx: DbOrTx, deliveries: NewDelivery[]): Promise<void> {
-  if (deliveries.length === 0) return;
-  await tx.insert(outboundDeliveries).values(
-    deliveries.map((d) => ({
-      kind: d.kind,
-      ownerKey: d.ownerKey,
-      orderingKey: d.orderingKey,
-      payload: d.payload ?? null,
-      tenantUuid: d.tenantUuid,
-    })),
-  );
+/** Records several deliveries, in order, in one statement; their ids. */
+export async function enqueueDeliveries(tx: DbOrTx, deliveries: NewDelivery[]): Promise<string[]> {
+  if (deliveries.length === 0) return [];
+  const rows = await tx
+    .insert(outboundDeliveries)
+    .values(
+      deliveries.map((d) => ({
+        kind: d.kind,
+        ownerKey: d.ownerKey,
+        orderingKey: d.orderingKey,
+        payload: d.payload ?? null,
+        tenantUuid: d.tenantUuid,
+      })),
+    )
+    .returning({ id: outboundDeliveries.id, seq: outboundDeliveries.seq });
   afterCommit(tx, () => {
     for (const wake of localWakers) wake();
   });
+  return rows.sort((a, b) => a.seq - b.seq).map((r) => r.id);
 }
 
 interface DeliveryRow {
@@ -180,7 +185,9 @@ export async function claimDeliveries(
             where r.rn <= ${perOwner}
             order by r.next_attempt_at, r.seq
             limit ${limit})
-            and l.status = 'pending'
+            -- Checked again on the row's latest version once locked (the candidates above come from the
+            -- statement's snapshot: another worker may have claimed one since).
+            and l.status = 'pending' and (l.claimed_until is null or l.claimed_until < now())
           for update skip locked)
         returning d.seq, d.id, d.kind, d.owner_key, d.ordering_key, d.payload, d.tenant_uuid, d.attempts,
                   d.created_at, d.last_status_code, d.last_error`,

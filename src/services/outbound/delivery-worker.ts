@@ -240,7 +240,9 @@ export async function startDeliveryWorker(app: AppContext, lookup?: Lookup): Pro
     stopLocal();
     await worker.stop();
     await withdrawDeliveryListener(app, worker.instanceId).catch(() => undefined);
-    await unlisten();
   });
+  // Closed first (hooks run newest first), under its own name (`unlisten tessera_delivery`): a shutdown that
+  // gives up on a frozen database names it among what it abandoned.
+  app.onClose.push(unlisten);
   return worker;
 }
