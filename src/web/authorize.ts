@@ -47,6 +47,7 @@ import {
   stringParams,
   UNAVAILABLE,
 } from "./pages/browser.ts";
+import type { PageText } from "./pages/language.ts";
 
 const SAML_COOKIE = "tessera_oidc_saml";
 
@@ -74,7 +75,7 @@ async function submitPassword(c: Context<Env>, app: AppContext, body: Record<str
     return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
   const check = await checkAuthorizationRequest(app, params);
   if (check.kind !== "ok") return answerCheck(c, app, check);
-  const again = (message: string, status: number) =>
+  const again = (message: PageText, status: number) =>
     loginForm(c, app, check, params, { message, username: params.username ?? "", status });
   if (!params.username || !params.password) return again(GENERIC_FAILURE, 401);
   let signedIn: Awaited<ReturnType<typeof passwordSignIn>>;
@@ -125,8 +126,7 @@ async function startSaml(c: Context<Env>, app: AppContext, body: Record<string, 
   const check = await checkAuthorizationRequest(app, params);
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const domain = await samlDomainOfTenant(app, check.client.tenantUuid);
-  if (!domain)
-    return page(c, app, { step: "error", message: "Single sign-on is not configured for this application." }, 400);
+  if (!domain) return page(c, app, { step: "error", message: "error.saml_not_configured" }, 400);
   const back = new URL(`${requestIssuer(c, app)}/authorize/saml`);
   for (const name of REQUEST_PARAMS) if (params[name] !== undefined) back.searchParams.set(name, params[name]!);
   const { location, saml_session_id } = await beginSamlLogin(app, back.toString(), domain);
@@ -141,8 +141,7 @@ async function finishSaml(c: Context<Env>, app: AppContext): Promise<Response> {
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const samlSessionId = getCookie(c, SAML_COOKIE);
   clearCookie(c, app, SAML_COOKIE);
-  const failed = () =>
-    loginForm(c, app, check, params, { message: "Single sign-on did not succeed. Try again.", status: 401 });
+  const failed = () => loginForm(c, app, check, params, { message: "error.saml_failed", status: 401 });
   if (!samlSessionId || params.login_failure_code !== undefined) return failed();
   let signedIn: SignedIn;
   try {

@@ -34,7 +34,7 @@ import {
   type BrowserSessionRow,
 } from "../../services/oidc/browser-session.ts";
 import type { ClientRow } from "../../services/oidc/clients.ts";
-import { describeScope, scopesNeedingConsent } from "../../services/oidc/consent.ts";
+import { scopesNeedingConsent } from "../../services/oidc/consent.ts";
 import { discardSignIn, issueCode, provenSignIn, sessionSignIn, type SignedIn } from "../../services/oidc/sign-in.ts";
 import {
   browserOrigin,
@@ -48,6 +48,7 @@ import {
   type Params,
 } from "../pages/browser.ts";
 import { beginStep, type Flow, OPTIONS_ACTION, STEP_ACTION } from "./second-step.ts";
+import { type PageText, scopeText } from "../pages/language.ts";
 
 export type Ok = Extract<AuthorizeCheck, { kind: "ok" }>;
 export type Session = BrowserSessionRow & { tenantUuid: string };
@@ -83,7 +84,7 @@ export async function loginForm(
   app: AppContext,
   { client, request }: Ok,
   params: Params,
-  extra: { message?: string; username?: string; status?: number } = {},
+  extra: { message?: PageText; username?: string; status?: number } = {},
 ): Promise<Response> {
   const domain = await samlDomainOfTenant(app, client.tenantUuid);
   const saml = domain ? await samlConfigForDomain(app, domain) : null;
@@ -160,7 +161,7 @@ async function consentPage(
       step: "consent",
       clientName: client.name,
       userName: await sessionUserName(app, session),
-      scopes: request.scope.map(describeScope),
+      scopes: request.scope.map(scopeText),
       hidden: hiddenFields(params, REQUEST_PARAMS, await csrfToken(c, app)),
     },
     200,

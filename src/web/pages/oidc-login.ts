@@ -18,6 +18,8 @@ import { fileURLToPath } from "node:url";
 import type { AppContext } from "../../boot/context.ts";
 import { embeddedFile } from "../../boot/embedded.ts";
 import { nunjucks, type Environment, type Template } from "../../services/templating.ts";
+import { REFERENCE_LOCALE, textDirection, translate } from "../../services/i18n/catalogue.ts";
+import { type LanguageLink, msg, type PageText, pageText, templateHelpers } from "./language.ts";
 
 /** The pages' own templates, and operators' layouts, whose `safe` escapes like every other output. */
 let environments: { builtin: Environment; layouts: Environment } | null = null;
@@ -49,12 +51,12 @@ function templateAt(path: string, kind: "builtin" | "layouts"): Template {
 const stepPath = (step: string) => fileURLToPath(new URL(`../../../templates/oidc/${step}.html`, import.meta.url));
 
 export type PageStep =
-  | { step: "error"; message: string }
+  | { step: "error"; message: PageText }
   | {
       step: "login";
       clientName: string;
       hidden: Record<string, string>;
-      message?: string;
+      message?: PageText;
       username?: string;
       /** The tenant's SAML domain: a second form starts the SAML flow. */
       samlDomain?: string | null;
@@ -62,19 +64,19 @@ export type PageStep =
       passkeySignIn?: boolean;
     }
   | ({ step: "mfa" } & MfaContent)
-  | { step: "consent"; clientName: string; userName: string; scopes: string[]; hidden: Record<string, string> }
+  | { step: "consent"; clientName: string; userName: string; scopes: PageText[]; hidden: Record<string, string> }
   | { step: "logout"; clientName?: string; hidden: Record<string, string> }
   | { step: "signed_out" }
   // RFC 8628 §3.3: the device flow's verification page.
-  | { step: "device_code"; message?: string; userCode?: string }
+  | { step: "device_code"; message?: PageText; userCode?: string; uiLocales?: string }
   | {
       step: "device_confirm";
       clientName: string;
       userCode: string;
       /** What a third-party client asks, in words (consent.ts); empty for a first-party client. */
-      scopes: string[];
+      scopes: PageText[];
       hidden: Record<string, string>;
-      message?: string;
+      message?: PageText;
       username?: string;
       /** Single sign-on: the browser session's user, offered instead of the password form. */
       continueAs?: string;
@@ -83,7 +85,17 @@ export type PageStep =
       /** The user has a TOTP factor: the password form also asks for a code (RFC 8176 `otp`). */
       askCode?: boolean;
     }
-  | { step: "device_done"; heading: string; message: string };
+  | { step: "device_done"; heading: PageText; message: PageText }
+  // The mailed links' pages (web/self-service.ts): a new password, an address confirmed.
+  | {
+      step: "password_reset";
+      mode: "form" | "done" | "invalid";
+      userName?: string;
+      rules: PageText[];
+      hidden: Record<string, string>;
+      message?: PageText;
+    }
+  | { step: "email_confirm"; mode: "form" | "done" | "invalid"; address?: string; hidden: Record<string, string> };
 
 /**
  * The second step of a sign-in and the account page (web/flow/second-step.ts, web/account.ts): one
@@ -92,14 +104,14 @@ export type PageStep =
  * `password` (a new password the administrator required).
  */
 export interface MfaContent {
-  title: string;
+  title: PageText;
   mode: "verify" | "enrol" | "codes" | "account" | "account-login" | "password";
   /** The form target (relative to the issuer) and its passkey options' target. */
   action: string;
   optionsAction?: string;
   hidden: Record<string, string>;
-  message?: string;
-  notice?: string;
+  message?: PageText;
+  notice?: PageText;
   hasCode?: boolean;
   hasPasskey?: boolean;
   qrCode?: string;
@@ -125,25 +137,29 @@ const ACTIONS = {
   device: "device",
 };
 
-function title(page: PageStep): string {
+function title(page: PageStep): PageText {
   switch (page.step) {
     case "error":
-      return "Sign-in error";
+      return "title.error";
     case "login":
-      return `Sign in to ${page.clientName}`;
+      return msg("title.login", { client: page.clientName });
     case "consent":
-      return `Allow ${page.clientName} to access your account?`;
+      return msg("title.consent", { client: page.clientName });
     case "logout":
-      return "Sign out?";
+      return "title.logout";
     case "signed_out":
-      return "Signed out";
+      return "title.signed_out";
     case "device_code":
     case "device_confirm":
-      return "Connect a device";
+      return "title.device";
     case "device_done":
       return page.heading;
     case "mfa":
       return page.title;
+    case "password_reset":
+      return page.mode === "done" ? "reset.done_title" : "reset.title";
+    case "email_confirm":
+      return page.mode === "done" ? "confirm.done_title" : "confirm.title";
   }
 }
 
@@ -176,7 +192,12 @@ function stepContext(page: PageStep): Record<string, unknown> {
     case "signed_out":
       return {};
     case "device_code":
-      return { message: page.message ?? "", user_code: page.userCode ?? "", action: ACTIONS.device };
+      return {
+        message: page.message ?? "",
+        user_code: page.userCode ?? "",
+        ui_locales: page.uiLocales ?? "",
+        action: ACTIONS.device,
+      };
     case "device_confirm":
       return {
         client_name: page.clientName,
@@ -192,6 +213,17 @@ function stepContext(page: PageStep): Record<string, unknown> {
       };
     case "device_done":
       return { heading: page.heading, message: page.message };
+    case "password_reset":
+      return {
+        mode: page.mode,
+        user_name: page.userName ?? "",
+        rules: page.rules,
+        hidden: page.hidden,
+        message: page.message ?? "",
+        action: "password-reset",
+      };
+    case "email_confirm":
+      return { mode: page.mode, address: page.address ?? "", hidden: page.hidden, action: "email-confirmation" };
     case "mfa":
       return {
         title: page.title,
@@ -226,19 +258,29 @@ export interface PageOptions {
   formTargets?: string[];
   /** Extra headers (Set-Cookie). */
   headers?: Headers;
+  /** The page's language (web/pages/language.ts); the reference language when none. */
+  locale?: string;
+  /** The language switcher's links (a page answering a GET). */
+  languages?: LanguageLink[];
 }
 
 export function renderPage(app: AppContext, page: PageStep, status: number, opts: PageOptions = {}): Response {
   const nonce = randomBytes(16).toString("base64");
+  const locale = opts.locale ?? REFERENCE_LOCALE;
   const content = new (nunjucks().runtime.SafeString)(
-    templateAt(stepPath(page.step), "builtin").render(stepContext(page)),
+    templateAt(stepPath(page.step), "builtin").render({ ...stepContext(page), ...templateHelpers(locale) }),
   );
+  // What a layout receives: plain values only (a layout escapes everything), in the page's language.
   const context = {
-    title: title(page),
+    title: pageText(locale, title(page)),
     content,
     step: page.step,
     client_name: "clientName" in page ? (page.clientName ?? "") : "",
     style_nonce: nonce,
+    lang: locale,
+    dir: textDirection(locale),
+    languages: opts.languages ?? [],
+    languages_label: translate(locale, "language.switcher"),
   };
   let html: string;
   try {
