@@ -46,6 +46,7 @@ import { oidcAuthorizeRoutes } from "./web/authorize.ts";
 import { mfaStepRoutes } from "./web/second-step.ts";
 import { passkeySignInRoutes } from "./web/passkey-sign-in.ts";
 import { accountRoutes } from "./web/account.ts";
+import { selfServiceRoutes } from "./web/self-service.ts";
 import { oidcTokenRoutes } from "./oauth/token.ts";
 import { consoleRoutes } from "./web/console.ts";
 import { CONSOLE_PATH } from "./services/console/client.ts";
@@ -95,6 +96,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     mfaStepRoutes(),
     passkeySignInRoutes(),
     accountRoutes(),
+    selfServiceRoutes(), // web/: the mailed links' pages (password reset, email confirmation)
     oidcTokenRoutes(), // oauth/: token, device authorization, introspection, revocation, userinfo
     // web/
     oidcLogoutRoutes(),

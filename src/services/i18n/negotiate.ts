@@ -7,6 +7,7 @@
 //   5. English.
 // A tag matches a catalogue of the same tag, else one of the same language (`fr-CA` → `fr`,
 // `pt-PT` → `pt-BR`).
+import type { AppContext } from "../../boot/context.ts";
 import { availableLocales, REFERENCE_LOCALE } from "./catalogue.ts";
 
 export interface LocalePreferences {
@@ -49,6 +50,22 @@ export function acceptedTags(header: string | null | undefined): string[] {
     .sort((a, b) => b.q - a.q || a.index - b.index)
     .map((e) => e.tag);
 }
+
+/** A tenant's default language (`oidc.tenant_default_locales`), else the service's (`oidc.default_locale`). */
+export function tenantDefaultLocale(config: AppContext["config"], tenantUuid: string | null | undefined): string {
+  const { tenant_default_locales: byTenant, default_locale: fallback } = config.oidc;
+  return (tenantUuid ? byTenant[tenantUuid] : undefined) ?? fallback;
+}
+
+/** The language of a user's mails: the user's own, else the tenant's default (a mail has no browser to ask). */
+export const mailLocale = (
+  config: AppContext["config"],
+  user: { locale?: string | null; tenantUuid?: string; tenant_uuid?: string },
+): string =>
+  negotiateLocale({
+    userLocale: user.locale,
+    tenantDefault: tenantDefaultLocale(config, user.tenantUuid ?? user.tenant_uuid),
+  });
 
 export function negotiateLocale(prefs: LocalePreferences, available: readonly string[] = availableLocales()): string {
   const candidates = [

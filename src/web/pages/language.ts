@@ -9,7 +9,7 @@ import type { AppContext } from "../../boot/context.ts";
 import type { Env } from "../../http/route.ts";
 import { availableLocales, translate } from "../../services/i18n/catalogue.ts";
 import type { MessageValues } from "../../services/i18n/message-format.ts";
-import { negotiateLocale } from "../../services/i18n/negotiate.ts";
+import { negotiateLocale, tenantDefaultLocale } from "../../services/i18n/negotiate.ts";
 import { nunjucks } from "../../services/templating.ts";
 
 /** A catalogue key (shown translated), a key with its values, or a service's own text (shown as it is). */
@@ -22,12 +22,6 @@ const KNOWN_SCOPES = new Set(["openid", "profile", "email", "offline_access"]);
 /** What a scope means, in words a person understands (the consent screen and the device page list these). */
 export const scopeText = (scope: string): PageText =>
   KNOWN_SCOPES.has(scope) ? `scope.${scope}` : msg("scope.other", { scope });
-
-/** A tenant's default language (configuration), else the service's. */
-export function tenantDefaultLocale(app: AppContext, tenantUuid: string | null | undefined): string {
-  const { tenant_default_locales: byTenant, default_locale: fallback } = app.config.oidc;
-  return (tenantUuid ? byTenant[tenantUuid] : undefined) ?? fallback;
-}
 
 export interface LocaleHints {
   /** `ui_locales` carried by the page's own forms (the request's query is read here). */
@@ -42,7 +36,7 @@ export function requestLocale(c: Context, app: AppContext, hints: LocaleHints = 
     uiLocales: c.req.query("ui_locales") || hints.uiLocales,
     userLocale: hints.userLocale,
     acceptLanguage: c.req.header("Accept-Language"),
-    tenantDefault: tenantDefaultLocale(app, hints.tenantUuid),
+    tenantDefault: tenantDefaultLocale(app.config, hints.tenantUuid),
   });
 }
 
