@@ -43,6 +43,8 @@ export const REQUEST_PARAMS = [
   "request",
   "request_uri",
   "response_mode",
+  // OIDC Core §3.1.2.1: the languages of the pages, carried through every step (docs/languages.md).
+  "ui_locales",
 ] as const;
 
 const MAX_PARAM = 2_048;
