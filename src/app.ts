@@ -47,6 +47,7 @@ import { mfaStepRoutes } from "./web/second-step.ts";
 import { passkeySignInRoutes } from "./web/passkey-sign-in.ts";
 import { accountRoutes } from "./web/account.ts";
 import { selfServiceRoutes } from "./web/self-service.ts";
+import { brandingRoutes } from "./api/branding.ts";
 import { oidcTokenRoutes } from "./oauth/token.ts";
 import { consoleRoutes } from "./web/console.ts";
 import { CONSOLE_PATH } from "./services/console/client.ts";
@@ -87,6 +88,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     passkeyRoutes(),
     userRoutes(),
     tenantRoutes(),
+    brandingRoutes(),
     groupRoutes(),
     policyRoutes(),
     oidcRoutes(), // oauth/: discovery and keys

@@ -20,6 +20,7 @@ import { serviceMacKey } from "../../services/oidc/keys.ts";
 import type { BrowserOrigin } from "../../services/oidc/sign-in.ts";
 import { requestIssuer } from "../../http/public-urls.ts";
 import { type LocaleHints, languageLinks, type PageText, requestLocale } from "./language.ts";
+import { brandingFresh } from "../../services/identity/branding.ts";
 
 export type Params = Record<string, string | undefined>;
 
@@ -208,6 +209,7 @@ export async function outagePage(
   hints?: LocaleHints,
 ): Promise<Response> {
   try {
+    await brandingFresh(app); // the tenants' branding, as the page will show it
     return await handler();
   } catch (e) {
     if (databaseFailure(e) || (e instanceof ApiError && e.status >= 500))

@@ -19,6 +19,7 @@ import type { AppContext } from "../../boot/context.ts";
 import { embeddedFile } from "../../boot/embedded.ts";
 import { nunjucks, type Environment, type Template } from "../../services/templating.ts";
 import { REFERENCE_LOCALE, textDirection, translate } from "../../services/i18n/catalogue.ts";
+import { brandingFor } from "../../services/identity/branding.ts";
 import { type LanguageLink, msg, type PageText, pageText, templateHelpers } from "./language.ts";
 
 /** The pages' own templates, and operators' layouts, whose `safe` escapes like every other output. */
@@ -267,6 +268,7 @@ export interface PageOptions {
 export function renderPage(app: AppContext, page: PageStep, status: number, opts: PageOptions = {}): Response {
   const nonce = randomBytes(16).toString("base64");
   const locale = opts.locale ?? REFERENCE_LOCALE;
+  const brand = brandingFor(app, opts.tenantUuid);
   const content = new (nunjucks().runtime.SafeString)(
     templateAt(stepPath(page.step), "builtin").render({ ...stepContext(page), ...templateHelpers(locale) }),
   );
@@ -281,6 +283,16 @@ export function renderPage(app: AppContext, page: PageStep, status: number, opts
     dir: textDirection(locale),
     languages: opts.languages ?? [],
     languages_label: translate(locale, "language.switcher"),
+    // The tenant's branding (services/identity/branding.ts): `#rrggbb` colours and an inline image only.
+    brand: brand
+      ? {
+          product_name: brand.productName ?? "",
+          logo: brand.logo ?? "",
+          primary: brand.primary ?? "",
+          background: brand.background ?? "",
+          text: brand.text ?? "",
+        }
+      : null,
   };
   let html: string;
   try {
@@ -296,7 +308,7 @@ export function renderPage(app: AppContext, page: PageStep, status: number, opts
   // Scripts only on a page with a passkey button: the provider's own files (no inline script), and
   // the fetch of the ceremony's options; the QR code of a TOTP enrolment is a data: image.
   const scripts = passkeyScripts(page) ? " script-src 'self'; connect-src 'self';" : "";
-  const images = page.step === "mfa" && page.qrCode ? " img-src data:;" : "";
+  const images = (page.step === "mfa" && page.qrCode) || brand?.logo ? " img-src data:;" : "";
   const headers = new Headers({
     "Content-Type": "text/html; charset=utf-8",
     "Content-Security-Policy": `default-src 'none'; style-src 'nonce-${nonce}';${images}${scripts} form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
