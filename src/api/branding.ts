@@ -54,20 +54,20 @@ export function brandingRoutes(): RouteGroup {
         params: tenantParam,
         body: brandingBody,
         responses: {
-          200: { description: "The branding saved", schema: brandingJson },
+          204: "Saved",
           400: "A colour that is not #rrggbb, a contrast below WCAG AA (`details.<field>.constraint_id: contrast`), a logo that is not a small inline image",
           404: "No such tenant",
         },
       },
-      async ({ c, app, caller, params, body }) =>
-        c.json(
-          await setBranding(app, caller, params.tenant_uuid, {
-            product_name: body.product_name ?? null,
-            logo: body.logo ?? null,
-            primary_color: body.primary_color ?? null,
-            background_color: body.background_color ?? null,
-            text_color: body.text_color ?? null,
-          }),
-        ),
+      async ({ c, app, caller, params, body }) => {
+        await setBranding(app, caller, params.tenant_uuid, {
+          product_name: body.product_name ?? null,
+          logo: body.logo ?? null,
+          primary_color: body.primary_color ?? null,
+          background_color: body.background_color ?? null,
+          text_color: body.text_color ?? null,
+        });
+        return c.body(null, 204); // PUT answers 204 (D3 of docs/wazo-auth-differences.md)
+      },
     );
 }
