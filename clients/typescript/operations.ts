@@ -105,6 +105,8 @@ export const operations = {
   deleteTenant: { method: "delete", path: "/tenants/{tenant_uuid}" },
   listTenantDomains: { method: "get", path: "/tenants/{tenant_uuid}/domains" },
   setTenantParent: { method: "put", path: "/tenants/{tenant_uuid}/parent/{parent_tenant_uuid}" },
+  getTenantBranding: { method: "get", path: "/tenants/{tenant_uuid}/branding" },
+  setTenantBranding: { method: "put", path: "/tenants/{tenant_uuid}/branding" },
   listGroups: { method: "get", path: "/groups" },
   createGroup: { method: "post", path: "/groups" },
   getGroup: { method: "get", path: "/groups/{group_uuid}" },

@@ -1470,6 +1470,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tenants/{tenant_uuid}/branding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A tenant's branding of the hosted pages: product name, logo, colours (all null: the stock look)
+         * @description **Required ACL:** `auth.tenants.{tenant_uuid}.branding.read`
+         */
+        get: operations["getTenantBranding"];
+        /**
+         * Replace a tenant's branding (omitted fields: none); colours are checked for WCAG AA contrast, the logo is an inline PNG, JPEG or WebP
+         * @description **Required ACL:** `auth.tenants.{tenant_uuid}.branding.update`
+         */
+        put: operations["setTenantBranding"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/groups": {
         parameters: {
             query?: never;
@@ -8553,6 +8577,133 @@ export interface operations {
             };
             /** @description Would create a cycle */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTenantBranding: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                tenant_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The branding */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        product_name: string | null;
+                        logo: string | null;
+                        primary_color: string | null;
+                        background_color: string | null;
+                        text_color: string | null;
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setTenantBranding: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                tenant_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    product_name?: string | null;
+                    logo?: string | null;
+                    primary_color?: string | null;
+                    background_color?: string | null;
+                    text_color?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Saved */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A colour that is not #rrggbb, a contrast below WCAG AA (`details.<field>.constraint_id: contrast`), a logo that is not a small inline image */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such tenant */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
