@@ -381,7 +381,7 @@ export function accountRoutes(): RouteGroup {
         operationId: "getAccountPage",
         responses: { 200: html("The settings page, or its sign-in form"), 503: html("Database outage") },
       },
-      ({ c, app }) => outagePage(app, () => show(c, app)),
+      ({ c, app }) => outagePage(app, () => show(c, app), c),
     )
     .post(
       `/oidc/${ACTION}`,
@@ -400,7 +400,7 @@ export function accountRoutes(): RouteGroup {
           503: html("Database outage"),
         },
       },
-      ({ c, app, body }) => outagePage(app, () => submit(c, app, body)),
+      ({ c, app, body }) => outagePage(app, () => submit(c, app, body), c, body),
     )
     .post(
       `/oidc/${OPTIONS}`,

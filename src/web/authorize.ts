@@ -177,7 +177,7 @@ export function oidcAuthorizeRoutes(): RouteGroup {
           503: html("Error page: database outage"),
         },
       },
-      ({ c, app }) => outagePage(app, () => showAuthorize(c, app)),
+      ({ c, app }) => outagePage(app, () => showAuthorize(c, app), c),
     )
     .post(
       "/oidc/authorize",
@@ -195,7 +195,7 @@ export function oidcAuthorizeRoutes(): RouteGroup {
           503: html("Sign-in unavailable (database outage): no code issued"),
         },
       },
-      ({ c, app, body }) => outagePage(app, () => submitPassword(c, app, body)),
+      ({ c, app, body }) => outagePage(app, () => submitPassword(c, app, body), c, body),
     )
     .post(
       "/oidc/authorize/consent",
@@ -211,7 +211,7 @@ export function oidcAuthorizeRoutes(): RouteGroup {
           503: html("Error page: database outage"),
         },
       },
-      ({ c, app, body }) => outagePage(app, () => submitConsent(c, app, body)),
+      ({ c, app, body }) => outagePage(app, () => submitConsent(c, app, body), c, body),
     )
     .post(
       "/oidc/authorize/saml",
@@ -226,7 +226,7 @@ export function oidcAuthorizeRoutes(): RouteGroup {
           503: html("Error page: database outage"),
         },
       },
-      ({ c, app, body }) => outagePage(app, () => startSaml(c, app, body)),
+      ({ c, app, body }) => outagePage(app, () => startSaml(c, app, body), c, body),
     )
     .get(
       "/oidc/authorize/saml",
@@ -241,6 +241,6 @@ export function oidcAuthorizeRoutes(): RouteGroup {
           503: html("Error page: database outage"),
         },
       },
-      ({ c, app }) => outagePage(app, () => finishSaml(c, app)),
+      ({ c, app }) => outagePage(app, () => finishSaml(c, app), c),
     );
 }

@@ -84,14 +84,18 @@ const done = (c: Context<Env>, app: AppContext, request: Request, heading: PageT
 
 /** Errors of the page are pages: a locked address (429) the code step, an outage the error page (503). */
 function devicePage(c: Context<Env>, app: AppContext, handler: () => Promise<Response>): Promise<Response> {
-  return outagePage(app, async () => {
-    try {
-      return await handler();
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 429) return codeStep(c, app, 429, TOO_MANY);
-      throw e;
-    }
-  });
+  return outagePage(
+    app,
+    async () => {
+      try {
+        return await handler();
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 429) return codeStep(c, app, 429, TOO_MANY);
+        throw e;
+      }
+    },
+    c,
+  );
 }
 
 /**

@@ -218,7 +218,7 @@ export function selfServiceRoutes(): RouteGroup {
           503: html("Database outage"),
         },
       },
-      ({ c, app, body }) => outagePage(app, () => submitReset(c, app, body), c),
+      ({ c, app, body }) => outagePage(app, () => submitReset(c, app, body), c, body),
     )
     .get(
       `/oidc/${CONFIRM}`,
@@ -246,6 +246,6 @@ export function selfServiceRoutes(): RouteGroup {
           503: html("Database outage"),
         },
       },
-      ({ c, app, body }) => outagePage(app, () => submitConfirm(c, app, body), c),
+      ({ c, app, body }) => outagePage(app, () => submitConfirm(c, app, body), c, body),
     );
 }

@@ -222,6 +222,29 @@ describeEachDb(
       expect((await t.app.db.select().from(users).where(eq(users.uuid, u.uuid)))[0]!.locale).toBe("nl");
     });
 
+    test("the consent page speaks the user's language; a tenant's default speaks where nothing else does", async () => {
+      const u = await user("de");
+      const client = await t.request("POST", "/0.1/oidc/clients", {
+        token: admin,
+        body: { name: "Wiki", client_type: "confidential", redirect_uris: [REDIRECT], first_party: false },
+      });
+      const config = await discoverClient(new URL(`${served.url}/0.1/oidc`), client.json);
+      const rp = new TestBrowser(served.url);
+      const consent = await rp.signIn((await startAuthorization(config, REDIRECT)).url, u.name, "first-password-1");
+      expect(consent.html).toContain('<html lang="de" dir="ltr">');
+      expect(consent.html).toContain("Wiki möchte auf Ihr Konto zugreifen");
+      // The sign-in page before anyone is known: the tenant's default (configuration), then English.
+      const page = () => new TestBrowser(served.url).get(url);
+      const url = (await startAuthorization(config, REDIRECT)).url;
+      expect((await page()).html).toContain('<html lang="en" dir="ltr">');
+      t.app.config.oidc.tenant_default_locales[t.app.topTenantUuid] = "it";
+      try {
+        expect((await page()).html).toContain('<html lang="it" dir="ltr">');
+      } finally {
+        delete t.app.config.oidc.tenant_default_locales[t.app.topTenantUuid];
+      }
+    });
+
     test("an account cannot withdraw another user's consent nor end another user's session", async () => {
       const a = await user(null);
       const b = await user(null);

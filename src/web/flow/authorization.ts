@@ -154,6 +154,8 @@ async function consentPage(
   params: Params,
   session: Session,
 ) {
+  // The user is known: their own language, after the request's ui_locales.
+  const [owner] = await app.db.select({ locale: users.locale }).from(users).where(eq(users.uuid, session.userUuid));
   return page(
     c,
     app,
@@ -165,7 +167,7 @@ async function consentPage(
       hidden: hiddenFields(params, REQUEST_PARAMS, await csrfToken(c, app)),
     },
     200,
-    { tenantUuid: client.tenantUuid, formTargets: [request.redirectUri] },
+    { tenantUuid: client.tenantUuid, formTargets: [request.redirectUri], userLocale: owner?.locale },
   );
 }
 

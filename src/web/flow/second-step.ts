@@ -81,7 +81,8 @@ export function stepPage(
       hidden: pending ? { ...flow.hidden, pending: pending.handle } : flow.hidden,
     },
     status,
-    flow.pageOptions,
+    // The user is known from here on: their own language, after the request's ui_locales.
+    { ...flow.pageOptions, userLocale: pending?.user.locale },
   );
 }
 

@@ -206,8 +206,10 @@ export async function outagePage(
   app: AppContext,
   handler: () => Promise<Response>,
   c?: Context,
-  hints?: LocaleHints,
+  form?: Record<string, unknown>,
 ): Promise<Response> {
+  // The outage page's language: the request's, with the `ui_locales` its form carried.
+  const hints: LocaleHints = { uiLocales: typeof form?.ui_locales === "string" ? form.ui_locales : undefined };
   try {
     await brandingFresh(app); // the tenants' branding, as the page will show it
     return await handler();
