@@ -147,6 +147,8 @@ export const operations = {
   getPasswordResetLink: { method: "get", path: "/pages/password-reset" },
   getPasswordResetPage: { method: "get", path: "/oidc/password-reset" },
   submitPasswordResetPage: { method: "post", path: "/oidc/password-reset" },
+  getRegistrationPage: { method: "get", path: "/oidc/register" },
+  submitRegistrationPage: { method: "post", path: "/oidc/register" },
   getEmailConfirmationPage: { method: "get", path: "/oidc/email-confirmation" },
   submitEmailConfirmationPage: { method: "post", path: "/oidc/email-confirmation" },
   createOidcToken: { method: "post", path: "/oidc/token" },

@@ -4,6 +4,9 @@
 //     which shows the password rules that apply to this user (their tenant's minimum length, not
 //     their username or address, not a common password) and sets the password as
 //     POST /0.1/users/password/reset does with the mailed token (single use; every session ends);
+//   - registration, when the service allows it (`enabled_http_plugins.user_registration`):
+//     {issuer}/register, the form of POST /0.1/users/register (a new tenant and user, then the
+//     confirmation mail), with the password rules shown;
 //   - an address confirmation: {issuer}/email-confirmation?email_uuid=…&token=… (the link of the
 //     stock confirmation mail) shows the address and a Confirm button; the address is confirmed by
 //     the form, not by opening the link, so a mail scanner following links confirms nothing.
@@ -22,6 +25,8 @@ import { queryObject, RouteGroup, type Env } from "../http/route.ts";
 import { resetPassword } from "../services/auth/password-reset.ts";
 import { findValidToken, isEmailedToken } from "../services/auth/tokens.ts";
 import { confirmEmail } from "../services/identity/emails.ts";
+import { registerUser } from "../services/identity/registration.ts";
+import { requestConnection } from "../http/public-urls.ts";
 import type { UserRow } from "../services/identity/visibility.ts";
 import type { PageText } from "./pages/language.ts";
 import { passwordRefusalText, passwordRules } from "./pages/password-rules.ts";
@@ -37,6 +42,7 @@ import {
 } from "./pages/browser.ts";
 
 const RESET = "password-reset";
+const REGISTER = "register";
 const CONFIRM = "email-confirmation";
 
 /** The caller of a mailed single-purpose token granting exactly `access`, or null. */
@@ -178,6 +184,56 @@ async function submitConfirm(c: Context<Env>, app: AppContext, body: Record<stri
   return confirmPage(c, app, p, found, "done");
 }
 
+async function registerPage(
+  c: Context<Env>,
+  app: AppContext,
+  p: Params,
+  extra: { mode?: "form" | "done"; message?: PageText; status?: number } = {},
+): Promise<Response> {
+  if (!app.config.enabled_http_plugins.user_registration)
+    return page(c, app, { step: "register", mode: "disabled", rules: [], hidden: {} }, 404);
+  return page(
+    c,
+    app,
+    {
+      step: "register",
+      mode: extra.mode ?? "form",
+      rules: await passwordRules(app, app.topTenantUuid),
+      hidden: hidden(p, [], await csrfToken(c, app)),
+      message: extra.message,
+      username: p.username?.slice(0, 256),
+      address: p.email_address?.slice(0, 320),
+    },
+    extra.status ?? 200,
+  );
+}
+
+async function submitRegister(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
+  const p = stringParams(body);
+  if (!(await csrfMatches(c, app, p.csrf_token))) return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
+  if (!app.config.enabled_http_plugins.user_registration) return registerPage(c, app, p);
+  if (!p.new_password || p.new_password !== p.confirm_password)
+    return registerPage(c, app, p, { message: "password.differ", status: 400 });
+  const username = (p.username ?? "").trim();
+  const address = (p.email_address ?? "").trim();
+  if (!username || username.length > 256 || !/^[^\s@]+@[^\s@]+$/.test(address) || address.length > 320)
+    return registerPage(c, app, p, { message: "register.taken", status: 400 });
+  try {
+    await registerUser(
+      app,
+      { username, password: p.new_password, email_address: address },
+      requestConnection(c, "users"),
+    );
+  } catch (e) {
+    const refused = passwordRefusalText(e);
+    if (refused) return registerPage(c, app, p, { message: refused, status: 400 });
+    if (e instanceof ApiError && e.status < 500)
+      return registerPage(c, app, p, { message: "register.taken", status: 400 });
+    throw e;
+  }
+  return registerPage(c, app, p, { mode: "done" });
+}
+
 const formBody = z.record(z.string(), z.unknown());
 const html = (description: string) => ({ description, contentType: "text/html" });
 
@@ -219,6 +275,31 @@ export function selfServiceRoutes(): RouteGroup {
         },
       },
       ({ c, app, body }) => outagePage(app, () => submitReset(c, app, body), c, body),
+    )
+    .get(
+      `/oidc/${REGISTER}`,
+      {
+        summary: "Create an account (self-registration, when `enabled_http_plugins.user_registration` allows it)",
+        operationId: "getRegistrationPage",
+        responses: { 200: html("The form, with the password rules"), 404: html("Registration is not open") },
+      },
+      ({ c, app }) => outagePage(app, () => registerPage(c, app, stringParams(queryObject(c))), c),
+    )
+    .post(
+      `/oidc/${REGISTER}`,
+      {
+        summary: "The registration form: a new tenant and user as POST /0.1/users/register, then the confirmation mail",
+        operationId: "submitRegistrationPage",
+        bodyType: "form",
+        body: formBody,
+        responses: {
+          200: html("Done: the confirmation mail is sent"),
+          400: html("The form again (a rule refused the password, the name or address is taken), or CSRF refused"),
+          404: html("Registration is not open"),
+          503: html("The mail could not be sent, or the database is unavailable (nothing was created)"),
+        },
+      },
+      ({ c, app, body }) => outagePage(app, () => submitRegister(c, app, body), c, body),
     )
     .get(
       `/oidc/${CONFIRM}`,

@@ -161,6 +161,22 @@ describe("hosted pages in their languages", () => {
     await context.close();
   }, 60_000);
 
+  test("the registration page (Portuguese): rules shown, axe clean", async () => {
+    t.app.config.enabled_http_plugins.user_registration = true;
+    const { context, page } = await open({ locale: "pt-BR" });
+    try {
+      await page.goto(`${base}/0.1/oidc/register`);
+      expect(await page.getAttribute("html", "lang")).toBe("pt-BR");
+      expect(await page.textContent("h1")).toBe("Criar uma conta");
+      expect(await page.textContent("#password-rules")).toContain("ter pelo menos 10 caracteres");
+      expect(await axeViolations(page)).toEqual([]);
+      await keepScreenshot(page, "register-pt-BR");
+    } finally {
+      t.app.config.enabled_http_plugins.user_registration = false;
+      await context.close();
+    }
+  }, 60_000);
+
   test("the account page in French and Italian: devices, language; axe clean", async () => {
     await user("camille", "fr");
     const { context, page } = await open();

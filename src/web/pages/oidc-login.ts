@@ -96,7 +96,17 @@ export type PageStep =
       hidden: Record<string, string>;
       message?: PageText;
     }
-  | { step: "email_confirm"; mode: "form" | "done" | "invalid"; address?: string; hidden: Record<string, string> };
+  | { step: "email_confirm"; mode: "form" | "done" | "invalid"; address?: string; hidden: Record<string, string> }
+  // Self-registration (`enabled_http_plugins.user_registration`), as POST /0.1/users/register.
+  | {
+      step: "register";
+      mode: "form" | "done" | "disabled";
+      rules: PageText[];
+      hidden: Record<string, string>;
+      message?: PageText;
+      username?: string;
+      address?: string;
+    };
 
 /**
  * The second step of a sign-in and the account page (web/flow/second-step.ts, web/account.ts): one
@@ -161,6 +171,8 @@ function title(page: PageStep): PageText {
       return page.mode === "done" ? "reset.done_title" : "reset.title";
     case "email_confirm":
       return page.mode === "done" ? "confirm.done_title" : "confirm.title";
+    case "register":
+      return page.mode === "done" ? "register.done_title" : "register.title";
   }
 }
 
@@ -225,6 +237,16 @@ function stepContext(page: PageStep): Record<string, unknown> {
       };
     case "email_confirm":
       return { mode: page.mode, address: page.address ?? "", hidden: page.hidden, action: "email-confirmation" };
+    case "register":
+      return {
+        mode: page.mode,
+        rules: page.rules,
+        hidden: page.hidden,
+        message: page.message ?? "",
+        username: page.username ?? "",
+        address: page.address ?? "",
+        action: "register",
+      };
     case "mfa":
       return {
         title: page.title,
