@@ -2,7 +2,7 @@
 // own locale, then Accept-Language, then the tenant's default, then oidc.default_locale; and the
 // message format's plurals and dates per locale.
 import { describe, expect, test } from "bun:test";
-import { translate } from "../../src/services/i18n/catalogue.ts";
+import { textDirection, translate } from "../../src/services/i18n/catalogue.ts";
 import { formatNodes, parseMessage } from "../../src/services/i18n/message-format.ts";
 import { acceptedTags, matchLocale, negotiateLocale } from "../../src/services/i18n/negotiate.ts";
 
@@ -42,6 +42,18 @@ describe("language negotiation", () => {
   test("Accept-Language parsing keeps the header's order among equal q-values", () => {
     expect(acceptedTags("de-CH, de;q=0.9, en;q=0.9, fr;q=0.8")).toEqual(["de-CH", "de", "en", "fr"]);
     expect(acceptedTags(null)).toEqual([]);
+  });
+
+  test("dir follows the language: right to left for Arabic, Hebrew, Persian, Urdu", () => {
+    expect(["ar", "he-IL", "fa", "ur-PK", "fr", "pt-BR", "en"].map(textDirection)).toEqual([
+      "rtl",
+      "rtl",
+      "rtl",
+      "rtl",
+      "ltr",
+      "ltr",
+      "ltr",
+    ]);
   });
 
   test("matching: exact, truncated, then another region of the language", () => {
