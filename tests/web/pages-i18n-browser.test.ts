@@ -10,6 +10,7 @@ import { eq } from "drizzle-orm";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { emails } from "../../src/db/schema.ts";
 import { INTERNAL_AUTH_ID, insertToken } from "../../src/services/auth/tokens.ts";
+import { allCatalogues, availableLocales } from "../../src/services/i18n/catalogue.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import {
   axeViolations,
@@ -101,6 +102,48 @@ describe("hosted pages in their languages", () => {
     await keepScreenshot(page, "login-de");
     await context.close();
   }, 60_000);
+
+  test("every page a link opens, in every language: its lang, no key left untranslated, axe clean", async () => {
+    t.app.config.enabled_http_plugins.user_registration = true;
+    const keys = Object.keys(allCatalogues().get("en")!.messages);
+    const { context, page } = await open();
+    try {
+      const pages = [
+        await rp.authorizationUrl(),
+        `${base}/0.1/oidc/device`,
+        `${base}/0.1/oidc/account`,
+        `${base}/0.1/oidc/register`,
+        `${base}/0.1/oidc/password-reset?token=nope&user_uuid=nope`,
+        `${base}/0.1/oidc/email-confirmation?email_uuid=nope&token=nope`,
+        `${base}/0.1/oidc/logout`,
+      ];
+      for (const locale of availableLocales())
+        for (const url of pages) {
+          const u = new URL(url);
+          u.searchParams.set("ui_locales", locale);
+          await page.goto(u.toString());
+          const text = (await page.textContent("body")) ?? "";
+          expect({ url: u.pathname, locale, lang: await page.getAttribute("html", "lang") }).toEqual({
+            url: u.pathname,
+            locale,
+            lang: locale,
+          });
+          expect({ url: u.pathname, locale, keys: keys.filter((k) => text.includes(k)) }).toEqual({
+            url: u.pathname,
+            locale,
+            keys: [],
+          });
+          expect({ url: u.pathname, locale, axe: await axeViolations(page) }).toEqual({
+            url: u.pathname,
+            locale,
+            axe: [],
+          });
+        }
+    } finally {
+      t.app.config.enabled_http_plugins.user_registration = false;
+      await context.close();
+    }
+  }, 120_000);
 
   test("the switcher works without JavaScript; the chosen language follows the form to the next page", async () => {
     await user("jules");
