@@ -51,6 +51,8 @@ import { upstreamSignInRoutes } from "./web/upstream-sign-in.ts";
 import { mfaStepRoutes } from "./web/second-step.ts";
 import { passkeySignInRoutes } from "./web/passkey-sign-in.ts";
 import { accountRoutes } from "./web/account.ts";
+import { selfServiceRoutes } from "./web/self-service.ts";
+import { brandingRoutes } from "./api/branding.ts";
 import { oidcTokenRoutes } from "./oauth/token.ts";
 import { oidcRegistrationRoutes } from "./oauth/registration.ts";
 import { consoleRoutes } from "./web/console.ts";
@@ -93,6 +95,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     passkeyRoutes(),
     userRoutes(),
     tenantRoutes(),
+    brandingRoutes(),
     groupRoutes(),
     policyRoutes(),
     oidcRoutes(), // oauth/: discovery and keys
@@ -106,6 +109,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     mfaStepRoutes(),
     passkeySignInRoutes(),
     accountRoutes(),
+    selfServiceRoutes(), // web/: the mailed links' pages (password reset, email confirmation)
     oidcTokenRoutes(), // oauth/: token, device authorization, introspection, revocation, userinfo
     oidcRegistrationRoutes(), // oauth/: client registration (RFC 7591/7592), pushed requests (RFC 9126)
     // web/

@@ -1613,6 +1613,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tenants/{tenant_uuid}/branding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A tenant's branding of the hosted pages: product name, logo, colours (all null: the stock look)
+         * @description **Required ACL:** `auth.tenants.{tenant_uuid}.branding.read`
+         */
+        get: operations["getTenantBranding"];
+        /**
+         * Replace a tenant's branding (omitted fields: none); colours are checked for WCAG AA contrast, the logo is an inline PNG, JPEG or WebP
+         * @description **Required ACL:** `auth.tenants.{tenant_uuid}.branding.update`
+         */
+        put: operations["setTenantBranding"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/groups": {
         parameters: {
             query?: never;
@@ -2382,6 +2406,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pages/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The stock password-reset mail's link: on to the provider's new-password page, same query */
+        get: operations["getPasswordResetLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Choose a new password from a mailed reset link (`token`, `user_uuid`), with the rules that apply */
+        get: operations["getPasswordResetPage"];
+        put?: never;
+        /** The new-password form: sets the password with the mailed token (single use; every session ends) */
+        post: operations["submitPasswordResetPage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Create an account (self-registration, when `enabled_http_plugins.user_registration` allows it) */
+        get: operations["getRegistrationPage"];
+        put?: never;
+        /**
+         * Dynamic client registration (RFC 7591 §3): a client registers itself with an initial access token
+         * @description Open registration is off: `Authorization: Bearer <initial access token>` (issued by `POST /0.1/oidc/initial-access-tokens`) decides the tenant and the grant types allowed. The client is third-party (consent is asked) and has no ACL. The answer holds `client_secret` (confidential clients), `registration_access_token` and `registration_client_uri` (RFC 7592), once.
+         */
+        post: operations["registerOidcClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/email-confirmation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Confirm an email address from the mailed link (`email_uuid`, `token`): the address and a button */
+        get: operations["getEmailConfirmationPage"];
+        put?: never;
+        /** The confirmation form: confirms the address with the mailed token (single use) */
+        post: operations["submitEmailConfirmationPage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oidc/token": {
         parameters: {
             query?: never;
@@ -2468,26 +2566,6 @@ export interface paths {
          * @description `Authorization: Bearer <token>` (RFC 6750 §2.1) or a form body `access_token=<token>` (§2.2), not both (§2: one method per request).
          */
         post: operations["postOidcUserinfo"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/oidc/register": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Dynamic client registration (RFC 7591 §3): a client registers itself with an initial access token
-         * @description Open registration is off: `Authorization: Bearer <initial access token>` (issued by `POST /0.1/oidc/initial-access-tokens`) decides the tenant and the grant types allowed. The client is third-party (consent is asked) and has no ACL. The answer holds `client_secret` (confidential clients), `registration_access_token` and `registration_client_uri` (RFC 7592), once.
-         */
-        post: operations["registerOidcClient"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8825,6 +8903,7 @@ export interface operations {
                     purpose?: "user" | "internal" | "external_api";
                     authentication_method?: string;
                     enabled?: boolean;
+                    locale?: string | null;
                     password?: string | null;
                     email_address?: string | null;
                 };
@@ -8952,6 +9031,7 @@ export interface operations {
                     purpose?: "user" | "internal" | "external_api";
                     authentication_method?: string;
                     enabled?: boolean;
+                    locale?: string | null;
                 };
             };
         };
@@ -9659,6 +9739,133 @@ export interface operations {
             };
             /** @description Would create a cycle */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTenantBranding: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                tenant_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The branding */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        product_name: string | null;
+                        logo: string | null;
+                        primary_color: string | null;
+                        background_color: string | null;
+                        text_color: string | null;
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setTenantBranding: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                tenant_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    product_name?: string | null;
+                    logo?: string | null;
+                    primary_color?: string | null;
+                    background_color?: string | null;
+                    text_color?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Saved */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A colour that is not #rrggbb, a contrast below WCAG AA (`details.<field>.constraint_id: contrast`), a logo that is not a small inline image */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such tenant */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13210,6 +13417,303 @@ export interface operations {
             };
         };
     };
+    getPasswordResetLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To {issuer}/password-reset */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getPasswordResetPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The form, with the password rules */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The link is not valid any more */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Database outage */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    submitPasswordResetPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    [key: string]: unknown;
+                };
+                "application/x-www-form-urlencoded": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Done */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The form again (passwords differ, a rule refused it), the link expired, or CSRF refused */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Database outage */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRegistrationPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The form, with the password rules */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Registration is not open */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    registerOidcClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description The registered metadata with the credentials (RFC 7591 §3.2.1) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        client_id: string;
+                        client_secret?: string;
+                        client_id_issued_at: number;
+                        client_secret_expires_at?: number;
+                        registration_access_token?: string;
+                        registration_client_uri: string;
+                        client_name: string;
+                        redirect_uris: string[];
+                        grant_types: string[];
+                        response_types: string[];
+                        token_endpoint_auth_method: string;
+                        scope: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `invalid_redirect_uri` or `invalid_client_metadata` (RFC 7591 §3.2.2) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_token`: no initial access token, or one unknown, expired or used up */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `temporarily_unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEmailConfirmationPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The address and the Confirm button */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The link is not valid any more */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Database outage */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    submitEmailConfirmationPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    [key: string]: unknown;
+                };
+                "application/x-www-form-urlencoded": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Confirmed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The link is not valid any more, or CSRF refused */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Database outage */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createOidcToken: {
         parameters: {
             query?: never;
@@ -13539,72 +14043,6 @@ export interface operations {
                 };
             };
             /** @description Database unavailable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    registerOidcClient: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": unknown;
-            };
-        };
-        responses: {
-            /** @description The registered metadata with the credentials (RFC 7591 §3.2.1) */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        client_id: string;
-                        client_secret?: string;
-                        client_id_issued_at: number;
-                        client_secret_expires_at?: number;
-                        registration_access_token?: string;
-                        registration_client_uri: string;
-                        client_name: string;
-                        redirect_uris: string[];
-                        grant_types: string[];
-                        response_types: string[];
-                        token_endpoint_auth_method: string;
-                        scope: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description `invalid_redirect_uri` or `invalid_client_metadata` (RFC 7591 §3.2.2) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `invalid_token`: no initial access token, or one unknown, expired or used up */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `temporarily_unavailable` */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -1,4 +1,5 @@
 // Email addresses and confirmation (wazo-auth's email API).
+import { negotiateLocale, tenantDefaultLocale } from "../services/i18n/negotiate.ts";
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
 import { emailText } from "../domain/strings.ts";
@@ -95,8 +96,14 @@ export function emailRoutes(): RouteGroup {
         responses: { 200: "The confirmation page", 404: "No such address" },
       },
       async ({ c, app, caller, params }) => {
-        await confirmEmail(app, caller, params.email_uuid);
-        const body = templateFormatter(app.config).render("email_confirmation_get_body", {});
+        const owner = await confirmEmail(app, caller, params.email_uuid);
+        // The page in the owner's language, else the browser's (docs/languages.md); an operator's template may ignore it.
+        const locale = negotiateLocale({
+          userLocale: owner.locale,
+          acceptLanguage: c.req.header("Accept-Language"),
+          tenantDefault: tenantDefaultLocale(app.config, owner.tenantUuid),
+        });
+        const body = templateFormatter(app.config).render("email_confirmation_get_body", { locale });
         return c.body(body, 200, { "Content-Type": app.config.email_confirmation_get_mimetype });
       },
     )

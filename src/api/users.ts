@@ -3,7 +3,7 @@ import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
 import { userList } from "./lists.ts";
 import { CAPS, emailText, text, usernameText } from "../domain/strings.ts";
-import { boolField, uuidField, uuidParam } from "../domain/validate.ts";
+import { boolField, localeTag, uuidField, uuidParam } from "../domain/validate.ts";
 import { unlockUserLogins } from "../services/auth/login-unlock.ts";
 import {
   changePassword,
@@ -23,6 +23,8 @@ const editable = {
   purpose: z.enum(["user", "internal", "external_api"]).optional(),
   authentication_method: text(CAPS.shortName, { min: 1 }).optional(),
   enabled: boolField().optional(),
+  // Tessera addition (issue 43): the user's language for the hosted pages and mails (docs/languages.md).
+  locale: localeTag().nullable().optional(),
 };
 const createBody = z.object({
   uuid: uuidField.optional(),

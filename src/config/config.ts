@@ -688,6 +688,19 @@ export const configSchema = z
           .record(z.string().uuid(), z.string().min(1))
           .default({})
           .describe("a tenant's own layout file, by tenant uuid: the clients registered in that tenant show it"),
+        default_locale: z
+          .string()
+          .regex(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/, "a BCP 47 language tag")
+          .default("en")
+          .describe(
+            "language of the hosted pages and mails when neither the request, the user, the browser nor the tenant names one the catalogues have (see [Languages](languages.md))",
+          ),
+        tenant_default_locales: z
+          .record(z.string().uuid(), z.string().regex(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/, "a BCP 47 language tag"))
+          .default({})
+          .describe(
+            "a tenant's default language (BCP 47 tag), by tenant uuid: its users' pages and mails when nothing closer chooses one",
+          ),
         refresh_token_lifetime: z
           .number()
           .int()

@@ -13,3 +13,4 @@ export * from "./tables/passkeys.ts";
 export * from "./tables/password-policy.ts";
 export * from "./tables/outbound.ts";
 export * from "./tables/upstream-oidc.ts";
+export * from "./tables/branding.ts";

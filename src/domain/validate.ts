@@ -217,3 +217,18 @@ export const boolField = () =>
     if (v === 0) return false;
     return v;
   }, z.boolean());
+
+/** A BCP 47 language tag (RFC 5646: `fr`, `pt-BR`, `de-CH`), stored in its canonical case. */
+export const localeTag = () =>
+  z
+    .string()
+    .max(35)
+    .regex(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/, "a BCP 47 language tag, such as fr or pt-BR")
+    .transform((tag, ctx) => {
+      try {
+        return Intl.getCanonicalLocales(tag)[0]!;
+      } catch {
+        ctx.addIssue({ code: "custom", message: "a BCP 47 language tag, such as fr or pt-BR" });
+        return z.NEVER;
+      }
+    });

@@ -12,6 +12,8 @@ export interface ConnectionParams {
 }
 
 export interface ConfirmationContext extends ConnectionParams {
+  /** Tessera addition (issue 43): the language of the mail (BCP 47), the user's or their tenant's; templates get `t(key, values)` in it. */
+  locale?: string;
   token: string;
   username: string | null;
   email_uuid: string;
@@ -19,6 +21,8 @@ export interface ConfirmationContext extends ConnectionParams {
 }
 
 export interface PasswordResetContext extends ConnectionParams {
+  /** Tessera addition (issue 43): the language of the mail (BCP 47), the user's or their tenant's; templates get `t(key, values)` in it. */
+  locale?: string;
   token: string;
   username: string | null;
   user_uuid: string;

@@ -1,7 +1,9 @@
 // The user's own account page (issue 25): `/0.1/oidc/account`, signed in with the login page's
 // password and second step (web/flow/second-step.ts), then an HttpOnly, SameSite=Strict session cookie
 // holding the Tessera token of that sign-in (15 minutes). The page enrols and removes TOTP (removal
-// proven with a current code, throttled like logins) and registers, renames and removes passkeys.
+// proven with a current code, throttled like logins) and registers, renames and removes passkeys;
+// it lists the devices signed in (end one, or every other) and the applications the user allowed
+// (withdraw one: its refresh tokens end), and sets the user's language (issue 43).
 // Every form carries the CSRF token (double-submit cookie); the token must grant the self-service
 // MFA ACL (`auth.users.me.mfa.#`, given by `mfa.self_service`).
 import type { Context } from "hono";
@@ -43,12 +45,22 @@ import {
 } from "./pages/browser.ts";
 import { beginStep, fatal, type Flow, refusal, runStep, stepPasskeyOptions } from "./flow/second-step.ts";
 import { requestRp } from "../http/public-urls.ts";
+import { availableLocales, translate } from "../services/i18n/catalogue.ts";
+import { matchLocale } from "../services/i18n/negotiate.ts";
+import {
+  endOwnSessions,
+  ownConsents,
+  ownSessions,
+  setOwnLocale,
+  withdrawConsent,
+} from "../services/auth/self-service.ts";
+import { msg, type PageText } from "./pages/language.ts";
 
 const SESSION_COOKIE = "tessera_account";
 const SESSION_SECONDS = 900;
 const ACTION = "account";
 const OPTIONS = "account-passkey-options";
-const TITLE = "Your sign-in settings";
+const TITLE = "account.title";
 
 /** The cookie holds the sign-in's token sealed by the provider (services/auth/account-session.ts). */
 async function setSession(c: Context<Env>, app: AppContext, token: string): Promise<void> {
@@ -60,7 +72,10 @@ async function setSession(c: Context<Env>, app: AppContext, token: string): Prom
  * The signed-in user, when the session cookie is one this page sealed at a sign-in here, and its
  * token is still valid and grants self-service MFA. A bare token in the cookie is no session.
  */
-async function sessionUser(c: Context<Env>, app: AppContext): Promise<{ user: UserRow; token: string } | null> {
+async function sessionUser(
+  c: Context<Env>,
+  app: AppContext,
+): Promise<{ user: UserRow; token: string; sessionUuid: string } | null> {
   const sealed = getCookie(c, SESSION_COOKIE);
   if (!sealed || sealed.length > 2048) return null;
   const token = await openAccountSession(app, sealed);
@@ -68,10 +83,10 @@ async function sessionUser(c: Context<Env>, app: AppContext): Promise<{ user: Us
   const found = await findValidToken(app, token);
   if (!found || !found.matcher.matches("auth.users.me.mfa.update")) return null;
   const user = await accountUser(app, found.authId);
-  return user ? { user, token } : null;
+  return user ? { user, token, sessionUuid: found.sessionUuid } : null;
 }
 
-const NO_SELF_SERVICE = "Your account cannot manage its sign-in settings here. Ask your administrator.";
+const NO_SELF_SERVICE = "account.no_self_service";
 
 /** The session starts when the sign-in's token grants self-service MFA; else it is revoked at once. */
 async function startSession(c: Context<Env>, app: AppContext, token: string, csrf: string): Promise<Response> {
@@ -96,10 +111,19 @@ const page = (
   oidcPage(
     c,
     app,
-    { step: "mfa", action: ACTION, hidden: { csrf_token: csrf }, ...content },
+    { step: "mfa", action: ACTION, hidden: { csrf_token: csrf, ...uiLocales(c) }, ...content },
     status,
-    user ? { tenantUuid: user.tenantUuid } : {},
+    user ? { tenantUuid: user.tenantUuid, userLocale: user.locale } : {},
   );
+
+/** `ui_locales` of the form a request posted (the page's forms carry it on). */
+const postedLocales = new WeakMap<Context<Env>, string>();
+
+/** The page's `ui_locales` (the switcher's link, or the form it posted), carried by every form. */
+function uiLocales(c: Context<Env>): Record<string, string> {
+  const value = c.req.query("ui_locales") ?? postedLocales.get(c);
+  return value ? { ui_locales: value.slice(0, 200) } : {};
+}
 
 function accountFlow(c: Context<Env>, app: AppContext, csrf: string): Flow {
   return {
@@ -127,10 +151,12 @@ async function settingsPage(
   app: AppContext,
   user: UserRow,
   csrf: string,
-  extra: { message?: string; notice?: string } = {},
+  extra: { message?: PageText; notice?: PageText } = {},
   status = 200,
+  current?: string,
 ): Promise<Response> {
   const status_ = await mfaStatus(app, user);
+  const devices = await ownSessions(app, user.uuid);
   return page(
     c,
     app,
@@ -142,9 +168,22 @@ async function settingsPage(
       extra: {
         username: user.username ?? user.uuid,
         totp_confirmed: status_.totp.confirmed,
-        totp_since: status_.totp.confirmed_at?.slice(0, 10) ?? "",
+        totp_since: status_.totp.confirmed_at ?? "",
         recovery_codes_left: status_.recovery_codes_left,
         passkeys: (await listPasskeys(app, user)).map(passkeyJson),
+        user_locale: user.locale ?? "",
+        languages: availableLocales().map((tag) => ({ tag, name: translate(tag, "language.name") })),
+        sessions: devices.map((d) => ({
+          uuid: d.uuid,
+          label: deviceLabel(d.userAgent),
+          created_at: d.createdAt,
+          current: d.uuid === current,
+        })),
+        applications: (await ownConsents(app, user.uuid)).map((a) => ({
+          client_id: a.clientId,
+          name: a.name,
+          scopes: a.scopes.join(", "),
+        })),
       },
     },
     csrf,
@@ -153,13 +192,28 @@ async function settingsPage(
   );
 }
 
-const loginPage = (c: Context<Env>, app: AppContext, csrf: string, message = "", status = 200) =>
-  page(c, app, { title: "Sign in", mode: "account-login", message }, csrf, status);
+const loginPage = (c: Context<Env>, app: AppContext, csrf: string, message: PageText = "", status = 200) =>
+  page(c, app, { title: "account.title_sign_in", mode: "account-login", message }, csrf, status);
+
+const BROWSERS: Array<[RegExp, string]> = [
+  [/Edg\//, "Edge"],
+  [/Firefox\//, "Firefox"],
+  [/Chrome\//, "Chrome"],
+  [/Safari\//, "Safari"],
+];
+
+/** A device's name from its User-Agent: the browser and the system; empty when the page says "unknown". */
+function deviceLabel(userAgent: string): string {
+  const browser = BROWSERS.find(([re]) => re.test(userAgent))?.[1];
+  const system = /Android|iPhone|iPad|Windows|Mac OS X|Linux/.exec(userAgent)?.[0]?.replace("Mac OS X", "macOS");
+  if (!browser && !system) return userAgent.slice(0, 60);
+  return [browser, system].filter(Boolean).join(" · ");
+}
 
 async function show(c: Context<Env>, app: AppContext): Promise<Response> {
   const csrf = await csrfToken(c, app);
   const session = await sessionUser(c, app);
-  return session ? settingsPage(c, app, session.user, csrf) : loginPage(c, app, csrf);
+  return session ? settingsPage(c, app, session.user, csrf, {}, 200, session.sessionUuid) : loginPage(c, app, csrf);
 }
 
 async function signIn(c: Context<Env>, app: AppContext, params: Params, csrf: string): Promise<Response> {
@@ -183,15 +237,16 @@ async function submit(c: Context<Env>, app: AppContext, body: Record<string, unk
   const params = stringParams(body);
   if (!(await csrfMatches(c, app, params.csrf_token))) return fatal(c, app, CSRF_REFUSED, 400);
   const csrf = params.csrf_token!;
+  if (params.ui_locales) postedLocales.set(c, params.ui_locales);
   if (params.step === "sign-in") return signIn(c, app, params, csrf);
   if (params.pending) return runStep(c, app, accountFlow(c, app, csrf), params);
   const session = await sessionUser(c, app);
-  if (!session) return loginPage(c, app, csrf, "Your session has ended. Sign in again.", 401);
+  if (!session) return loginPage(c, app, csrf, "account.session_ended", 401);
   const { user } = session;
   // The audit trail's actor: the user on their own account page, from this browser.
   const actor = selfActor(user, browserOrigin(c, app));
-  const again = (extra: { message?: string; notice?: string }, status = 200) =>
-    settingsPage(c, app, user, csrf, extra, status);
+  const again = (extra: { message?: PageText; notice?: PageText }, status = 200, who = user) =>
+    settingsPage(c, app, who, csrf, extra, status, session.sessionUuid);
   try {
     switch (params.step) {
       case "sign-out":
@@ -203,7 +258,7 @@ async function submit(c: Context<Env>, app: AppContext, body: Record<string, unk
         return page(
           c,
           app,
-          { title: "Set up an authenticator app", mode: "enrol", qrCode: e.qr_code, secret: e.secret },
+          { title: "account.title_totp", mode: "enrol", qrCode: e.qr_code, secret: e.secret },
           csrf,
           200,
           user,
@@ -215,9 +270,9 @@ async function submit(c: Context<Env>, app: AppContext, body: Record<string, unk
           c,
           app,
           {
-            title: "Save your recovery codes",
+            title: "mfa.title_codes",
             mode: "codes",
-            notice: "Two-step verification is on.",
+            notice: "mfa.on",
             recoveryCodes: recovery_codes,
           },
           csrf,
@@ -230,7 +285,7 @@ async function submit(c: Context<Env>, app: AppContext, body: Record<string, unk
       case "totp-remove":
         await requireOwnCode(app, user, (params.code ?? "").trim(), requestAddress(c, app));
         await removeTotp(app, user, actor);
-        return again({ notice: "The authenticator app is off." });
+        return again({ notice: "account.totp_removed" });
       case "passkey-register": {
         const name = (params.name ?? "").trim().slice(0, 64) || "Passkey";
         await finishPasskeyRegistration(
@@ -244,31 +299,53 @@ async function submit(c: Context<Env>, app: AppContext, body: Record<string, unk
           },
           actor,
         );
-        return again({ notice: `Passkey “${name}” added.` });
+        return again({ notice: msg("account.passkey_added_notice", { name }) });
       }
       case "passkey-rename": {
         const name = (params.name ?? "").trim();
-        if (!name || name.length > 64) return again({ message: "A passkey's name is 1 to 64 characters." }, 400);
+        if (!name || name.length > 64) return again({ message: "account.passkey_name_length" }, 400);
         await renamePasskey(app, user, params.passkey ?? "", name, actor);
-        return again({ notice: "Passkey renamed." });
+        return again({ notice: "account.passkey_renamed" });
       }
       case "passkey-remove":
         await removePasskeys(app, user, params.passkey ?? "", actor);
-        return again({ notice: "Passkey removed." });
+        return again({ notice: "account.passkey_removed" });
+      case "locale": {
+        // Empty: none chosen (the browser's language then); else one of the catalogues' languages.
+        const chosen = params.locale ? matchLocale(params.locale) : null;
+        if (params.locale && chosen?.toLowerCase() !== params.locale.toLowerCase())
+          return again({ message: "account.unknown_action" }, 400);
+        await setOwnLocale(app, user, chosen, actor);
+        postedLocales.delete(c); // the choice just made shows at once
+        return again({ notice: "account.language_saved" }, 200, { ...user, locale: chosen });
+      }
+      case "session-end": {
+        const ended = await endOwnSessions(app, user, { one: params.session ?? "" }, actor);
+        if (params.session === session.sessionUuid) return loginPage(c, app, csrf, "", 200);
+        return again({ notice: ended ? "account.session_ended_notice" : "" });
+      }
+      case "session-end-others": {
+        const count = await endOwnSessions(app, user, { allBut: session.sessionUuid }, actor);
+        return again({ notice: msg("account.sessions_ended_notice", { count }) });
+      }
+      case "consent-withdraw": {
+        const name = await withdrawConsent(app, user, (params.client ?? "").slice(0, 64), actor);
+        return again(name ? { notice: msg("account.application_withdrawn", { name }) } : {});
+      }
       default:
-        return again({ message: "Unknown action." }, 400);
+        return again({ message: "account.unknown_action" }, 400);
     }
   } catch (e) {
-    if (e instanceof SyntaxError) return again({ message: "The passkey could not be added. Try again." }, 400);
+    if (e instanceof SyntaxError) return again({ message: "account.passkey_not_added" }, 400);
     if (!(e instanceof ApiError)) throw e;
     return refusal(c, app, e, () =>
       again(
         {
           message:
             params.step === "confirm" || params.step === "totp-remove"
-              ? "That code is not valid. Try again."
+              ? "mfa.wrong_code"
               : params.step === "passkey-register"
-                ? "The passkey could not be added. Try again."
+                ? "account.passkey_not_added"
                 : e.message,
         },
         400,
@@ -304,7 +381,7 @@ export function accountRoutes(): RouteGroup {
         operationId: "getAccountPage",
         responses: { 200: html("The settings page, or its sign-in form"), 503: html("Database outage") },
       },
-      ({ c, app }) => outagePage(app, () => show(c, app)),
+      ({ c, app }) => outagePage(app, () => show(c, app), c),
     )
     .post(
       `/oidc/${ACTION}`,
@@ -323,7 +400,7 @@ export function accountRoutes(): RouteGroup {
           503: html("Database outage"),
         },
       },
-      ({ c, app, body }) => outagePage(app, () => submit(c, app, body)),
+      ({ c, app, body }) => outagePage(app, () => submit(c, app, body), c, body),
     )
     .post(
       `/oidc/${OPTIONS}`,

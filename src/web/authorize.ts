@@ -48,6 +48,7 @@ import {
   UNAVAILABLE,
   type Params,
 } from "./pages/browser.ts";
+import type { PageText } from "./pages/language.ts";
 
 const SAML_COOKIE = "tessera_oidc_saml";
 
@@ -79,7 +80,7 @@ async function submitPassword(c: Context<Env>, app: AppContext, body: Record<str
     return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
   const check = await checkAuthorizationRequest(app, params, requestIssuer(c, app));
   if (check.kind !== "ok") return answerCheck(c, app, check);
-  const again = (message: string, status: number) =>
+  const again = (message: PageText, status: number) =>
     loginForm(c, app, check, params, { message, username: params.username ?? "", status });
   if (!params.username || !params.password) return again(GENERIC_FAILURE, 401);
   let signedIn: Awaited<ReturnType<typeof passwordSignIn>>;
@@ -130,8 +131,7 @@ async function startSaml(c: Context<Env>, app: AppContext, body: Record<string, 
   const check = await checkAuthorizationRequest(app, params, requestIssuer(c, app));
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const domain = await samlDomainOfTenant(app, check.client.tenantUuid);
-  if (!domain)
-    return page(c, app, { step: "error", message: "Single sign-on is not configured for this application." }, 400);
+  if (!domain) return page(c, app, { step: "error", message: "error.saml_not_configured" }, 400);
   const back = new URL(`${requestIssuer(c, app)}/authorize/saml`);
   for (const name of REQUEST_PARAMS) if (params[name] !== undefined) back.searchParams.set(name, params[name]!);
   const { location, saml_session_id } = await beginSamlLogin(app, back.toString(), domain);
@@ -146,8 +146,7 @@ async function finishSaml(c: Context<Env>, app: AppContext): Promise<Response> {
   if (check.kind !== "ok") return answerCheck(c, app, check);
   const samlSessionId = getCookie(c, SAML_COOKIE);
   clearCookie(c, app, SAML_COOKIE);
-  const failed = () =>
-    loginForm(c, app, check, params, { message: "Single sign-on did not succeed. Try again.", status: 401 });
+  const failed = () => loginForm(c, app, check, params, { message: "error.saml_failed", status: 401 });
   if (!samlSessionId || params.login_failure_code !== undefined) return failed();
   let signedIn: SignedIn;
   try {
@@ -183,7 +182,7 @@ export function oidcAuthorizeRoutes(): RouteGroup {
           503: html("Error page: database outage"),
         },
       },
-      ({ c, app }) => outagePage(app, () => showAuthorize(c, app, stringParams(queryObject(c)))),
+      ({ c, app }) => outagePage(app, () => showAuthorize(c, app, stringParams(queryObject(c))), c),
     )
     .post(
       "/oidc/authorize",
@@ -202,7 +201,7 @@ export function oidcAuthorizeRoutes(): RouteGroup {
           503: html("Sign-in unavailable (database outage): no code issued"),
         },
       },
-      ({ c, app, body }) => outagePage(app, () => submitPassword(c, app, body)),
+      ({ c, app, body }) => outagePage(app, () => submitPassword(c, app, body), c, body),
     )
     .post(
       "/oidc/authorize/consent",
@@ -218,7 +217,7 @@ export function oidcAuthorizeRoutes(): RouteGroup {
           503: html("Error page: database outage"),
         },
       },
-      ({ c, app, body }) => outagePage(app, () => submitConsent(c, app, body)),
+      ({ c, app, body }) => outagePage(app, () => submitConsent(c, app, body), c, body),
     )
     .post(
       "/oidc/authorize/saml",
@@ -233,7 +232,7 @@ export function oidcAuthorizeRoutes(): RouteGroup {
           503: html("Error page: database outage"),
         },
       },
-      ({ c, app, body }) => outagePage(app, () => startSaml(c, app, body)),
+      ({ c, app, body }) => outagePage(app, () => startSaml(c, app, body), c, body),
     )
     .get(
       "/oidc/authorize/saml",
@@ -248,6 +247,6 @@ export function oidcAuthorizeRoutes(): RouteGroup {
           503: html("Error page: database outage"),
         },
       },
-      ({ c, app }) => outagePage(app, () => finishSaml(c, app)),
+      ({ c, app }) => outagePage(app, () => finishSaml(c, app), c),
     );
 }

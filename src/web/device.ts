@@ -17,7 +17,6 @@ import { requestOrigin } from "../http/request-origin.ts";
 import { queryObject, RouteGroup, type Env } from "../http/route.ts";
 import { assertNotThrottled, countFailure, type ThrottleSubject } from "../services/auth/login-throttle.ts";
 import { sessionUserName } from "../services/oidc/browser-session.ts";
-import { describeScope } from "../services/oidc/consent.ts";
 import {
   approveDevice,
   denyDevice,
@@ -41,21 +40,20 @@ import {
   type Params,
 } from "./pages/browser.ts";
 import { requestIssuer } from "../http/public-urls.ts";
+import { msg, type PageText, scopeText } from "./pages/language.ts";
 
-const BAD_CODE = "That code is not valid, or it has expired. Check the code on your device and try again.";
-const CODE_NEEDED =
-  "Your account uses two-step verification: type your password again, and a code from your authenticator app (or a recovery code).";
+const BAD_CODE = "device.bad_code";
+const CODE_NEEDED = "device.code_needed";
 const accountPage = (c: Context<Env>, app: AppContext) => `${requestIssuer(c, app)}/account`;
 
 /** Why a user with a second factor cannot finish here, or null when a code will do (MfaRequired, RFC 8176). */
-function secondFactorBlocked(c: Context<Env>, app: AppContext, e: MfaRequired): string | null {
-  if (e.changePassword)
-    return `Your administrator asks you to choose a new password: sign in on your account page (${accountPage(c, app)}), then connect the device again.`;
-  if (e.enrol)
-    return `Your organisation requires two-step verification. Set it up on your account page (${accountPage(c, app)}), then connect the device again.`;
+function secondFactorBlocked(c: Context<Env>, app: AppContext, e: MfaRequired): PageText | null {
+  const url = accountPage(c, app);
+  if (e.changePassword) return msg("device.blocked_password", { url });
+  if (e.enrol) return msg("device.blocked_enrol", { url });
   const methods = (e.details as { methods?: string[] }).methods ?? [];
   if (methods.includes("totp")) return null;
-  return `Your account's second step is a passkey, which this page cannot use. Add an authenticator app on your account page (${accountPage(c, app)}) to connect devices.`;
+  return msg("device.blocked_passkey", { url });
 }
 
 type Request = NonNullable<Awaited<ReturnType<typeof pendingRequest>>>;
@@ -75,22 +73,29 @@ async function lookUp(c: Context<Env>, app: AppContext, typed: string) {
   return request;
 }
 
-const codeStep = (c: Context<Env>, app: AppContext, status: number, message?: string, userCode?: string) =>
-  page(c, app, { step: "device_code", message, userCode }, status);
+const codeStep = (c: Context<Env>, app: AppContext, status: number, message?: PageText, userCode?: string) =>
+  page(c, app, { step: "device_code", message, userCode, uiLocales: uiLocalesOf(c) }, status);
 
-const done = (c: Context<Env>, app: AppContext, request: Request, heading: string, message: string) =>
+/** `ui_locales` of the request, carried by the code form. */
+const uiLocalesOf = (c: Context<Env>) => c.req.query("ui_locales");
+
+const done = (c: Context<Env>, app: AppContext, request: Request, heading: PageText, message: PageText) =>
   page(c, app, { step: "device_done", heading, message }, 200, { tenantUuid: request.client.tenantUuid });
 
 /** Errors of the page are pages: a locked address (429) the code step, an outage the error page (503). */
 function devicePage(c: Context<Env>, app: AppContext, handler: () => Promise<Response>): Promise<Response> {
-  return outagePage(app, async () => {
-    try {
-      return await handler();
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 429) return codeStep(c, app, 429, TOO_MANY);
-      throw e;
-    }
-  });
+  return outagePage(
+    app,
+    async () => {
+      try {
+        return await handler();
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 429) return codeStep(c, app, 429, TOO_MANY);
+        throw e;
+      }
+    },
+    c,
+  );
 }
 
 /**
@@ -104,12 +109,13 @@ async function confirmStep(
   app: AppContext,
   request: Request,
   p: Params,
-  extra: { message?: string; status?: number; askCode?: boolean } = {},
+  extra: { message?: PageText; status?: number; askCode?: boolean } = {},
 ): Promise<Response> {
   const { client } = request;
   const userCode = formatUserCode(request.userCode);
   const session = p.account === "other" ? null : await browserSessionFor(c, app, client.tenantUuid, null);
   const hidden: Record<string, string> = { csrf_token: await csrfToken(c, app), user_code: userCode };
+  if (p.ui_locales) hidden.ui_locales = p.ui_locales.slice(0, 200);
   if (session) hidden.continue_as = session.id;
   else if (p.account === "other") hidden.account = "other";
   return page(
@@ -119,7 +125,7 @@ async function confirmStep(
       step: "device_confirm",
       clientName: client.name,
       userCode,
-      scopes: client.firstParty ? [] : request.scope.map(describeScope),
+      scopes: client.firstParty ? [] : request.scope.map(scopeText),
       hidden,
       message: extra.message,
       username: p.username,
@@ -143,7 +149,7 @@ async function showPage(c: Context<Env>, app: AppContext): Promise<Response> {
   if (typed.length > 64) return codeStep(c, app, 400, BAD_CODE);
   const request = await lookUp(c, app, typed);
   if (!request) return codeStep(c, app, 400, BAD_CODE, typed);
-  return confirmStep(c, app, request, { account: p.account });
+  return confirmStep(c, app, request, { account: p.account, ui_locales: p.ui_locales });
 }
 
 async function submitForm(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
@@ -154,16 +160,15 @@ async function submitForm(c: Context<Env>, app: AppContext, body: Record<string,
   const code = request.userCode;
   if (p.action === "deny") {
     await denyDevice(app, code);
-    return done(c, app, request, "Request denied", "The device was not connected. You can close this page.");
+    return done(c, app, request, "device.denied_heading", "device.denied");
   }
-  const again = (message: string, status: number, askCode = (p.mfa_code ?? "") !== "") =>
+  const again = (message: PageText, status: number, askCode = (p.mfa_code ?? "") !== "") =>
     confirmStep(c, app, request, p, { message, status, askCode });
   let how: DeviceSignIn;
   if (p.continue_as !== undefined) {
     // Single sign-on: the session shown on the page must still be this browser's and serve the client.
     const session = await browserSessionFor(c, app, request.client.tenantUuid, null);
-    if (!session || session.id !== p.continue_as)
-      return again("You are no longer signed in. Sign in to continue.", 401);
+    if (!session || session.id !== p.continue_as) return again("device.no_longer_signed_in", 401);
     how = { kind: "session", session, origin: browserOrigin(c, app) };
   } else {
     if (!p.username || !p.password) return again(GENERIC_FAILURE, 401);
@@ -185,7 +190,7 @@ async function submitForm(c: Context<Env>, app: AppContext, body: Record<string,
     return again(refused.message, refused.status);
   }
   if (!approved) return codeStep(c, app, 400, BAD_CODE);
-  return done(c, app, request, "Device connected", "You are signed in on your device. You can close this page.");
+  return done(c, app, request, "device.connected_heading", "device.connected");
 }
 
 const html = (description: string) => ({ description, contentType: "text/html" });

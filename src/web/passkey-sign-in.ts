@@ -92,7 +92,7 @@ export function passkeySignInRoutes(): RouteGroup {
           503: html("Database outage"),
         },
       },
-      ({ c, app, body }) => outagePage(app, () => passwordless(c, app, body)),
+      ({ c, app, body }) => outagePage(app, () => passwordless(c, app, body), c, body),
     )
     .get(
       "/oidc/assets/{name}",

@@ -40,6 +40,6 @@ export function mfaStepRoutes(): RouteGroup {
         503: html("Database outage"),
       },
     },
-    ({ c, app, body }) => outagePage(app, () => submitStep(c, app, body)),
+    ({ c, app, body }) => outagePage(app, () => submitStep(c, app, body), c, body),
   );
 }

@@ -40,7 +40,9 @@ describeEachDb(
       expect((await t.request("GET", `/0.1/users/password/reset?username=${u.name}`)).status).toBe(204);
       const reset = await smtp.waitForMail((m) => m.to.includes(`${u.name}@m.org`));
       expect(reset.text).toMatch(
-        new RegExp(`\\n${PUBLIC}/0\\.1/pages/password-reset\\?token=[0-9a-f-]{36}&user_uuid=${u.uuid}\\r?\\n`),
+        new RegExp(
+          `\\n${PUBLIC}/0\\.1/pages/password-reset\\?token=[0-9a-f-]{36}&user_uuid=${u.uuid}&ui_locales=en\\r?\\n`,
+        ),
       );
       expect(reset.text).not.toContain("wazo.io");
       expect(reset.from).toBe("noreply@auth.example.com");

@@ -263,11 +263,11 @@ describe("the login page's second step in Chromium", () => {
       (await t.request("PUT", `/0.1/tenants/${tenant}/mfa`, { token: admin, body: { mfa: null, passwordless: true } }))
         .status,
     ).toBe(204);
+    // The page's conditional request (passkeys in the username field's autofill, issue 43) is
+    // answered at once by the virtual authenticator, as a person choosing the passkey there: signed
+    // in without the button (the button and the page's axe check: tests/web/pages-i18n-browser.test.ts).
     await page.goto(await rp.authorizationUrl({ prompt: "login" }));
-    await page.waitForSelector("button[data-passkey=authenticate]", { state: "visible", timeout: 10_000 });
-    expect(await axeViolations(page)).toEqual([]);
-    await keepScreenshot(page, "login-passwordless");
-    await Promise.all([page.waitForURL(`${rp.redirectUri}**`), page.click("button[data-passkey=authenticate]")]);
+    await page.waitForURL(`${rp.redirectUri}**`, { timeout: 15_000 });
     expect(await page.textContent("#who")).toBe("paula");
     expect(await page.textContent("#amr")).toBe("hwk mfa");
     // The browser session started by the passkey alone serves single sign-on with its factors.

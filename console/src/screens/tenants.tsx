@@ -1,5 +1,6 @@
 // The tenant tree below the signed-in user's tenant: browse, create a sub-tenant, rename, move,
-// delete (the API explains a refusal: a tenant with users or sub-tenants, or one's own tenant).
+// delete (the API explains a refusal: a tenant with users or sub-tenants, or one's own tenant);
+// and the branding of its hosted pages (product name, logo, colours: the API checks the contrast).
 import type { Tenant } from "../../../clients/typescript/index.ts";
 import { useEffect, useRef, useState } from "preact/hooks";
 import {
@@ -14,7 +15,74 @@ import {
   useAction,
   useAsync,
 } from "../ui.tsx";
+import type { ErrorView } from "../api.ts";
 import type { ScreenProps } from "./index.tsx";
+
+type Mode = "rename" | "move" | "create" | "branding";
+
+interface Branding {
+  product_name: string | null;
+  logo: string | null;
+  primary_color: string | null;
+  background_color: string | null;
+  text_color: string | null;
+}
+const NO_BRANDING: Branding = {
+  product_name: null,
+  logo: null,
+  primary_color: null,
+  background_color: null,
+  text_color: null,
+};
+
+/** The branding form: the name, three colours (#rrggbb; empty: the stock one) and the logo (a small PNG, JPEG or WebP). */
+function BrandingFields(props: { brand: Branding; onChange: (b: Branding) => void; error: ErrorView | null }) {
+  const { brand, onChange, error } = props;
+  const set = (k: keyof Branding) => (v: string) => onChange({ ...brand, [k]: v });
+  const readLogo = (e: Event) => {
+    const file = (e.currentTarget as HTMLInputElement).files?.[0];
+    if (!file) return;
+    const reader = new FileReader();
+    reader.onload = () => onChange({ ...brand, logo: String(reader.result) });
+    reader.readAsDataURL(file);
+  };
+  return (
+    <>
+      <Field
+        label="Product name"
+        name="product_name"
+        value={brand.product_name ?? ""}
+        onInput={set("product_name")}
+        error={error}
+      />
+      {(["primary_color", "background_color", "text_color"] as const).map((k) => (
+        <Field
+          key={k}
+          label={
+            k === "primary_color" ? "Primary colour" : k === "background_color" ? "Background colour" : "Text colour"
+          }
+          name={k}
+          value={brand[k] ?? ""}
+          onInput={set(k)}
+          error={error}
+          hint="#rrggbb; empty: the stock colour. Checked for WCAG AA contrast when saved."
+        />
+      ))}
+      <div class="field">
+        <label for="branding-logo">Logo (PNG, JPEG or WebP, at most 48 KiB)</label>
+        <input id="branding-logo" type="file" accept="image/png,image/jpeg,image/webp" onChange={readLogo} />
+        {brand.logo && (
+          <p>
+            <img src={brand.logo} alt="The current logo" class="logo-preview" />{" "}
+            <button type="button" onClick={() => onChange({ ...brand, logo: null })}>
+              Remove the logo
+            </button>
+          </p>
+        )}
+      </div>
+    </>
+  );
+}
 
 /** Every tenant, page by page; `progress` hears how many have come so far (a long tree shows it). */
 async function allTenants(api: ScreenProps["api"], progress: (n: number) => void): Promise<Tenant[]> {
@@ -30,7 +98,8 @@ export function TenantsScreen({ api }: ScreenProps) {
   const [loaded, setLoaded] = useState(0);
   const list = useAsync(() => allTenants(api, setLoaded), []);
   const act = useAction();
-  const [editing, setEditing] = useState<{ tenant: Tenant; mode: "rename" | "move" | "create" } | null>(null);
+  const [editing, setEditing] = useState<{ tenant: Tenant; mode: Mode } | null>(null);
+  const [brand, setBrand] = useState<Branding>(NO_BRANDING);
   const [name, setName] = useState("");
   const [target, setTarget] = useState("");
   const [folded, setFolded] = useState<Set<string>>(new Set());
@@ -60,9 +129,13 @@ export function TenantsScreen({ api }: ScreenProps) {
     const key = t.parent_uuid && uuids.has(t.parent_uuid) && t.parent_uuid !== t.uuid ? t.parent_uuid : "";
     byParent.set(key, [...(byParent.get(key) ?? []), t]);
   }
-  const start = (tenant: Tenant, mode: "rename" | "move" | "create") => {
+  const start = async (tenant: Tenant, mode: Mode) => {
     opener.current = document.activeElement as HTMLElement | null;
     act.setError(null);
+    if (mode === "branding") {
+      const shown = await api.ops.getTenantBranding({ params: { path: { tenant_uuid: tenant.uuid } } });
+      setBrand({ ...NO_BRANDING, ...(shown as Partial<Branding>) });
+    }
     setEditing({ tenant, mode });
     setName(mode === "rename" ? (tenant.name ?? "") : "");
     setTarget("");
@@ -72,31 +145,41 @@ export function TenantsScreen({ api }: ScreenProps) {
     if (!editing) return;
     const t = editing.tenant;
     const ok =
-      editing.mode === "rename"
+      editing.mode === "branding"
         ? await act.run(
             () =>
-              api.ops.updateTenant({
+              api.ops.setTenantBranding({
                 params: { path: { tenant_uuid: t.uuid } },
-                body: {
-                  name,
-                  contact: t.contact ?? null,
-                  phone: t.phone ?? null,
-                  domain_names: t.domain_names ?? [],
-                  address: t.address ?? {},
-                  default_authentication_method: t.default_authentication_method,
-                } as never,
+                body: Object.fromEntries(Object.entries(brand).map(([k, v]) => [k, v === "" ? null : v])) as never,
               }),
-            `Renamed to ${name}.`,
+            `Branding of ${t.name} saved.`,
           )
-        : editing.mode === "move"
+        : editing.mode === "rename"
           ? await act.run(
-              () => api.ops.setTenantParent({ params: { path: { tenant_uuid: t.uuid, parent_tenant_uuid: target } } }),
-              "Moved.",
+              () =>
+                api.ops.updateTenant({
+                  params: { path: { tenant_uuid: t.uuid } },
+                  body: {
+                    name,
+                    contact: t.contact ?? null,
+                    phone: t.phone ?? null,
+                    domain_names: t.domain_names ?? [],
+                    address: t.address ?? {},
+                    default_authentication_method: t.default_authentication_method,
+                  } as never,
+                }),
+              `Renamed to ${name}.`,
             )
-          : await act.run(
-              () => api.client.withTenant(t.uuid).ops.createTenant({ body: { name } as never }),
-              `Created ${name}.`,
-            );
+          : editing.mode === "move"
+            ? await act.run(
+                () =>
+                  api.ops.setTenantParent({ params: { path: { tenant_uuid: t.uuid, parent_tenant_uuid: target } } }),
+                "Moved.",
+              )
+            : await act.run(
+                () => api.client.withTenant(t.uuid).ops.createTenant({ body: { name } as never }),
+                `Created ${name}.`,
+              );
     if (ok) {
       close();
       list.reload();
@@ -159,6 +242,11 @@ export function TenantsScreen({ api }: ScreenProps) {
                 Rename
               </button>
             )}
+            {api.can("auth.tenants.{tenant_uuid}.branding.update", { tenant_uuid: t.uuid }) && (
+              <button type="button" onClick={() => void start(t, "branding")} aria-label={`Branding of ${t.name}`}>
+                Branding
+              </button>
+            )}
             {t.uuid !== api.me.tenantUuid && mayMove(t) && (
               <button type="button" onClick={() => start(t, "move")} aria-label={`Move ${t.name}`}>
                 Move
@@ -193,10 +281,18 @@ export function TenantsScreen({ api }: ScreenProps) {
           aria-label="Tenant change"
         >
           <h2>
-            {editing.mode === "create" ? "New sub-tenant of" : editing.mode === "rename" ? "Rename" : "Move"}{" "}
+            {editing.mode === "create"
+              ? "New sub-tenant of"
+              : editing.mode === "rename"
+                ? "Rename"
+                : editing.mode === "branding"
+                  ? "Branding of"
+                  : "Move"}{" "}
             {editing.tenant.name}
           </h2>
-          {editing.mode === "move" ? (
+          {editing.mode === "branding" ? (
+            <BrandingFields brand={brand} onChange={setBrand} error={act.error} />
+          ) : editing.mode === "move" ? (
             <div class="field">
               <label for="move-target">New parent</label>
               <select
@@ -218,7 +314,13 @@ export function TenantsScreen({ api }: ScreenProps) {
           )}
           <div class="actions">
             <button type="submit" class="primary" disabled={act.busy}>
-              {editing.mode === "create" ? "Create" : editing.mode === "rename" ? "Rename" : "Move"}
+              {editing.mode === "create"
+                ? "Create"
+                : editing.mode === "rename"
+                  ? "Rename"
+                  : editing.mode === "branding"
+                    ? "Save"
+                    : "Move"}
             </button>
             <button type="button" onClick={close}>
               Cancel

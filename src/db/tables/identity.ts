@@ -88,6 +88,8 @@ export const users = pgTable(
     // Tessera addition: the administrator who set the password requires a new one at the next
     // login (docs/security.md); cleared by any new password.
     passwordChangeRequired: boolean("password_change_required").notNull().default(false),
+    // Tessera addition (issue 43): the user's language for the hosted pages and mails (BCP 47); null = none.
+    locale: text("locale"),
   },
   (t) => [
     uniqueIndex("auth_user_username_lower_idx").on(sql`lower(${t.username})`),

@@ -18,6 +18,7 @@ import { INTERNAL_AUTH_ID, insertToken, isEmailedToken } from "./tokens.ts";
 import { setPassword } from "../identity/users.ts";
 import { requireVisibleUser, type UserRow } from "../identity/visibility.ts";
 import { errorFields } from "../../observe/log.ts";
+import { mailLocale } from "../i18n/negotiate.ts";
 
 export type ResetQuery = { username: string } | { email: string } | { login: string };
 
@@ -91,6 +92,7 @@ async function mailReset(
     await sendPasswordReset(app, {
       ...conn,
       token: issued.record.uuid,
+      locale: mailLocale(app.config, user),
       username: user.username,
       user_uuid: user.uuid,
       email_address: destination,

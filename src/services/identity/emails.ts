@@ -1,5 +1,6 @@
 // Email addresses and their confirmation (wazo-auth's email API, email confirmation). Confirmation tokens are
 // single use (D10 of docs/wazo-auth-differences.md): the confirmation consumes the token.
+import { mailLocale } from "../i18n/negotiate.ts";
 import { and, eq, notInArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
@@ -80,6 +81,7 @@ export async function mailConfirmation(
   email: { uuid: string; address: string },
   username: string | null,
   conn: ConnectionParams,
+  locale?: string,
 ): Promise<void> {
   const issued = await insertToken(app, tx, {
     authId: INTERNAL_AUTH_ID,
@@ -96,6 +98,7 @@ export async function mailConfirmation(
     ...conn,
     token: issued.record.uuid,
     username,
+    ...(locale ? { locale } : {}),
     email_uuid: email.uuid,
     email_address: email.address,
   });
@@ -127,7 +130,7 @@ export async function requestConfirmation(
         "Email already confirmed",
         emailUuid,
       );
-    await mailConfirmation(app, tx, email, user.username, conn());
+    await mailConfirmation(app, tx, email, user.username, conn(), mailLocale(app.config, user));
   });
 }
 
@@ -137,21 +140,31 @@ const confirmAcl = (emailUuid: string) => `auth.emails.${emailUuid}.confirm.edit
  * Confirms the address. The emailed token acts whatever the tenant and is consumed (D10 of docs/wazo-auth-differences.md); any other
  * caller must see the address's owner (D9 of docs/wazo-auth-differences.md), else 404 and nothing changes.
  */
-export async function confirmEmail(app: AppContext, caller: Caller, emailUuid: string): Promise<void> {
+/** Confirms the address; returns its owner's language and tenant (the confirmation page's language). */
+export async function confirmEmail(
+  app: AppContext,
+  caller: Caller,
+  emailUuid: string,
+): Promise<{ locale: string | null; tenantUuid: string | null }> {
   const emailed = isEmailedToken(caller, confirmAcl(emailUuid));
-  await inTransaction(app, async (tx) => {
+  const owner = await inTransaction(app, async (tx) => {
     const [email] = await tx.select().from(emails).where(eq(emails.uuid, emailUuid));
     if (!email) throw new NotFound("emails", emailUuid);
     if (!emailed) await orNotFound(requireVisibleUser(app, caller, email.userUuid, tx), "emails", emailUuid);
     await tx.update(emails).set({ confirmed: true }).where(eq(emails.uuid, emailUuid));
-    const [owner] = await tx.select({ tenantUuid: users.tenantUuid }).from(users).where(eq(users.uuid, email.userUuid));
+    const [owner] = await tx
+      .select({ tenantUuid: users.tenantUuid, locale: users.locale })
+      .from(users)
+      .where(eq(users.uuid, email.userUuid));
     await recordAudit(app, tx, caller, {
       action: "email.confirm",
       target: { kind: "email", uuid: email.uuid, tenantUuid: owner?.tenantUuid ?? null },
       changes: changesOf({ confirmed: email.confirmed }, { confirmed: true }),
     });
+    return { locale: owner?.locale ?? null, tenantUuid: owner?.tenantUuid ?? null };
   });
   if (emailed) await revokeToken(app, caller.token.uuid);
+  return owner;
 }
 
 /** The owner's 404 becomes the address's own 404: the caller learns nothing about the owner. */

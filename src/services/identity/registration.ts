@@ -1,6 +1,7 @@
 // Self-registration (wazo-auth's user registration): a new tenant under the master tenant, an enabled user
 // with an unconfirmed main address, and the confirmation mail — all or nothing (a failed mail
 // leaves neither tenant nor user behind).
+import { mailLocale } from "../i18n/negotiate.ts";
 import type { AppContext } from "../../boot/context.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { ConnectionParams } from "../../plugins/email-types.ts";
@@ -35,7 +36,7 @@ export async function registerUser(app: AppContext, input: Registration, conn: C
       },
       false,
     );
-    await mailConfirmation(app, tx, user.emails[0]!, user.username, conn);
+    await mailConfirmation(app, tx, user.emails[0]!, user.username, conn, mailLocale(app.config, user));
     // Nobody authenticated: the entries have no actor (registration is open to anyone, §6.9).
     await recordAudit(
       app,

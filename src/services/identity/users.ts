@@ -34,6 +34,8 @@ export interface UserInput {
   enabled?: boolean;
   password?: string | null;
   email_address?: string | null;
+  /** Tessera addition (issue 43): the user's language, a BCP 47 tag; absent on an update = unchanged. */
+  locale?: string | null;
 }
 
 export interface EmailJson {
@@ -53,6 +55,8 @@ export interface UserJson {
   enabled: boolean;
   tenant_uuid: string;
   emails: EmailJson[];
+  /** Tessera addition (issue 43): the language of the user's pages and mails; null = none chosen. */
+  locale: string | null;
 }
 
 /** User JSON (A.8) for several rows: one query for all their emails. */
@@ -89,6 +93,7 @@ function userJsonOf(u: UserRow, mails: EmailJson[]): UserJson {
     enabled: u.enabled,
     tenant_uuid: u.tenantUuid,
     emails: mails,
+    locale: u.locale ?? null,
   };
 }
 
@@ -305,6 +310,7 @@ export async function createUser(
       passwordHash: hash?.hash ?? null,
       passwordSalt: hash?.salt ?? null,
       passwordIterations: hash?.iterations ?? null,
+      locale: input.locale ?? null,
     })
     .returning();
   const user = row!;
@@ -333,7 +339,15 @@ export async function createUserAsCaller(app: AppContext, caller: Caller, input:
 }
 
 /** The fields of a user an entry compares (never its password: `changePassword` records it by name only). */
-const AUDITED_USER_FIELDS = ["username", "firstname", "lastname", "purpose", "authentication_method", "enabled"];
+const AUDITED_USER_FIELDS = [
+  "username",
+  "firstname",
+  "lastname",
+  "purpose",
+  "authentication_method",
+  "enabled",
+  "locale",
+];
 
 const userFields = (u: UserRow | UserJson) =>
   "tenantUuid" in u
@@ -344,6 +358,7 @@ const userFields = (u: UserRow | UserJson) =>
         purpose: u.purpose,
         authentication_method: u.authenticationMethod,
         enabled: u.enabled,
+        locale: u.locale ?? null,
       }
     : (u as unknown as Record<string, unknown>);
 
@@ -395,6 +410,8 @@ export async function updateUser(app: AppContext, caller: Caller, uuid: string, 
       purpose,
       authenticationMethod: method,
       enabled,
+      // Tessera's own field: a wazo-auth client's full replacement, which does not know it, keeps it.
+      ...(input.locale !== undefined ? { locale: input.locale } : {}),
     };
     const [row] = await tx.update(users).set(replaced).where(eq(users.uuid, uuid)).returning();
     if (!enabled) await revokeUserAccess(app, tx, row!);

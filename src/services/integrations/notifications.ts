@@ -13,6 +13,7 @@ import type {
 } from "../../plugins/email-types.ts";
 import { embeddedFile } from "../../boot/embedded.ts";
 import { nunjucks, type Environment, type Template } from "../templating.ts";
+import { REFERENCE_LOCALE, translator } from "../i18n/catalogue.ts";
 
 let env: Environment | null = null;
 
@@ -65,7 +66,10 @@ function newFormatter(config: AppContext["config"]): TemplateFormatter {
         template = nunjucks().compile(embeddedFile(paths[name]) ?? readFileSync(paths[name], "utf8"), env);
         compiled.set(name, template);
       }
-      return template.render(context as object);
+      // The stock templates write their text as `t("mail.…", {…})` (templates/locales/*.json), in the
+      // mail's language; an operator's own template may use `t` and `locale` too, or ignore them.
+      const locale = (context as { locale?: string }).locale ?? REFERENCE_LOCALE;
+      return template.render({ ...(context as object), locale, t: translator(locale) });
     },
   };
 }

@@ -69,6 +69,8 @@ export const REQUEST_PARAMS = [
   "response_mode",
   "login_hint",
   "id_token_hint",
+  // OIDC Core §3.1.2.1: the languages of the pages, carried through every step (docs/languages.md).
+  "ui_locales",
 ] as const;
 
 const MAX_PARAM = 2_048;

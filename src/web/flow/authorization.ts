@@ -34,7 +34,7 @@ import {
   type BrowserSessionRow,
 } from "../../services/oidc/browser-session.ts";
 import type { ClientRow } from "../../services/oidc/clients.ts";
-import { describeScope, scopesNeedingConsent } from "../../services/oidc/consent.ts";
+import { scopesNeedingConsent } from "../../services/oidc/consent.ts";
 import { consumePushedRequest } from "../../services/oidc/pushed-requests.ts";
 import { discardSignIn, issueCode, provenSignIn, sessionSignIn, type SignedIn } from "../../services/oidc/sign-in.ts";
 import {
@@ -48,8 +48,9 @@ import {
   redirectTo,
   type Params,
 } from "../pages/browser.ts";
-import { upstreamButtons } from "../pages/upstream-buttons.ts";
+import { upstreamLinks } from "../pages/upstream-buttons.ts";
 import { beginStep, type Flow, OPTIONS_ACTION, STEP_ACTION } from "./second-step.ts";
+import { type PageText, scopeText } from "../pages/language.ts";
 
 export type Ok = Extract<AuthorizeCheck, { kind: "ok" }>;
 export type Session = BrowserSessionRow & { tenantUuid: string };
@@ -85,7 +86,7 @@ export async function loginForm(
   app: AppContext,
   { client, request }: Ok,
   params: Params,
-  extra: { message?: string; username?: string; status?: number } = {},
+  extra: { message?: PageText; username?: string; status?: number } = {},
 ): Promise<Response> {
   const domain = await samlDomainOfTenant(app, client.tenantUuid);
   const saml = domain ? await samlConfigForDomain(app, domain) : null;
@@ -103,7 +104,7 @@ export async function loginForm(
       username: extra.username ?? request.loginHint ?? undefined,
       samlDomain: saml ? domain : null,
       passkeySignIn,
-      upstreamButtons: await upstreamButtons(app, client.tenantUuid, params),
+      upstreamLinks: await upstreamLinks(app, client.tenantUuid, params),
     },
     extra.status ?? 200,
     { tenantUuid: client.tenantUuid, formTargets: [request.redirectUri, ...(saml ? [saml.idp.ssoUrl] : [])] },
@@ -160,6 +161,8 @@ async function consentPage(
   params: Params,
   session: Session,
 ) {
+  // The user is known: their own language, after the request's ui_locales.
+  const [owner] = await app.db.select({ locale: users.locale }).from(users).where(eq(users.uuid, session.userUuid));
   return page(
     c,
     app,
@@ -167,11 +170,11 @@ async function consentPage(
       step: "consent",
       clientName: client.name,
       userName: await sessionUserName(app, session),
-      scopes: request.scope.map(describeScope),
+      scopes: request.scope.map(scopeText),
       hidden: hiddenFields(params, REQUEST_PARAMS, await csrfToken(c, app)),
     },
     200,
-    { tenantUuid: client.tenantUuid, formTargets: [request.redirectUri] },
+    { tenantUuid: client.tenantUuid, formTargets: [request.redirectUri], userLocale: owner?.locale },
   );
 }
 

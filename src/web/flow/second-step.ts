@@ -29,15 +29,18 @@ import {
 } from "../../services/oidc/mfa-sign-in.ts";
 import { browserOrigin, csrfCookie, SECOND_FACTOR_LOCKED, page, type Params, UNAVAILABLE } from "../pages/browser.ts";
 import { requestRp } from "../../http/public-urls.ts";
+import type { PageText } from "../pages/language.ts";
+import { passwordRefusalText, passwordRules } from "../pages/password-rules.ts";
 
 /** The form action of an authorization's second step (web/second-step.ts). */
 export const STEP_ACTION = "authorize-mfa";
 export const OPTIONS_ACTION = "passkey-options";
-const TITLE = "Two-step verification";
-const EXPIRED = "This sign-in has expired or was already used. Go back to the application and sign in again.";
-const WRONG_CODE = "That code is not valid. Try again.";
-const WRONG_PASSKEY = "That passkey could not be verified. Try again, or use a code.";
-const PASSWORDS_DIFFER = "The two passwords differ. Type the same new password twice.";
+// Catalogue keys (templates/locales/*.json).
+const TITLE = "mfa.title";
+const EXPIRED = "mfa.expired";
+const WRONG_CODE = "mfa.wrong_code";
+const WRONG_PASSKEY = "mfa.wrong_passkey";
+const PASSWORDS_DIFFER = "password.differ";
 
 /**
  * Where a second step leads: the authorization request's continuation for an OpenID Connect client,
@@ -78,11 +81,12 @@ export function stepPage(
       hidden: pending ? { ...flow.hidden, pending: pending.handle } : flow.hidden,
     },
     status,
-    flow.pageOptions,
+    // The user is known from here on: their own language, after the request's ui_locales.
+    { ...flow.pageOptions, userLocale: pending?.user.locale },
   );
 }
 
-const verifyPage = (c: Context<Env>, app: AppContext, flow: Flow, p: Pending, message: string, status: number) =>
+const verifyPage = (c: Context<Env>, app: AppContext, flow: Flow, p: Pending, message: PageText, status: number) =>
   stepPage(
     c,
     app,
@@ -98,14 +102,14 @@ const verifyPage = (c: Context<Env>, app: AppContext, flow: Flow, p: Pending, me
     p,
   );
 
-async function enrolPage(c: Context<Env>, app: AppContext, flow: Flow, p: Pending, message: string) {
+async function enrolPage(c: Context<Env>, app: AppContext, flow: Flow, p: Pending, message: PageText) {
   const enrolment = await startEnrolment(app, p);
   return stepPage(
     c,
     app,
     flow,
     {
-      title: "Set up two-step verification",
+      title: "mfa.title_enrol",
       mode: "enrol",
       message,
       qrCode: enrolment.qr_code,
@@ -116,8 +120,21 @@ async function enrolPage(c: Context<Env>, app: AppContext, flow: Flow, p: Pendin
   );
 }
 
-const passwordPage = (c: Context<Env>, app: AppContext, flow: Flow, p: Pending, message: string) =>
-  stepPage(c, app, flow, { title: "Choose a new password", mode: "password", message }, message ? 400 : 200, p);
+/** The new password an administrator required, with the rules that apply to this user (their tenant's). */
+const passwordPage = async (c: Context<Env>, app: AppContext, flow: Flow, p: Pending, message: PageText) =>
+  stepPage(
+    c,
+    app,
+    flow,
+    {
+      title: "password.title",
+      mode: "password",
+      message,
+      extra: { rules: await passwordRules(app, p.user.tenantUuid) },
+    },
+    message ? 400 : 200,
+    p,
+  );
 
 /** What a step proved, once the user who must change its password has chosen a new one (a `password` stage). */
 async function afterPasswordChange(c: Context<Env>, app: AppContext, flow: Flow, done: Proven): Promise<Response> {
@@ -126,7 +143,7 @@ async function afterPasswordChange(c: Context<Env>, app: AppContext, flow: Flow,
   return p ? passwordPage(c, app, flow, p, "") : fatal(c, app, EXPIRED, 400);
 }
 
-export const fatal = (c: Context<Env>, app: AppContext, message: string, status: number) =>
+export const fatal = (c: Context<Env>, app: AppContext, message: PageText, status: number) =>
   page(c, app, { step: "error", message }, status);
 
 /** After a password accepted for a user with a factor (or who must enrol one): the step's first page. */
@@ -148,8 +165,7 @@ export function refusal(
 ): Promise<Response> {
   if (!(e instanceof ApiError)) throw e;
   if (e instanceof SecondFactorLocked) return Promise.resolve(fatal(c, app, SECOND_FACTOR_LOCKED, 429));
-  if (e.status === 429)
-    return Promise.resolve(fatal(c, app, "Too many attempts. Wait a moment, then sign in again.", 429));
+  if (e.status === 429) return Promise.resolve(fatal(c, app, "error.too_many_sign_in_again", 429));
   if (e.status >= 500) return Promise.resolve(fatal(c, app, UNAVAILABLE, 503));
   return otherwise();
 }
@@ -179,9 +195,9 @@ export async function runStep(c: Context<Env>, app: AppContext, flow: Flow, para
         app,
         flow,
         {
-          title: "Save your recovery codes",
+          title: "mfa.title_codes",
           mode: "codes",
-          notice: "Two-step verification is on.",
+          notice: "mfa.on",
           recoveryCodes: codes,
         },
         200,
@@ -204,8 +220,8 @@ export async function runStep(c: Context<Env>, app: AppContext, flow: Flow, para
   } catch (e) {
     return refusal(c, app, e, () =>
       p.row.stage === "password"
-        ? // the password rules' refusal (400), in their words
-          Promise.resolve(passwordPage(c, app, flow, p, (e as ApiError).message))
+        ? // the password rules' refusal (400), in the page's words
+          passwordPage(c, app, flow, p, passwordRefusalText(e) ?? (e as ApiError).message)
         : p.row.stage === "enrol"
           ? enrolPage(c, app, flow, p, WRONG_CODE)
           : Promise.resolve(verifyPage(c, app, flow, p, WRONG_CODE, 401)),

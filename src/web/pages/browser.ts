@@ -19,6 +19,8 @@ import {
 import { serviceMacKey } from "../../services/oidc/keys.ts";
 import type { BrowserOrigin } from "../../services/oidc/sign-in.ts";
 import { requestIssuer } from "../../http/public-urls.ts";
+import { type LocaleHints, languageLinks, type PageText, requestLocale } from "./language.ts";
+import { brandingFresh } from "../../services/identity/branding.ts";
 
 export type Params = Record<string, string | undefined>;
 
@@ -101,8 +103,8 @@ export async function csrfMatches(c: Context<Env>, app: AppContext, presented: s
   return mintedHere(await serviceMacKey(app), cookie);
 }
 
-export const CSRF_REFUSED =
-  "This form has expired or did not come from this site. Go back to the application and start again.";
+// The pages' messages are catalogue keys (templates/locales/*.json), translated as the page renders.
+export const CSRF_REFUSED = "error.csrf";
 
 export function clearCookie(c: Context<Env>, app: AppContext, name: string): void {
   deleteCookie(c, name, cookieOptions(c, app));
@@ -115,15 +117,26 @@ export function pendingCookies(c: Context<Env>): Headers {
   return h;
 }
 
-/** A page, with the cookies the handler set. */
+/** A page, with the cookies the handler set, in the language negotiated for the request (web/pages/language.ts). */
 export function page(
   c: Context<Env>,
   app: AppContext,
   step: PageStep,
   status: number,
-  opts: Omit<PageOptions, "headers"> = {},
+  opts: Omit<PageOptions, "headers" | "locale" | "languages"> & { userLocale?: string | null } = {},
 ): Response {
-  return renderPage(app, step, status, { ...opts, headers: pendingCookies(c) });
+  const { userLocale, ...rest } = opts;
+  const locale = requestLocale(c, app, {
+    uiLocales: "hidden" in step ? step.hidden.ui_locales : step.step === "device_code" ? step.uiLocales : undefined,
+    userLocale,
+    tenantUuid: opts.tenantUuid,
+  });
+  return renderPage(app, step, status, {
+    ...rest,
+    locale,
+    languages: languageLinks(c, locale),
+    headers: pendingCookies(c),
+  });
 }
 
 /** A 303 redirect, with the cookies the handler set. */
@@ -157,26 +170,24 @@ export async function browserSessionFor(
 }
 
 /** The one message for every refused sign-in (as POST /0.1/token's one 401): it says nothing of why. */
-export const GENERIC_FAILURE = "Wrong username or password.";
-export const TOO_MANY = "Too many attempts. Wait a moment, then try again.";
-export const SECOND_FACTOR_LOCKED =
-  "Too many wrong codes: the second factor of this account is locked. Ask an administrator to unlock it, or try again later.";
+export const GENERIC_FAILURE = "error.generic_failure";
+export const TOO_MANY = "error.too_many";
+export const SECOND_FACTOR_LOCKED = "error.second_factor_locked";
 /** The session cap (`max_user_concurrent_sessions`), not an attempt count: waiting does not help. */
-export const SESSION_CAP =
-  "You are signed in on too many devices or browsers. Sign out of one of them, then try again.";
+export const SESSION_CAP = "error.session_cap";
 
 /**
  * A sign-in the login refused, as the page shows it with the form again: too many attempts (429)
  * or the one generic failure (401). A failing service (5xx) or anything else is thrown on (outagePage).
  */
-export function signInRefusal(e: unknown): { message: string; status: number } {
+export function signInRefusal(e: unknown): { message: PageText; status: number } {
   if (!(e instanceof ApiError) || e.status >= 500) throw e;
   if (e instanceof SecondFactorLocked) return { message: SECOND_FACTOR_LOCKED, status: 429 };
   if (e instanceof TooManySessions) return { message: SESSION_CAP, status: 429 };
   return e.status === 429 ? { message: TOO_MANY, status: 429 } : { message: GENERIC_FAILURE, status: 401 };
 }
 
-export const UNAVAILABLE = "Signing in is not possible right now. Try again in a moment.";
+export const UNAVAILABLE = "error.unavailable";
 
 /**
  * A database outage (or another service failing: a 5xx) on a page is an error page (503), never a
@@ -185,17 +196,28 @@ export const UNAVAILABLE = "Signing in is not possible right now. Try again in a
  */
 export function pageErrorResponse(c: Context, err: unknown, app: AppContext): Response {
   const e = apiErrorOf(c, err, app.log);
-  if (e.status === 503) return renderPage(app, { step: "error", message: UNAVAILABLE }, 503);
-  if (e.status >= 500) return renderPage(app, { step: "error", message: "Something went wrong. Try again." }, 500);
-  return renderPage(app, { step: "error", message: e.message }, e.status);
+  const opts = { locale: requestLocale(c, app) };
+  if (e.status === 503) return renderPage(app, { step: "error", message: UNAVAILABLE }, 503, opts);
+  if (e.status >= 500) return renderPage(app, { step: "error", message: "error.internal" }, 500, opts);
+  return renderPage(app, { step: "error", message: e.message }, e.status, opts);
 }
 
-export async function outagePage(app: AppContext, handler: () => Promise<Response>): Promise<Response> {
+export async function outagePage(
+  app: AppContext,
+  handler: () => Promise<Response>,
+  c?: Context,
+  form?: Record<string, unknown>,
+): Promise<Response> {
+  // The outage page's language: the request's, with the `ui_locales` its form carried.
+  const hints: LocaleHints = { uiLocales: typeof form?.ui_locales === "string" ? form.ui_locales : undefined };
   try {
+    await brandingFresh(app); // the tenants' branding, as the page will show it
     return await handler();
   } catch (e) {
     if (databaseFailure(e) || (e instanceof ApiError && e.status >= 500))
-      return renderPage(app, { step: "error", message: UNAVAILABLE }, 503);
+      return renderPage(app, { step: "error", message: UNAVAILABLE }, 503, {
+        ...(c ? { locale: requestLocale(c, app, hints) } : {}),
+      });
     throw e;
   }
 }

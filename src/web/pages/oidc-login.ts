@@ -18,6 +18,10 @@ import { fileURLToPath } from "node:url";
 import type { AppContext } from "../../boot/context.ts";
 import { embeddedFile } from "../../boot/embedded.ts";
 import { nunjucks, type Environment, type Template } from "../../services/templating.ts";
+import { REFERENCE_LOCALE, textDirection, translate } from "../../services/i18n/catalogue.ts";
+import { brandingFor } from "../../services/identity/branding.ts";
+import { type LanguageLink, msg, type PageText, pageText, templateHelpers } from "./language.ts";
+import type { UpstreamLink } from "./upstream-buttons.ts";
 
 /** The pages' own templates, and operators' layouts, whose `safe` escapes like every other output. */
 let environments: { builtin: Environment; layouts: Environment } | null = null;
@@ -49,22 +53,22 @@ function templateAt(path: string, kind: "builtin" | "layouts"): Template {
 const stepPath = (step: string) => fileURLToPath(new URL(`../../../templates/oidc/${step}.html`, import.meta.url));
 
 export type PageStep =
-  | { step: "error"; message: string }
+  | { step: "error"; message: PageText }
   | {
       step: "login";
       clientName: string;
       hidden: Record<string, string>;
-      message?: string;
+      message?: PageText;
       username?: string;
       /** The tenant's SAML domain: a second form starts the SAML flow. */
       samlDomain?: string | null;
       /** Offer passwordless passkey sign-in (web/passkey-sign-in.ts): the page loads its script. */
       passkeySignIn?: boolean;
       /** The upstream providers' buttons, as HTML escaped by web/pages/upstream-buttons.ts. */
-      upstreamButtons?: string;
+      upstreamLinks?: UpstreamLink[];
     }
   | ({ step: "mfa" } & MfaContent)
-  | { step: "consent"; clientName: string; userName: string; scopes: string[]; hidden: Record<string, string> }
+  | { step: "consent"; clientName: string; userName: string; scopes: PageText[]; hidden: Record<string, string> }
   | { step: "logout"; clientName?: string; hidden: Record<string, string> }
   | {
       step: "signed_out";
@@ -75,15 +79,15 @@ export type PageStep =
       clientName?: string;
     }
   // RFC 8628 §3.3: the device flow's verification page.
-  | { step: "device_code"; message?: string; userCode?: string }
+  | { step: "device_code"; message?: PageText; userCode?: string; uiLocales?: string }
   | {
       step: "device_confirm";
       clientName: string;
       userCode: string;
       /** What a third-party client asks, in words (consent.ts); empty for a first-party client. */
-      scopes: string[];
+      scopes: PageText[];
       hidden: Record<string, string>;
-      message?: string;
+      message?: PageText;
       username?: string;
       /** Single sign-on: the browser session's user, offered instead of the password form. */
       continueAs?: string;
@@ -92,7 +96,27 @@ export type PageStep =
       /** The user has a TOTP factor: the password form also asks for a code (RFC 8176 `otp`). */
       askCode?: boolean;
     }
-  | { step: "device_done"; heading: string; message: string };
+  | { step: "device_done"; heading: PageText; message: PageText }
+  // The mailed links' pages (web/self-service.ts): a new password, an address confirmed.
+  | {
+      step: "password_reset";
+      mode: "form" | "done" | "invalid";
+      userName?: string;
+      rules: PageText[];
+      hidden: Record<string, string>;
+      message?: PageText;
+    }
+  | { step: "email_confirm"; mode: "form" | "done" | "invalid"; address?: string; hidden: Record<string, string> }
+  // Self-registration (`enabled_http_plugins.user_registration`), as POST /0.1/users/register.
+  | {
+      step: "register";
+      mode: "form" | "done" | "disabled";
+      rules: PageText[];
+      hidden: Record<string, string>;
+      message?: PageText;
+      username?: string;
+      address?: string;
+    };
 
 /**
  * The second step of a sign-in and the account page (web/flow/second-step.ts, web/account.ts): one
@@ -101,14 +125,14 @@ export type PageStep =
  * `password` (a new password the administrator required).
  */
 export interface MfaContent {
-  title: string;
+  title: PageText;
   mode: "verify" | "enrol" | "codes" | "account" | "account-login" | "password";
   /** The form target (relative to the issuer) and its passkey options' target. */
   action: string;
   optionsAction?: string;
   hidden: Record<string, string>;
-  message?: string;
-  notice?: string;
+  message?: PageText;
+  notice?: PageText;
   hasCode?: boolean;
   hasPasskey?: boolean;
   qrCode?: string;
@@ -134,25 +158,31 @@ const ACTIONS = {
   device: "device",
 };
 
-function title(page: PageStep): string {
+function title(page: PageStep): PageText {
   switch (page.step) {
     case "error":
-      return "Sign-in error";
+      return "title.error";
     case "login":
-      return `Sign in to ${page.clientName}`;
+      return msg("title.login", { client: page.clientName });
     case "consent":
-      return `Allow ${page.clientName} to access your account?`;
+      return msg("title.consent", { client: page.clientName });
     case "logout":
-      return "Sign out?";
+      return "title.logout";
     case "signed_out":
-      return "Signed out";
+      return "title.signed_out";
     case "device_code":
     case "device_confirm":
-      return "Connect a device";
+      return "title.device";
     case "device_done":
       return page.heading;
     case "mfa":
       return page.title;
+    case "password_reset":
+      return page.mode === "done" ? "reset.done_title" : "reset.title";
+    case "email_confirm":
+      return page.mode === "done" ? "confirm.done_title" : "confirm.title";
+    case "register":
+      return page.mode === "done" ? "register.done_title" : "register.title";
   }
 }
 
@@ -171,7 +201,7 @@ function stepContext(page: PageStep): Record<string, unknown> {
         saml_action: ACTIONS.saml_action,
         passkey_sign_in: page.passkeySignIn ?? false,
         scripts: passkeyScripts(page),
-        upstream_buttons: page.upstreamButtons ?? "",
+        upstream_links: page.upstreamLinks ?? [],
       };
     case "consent":
       return {
@@ -186,7 +216,12 @@ function stepContext(page: PageStep): Record<string, unknown> {
     case "signed_out":
       return { frames: page.frames ?? [], continue_url: page.continueUrl ?? "", client_name: page.clientName ?? "" };
     case "device_code":
-      return { message: page.message ?? "", user_code: page.userCode ?? "", action: ACTIONS.device };
+      return {
+        message: page.message ?? "",
+        user_code: page.userCode ?? "",
+        ui_locales: page.uiLocales ?? "",
+        action: ACTIONS.device,
+      };
     case "device_confirm":
       return {
         client_name: page.clientName,
@@ -202,6 +237,27 @@ function stepContext(page: PageStep): Record<string, unknown> {
       };
     case "device_done":
       return { heading: page.heading, message: page.message };
+    case "password_reset":
+      return {
+        mode: page.mode,
+        user_name: page.userName ?? "",
+        rules: page.rules,
+        hidden: page.hidden,
+        message: page.message ?? "",
+        action: "password-reset",
+      };
+    case "email_confirm":
+      return { mode: page.mode, address: page.address ?? "", hidden: page.hidden, action: "email-confirmation" };
+    case "register":
+      return {
+        mode: page.mode,
+        rules: page.rules,
+        hidden: page.hidden,
+        message: page.message ?? "",
+        username: page.username ?? "",
+        address: page.address ?? "",
+        action: "register",
+      };
     case "mfa":
       return {
         title: page.title,
@@ -238,19 +294,40 @@ export interface PageOptions {
   headers?: Headers;
   /** What the page may frame (CSP frame-src): the front-channel logout URIs of the signed-out page. */
   frameTargets?: string[];
+  /** The page's language (web/pages/language.ts); the reference language when none. */
+  locale?: string;
+  /** The language switcher's links (a page answering a GET). */
+  languages?: LanguageLink[];
 }
 
 export function renderPage(app: AppContext, page: PageStep, status: number, opts: PageOptions = {}): Response {
   const nonce = randomBytes(16).toString("base64");
+  const locale = opts.locale ?? REFERENCE_LOCALE;
+  const brand = brandingFor(app, opts.tenantUuid);
   const content = new (nunjucks().runtime.SafeString)(
-    templateAt(stepPath(page.step), "builtin").render(stepContext(page)),
+    templateAt(stepPath(page.step), "builtin").render({ ...stepContext(page), ...templateHelpers(locale) }),
   );
+  // What a layout receives: plain values only (a layout escapes everything), in the page's language.
   const context = {
-    title: title(page),
+    title: pageText(locale, title(page)),
     content,
     step: page.step,
     client_name: "clientName" in page ? (page.clientName ?? "") : "",
     style_nonce: nonce,
+    lang: locale,
+    dir: textDirection(locale),
+    languages: opts.languages ?? [],
+    languages_label: translate(locale, "language.switcher"),
+    // The tenant's branding (services/identity/branding.ts): `#rrggbb` colours and an inline image only.
+    brand: brand
+      ? {
+          product_name: brand.productName ?? "",
+          logo: brand.logo ?? "",
+          primary: brand.primary ?? "",
+          background: brand.background ?? "",
+          text: brand.text ?? "",
+        }
+      : null,
   };
   let html: string;
   try {
@@ -266,7 +343,7 @@ export function renderPage(app: AppContext, page: PageStep, status: number, opts
   // Scripts only on a page with a passkey button: the provider's own files (no inline script), and
   // the fetch of the ceremony's options; the QR code of a TOTP enrolment is a data: image.
   const scripts = passkeyScripts(page) ? " script-src 'self'; connect-src 'self';" : "";
-  const images = page.step === "mfa" && page.qrCode ? " img-src data:;" : "";
+  const images = (page.step === "mfa" && page.qrCode) || brand?.logo ? " img-src data:;" : "";
   // Front-Channel Logout §3: exactly the origins of the frames the page holds, nothing else.
   const frameOrigins = [...new Set((opts.frameTargets ?? []).map((u) => new URL(u).origin))];
   const frames = frameOrigins.length ? ` frame-src ${frameOrigins.join(" ")};` : "";
