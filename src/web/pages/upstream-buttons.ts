@@ -5,7 +5,6 @@
 import type { AppContext } from "../../boot/context.ts";
 import { providersForSignIn } from "../../services/integrations/upstream-oidc/providers.ts";
 import { REQUEST_PARAMS } from "../../services/oidc/authorize.ts";
-import type { Params } from "./browser.ts";
 
 export interface UpstreamLink {
   /** Relative to the authorization page, carrying the authorization request. */
@@ -15,7 +14,11 @@ export interface UpstreamLink {
 }
 
 /** One link per provider a user may sign in with (none when the tenant has none). */
-export async function upstreamLinks(app: AppContext, tenantUuid: string, params: Params): Promise<UpstreamLink[]> {
+export async function upstreamLinks(
+  app: AppContext,
+  tenantUuid: string,
+  params: Readonly<Record<string, string | undefined>>,
+): Promise<UpstreamLink[]> {
   const providers = (await providersForSignIn(app, tenantUuid)).filter((p) => p.provisioning !== "off");
   return providers.map((p) => {
     const query = new URLSearchParams({ provider: p.uuid });
