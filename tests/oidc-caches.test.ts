@@ -8,7 +8,7 @@ import { eq } from "drizzle-orm";
 import { openDatabase } from "../src/db/index.ts";
 import { auditEntries, eventOutbox, oidcAccessTokens, oidcClients, sessions, tokens } from "../src/db/schema.ts";
 import { clientForAuthentication, type ClientRow } from "../src/services/oidc/clients.ts";
-import { clientCredentialsGrant } from "../src/services/oidc/grants.ts";
+import { clientCredentialsToken } from "../src/services/oidc/grants/client-credentials.ts";
 import { cachedJwks, rotateSigningKeys } from "../src/services/oidc/keys.ts";
 import { authenticateClient } from "../src/services/oidc/token-endpoint.ts";
 import { createTestApp, describeEachDb, type TestApp } from "./helpers/app.ts";
@@ -138,7 +138,7 @@ describeEachDb("OpenID Connect client credentials grant", (get) => {
     });
     const before = await count();
     let failed = false;
-    await clientCredentialsGrant(t.app, stale, { grant_type: "client_credentials" }, ORIGIN).catch(() => {
+    await clientCredentialsToken(t.app, stale, { grant_type: "client_credentials" }, ORIGIN).catch(() => {
       failed = true;
     });
     expect(failed).toBe(true);
