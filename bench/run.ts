@@ -90,9 +90,13 @@ const pgDb = sections.some((s) => s !== "token") ? await scratchDatabase() : nul
 if (!pgDb && sections.some((s) => s !== "token")) notes.push("PostgreSQL unreachable: PostgreSQL figures skipped");
 
 /** A Tessera seeded by bench/seed.ts, on PGlite (`pg` false) or the scratch PostgreSQL database. */
-async function seeded(pg: boolean, configYaml: string, users = 0) {
-  const dbLine = pg ? `db_uri: "${pgDb!.url}"\n` : "";
-  return startTessera(`${dbLine}${configYaml}`, ({ run }) => run("bench/seed.ts", JSON.stringify(ACL), String(users)));
+async function seeded(pg: boolean, configYaml: string, users = 0, cwd?: string, dbUrl?: string) {
+  const dbLine = pg ? `db_uri: "${dbUrl ?? pgDb!.url}"\n` : "";
+  return startTessera(
+    `${dbLine}${configYaml}`,
+    ({ run }) => run("bench/seed.ts", JSON.stringify(ACL), String(users)),
+    cwd,
+  );
 }
 
 async function resetPg() {
@@ -315,6 +319,9 @@ async function oidcSection() {
   }
 }
 
+/** Scratch databases made by a section beside `pgDb`, dropped at the end. */
+const extraDatabases: Array<{ drop(): Promise<void> }> = [];
+
 async function oidcPeer() {
   const ceilingPort = 9587;
   const ceiling = await startCeiling(ceilingPort);
@@ -325,12 +332,23 @@ async function oidcPeer() {
       await resetPg();
       tesseras.push(["Tessera PostgreSQL", await seeded(true, "log_level: info")]);
     }
+    // A/B: another checkout (BENCH_COMPARE=path) measured in the same interleaved rounds.
+    const other = process.env.BENCH_COMPARE;
+    if (other) {
+      tesseras.push([`Tessera PGlite (${other})`, await seeded(false, "log_level: info", 0, other)]);
+      const otherDb = pgDb ? await scratchDatabase() : null;
+      if (otherDb) {
+        extraDatabases.push(otherDb);
+        tesseras.push([`Tessera PostgreSQL (${other})`, await seeded(true, "log_level: info", 0, other, otherDb.url)]);
+      }
+    }
     const peerRounds = Number(process.env.BENCH_ROUNDS ?? 3);
     const peerSeconds = Number(process.env.BENCH_PEER_SECONDS ?? 5);
     for (const r of await oidcPeerSection(tesseras, `http://127.0.0.1:${ceilingPort}/`, peerSeconds, peerRounds))
       row(r.target, r.result, r.extra);
   } finally {
     for (const [, t] of tesseras) await t.stop();
+    for (const db of extraDatabases.splice(0)) await db.drop();
     ceiling.kill();
   }
 }
