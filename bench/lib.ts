@@ -102,7 +102,13 @@ export async function startTessera(
     throw new Error(`port ${port} is taken: stop what holds it, or set BENCH_PORT`);
   }
   const config = join(dir, "config.yml");
-  writeFileSync(config, `data_dir: ${join(dir, "data")}\nrest_api: {port: ${port}}\n${configYaml}\n`);
+  // A `rest_api: {…}` line of the caller's joins the port's mapping (one key may appear once).
+  const rest = /^rest_api: \{(.*)\}$/m.exec(configYaml)?.[1];
+  const others = configYaml.replace(/^rest_api: \{.*\}$/m, "");
+  writeFileSync(
+    config,
+    `data_dir: ${join(dir, "data")}\nrest_api: {port: ${port}${rest ? `, ${rest}` : ""}}\n${others}\n`,
+  );
   const env = { ...process.env, TESSERA_CONFIG: config };
   const run = (script: string, ...args: string[]) => {
     const r = Bun.spawnSync([process.execPath, script, ...args], { cwd, env });

@@ -130,12 +130,14 @@ async function tokenSection() {
     default: "log_level: info",
     access_log: "log_level: info\naccess_log: true",
     metrics: "log_level: info\nmetrics:\n  port: 9689",
+    cors_off: "log_level: info\nrest_api: {cors: {enabled: false}}",
   };
   const started: Tessera[] = [];
   const urls: Record<string, string> = { bare: `http://127.0.0.1:${ceilingPort}/` };
+  const other = process.env.BENCH_COMPARE; // A/B: another checkout's default, in the same rounds
   try {
-    for (const [name, cfg] of Object.entries(configs)) {
-      const t = await seeded(false, cfg);
+    for (const [name, cfg] of [...Object.entries(configs), ...(other ? ([["other", configs.default]] as const) : [])]) {
+      const t = await seeded(false, cfg, 0, name === "other" ? other : undefined);
       started.push(t);
       urls[name] = `${t.base}/token/${await login(t.base, "bench", "bench-password")}?scope=${SCOPE}`;
     }
@@ -166,6 +168,20 @@ async function tokenSection() {
       metered,
       `${(metered.rps / dflt.rps).toFixed(2)} × default (goal ≥ 0.95)`,
     );
+    const corsOff = median("cors_off");
+    row(
+      "same with CORS off (`rest_api.cors.enabled: false`: `Origin` not read)",
+      corsOff,
+      `${(corsOff.rps / bare.rps).toFixed(2)} × bare; ${(corsOff.rps / dflt.rps).toFixed(2)} × default`,
+    );
+    if (other) {
+      const o2 = median("other");
+      row(
+        `default config, ${other}`,
+        o2,
+        `${(o2.rps / bare.rps).toFixed(2)} × bare; this tree ÷ it: ${(dflt.rps / o2.rps).toFixed(2)}`,
+      );
+    }
     row("bare `Bun.serve` answering 204 (ceiling)", bare, "1.00");
   } finally {
     for (const t of started) await t.stop();
