@@ -13,6 +13,8 @@
 //   oidc    OpenID Connect (PGlite, argon2id): introspection of a cached access token (64 connections)
 //           against the bare Bun.serve ceiling; the sign-in + code exchange and the exchange alone
 //           (4 in flight) against POST /0.1/token's login (bench/oidc.ts)
+//   jwt     HEAD /0.1/token/{t}?scope= (PGlite, 64 connections) on an RFC 9068 JWT access token
+//           against the same check on an opaque token of the same client (issue 42: within 10 %)
 //   oidc-peer the OAuth endpoints side by side with panva's oidc-provider 9 under Node (introspection,
 //           discovery, JWKS, client credentials grant; Tessera on PGlite and PostgreSQL): see
 //           bench/oidc-peer.ts
@@ -45,7 +47,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const sections = process.argv.slice(2).length
   ? process.argv.slice(2)
-  : ["token", "login", "lists", "workers", "startup", "oidc", "oidc-peer"];
+  : ["token", "login", "lists", "workers", "startup", "oidc", "jwt", "oidc-peer"];
 const ACL = [
   "confd.users.me.read",
   "confd.users.me.update",
@@ -338,6 +340,72 @@ async function oidcSection() {
 /** Scratch databases made by a section beside `pgDb`, dropped at the end. */
 const extraDatabases: Array<{ drop(): Promise<void> }> = [];
 
+/**
+ * The token check of an RFC 9068 JWT access token (client credentials for a `jwt` resource server)
+ * against the opaque token of the same client and ACL, measured in interleaved rounds.
+ */
+async function jwtSection() {
+  const t = await seeded(false, "log_level: info");
+  try {
+    const admin = await login(t.base, "admin", "admin-password");
+    const post = async (path: string, body: unknown) => {
+      const r = await fetch(`${t.base}${path}`, {
+        method: "POST",
+        headers: { "X-Auth-Token": admin, "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      if (r.status !== 201) throw new Error(`${path}: ${r.status} ${await r.text()}`);
+      return r.json() as Promise<Record<string, string>>;
+    };
+    const acl = ["calld.#", "confd.users.*.read"];
+    const client = await post("/oidc/clients", {
+      name: "bench-daemon",
+      client_type: "confidential",
+      redirect_uris: [],
+      grant_types: ["client_credentials"],
+      acl,
+    });
+    await post("/oidc/resources", { identifier: "https://calld.bench", acl, token_format: "jwt" });
+    const grant = async (resource?: string) => {
+      const r = await fetch(`${t.base}/oidc/token`, {
+        method: "POST",
+        headers: {
+          Authorization: `Basic ${btoa(`${client.client_id}:${client.client_secret}`)}`,
+          "Content-Type": "application/x-www-form-urlencoded",
+        },
+        body: new URLSearchParams({ grant_type: "client_credentials", ...(resource ? { resource } : {}) }),
+      });
+      if (r.status !== 200) throw new Error(`token: ${r.status} ${await r.text()}`);
+      return ((await r.json()) as { access_token: string }).access_token;
+    };
+    const scope = "calld.calls.read";
+    const urls = {
+      opaque: `${t.base}/token/${await grant()}?scope=${scope}`,
+      jwt: `${t.base}/token/${await grant("https://calld.bench")}?scope=${scope}`,
+    };
+    const o = { connections: 64, seconds, script: "head.lua" };
+    const runs: Record<string, WrkResult[]> = {};
+    for (const url of Object.values(urls)) await wrk(url, { ...o, seconds: 3 }); // JIT warm-up
+    for (let round = 0; round < rounds; round++)
+      for (const [name, url] of Object.entries(urls)) (runs[name] ??= []).push(await wrk(url, o));
+    const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const median = (name: string): WrkResult => ({
+      rps: mid(runs[name]!.map((r) => r.rps)),
+      p50: mid(runs[name]!.map((r) => r.p50)),
+      p99: mid(runs[name]!.map((r) => r.p99)),
+    });
+    const [opaque, jwt] = [median("opaque"), median("jwt")];
+    row("`HEAD /0.1/token/{t}?scope=` (64 conns) of a client's opaque token, PGlite", opaque, "1.00");
+    row(
+      "same, of an RFC 9068 JWT access token of the same client (`resource=` a `jwt` resource server)",
+      jwt,
+      `${(jwt.rps / opaque.rps).toFixed(2)} × opaque (goal ≥ 0.90)`,
+    );
+  } finally {
+    await t.stop();
+  }
+}
+
 async function oidcPeer() {
   const ceilingPort = 9587;
   const ceiling = await startCeiling(ceilingPort);
@@ -379,11 +447,15 @@ try {
     else if (s === "workers") await workersSection();
     else if (s === "startup") startup.push(...(await startupRows()));
     else if (s === "oidc") await oidcSection();
+    else if (s === "jwt") await jwtSection();
     else if (s === "oidc-peer") await oidcPeer();
     else if (s === "scale") scaleRows.push(...(pgDb ? await scaleSection(seconds, pgDb.url) : []));
     else if (s === "audit")
       for (const r of await auditSection(seconds)) rows.push(`| ${r.figure} | ${r.value} | ${r.goal} |`);
-    else throw new Error(`unknown section ${s} (token, login, lists, workers, startup, oidc, oidc-peer, scale, audit)`);
+    else
+      throw new Error(
+        `unknown section ${s} (token, login, lists, workers, startup, oidc, jwt, oidc-peer, scale, audit)`,
+      );
   }
 } finally {
   await pgDb?.drop();

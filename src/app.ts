@@ -41,6 +41,7 @@ import { groupRoutes } from "./api/groups.ts";
 import { policyRoutes } from "./api/policies.ts";
 import { apiRoutes } from "./api/openapi.ts";
 import { oidcRoutes } from "./oauth/discovery.ts";
+import { oidcResourceRoutes } from "./api/oidc-resources.ts";
 import { oidcClientRoutes } from "./api/oidc-clients.ts";
 import { oidcAuthorizeRoutes } from "./web/authorize.ts";
 import { mfaStepRoutes } from "./web/second-step.ts";
@@ -90,6 +91,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     policyRoutes(),
     oidcRoutes(), // oauth/: discovery and keys
     oidcClientRoutes(), // api/: the clients' administration
+    oidcResourceRoutes(), // api/: the resource servers' administration
     // web/: the hosted pages and the browser sign-in flow
     oidcAuthorizeRoutes(),
     mfaStepRoutes(),
@@ -175,10 +177,31 @@ class RequestEnv {
 }
 
 export function createHandler(app: AppContext, hono: Hono<Env> = createApp(app)): RequestHandler {
-  const route: Router = (req, peers) => hono.fetch(req, new RequestEnv(req, peers));
+  const route: Router = (req, peers) => {
+    const alias = wellKnownAlias(req);
+    return hono.fetch(alias ?? req, new RequestEnv(alias ?? req, peers));
+  };
   const jwks: Router = (req, peers) => fastJwks(app, req, peers, route);
   const introspect: Router = (req, peers) => fastIntrospection(app, req, peers, jwks);
   return (req, peers) => fastTokenCheck(app, req, peers, introspect);
+}
+
+/**
+ * Root well-known addresses answered by a declared route: RFC 9728 §3.1's of `/0.1`'s metadata, and
+ * RFC 8414 §3.1's of the issuer `/0.1/oidc` (the provider metadata, which MCP clients look for there).
+ */
+const WELL_KNOWN_ALIASES: Record<string, string> = {
+  "/.well-known/oauth-protected-resource": "/0.1/.well-known/oauth-protected-resource",
+  "/.well-known/oauth-protected-resource/0.1": "/0.1/.well-known/oauth-protected-resource",
+  "/.well-known/oauth-authorization-server/0.1/oidc": "/0.1/oidc/.well-known/openid-configuration",
+};
+function wellKnownAlias(req: Request): Request | null {
+  if (!req.url.includes("/.well-known/oauth-")) return null;
+  const url = new URL(req.url);
+  const target = WELL_KNOWN_ALIASES[url.pathname];
+  if (!target) return null;
+  url.pathname = target;
+  return new Request(url, req);
 }
 
 function matchesPath(template: string, path: string): boolean {

@@ -152,7 +152,13 @@ describeEachDb(
 
     test("discovery announces every grant the token endpoint serves, and only those; implicit and password are refused", async () => {
       const doc = await (await fetch(`${issuer.href}/.well-known/openid-configuration`)).json();
-      expect(doc.grant_types_supported).toEqual(["authorization_code", "refresh_token", "client_credentials", DEVICE]);
+      expect(doc.grant_types_supported).toEqual([
+        "authorization_code",
+        "refresh_token",
+        "client_credentials",
+        DEVICE,
+        "urn:ietf:params:oauth:grant-type:token-exchange",
+      ]);
       expect(doc.device_authorization_endpoint).toBe(`${issuer.href}/device_authorization`);
       expect(doc.scopes_supported).toContain("offline_access");
       const auth = { client_id: web.client_id, client_secret: web.client_secret! };

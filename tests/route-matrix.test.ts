@@ -39,6 +39,7 @@ interface World {
   policy: string;
   policySlug: string;
   oidcClient: string;
+  oidcResource: string;
   passkey: string;
 }
 
@@ -76,6 +77,13 @@ async function makeWorld(t: TestApp, master: string, tenant: string): Promise<Wo
   ok(await t.request("POST", "/0.1/external/mobile/config", { ...h, body: { fcm_sender_id: "1" } }), "mobile config");
   const oidcClient = ok(await t.request("POST", "/0.1/oidc/clients", { ...h, body: OIDC_CLIENT }), "oidc client").json
     .client_id;
+  const oidcResource = ok(
+    await t.request("POST", "/0.1/oidc/resources", {
+      ...h,
+      body: { ...OIDC_RESOURCE, identifier: `https://${uniq()}.example.com` },
+    }),
+    "oidc resource",
+  ).json.uuid;
   const own = {
     token: (await tokenFor(t.app, { acl: ["auth.users.me.mfa.#"], userUuid: user.uuid, tenantUuid: tenant })).token,
   };
@@ -90,6 +98,7 @@ async function makeWorld(t: TestApp, master: string, tenant: string): Promise<Wo
   ).json.uuid;
   return {
     oidcClient,
+    oidcResource,
     passkey,
     tenant,
     user: user.uuid,
@@ -115,6 +124,7 @@ function identifierValues(w: World): Record<string, string> {
     email_uuid: w.email,
     client_id: w.clientId,
     oidc_client_id: w.oidcClient,
+    oidc_resource_uuid: w.oidcResource,
     passkey_uuid: w.passkey,
   };
 }
@@ -144,6 +154,7 @@ function request(
 }
 
 const OIDC_CLIENT = { name: "rp", client_type: "confidential", redirect_uris: ["https://rp.example.com/cb"] };
+const OIDC_RESOURCE = { identifier: "https://api.example.com", acl: ["calld.#"], token_format: "jwt" };
 
 /** Bodies the schema alone cannot make valid (or that should keep the world as it is). */
 const BODIES: Record<string, (w?: World) => unknown> = {
@@ -154,6 +165,11 @@ const BODIES: Record<string, (w?: World) => unknown> = {
   "PUT /users/{user_uuid}/password": () => ({ old_password: "pw-secret", new_password: "pw-secret" }),
   "PATCH /config": () => [{ op: "replace", path: "/debug", value: false }],
   "PUT /oidc/clients/{oidc_client_id}": () => OIDC_CLIENT,
+  // Its own identifier kept (another resource of the tenant may hold the sample's).
+  "PUT /oidc/resources/{oidc_resource_uuid}": (w) => ({
+    ...OIDC_RESOURCE,
+    identifier: `https://${w?.oidcResource}.example.com`,
+  }),
   "PUT /backends/ldap": () => ({
     host: "ldap.example.com",
     port: 389,
@@ -315,6 +331,7 @@ describeEachDb("route matrices", (get) => {
       email_uuid: crypto.randomUUID(),
       client_id: `absent-${uniq()}`,
       oidc_client_id: crypto.randomUUID(),
+      oidc_resource_uuid: crypto.randomUUID(),
       passkey_uuid: crypto.randomUUID(),
       token: crypto.randomUUID(),
       ...KIND_VALUES,

@@ -111,14 +111,23 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a token, optionally checking a scope and a tenant */
+        /**
+         * Read a token, optionally checking a scope and a tenant
+         * @description `{token}` may be an RFC 9068 JWT access token of the provider: its ACL and expiry are the JWT's.
+         */
         get: operations["getToken"];
         put?: never;
         post?: never;
-        /** Revoke a token (and its session when it was the last token of it); always succeeds */
+        /**
+         * Revoke a token (and its session when it was the last token of it); always succeeds
+         * @description An RFC 9068 JWT access token of the provider revokes the token it stands for.
+         */
         delete: operations["revokeToken"];
         options?: never;
-        /** Check a token (the hot path of the platform): 204 valid, 403 scope or tenant refused, 404 unknown or expired */
+        /**
+         * Check a token (the hot path of the platform): 204 valid, 403 scope or tenant refused, 404 unknown or expired
+         * @description `{token}` is a Tessera token or an RFC 9068 JWT access token of the provider (checked against the ACL it carries; 404 once revoked).
+         */
         head: operations["checkToken"];
         patch?: never;
         trace?: never;
@@ -1703,6 +1712,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected resource metadata of this REST API (RFC 9728 §3)
+         * @description Also served where RFC 9728 §3.1 puts it for the resource `{public_url}/0.1`: `/.well-known/oauth-protected-resource/0.1` at the root of the host (and `/.well-known/oauth-protected-resource`).
+         */
+        get: operations["getProtectedResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oidc/jwks": {
         parameters: {
             query?: never;
@@ -1769,6 +1798,60 @@ export interface paths {
          * @description **Required ACL:** `auth.oidc.clients.{oidc_client_id}.delete`
          */
         delete: operations["deleteOidcClient"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/resources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Resource servers of the scoping tenant (and below with `recurse`)
+         * @description **Required ACL:** `auth.oidc.resources.read`
+         */
+        get: operations["listOidcResources"];
+        put?: never;
+        /**
+         * Register a resource server in the scoping tenant (RFC 8707 resource indicator, RFC 9068 tokens)
+         * @description A token requested with `resource=<identifier>` by a client of the tenant carries the entries of its holder's ACL that `acl` covers; `token_format: jwt` makes it an RFC 9068 JWT (`typ: at+jwt`) signed with the provider's keys.
+         *
+         *     **Required ACL:** `auth.oidc.resources.create`
+         */
+        post: operations["createOidcResource"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/resources/{oidc_resource_uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A resource server
+         * @description **Required ACL:** `auth.oidc.resources.{oidc_resource_uuid}.read`
+         */
+        get: operations["getOidcResource"];
+        /**
+         * Replace a resource server's settings (tokens already issued keep theirs)
+         * @description **Required ACL:** `auth.oidc.resources.{oidc_resource_uuid}.update`
+         */
+        put: operations["updateOidcResource"];
+        post?: never;
+        /**
+         * Delete a resource server (tokens already issued for it stay valid until they expire)
+         * @description **Required ACL:** `auth.oidc.resources.{oidc_resource_uuid}.delete`
+         */
+        delete: operations["deleteOidcResource"];
         options?: never;
         head?: never;
         patch?: never;
@@ -9631,6 +9714,28 @@ export interface operations {
             };
         };
     };
+    getProtectedResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{resource, authorization_servers, bearer_methods_supported, resource_name, resource_documentation}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     getOidcJwks: {
         parameters: {
             query?: never;
@@ -9756,7 +9861,7 @@ export interface operations {
                     redirect_uris?: string[];
                     /** @default [] */
                     post_logout_redirect_uris?: string[];
-                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code" | "urn:ietf:params:oauth:grant-type:token-exchange")[];
                     scopes?: string[];
                     /** @default false */
                     first_party?: boolean;
@@ -9888,7 +9993,7 @@ export interface operations {
                     redirect_uris?: string[];
                     /** @default [] */
                     post_logout_redirect_uris?: string[];
-                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:device_code" | "urn:ietf:params:oauth:grant-type:token-exchange")[];
                     scopes?: string[];
                     /** @default false */
                     first_party?: boolean;
@@ -9958,6 +10063,357 @@ export interface operations {
             };
             path: {
                 oidc_client_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted or absent */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource (also for a malformed path parameter) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listOidcResources: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                order?: "identifier" | "created_at" | "uuid";
+                direction?: "asc" | "desc";
+                search?: string;
+                recurse?: boolean;
+                identifier?: string | string[];
+                token_format?: string | string[];
+            };
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{items, filtered, total}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            uuid: string;
+                            tenant_uuid: string;
+                            identifier: string;
+                            acl: string[];
+                            /** @enum {string} */
+                            token_format: "jwt" | "opaque";
+                            access_token_lifetime: number | null;
+                            created_at: string;
+                        }[];
+                        filtered: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description Invalid list parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createOidcResource: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The resource's identifier (RFC 8707 §2): an absolute URI without fragment */
+                    identifier: string;
+                    /** @description The ACL patterns a token for this resource may carry (a filter of its holder's ACL) */
+                    acl: string[];
+                    /**
+                     * @description `jwt` (RFC 9068) or `opaque` (a Tessera token)
+                     * @enum {string}
+                     */
+                    token_format: "jwt" | "opaque";
+                    /** @description Seconds; at most the lifetime of the token it is issued from. Null: that lifetime */
+                    access_token_lifetime?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The resource server */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        uuid: string;
+                        tenant_uuid: string;
+                        identifier: string;
+                        acl: string[];
+                        /** @enum {string} */
+                        token_format: "jwt" | "opaque";
+                        access_token_lifetime: number | null;
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Invalid body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The identifier is already registered in the tenant */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOidcResource: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                oidc_resource_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The resource server */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        uuid: string;
+                        tenant_uuid: string;
+                        identifier: string;
+                        acl: string[];
+                        /** @enum {string} */
+                        token_format: "jwt" | "opaque";
+                        access_token_lifetime: number | null;
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateOidcResource: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                oidc_resource_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The resource's identifier (RFC 8707 §2): an absolute URI without fragment */
+                    identifier: string;
+                    /** @description The ACL patterns a token for this resource may carry (a filter of its holder's ACL) */
+                    acl: string[];
+                    /**
+                     * @description `jwt` (RFC 9068) or `opaque` (a Tessera token)
+                     * @enum {string}
+                     */
+                    token_format: "jwt" | "opaque";
+                    /** @description Seconds; at most the lifetime of the token it is issued from. Null: that lifetime */
+                    access_token_lifetime?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Updated */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The identifier is already registered in the tenant */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteOidcResource: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                oidc_resource_uuid: string;
             };
             cookie?: never;
         };
@@ -10711,7 +11167,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description `{access_token, token_type, expires_in, scope}`, with `id_token` and `refresh_token` when the grant gives them */
+            /** @description `{access_token, token_type, expires_in, scope}`, with `id_token` and `refresh_token` when the grant gives them; with `resource` naming a `jwt` resource server (RFC 8707), the access token is an RFC 9068 JWT */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -10722,7 +11178,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `{error, error_description}` (RFC 6749 §5.2; RFC 8628 §3.5 while a device code waits) */
+            /** @description `{error, error_description}` (RFC 6749 §5.2; RFC 8628 §3.5 while a device code waits; RFC 8707 §2 `invalid_target`) */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -5,11 +5,20 @@ import { RouteGroup } from "../http/route.ts";
 import { requestOrigin } from "../http/request-origin.ts";
 import { CAPS, text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
-import { checkToken, checkTokenTenant, findValidToken, tokenJson } from "../services/auth/tokens.ts";
+import type { AppContext } from "../boot/context.ts";
+import { checkToken, checkTokenTenant, findValidToken, isTokenShaped, tokenJson } from "../services/auth/tokens.ts";
+import { checkJwtToken, looksLikeJwt, resolveAccessJwt } from "../services/oidc/access-jwt.ts";
 import { revokeToken } from "../services/auth/sessions.ts";
 import { NotFound } from "../domain/errors.ts";
 
+/** A Tessera token (a UUID), or an RFC 9068 JWT access token of the provider (services/oidc/access-jwt.ts). */
+const anyToken = z.union([uuidParam, z.string().refine(looksLikeJwt)]);
 const tokenParams = z.object({ token: uuidParam });
+const checkParams = z.object({ token: anyToken });
+
+/** The check of either kind of token; the JWT branch only after a cheap shape test failed for a UUID. */
+const checkAny = (app: AppContext, token: string, scope?: string, tenant?: string) =>
+  isTokenShaped(token) ? checkToken(app, token, scope, tenant) : checkJwtToken(app, token, scope, tenant);
 const checkQuery = z.object({ scope: text(CAPS.queryValue).optional(), tenant: text(CAPS.queryValue).optional() });
 
 export function tokenRoutes(): RouteGroup {
@@ -19,12 +28,14 @@ export function tokenRoutes(): RouteGroup {
       {
         summary:
           "Check a token (the hot path of the platform): 204 valid, 403 scope or tenant refused, 404 unknown or expired",
-        params: tokenParams,
+        description:
+          "`{token}` is a Tessera token or an RFC 9068 JWT access token of the provider (checked against the ACL it carries; 404 once revoked).",
+        params: checkParams,
         query: checkQuery,
         responses: { 204: "Valid", 403: "Scope or tenant not granted", 404: "No such token" },
       },
       async ({ c, app, params, query }) => {
-        await checkToken(app, params.token, query.scope, query.tenant);
+        await checkAny(app, params.token, query.scope, query.tenant);
         return c.body(null, 204);
       },
     )
@@ -32,12 +43,13 @@ export function tokenRoutes(): RouteGroup {
       "/token/{token}",
       {
         summary: "Read a token, optionally checking a scope and a tenant",
-        params: tokenParams,
+        description: "`{token}` may be an RFC 9068 JWT access token of the provider: its ACL and expiry are the JWT's.",
+        params: checkParams,
         query: checkQuery,
         responses: { 200: "The token as `{data}`", 403: "Scope or tenant not granted", 404: "No such token" },
       },
       async ({ c, app, params, query }) => {
-        const tok = await checkToken(app, params.token, query.scope, query.tenant);
+        const tok = await checkAny(app, params.token, query.scope, query.tenant);
         return c.json({ data: tokenJson(tok) });
       },
     )
@@ -46,14 +58,19 @@ export function tokenRoutes(): RouteGroup {
       {
         operationId: "revokeToken",
         summary: "Revoke a token (and its session when it was the last token of it); always succeeds",
-        params: tokenParams,
+        description: "An RFC 9068 JWT access token of the provider revokes the token it stands for.",
+        params: checkParams,
         responses: { 200: "`{data: {message: success}}`" },
       },
       async ({ c, app, params }) => {
-        await revokeToken(app, params.token, {
-          address: requestOrigin(c, app.config.rest_api.trusted_proxies).address,
-          userAgent: c.req.header("User-Agent") ?? "",
-        });
+        const uuid = isTokenShaped(params.token)
+          ? params.token
+          : ((await resolveAccessJwt(app, params.token))?.anchorUuid ?? null);
+        if (uuid)
+          await revokeToken(app, uuid, {
+            address: requestOrigin(c, app.config.rest_api.trusted_proxies).address,
+            userAgent: c.req.header("User-Agent") ?? "",
+          });
         return c.json({ data: { message: "success" } });
       },
     )

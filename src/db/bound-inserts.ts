@@ -7,10 +7,10 @@
 // was 28 % of the main thread's busy time (docs/benchmarks.md). Here drizzle builds the text once per
 // shape — which tables, which columns given — from the same insert builders with a placeholder in
 // place of each value, and each call binds its rows' values to it: each value still goes through its
-// column's encoder (drizzle's `fillPlaceholders`), and the text is sent as it is. On PostgreSQL the
-// statement is also prepared once per connection (postgres.js keeps it by its text), so the server
-// neither parses nor plans it again.
-import { getTableColumns, type SQL, sql } from "drizzle-orm";
+// column's encoder as drizzle's own path does (null stays SQL NULL), and the text is sent as it is.
+// On PostgreSQL the statement is also prepared once per connection (postgres.js keeps it by its
+// text), so the server neither parses nor plans it again.
+import { type Column, getTableColumns, is, SQL, sql } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import type { DbOrTx } from "./index.ts";
 
@@ -51,20 +51,26 @@ export async function runInserts(db: DbOrTx, inserts: RowInsert[]): Promise<void
   const { dialect, session } = db as unknown as DrizzleInternals;
   const values: Record<string, unknown> = {};
   let shape = "";
+  let literal = false;
   for (const [i, { table, row }] of inserts.entries()) {
     shape += `${i ? ";" : ""}${tableName(table)}:`;
+    const columns = getTableColumns(table) as Record<string, Column | undefined>;
     for (const key in row) {
       const value = row[key];
       if (value === undefined) continue; // the column's default, as drizzle's values() does
       shape += `${key},`;
-      values[`${i}.${key}`] = value;
+      if (is(value, SQL))
+        literal = true; // an expression, not a value: drizzle's own path
+      // Encoded as drizzle encodes a value (null stays SQL NULL, never the encoder's "null").
+      else values[`${i}.${key}`] = value === null || !columns[key] ? value : columns[key].mapToDriverValue(value);
     }
   }
-  let query = built.get(shape);
+  let query = literal ? undefined : built.get(shape);
   if (!query) {
-    const text = statementOf(db, inserts);
+    const text = literal ? null : statementOf(db, inserts);
     if (!text) {
-      // A column computed per row by drizzle ($defaultFn): built each time, as drizzle does.
+      // An SQL expression among the values, or a column computed per row by drizzle ($defaultFn):
+      // built each time, as drizzle does.
       await (db as unknown as { execute(q: SQL): Promise<unknown> }).execute(literalStatement(db, inserts));
       return;
     }
@@ -92,7 +98,8 @@ function statementOf(db: DbOrTx, inserts: RowInsert[]): SQL | null {
   const parts: SQL[] = [];
   for (const [i, { table, row }] of inserts.entries()) {
     const placeholders: Record<string, unknown> = {};
-    for (const key in row) if (row[key] !== undefined) placeholders[key] = sql.placeholder(`${i}.${key}`);
+    // Wrapped in SQL so that drizzle binds the placeholder as it is: the values come encoded.
+    for (const key in row) if (row[key] !== undefined) placeholders[key] = sql`${sql.placeholder(`${i}.${key}`)}`;
     for (const [key, column] of Object.entries(getTableColumns(table))) {
       const computed = (column as { defaultFn?: unknown; onUpdateFn?: unknown }).defaultFn;
       if (!(key in placeholders) && computed) return null;

@@ -17,9 +17,10 @@ import type { Env } from "./route.ts";
 
 const OIDC_PREFIX = "/0.1/oidc/";
 /** Protocol endpoints of the provider: their refusal is the JSON error body, the pages' a page. */
-const PROTOCOL = /^\/0\.1\/oidc\/(\.well-known\/|jwks|token|userinfo|introspect|revoke|device_authorization)/;
-/** The clients' administration (REST API with a token): no issuer in its answers. */
-const CLIENT_ADMIN = /^\/0\.1\/oidc\/clients(\/|$)/;
+const PROTOCOL =
+  /^\/0\.1\/(oidc\/(\.well-known\/|jwks|token|userinfo|introspect|revoke|device_authorization)|\.well-known\/)/;
+/** The clients' and resource servers' administration (REST API with a token): no issuer in its answers. */
+const CLIENT_ADMIN = /^\/0\.1\/oidc\/(clients|resources)(\/|$)/;
 
 const WILDCARDS = new Set(["0.0.0.0", "::", "[::]", ""]);
 
@@ -68,7 +69,9 @@ export function hostAccepted(app: AppContext, requestUrl: string): boolean {
 const isGuarded = (path: string) =>
   path === CONSOLE_PATH ||
   path.startsWith(`${CONSOLE_PATH}/`) ||
-  (path.startsWith(OIDC_PREFIX) && !CLIENT_ADMIN.test(path));
+  (path.startsWith(OIDC_PREFIX) && !CLIENT_ADMIN.test(path)) ||
+  // RFC 9728 metadata names the issuer too.
+  path === "/0.1/.well-known/oauth-protected-resource";
 
 const MESSAGE = (host: string) =>
   `This service does not answer for the host ${JSON.stringify(host)}: set public_url (or list the host in accepted_hosts) in its configuration`;

@@ -4,6 +4,8 @@ import type { Context } from "hono";
 import { databaseFailure } from "../db/failures.ts";
 import { ApiError, Conflict, DatabaseUnavailable } from "../domain/errors.ts";
 import { errorFields, maskPath, type Logger } from "../observe/log.ts";
+import type { AppContext } from "../boot/context.ts";
+import { issuerOf, protectedResourceMetadataUrl } from "../services/oidc/discovery.ts";
 
 /** The resource name of a request path, for errors raised outside any route (404, 405, 500). */
 export function resourceOfPath(path: string): string {
@@ -14,6 +16,15 @@ export function resourceOfPath(path: string): string {
 
 export function jsonError(c: Context, err: ApiError): Response {
   const headers: Record<string, string> = { "Content-Type": "application/json", ...(err.headers ?? {}) };
+  // RFC 9728 §5.1: a request without a valid token learns where this API's metadata is.
+  if (err.status === 401 && err.details.reason === "not_found_or_expired") {
+    const app = c.get("app") as AppContext | undefined;
+    if (app) {
+      const issuer = issuerOf(app, new URL(c.req.url).origin, c.req.header("X-Script-Name"));
+      const resource = issuer.replace(/\/oidc$/, "");
+      headers["WWW-Authenticate"] = `Bearer resource_metadata="${protectedResourceMetadataUrl(resource)}"`;
+    }
+  }
   const body = c.req.method === "HEAD" ? null : JSON.stringify(err.toBody());
   return new Response(body, { status: err.status, headers });
 }

@@ -8,6 +8,7 @@
 // definition of the behaviour: this shortcut only ever answers what that route would answer.
 import type { AppContext } from "../boot/context.ts";
 import { findValidToken, INTERNAL_AUTH_ID, isTokenShaped, knownAbsent } from "../services/auth/tokens.ts";
+import { type ResolvedJwt, resolvedJwtNow } from "../services/oidc/access-jwt.ts";
 import { CAPS } from "../domain/strings.ts";
 import { maskToken } from "../observe/log.ts";
 import { accessLogged, writeAccessLine } from "./request-log.ts";
@@ -49,9 +50,16 @@ function shortcut(
   const pathStart = url.indexOf("/", url.indexOf("//") + 2);
   if (pathStart < 0 || !url.startsWith(PREFIX, pathStart)) return null;
   const tokenStart = pathStart + PREFIX.length;
-  const tokenEnd = tokenStart + TOKEN_LENGTH;
-  if (url.length > tokenEnd && url[tokenEnd] !== "?") return null;
-  const uuid = url.slice(tokenStart, tokenEnd);
+  let tokenEnd = tokenStart + TOKEN_LENGTH;
+  // An RFC 9068 JWT (`eyJ`: never in a UUID) already verified here: checked as the token it stands for.
+  let jwt: ResolvedJwt | undefined;
+  if (url.startsWith("eyJ", tokenStart)) {
+    const q = url.indexOf("?", tokenStart);
+    tokenEnd = q < 0 ? url.length : q;
+    jwt = resolvedJwtNow(app, url.slice(tokenStart, tokenEnd));
+    if (!jwt?.matcher) return null;
+  } else if (url.length > tokenEnd && url[tokenEnd] !== "?") return null;
+  const uuid = jwt ? jwt.anchorUuid : url.slice(tokenStart, tokenEnd);
   const query = url.length > tokenEnd + 1 ? parseQuery(url.slice(tokenEnd + 1)) : NO_QUERY;
   if (!query) return null;
   // CORS headers are the router's business. Reading one header makes Bun build the request's whole
@@ -61,6 +69,7 @@ function shortcut(
   // A cached token's id is token-shaped (the cache holds nothing else): the shape's regular
   // expression runs only for a miss.
   const tok = app.tokenCache.get(uuid);
+  if (!tok && jwt) return null;
   if (!tok) {
     if (!isTokenShaped(uuid)) return null;
     if (knownAbsent(app, uuid)) {
@@ -77,8 +86,8 @@ function shortcut(
       () => router(deadline.handOn(req, started), peers),
     );
   }
-  if (Date.now() / 1000 > tok.expireT) return null;
-  if (query.scope !== undefined && !tok.matcher.matches(query.scope)) return null;
+  if (Date.now() / 1000 > (jwt ? Math.min(tok.expireT, jwt.exp) : tok.expireT)) return null;
+  if (query.scope !== undefined && !(jwt?.matcher ?? tok.matcher).matches(query.scope)) return null;
   if (query.tenant !== undefined && tok.authId !== INTERNAL_AUTH_ID) {
     const userTenant =
       typeof tok.metadata.uuid === "string"
@@ -88,7 +97,7 @@ function shortcut(
   }
   const duration = performance.now() - started;
   recordFastTokenCheck(app, "valid", duration);
-  logAccess(app, req, peers, 204, duration, uuid);
+  logAccess(app, req, peers, 204, duration, jwt ? jwt.jwt : uuid);
   return new Response(null, { status: 204 });
 }
 

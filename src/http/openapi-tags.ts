@@ -36,5 +36,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   oidc: "The OpenID Connect provider (issuer `{public_url}/0.1/oidc`): discovery, signing keys, the hosted login page (authorization code with PKCE), the token endpoint, userinfo, introspection and revocation. Its access tokens are ordinary Tessera tokens.",
   oidc_clients:
     "OpenID Connect clients (relying parties) of a tenant: registered redirect URIs, grant types, scopes; a confidential client's secret is shown once, at creation.",
+  oidc_resources:
+    "Resource servers of a tenant (RFC 8707 resource indicators): the ACL a token for each may carry, and its format — an RFC 9068 JWT the resource verifies offline, or a Tessera token.",
   api: "This API's own description: the OpenAPI document and its reference page.",
 };

@@ -1,7 +1,7 @@
 // The OpenID Connect provider's public documents (docs/openid-connect.md "OpenID Connect"): discovery and keys.
 import { requestIssuer } from "../http/public-urls.ts";
 import { RouteGroup } from "../http/route.ts";
-import { providerMetadata } from "../services/oidc/discovery.ts";
+import { protectedResourceMetadata, providerMetadata } from "../services/oidc/discovery.ts";
 import { jwksDocument } from "../services/oidc/keys.ts";
 import { jwksResponse } from "../http/fast-jwks.ts";
 
@@ -17,6 +17,22 @@ export function oidcRoutes(): RouteGroup {
       ({ c, app }) => {
         c.header("Cache-Control", "public, max-age=300");
         return c.json(providerMetadata(requestIssuer(c, app)));
+      },
+    )
+    .get(
+      "/.well-known/oauth-protected-resource",
+      {
+        summary: "Protected resource metadata of this REST API (RFC 9728 §3)",
+        operationId: "getProtectedResourceMetadata",
+        description:
+          "Also served where RFC 9728 §3.1 puts it for the resource `{public_url}/0.1`: `/.well-known/oauth-protected-resource/0.1` at the root of the host (and `/.well-known/oauth-protected-resource`).",
+        responses: {
+          200: "`{resource, authorization_servers, bearer_methods_supported, resource_name, resource_documentation}`",
+        },
+      },
+      ({ c, app }) => {
+        c.header("Cache-Control", "public, max-age=300");
+        return c.json(protectedResourceMetadata(requestIssuer(c, app)));
       },
     )
     .get(

@@ -3,7 +3,8 @@
 // revocation (RFC 7009) and userinfo (OIDC Core §5.3). Their errors are OAuth's (`{error,
 // error_description}`, RFC 6749 §5.2; RFC 6750 §3 for userinfo), the answers OAuth clients parse.
 import { z } from "zod";
-import { RouteGroup } from "../http/route.ts";
+import type { Context } from "hono";
+import { type Env, RouteGroup } from "../http/route.ts";
 import { findValidToken, isTokenShaped } from "../services/auth/tokens.ts";
 import { grantOfToken } from "../services/oidc/grants.ts";
 import { invalidClient, OAuthError } from "../services/oidc/oauth-error.ts";
@@ -15,12 +16,25 @@ import { userClaims } from "../services/oidc/claims.ts";
 import { requestIssuer } from "../http/public-urls.ts";
 import { answerAbandoned } from "../http/deadline.ts";
 import { asClient, formOf, originOf } from "./client-auth.ts";
+import { resolveAccessJwt, resourceTarget, shapeForResource } from "../services/oidc/access-jwt.ts";
 
 /** The form a grant's handler sees: the parameters it declares (RFC 6749 §4: each grant's own). */
 function grantForm(form: Form, parameters: readonly string[]): Form {
   const out: Form = {};
   for (const name of parameters) if (form[name] !== undefined) out[name] = form[name];
   return out;
+}
+
+/**
+ * The `resource` parameter (RFC 8707 §2): the parsed form keeps one value of a repeated field, so a
+ * request naming several is told by the raw body (read only when the form has a resource).
+ */
+async function resourcesOf(c: Context<Env>, body: Record<string, unknown>): Promise<unknown> {
+  if (body.resource === undefined) return undefined;
+  const type = c.req.header("Content-Type") ?? "";
+  if (!/^application\/x-www-form-urlencoded/i.test(type)) return body.resource;
+  const all = new URLSearchParams(await c.req.text()).getAll("resource");
+  return all.length > 1 ? all : body.resource;
 }
 
 const formSchema = z.record(z.string(), z.unknown());
@@ -40,8 +54,8 @@ export function oidcTokenRoutes(): RouteGroup {
         body: formSchema,
         headers: CLIENT_AUTH,
         responses: {
-          200: "`{access_token, token_type, expires_in, scope}`, with `id_token` and `refresh_token` when the grant gives them",
-          400: "`{error, error_description}` (RFC 6749 §5.2; RFC 8628 §3.5 while a device code waits)",
+          200: "`{access_token, token_type, expires_in, scope}`, with `id_token` and `refresh_token` when the grant gives them; with `resource` naming a `jwt` resource server (RFC 8707), the access token is an RFC 9068 JWT",
+          400: "`{error, error_description}` (RFC 6749 §5.2; RFC 8628 §3.5 while a device code waits; RFC 8707 §2 `invalid_target`)",
           401: "`invalid_client`, with WWW-Authenticate",
           429: "`temporarily_unavailable`: too many failed logins from this address; `access_denied`: the user is at the session cap",
           503: "`temporarily_unavailable` (database outage)",
@@ -54,11 +68,17 @@ export function oidcTokenRoutes(): RouteGroup {
           if (!grant) throw new OAuthError(400, "unsupported_grant_type", `supported: ${GRANT_TYPES.join(", ")}`);
           if (!client.grantTypes.includes(grant.type))
             throw new OAuthError(400, "unauthorized_client", "this client may not use this grant type");
-          const answer = await grant.handle(app, client, grantForm(form, grant.parameters), {
-            issuer: requestIssuer(c, app),
+          const issuer = requestIssuer(c, app);
+          // RFC 8707 §2: the resource is decided before the grant runs (a refused one spends nothing).
+          // RFC 8693 §2.1: a grant reading `audience` (token exchange) may name the resource by it.
+          const named = body.resource ?? (grant.parameters.includes("audience") ? body.audience : undefined);
+          const target = await resourceTarget(app, client, await resourcesOf(c, { resource: named }), issuer);
+          const granted = await grant.handle(app, client, grantForm(form, grant.parameters), {
+            issuer,
             origin: originOf(c, app),
             abandoned: () => answerAbandoned(c.req.raw),
           });
+          const answer = target ? await shapeForResource(app, client, granted, target, issuer) : granted;
           c.header("Cache-Control", "no-store");
           c.header("Pragma", "no-cache");
           return c.json(answer);
@@ -160,8 +180,10 @@ export function oidcTokenRoutes(): RouteGroup {
           c.header("WWW-Authenticate", 'Bearer realm="tessera"');
           return c.json({ error: "invalid_request", error_description: "a Bearer access token is required" }, 401);
         }
-        const token = isTokenShaped(bearer) ? await findValidToken(app, bearer) : null;
-        const grant = token ? await grantOfToken(app, bearer, token) : null;
+        // An RFC 9068 JWT stands for the Tessera token it was issued from (access-jwt.ts).
+        const uuid = isTokenShaped(bearer) ? bearer : ((await resolveAccessJwt(app, bearer))?.anchorUuid ?? null);
+        const token = uuid ? await findValidToken(app, uuid) : null;
+        const grant = token && uuid ? await grantOfToken(app, uuid, token) : null;
         if (!token || !grant?.userUuid) return refuse();
         const claims = await userClaims(app, grant.userUuid, grant.scope);
         if (!claims) return refuse();

@@ -2,7 +2,7 @@
 // call's own values are bound (never the first call's), through each column's encoder, and an
 // omitted or undefined value takes the column's default.
 import { expect, test } from "bun:test";
-import { eq, inArray } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import { boundShapes, runInserts } from "../../src/db/bound-inserts.ts";
 import { eventOutbox, sessions, tokens } from "../../src/db/schema.ts";
 import { describeEachDb } from "../helpers/app.ts";
@@ -85,6 +85,35 @@ describeEachDb("bound inserts", (get) => {
     ]);
     const [event] = await t.app.db.select().from(eventOutbox).where(eq(eventOutbox.aggregate, aggregate));
     expect(event!.headers).toEqual(headers);
+    // A null stays SQL NULL (a jsonb column's encoder would make it JSON null, a timestamp's throw);
+    // a Date goes through its column's encoder.
+    const dated = `bound-${crypto.randomUUID()}`;
+    const claimedUntil = new Date("2030-01-02T03:04:05.678Z");
+    for (const publishedAt of [null, new Date("2030-01-01T00:00:00.000Z")])
+      await runInserts(t.app.db, [
+        {
+          table: eventOutbox,
+          row: { name: "x", routingKey: "x", headers, payload: headers, aggregate: dated, claimedUntil, publishedAt },
+        },
+      ]);
+    const rows = await t.app.db.select().from(eventOutbox).where(eq(eventOutbox.aggregate, dated));
+    expect(rows.map((r) => r.claimedUntil?.toISOString())).toEqual([
+      claimedUntil.toISOString(),
+      claimedUntil.toISOString(),
+    ]);
+    expect(rows.map((r) => r.publishedAt?.toISOString() ?? null).sort()).toEqual(
+      [null, "2030-01-01T00:00:00.000Z"].sort(),
+    );
+    // An SQL expression among the values: drizzle's own path, the same rows.
+    const expressed = `bound-${crypto.randomUUID()}`;
+    await runInserts(t.app.db, [
+      {
+        table: eventOutbox,
+        row: { name: "x", routingKey: "x", headers, payload: headers, aggregate: expressed, claimedUntil: sql`now()` },
+      },
+    ]);
+    const [expr] = await t.app.db.select().from(eventOutbox).where(eq(eventOutbox.aggregate, expressed));
+    expect(expr!.claimedUntil).toBeInstanceOf(Date);
     // A token whose session does not exist: the statement fails whole, its session-less sibling too.
     const orphanEvent = `bound-${crypto.randomUUID()}`;
     const failed = await runInserts(t.app.db, [

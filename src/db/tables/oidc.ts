@@ -1,6 +1,18 @@
 // OpenID Connect provider tables (Tessera's own, prefixed `tessera_oidc_`): the signing keys and
 // the registered relying parties (clients).
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, varchar } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+  uniqueIndex,
+  varchar,
+} from "drizzle-orm/pg-core";
 import { uuidPk } from "./columns.ts";
 import { tenants, users } from "./identity.ts";
 import { refreshTokens, sessions } from "./tokens.ts";
@@ -152,8 +164,37 @@ export const oidcAccessTokens = pgTable(
     userUuid: varchar("user_uuid", { length: 38 }),
     grantType: text("grant_type").notNull(),
     scope: text("scope").notNull(),
+    /** The `jti` of the RFC 9068 JWT handed out for this token (a JWT is resolved by it), if any. */
+    jti: varchar("jti", { length: 38 }),
+    /** The resource (RFC 8707) the token was issued for, if one was named. */
+    resource: text("resource"),
+    /** The acting party of a token exchange (RFC 8693 §4.1 `act`), if any. */
+    act: jsonb("act").$type<Record<string, unknown>>(),
   },
-  (t) => [index("tessera_oidc_access_token_session_uuid_idx").on(t.sessionUuid)],
+  (t) => [
+    index("tessera_oidc_access_token_session_uuid_idx").on(t.sessionUuid),
+    uniqueIndex("tessera_oidc_access_token_jti_idx").on(t.jti),
+  ],
+);
+
+/**
+ * A resource server registered in a tenant (RFC 8707 §2 resource indicators): the ACL entries the
+ * tokens issued for it may carry, and their format (RFC 9068 JWT, or Tessera's opaque token).
+ */
+export const oidcResources = pgTable(
+  "tessera_oidc_resource",
+  {
+    uuid: uuidPk(),
+    tenantUuid: varchar("tenant_uuid", { length: 38 })
+      .notNull()
+      .references(() => tenants.uuid, { onDelete: "cascade" }),
+    identifier: text("identifier").notNull(),
+    acl: jsonb("acl").$type<string[]>().notNull().default([]),
+    tokenFormat: varchar("token_format", { length: 16 }).notNull(),
+    accessTokenLifetime: integer("access_token_lifetime"),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [unique("tessera_oidc_resource_tenant_identifier").on(t.tenantUuid, t.identifier)],
 );
 
 /**

@@ -150,7 +150,20 @@ export async function checkToken(
   scope: string | undefined,
   tenant: string | undefined,
 ): Promise<CachedToken> {
-  const tok = await findValidToken(app, uuid);
+  return checkFoundToken(app, await findValidToken(app, uuid), scope, tenant);
+}
+
+/**
+ * `checkToken` of a token already looked up (null: none). `tenantOf` is the token whose user the
+ * tenant check reads (a JWT access token's view checks its anchor's: services/oidc/access-jwt.ts).
+ */
+export async function checkFoundToken(
+  app: AppContext,
+  tok: CachedToken | null,
+  scope: string | undefined,
+  tenant: string | undefined,
+  tenantOf: CachedToken | null = tok,
+): Promise<CachedToken> {
   if (!tok) {
     recordTokenCheck("invalid");
     throw new NotFound("tokens", undefined, "No such token");
@@ -161,7 +174,7 @@ export async function checkToken(
   }
   if (tenant !== undefined) {
     try {
-      await checkTokenTenant(app, tok, tenant);
+      await checkTokenTenant(app, tenantOf ?? tok, tenant);
     } catch (e) {
       if (e instanceof Forbidden || e instanceof NotFound)
         recordTokenCheck(e instanceof Forbidden ? "forbidden" : "invalid");

@@ -213,6 +213,16 @@ function checkCombination(type: ClientType, grants: string[], redirectUris: stri
       },
     });
   }
+  // RFC 8693 §2.1: a token exchange authenticates its client; Tessera's allows confidential ones only.
+  if (type === "public" && grants.includes("urn:ietf:params:oauth:grant-type:token-exchange")) {
+    throw new InvalidData("oidc_clients", {
+      grant_types: {
+        constraint_id: "confidential_only",
+        constraint: "urn:ietf:params:oauth:grant-type:token-exchange",
+        message: "A public client cannot use the token exchange grant.",
+      },
+    });
+  }
   // RFC 6749 §3.1.2.2: clients of the authorization endpoint must register their redirect URIs.
   if (grants.includes("authorization_code") && redirectUris.length === 0) {
     throw new InvalidData("oidc_clients", {

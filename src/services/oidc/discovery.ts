@@ -67,3 +67,26 @@ export function providerMetadata(issuer: string): Record<string, unknown> {
     ],
   };
 }
+
+/** RFC 9728 §3.1: where a resource's metadata lives, `/.well-known/oauth-protected-resource` inserted before its path. */
+export function protectedResourceMetadataUrl(resource: string): string {
+  const url = new URL(resource);
+  return `${url.origin}/.well-known/oauth-protected-resource${url.pathname.replace(/\/$/, "")}`;
+}
+
+/**
+ * OAuth 2.0 Protected Resource Metadata (RFC 9728 §2) of Tessera's own REST API: its identifier
+ * (`{public_url}/0.1`, the value of `resource` that asks for its usual token), the authorization
+ * server that issues its tokens, and how they are presented.
+ */
+export function protectedResourceMetadata(issuer: string): Record<string, unknown> {
+  const resource = issuer.replace(/\/oidc$/, "");
+  return {
+    resource,
+    authorization_servers: [issuer],
+    // The REST API reads X-Auth-Token, or the Authorization header's Bearer token (RFC 6750 §2.1).
+    bearer_methods_supported: ["header"],
+    resource_name: "Tessera",
+    resource_documentation: `${resource}/api/docs`,
+  };
+}

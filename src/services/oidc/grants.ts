@@ -23,6 +23,8 @@ export interface TokenResponse {
   scope: string;
   id_token?: string;
   refresh_token?: string;
+  /** RFC 8693 §2.2.1: what a token exchange issued. */
+  issued_token_type?: string;
 }
 
 /** Where the token request came from (the session's user agent and address, the login's throttling). */

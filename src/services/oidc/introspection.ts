@@ -7,6 +7,7 @@ import type { AppContext } from "../../boot/context.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { revokeToken } from "../auth/sessions.ts";
 import { findValidToken, isTokenShaped } from "../auth/tokens.ts";
+import { looksLikeJwt, resolveAccessJwt } from "./access-jwt.ts";
 import type { ClientRow } from "./clients.ts";
 import { clientActor, findRefreshToken, grantOfToken, type RequestOrigin, revokeFamily } from "./grants.ts";
 
@@ -20,6 +21,8 @@ export async function introspectToken(
   issuer: string,
   hint?: string,
 ): Promise<Record<string, unknown>> {
+  // An RFC 9068 JWT (a cheap shape test first: opaque tokens never reach the JWT code).
+  if (looksLikeJwt(token)) return (await introspectJwt(app, client, token, issuer)) ?? INACTIVE;
   // §2.1: the hint only orders the look-ups; an access token is tried first unless told otherwise.
   if (hint === "refresh_token" || !isTokenShaped(token))
     return (
@@ -58,6 +61,28 @@ export async function introspectionJson(
   if (tok && answer.token_type === "Bearer")
     tok.introspected = { clientId: client.clientId, firstParty: client.firstParty, issuer, json };
   return json;
+}
+
+/**
+ * A JWT access token (RFC 9068) is answered as the Tessera token it stands for — inactive once that
+ * is revoked — with the JWT's own audience, scope, expiry and `act` (RFC 8693 §4.1), under the same
+ * rules of who may learn of it.
+ */
+async function introspectJwt(
+  app: AppContext,
+  client: ClientRow,
+  jwt: string,
+  issuer: string,
+): Promise<Record<string, unknown> | null> {
+  const resolved = await resolveAccessJwt(app, jwt);
+  if (!resolved) return null;
+  const answer = await introspectAccessToken(app, client, resolved.anchorUuid, issuer);
+  if (!answer || answer === INACTIVE) return null;
+  const { claims } = resolved;
+  const out: Record<string, unknown> = { ...answer, exp: Math.min(Number(answer.exp), resolved.exp), aud: claims.aud };
+  for (const name of ["scope", "jti", "act", "sub", "client_id"] as const)
+    if (claims[name] !== undefined) out[name] = claims[name];
+  return out;
 }
 
 /** A refresh token is described to the client it was issued to only (RFC 7662 §4: no token scanning). */
@@ -116,6 +141,9 @@ async function introspectAccessToken(
     answer.client_id = grant.clientId;
     // A client's own token (client credentials): its subject is the client (RFC 9068 §2.2 does so).
     if (grant.userUuid === null) answer.sub = grant.clientId;
+    // RFC 8693 §4.1: who acts for the subject (a token exchange's delegation or impersonation).
+    const act = (grant as { act?: unknown }).act;
+    if (act) answer.act = act;
   }
   return answer;
 }
@@ -140,10 +168,12 @@ export async function revokeClientToken(
     return true;
   };
   if (hint === "refresh_token" && (await asRefresh())) return;
-  if (isTokenShaped(token)) {
-    const grant = await grantOfToken(app, token);
+  // A JWT access token (RFC 9068) is revoked as the Tessera token it stands for.
+  const uuid = looksLikeJwt(token) ? ((await resolveAccessJwt(app, token))?.anchorUuid ?? "") : token;
+  if (isTokenShaped(uuid)) {
+    const grant = await grantOfToken(app, uuid);
     if (grant?.clientId === client.clientId)
-      return revokeToken(app, token, { address: origin.remoteAddr, userAgent: origin.userAgent });
+      return revokeToken(app, uuid, { address: origin.remoteAddr, userAgent: origin.userAgent });
   }
   if (hint !== "refresh_token") await asRefresh();
 }
