@@ -84,10 +84,14 @@ export interface Tessera {
 // BENCH_PORT: the first port (another benchmark on the machine may hold 9590).
 let nextPort = Number(process.env.BENCH_PORT ?? 9590);
 
-/** Writes a config file (YAML given as text) and starts Tessera with it; `prepare` runs first. */
+/**
+ * Writes a config file (YAML given as text) and starts Tessera with it; `prepare` runs first. `cwd`:
+ * the checkout to start (another one for an A/B comparison, BENCH_COMPARE).
+ */
 export async function startTessera(
   configYaml: string,
   prepare?: (t: Omit<Tessera, "stop" | "base" | "pid">) => void,
+  cwd: string = root,
 ): Promise<Tessera> {
   const dir = mkdtempSync(join(tmpdir(), "tessera-bench-"));
   const port = nextPort++;
@@ -98,14 +102,20 @@ export async function startTessera(
     throw new Error(`port ${port} is taken: stop what holds it, or set BENCH_PORT`);
   }
   const config = join(dir, "config.yml");
-  writeFileSync(config, `data_dir: ${join(dir, "data")}\nrest_api: {port: ${port}}\n${configYaml}\n`);
+  // A `rest_api: {…}` line of the caller's joins the port's mapping (one key may appear once).
+  const rest = /^rest_api: \{(.*)\}$/m.exec(configYaml)?.[1];
+  const others = configYaml.replace(/^rest_api: \{.*\}$/m, "");
+  writeFileSync(
+    config,
+    `data_dir: ${join(dir, "data")}\nrest_api: {port: ${port}${rest ? `, ${rest}` : ""}}\n${others}\n`,
+  );
   const env = { ...process.env, TESSERA_CONFIG: config };
   const run = (script: string, ...args: string[]) => {
-    const r = Bun.spawnSync([process.execPath, script, ...args], { cwd: root, env });
+    const r = Bun.spawnSync([process.execPath, script, ...args], { cwd, env });
     if (r.exitCode !== 0) throw new Error(`${script} failed: ${r.stderr}`);
   };
   prepare?.({ config, run });
-  const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env, stdout: "ignore", stderr: "ignore" });
+  const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd, env, stdout: "ignore", stderr: "ignore" });
   const base = `http://127.0.0.1:${port}/0.1`;
   await waitFor(`${base}/status`, "HEAD");
   return {

@@ -102,12 +102,13 @@ async function startPeer(): Promise<{ target: Target; stop(): Promise<void> }> {
 }
 
 type Endpoint = "introspection" | "discovery" | "jwks" | "client_credentials";
+/** BENCH_PEER_ENDPOINTS (comma-separated keys) measures only some of them. */
 const ENDPOINTS: Array<{ key: Endpoint; label: string; connections: number }> = [
-  { key: "introspection", label: "introspection `POST` of a client-credentials token", connections: 64 },
-  { key: "discovery", label: "discovery `GET`", connections: 64 },
-  { key: "jwks", label: "JWKS `GET`", connections: 64 },
-  { key: "client_credentials", label: "client credentials grant `POST`", connections: 16 },
-];
+  { key: "introspection" as const, label: "introspection `POST` of a client-credentials token", connections: 64 },
+  { key: "discovery" as const, label: "discovery `GET`", connections: 64 },
+  { key: "jwks" as const, label: "JWKS `GET`", connections: 64 },
+  { key: "client_credentials" as const, label: "client credentials grant `POST`", connections: 16 },
+].filter((e) => !process.env.BENCH_PEER_ENDPOINTS || process.env.BENCH_PEER_ENDPOINTS.split(",").includes(e.key));
 
 async function measureEndpoint(t: Target, e: Endpoint, seconds: number, connections: number, token: string) {
   const o = { connections, seconds };

@@ -92,9 +92,13 @@ const pgDb = sections.some((s) => s !== "token") ? await scratchDatabase() : nul
 if (!pgDb && sections.some((s) => s !== "token")) notes.push("PostgreSQL unreachable: PostgreSQL figures skipped");
 
 /** A Tessera seeded by bench/seed.ts, on PGlite (`pg` false) or the scratch PostgreSQL database. */
-async function seeded(pg: boolean, configYaml: string, users = 0) {
-  const dbLine = pg ? `db_uri: "${pgDb!.url}"\n` : "";
-  return startTessera(`${dbLine}${configYaml}`, ({ run }) => run("bench/seed.ts", JSON.stringify(ACL), String(users)));
+async function seeded(pg: boolean, configYaml: string, users = 0, cwd?: string, dbUrl?: string) {
+  const dbLine = pg ? `db_uri: "${dbUrl ?? pgDb!.url}"\n` : "";
+  return startTessera(
+    `${dbLine}${configYaml}`,
+    ({ run }) => run("bench/seed.ts", JSON.stringify(ACL), String(users)),
+    cwd,
+  );
 }
 
 async function resetPg() {
@@ -128,12 +132,14 @@ async function tokenSection() {
     default: "log_level: info",
     access_log: "log_level: info\naccess_log: true",
     metrics: "log_level: info\nmetrics:\n  port: 9689",
+    cors_off: "log_level: info\nrest_api: {cors: {enabled: false}}",
   };
   const started: Tessera[] = [];
   const urls: Record<string, string> = { bare: `http://127.0.0.1:${ceilingPort}/` };
+  const other = process.env.BENCH_COMPARE; // A/B: another checkout's default, in the same rounds
   try {
-    for (const [name, cfg] of Object.entries(configs)) {
-      const t = await seeded(false, cfg);
+    for (const [name, cfg] of [...Object.entries(configs), ...(other ? ([["other", configs.default]] as const) : [])]) {
+      const t = await seeded(false, cfg, 0, name === "other" ? other : undefined);
       started.push(t);
       urls[name] = `${t.base}/token/${await login(t.base, "bench", "bench-password")}?scope=${SCOPE}`;
     }
@@ -164,6 +170,20 @@ async function tokenSection() {
       metered,
       `${(metered.rps / dflt.rps).toFixed(2)} × default (goal ≥ 0.95)`,
     );
+    const corsOff = median("cors_off");
+    row(
+      "same with CORS off (`rest_api.cors.enabled: false`: `Origin` not read)",
+      corsOff,
+      `${(corsOff.rps / bare.rps).toFixed(2)} × bare; ${(corsOff.rps / dflt.rps).toFixed(2)} × default`,
+    );
+    if (other) {
+      const o2 = median("other");
+      row(
+        `default config, ${other}`,
+        o2,
+        `${(o2.rps / bare.rps).toFixed(2)} × bare; this tree ÷ it: ${(dflt.rps / o2.rps).toFixed(2)}`,
+      );
+    }
     row("bare `Bun.serve` answering 204 (ceiling)", bare, "1.00");
   } finally {
     for (const t of started) await t.stop();
@@ -317,6 +337,9 @@ async function oidcSection() {
   }
 }
 
+/** Scratch databases made by a section beside `pgDb`, dropped at the end. */
+const extraDatabases: Array<{ drop(): Promise<void> }> = [];
+
 /**
  * The token check of an RFC 9068 JWT access token (client credentials for a `jwt` resource server)
  * against the opaque token of the same client and ACL, measured in interleaved rounds.
@@ -393,12 +416,23 @@ async function oidcPeer() {
       await resetPg();
       tesseras.push(["Tessera PostgreSQL", await seeded(true, "log_level: info")]);
     }
+    // A/B: another checkout (BENCH_COMPARE=path) measured in the same interleaved rounds.
+    const other = process.env.BENCH_COMPARE;
+    if (other) {
+      tesseras.push([`Tessera PGlite (${other})`, await seeded(false, "log_level: info", 0, other)]);
+      const otherDb = pgDb ? await scratchDatabase() : null;
+      if (otherDb) {
+        extraDatabases.push(otherDb);
+        tesseras.push([`Tessera PostgreSQL (${other})`, await seeded(true, "log_level: info", 0, other, otherDb.url)]);
+      }
+    }
     const peerRounds = Number(process.env.BENCH_ROUNDS ?? 3);
     const peerSeconds = Number(process.env.BENCH_PEER_SECONDS ?? 5);
     for (const r of await oidcPeerSection(tesseras, `http://127.0.0.1:${ceilingPort}/`, peerSeconds, peerRounds))
       row(r.target, r.result, r.extra);
   } finally {
     for (const [, t] of tesseras) await t.stop();
+    for (const db of extraDatabases.splice(0)) await db.drop();
     ceiling.kill();
   }
 }

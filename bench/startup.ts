@@ -4,6 +4,11 @@
 // migrated) and on the same one again (restart), the process's peak resident memory (VmHWM, every
 // thread included: PGlite's, the hashing pool's) over the first start, and its resident memory after
 // 10 s idle — on PGlite and on a scratch PostgreSQL database. Each figure is the median of 3 runs.
+//
+// A/B on a shared machine: `BENCH_STARTUP_COMPARE=/path/to/another/checkout bun bench/startup.ts`
+// starts this tree and the other one in alternation on PGlite (first start, restart, idle memory),
+// `BENCH_STARTUP_RUNS` times each (default 3), and prints both medians and ranges: the machine's
+// load moves both alike. (The other checkout needs its node_modules, e.g. a symlink to this one's.)
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,11 +38,17 @@ interface StartFigures {
 }
 
 /** Starts the service with `config`, times its first answer, samples its memory, stops it. */
-async function startOnce(dir: string, config: string, port: number, idle: boolean): Promise<StartFigures> {
+async function startOnce(
+  dir: string,
+  config: string,
+  port: number,
+  idle: boolean,
+  cwd: string = root,
+): Promise<StartFigures> {
   writeFileSync(join(dir, "config.yml"), `rest_api: {port: ${port}}\ndata_dir: ${join(dir, "data")}\n${config}`);
   const started = performance.now();
   const proc = Bun.spawn([process.execPath, "--max-http-header-size=65536", "src/main.ts"], {
-    cwd: root,
+    cwd,
     env: { ...process.env, TESSERA_CONFIG: join(dir, "config.yml") },
     stdout: "ignore",
     stderr: "pipe",
@@ -119,7 +130,47 @@ export async function startupRows(): Promise<string[]> {
 export const STARTUP_HEADER =
   "| database | first start (empty) → first answer | restart → first answer | peak RSS (first start) | idle RSS (after 10 s) |\n|---|---:|---:|---:|---:|";
 
+/** PGlite's first start, restart and idle memory of two checkouts started in alternation (A/B). */
+export async function compareTrees(trees: string[], runs = RUNS): Promise<string[]> {
+  const port = freePort();
+  const figures = trees.map(() => ({ first: [] as number[], restart: [] as number[], idle: [] as number[] }));
+  for (let i = 0; i < runs; i++) {
+    // Alternate which tree goes first, so neither always follows the other's disk writes.
+    const order = trees.map((_, t) => t);
+    if (i % 2) order.reverse();
+    for (const t of order) {
+      const dir = mkdtempSync(join(tmpdir(), "tessera-startup-"));
+      try {
+        const first = await startOnce(dir, "", port, true, trees[t]!);
+        const restart = await startOnce(dir, "", port, false, trees[t]!);
+        figures[t]!.first.push(first.ms);
+        figures[t]!.restart.push(restart.ms);
+        figures[t]!.idle.push(first.idle);
+        console.error(
+          `run ${i + 1} ${trees[t]}: first ${Math.round(first.ms)} ms, restart ${Math.round(restart.ms)} ms, idle ${Math.round(first.idle)} MiB`,
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  }
+  const range = (xs: number[], unit: string) =>
+    `${Math.round(median(xs)).toLocaleString("en")} ${unit} (${Math.round(Math.min(...xs)).toLocaleString("en")}–${Math.round(Math.max(...xs)).toLocaleString("en")})`;
+  return trees.map(
+    (tree, t) =>
+      `| ${tree} | ${range(figures[t]!.first, "ms")} | ${range(figures[t]!.restart, "ms")} | ${range(figures[t]!.idle, "MiB")} |`,
+  );
+}
+
 if (import.meta.main) {
-  console.log(STARTUP_HEADER);
-  for (const row of await startupRows()) console.log(row);
+  const other = process.env.BENCH_STARTUP_COMPARE;
+  if (other) {
+    console.log(
+      `| PGlite, ${RUNS} alternated runs: median (range) | first start → first answer | restart → first answer | idle RSS (after ${IDLE_SECONDS} s) |\n|---|---:|---:|---:|`,
+    );
+    for (const row of await compareTrees([root, other])) console.log(row);
+  } else {
+    console.log(STARTUP_HEADER);
+    for (const row of await startupRows()) console.log(row);
+  }
 }

@@ -122,7 +122,7 @@ export async function serve(argv: string[] = process.argv): Promise<void> {
   let app;
   try {
     app = await buildContext(config, database, log);
-    await startServices(app);
+    await startServices(app, { keysInBackground: true });
   } catch (e) {
     log.error("start-up failed", { error: messageOf(e), ...(e instanceof PluginLoadError ? { kind: "plugin" } : {}) });
     await (app ? closeContext(app) : database.close()).catch(() => {});

@@ -11,12 +11,21 @@ import { adviseFirstAdministrator, bootstrapOnStartup } from "../services/identi
 import { startBus } from "../bus/publisher.ts";
 import { hashingWarnings } from "../services/auth/passwords.ts";
 import { configWarnings } from "../config/warnings.ts";
-import { ensureSigningKeys } from "../services/oidc/keys.ts";
+import { ensureSigningKeys, prepareSigningKeys } from "../services/oidc/keys.ts";
 import { syncConsoleClient } from "../services/console/client.ts";
 import { startDeliveryWorker } from "../services/outbound/delivery-worker.ts";
 import { registerWebhookDelivery } from "../services/webhooks/delivery.ts";
 
-export async function startServices(app: AppContext): Promise<void> {
+export interface StartOptions {
+  /**
+   * A first start's signing keys are generated while the service already answers (main.ts; the
+   * JWK Set and signatures wait for them). Off by default: a caller that reads the keys' rows
+   * right after the start (tests, the CLI) finds them.
+   */
+  keysInBackground?: boolean;
+}
+
+export async function startServices(app: AppContext, options: StartOptions = {}): Promise<void> {
   for (const warning of [...hashingWarnings(app.config), ...configWarnings(app.config)]) app.log.warn(warning);
   await loadBackends(app, app.plugins);
   await loadIdentityProviders(app);
@@ -25,7 +34,7 @@ export async function startServices(app: AppContext): Promise<void> {
   await syncPoliciesOnStartup(app);
   await bootstrapOnStartup(app);
   await adviseFirstAdministrator(app);
-  await ensureSigningKeys(app);
+  await (options.keysInBackground ? prepareSigningKeys(app) : ensureSigningKeys(app));
   await syncConsoleClient(app);
   await startBus(app);
   // Outbound deliveries (webhooks, back-channel logout): with or without a bus.

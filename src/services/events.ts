@@ -6,6 +6,7 @@ import { asc, sql } from "drizzle-orm";
 import type { AppContext } from "../boot/context.ts";
 import { execRows, type DbOrTx } from "../db/index.ts";
 import { eventOutbox } from "../db/schema.ts";
+import type { RowInsert } from "../db/bound-inserts.ts";
 import { isoTime } from "../domain/time.ts";
 
 export interface BusEvent {
@@ -86,9 +87,14 @@ function outboxRow(app: AppContext, event: BusEvent) {
   };
 }
 
-/** The outbox insert of `event`, to run or to embed in a larger statement (a login's one write). */
+/** The outbox insert of `event`, to run or to embed in a larger statement. */
 export function outboxInsert(app: AppContext, tx: DbOrTx, event: BusEvent) {
   return tx.insert(eventOutbox).values(outboxRow(app, event));
+}
+
+/** The outbox row of `event`, for a statement of several inserts (a login's one write: db/bound-inserts.ts). */
+export function outboxRowInsert(app: AppContext, event: BusEvent): RowInsert {
+  return { table: eventOutbox, row: outboxRow(app, event) };
 }
 
 export interface RecordedEvent {

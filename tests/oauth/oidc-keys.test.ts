@@ -45,6 +45,7 @@ describeEachDb(
         "refresh_token",
         "client_credentials",
         "urn:ietf:params:oauth:grant-type:device_code",
+        "urn:ietf:params:oauth:grant-type:token-exchange",
       ]);
       expect(r.json.device_authorization_endpoint).toBe(
         "https://auth.example.com/api/auth/0.1/oidc/device_authorization",

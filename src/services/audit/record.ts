@@ -10,7 +10,8 @@ import { describeCause } from "../../db/failures.ts";
 import { auditEntries } from "../../db/schema.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { isSecretKey } from "../../config/secrets.ts";
-import { outboxInsert, routingKey, type BusEvent } from "../events.ts";
+import { outboxInsert, outboxRowInsert, routingKey, type BusEvent } from "../events.ts";
+import type { RowInsert } from "../../db/bound-inserts.ts";
 
 /** Who acted, and from where. */
 export interface AuditActor {
@@ -161,14 +162,24 @@ function auditEvent(row: ReturnType<typeof auditRow>): BusEvent {
   };
 }
 
-/** The insert of an entry, to run or to embed in a larger statement (a login's one write). */
-export function auditInsert(app: AppContext, tx: DbOrTx, actor: AuditActor | Caller | null, entry: AuditEntry) {
-  return tx.insert(auditEntries).values(auditRow(app, toActor(actor), entry));
+/** The row of an entry, for a statement of several inserts (a login's one write: db/bound-inserts.ts). */
+export function auditInsert(
+  app: AppContext,
+  _tx: DbOrTx,
+  actor: AuditActor | Caller | null,
+  entry: AuditEntry,
+): RowInsert {
+  return { table: auditEntries, row: auditRow(app, toActor(actor), entry) };
 }
 
 /** The outbox copy of an entry, when a broker is configured (else null: nothing would ever read it). */
-export function auditOutboxInsert(app: AppContext, tx: DbOrTx, actor: AuditActor | Caller | null, entry: AuditEntry) {
-  return app.config.amqp ? outboxInsert(app, tx, auditEvent(auditRow(app, toActor(actor), entry))) : null;
+export function auditOutboxInsert(
+  app: AppContext,
+  _tx: DbOrTx,
+  actor: AuditActor | Caller | null,
+  entry: AuditEntry,
+): RowInsert | null {
+  return app.config.amqp ? outboxRowInsert(app, auditEvent(auditRow(app, toActor(actor), entry))) : null;
 }
 
 const toActor = (a: AuditActor | Caller | null): AuditActor =>

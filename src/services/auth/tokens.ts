@@ -1,6 +1,6 @@
 // Access tokens: lookup (cached), JSON representation (wazo-auth's token representation), scope and tenant
 // checks (§5.4), issuance of the token + session pair, and revocation.
-import { inArray, sql, type SQL } from "drizzle-orm";
+import { inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
 import type { Db, DbOrTx } from "../../db/index.ts";
 import { afterCommit } from "../../db/tx.ts";
@@ -11,7 +11,8 @@ import { Forbidden, NotFound } from "../../domain/errors.ts";
 import { userTenantUuid } from "../identity/tenant-tree.ts";
 import { recordTokenCacheLookup, recordTokenCheck } from "../../observe/metrics.ts";
 import type { CachedToken, TokenRecord } from "./token-cache.ts";
-import { outboxInsert, type BusEvent } from "../events.ts";
+import { outboxRowInsert, type BusEvent } from "../events.ts";
+import { type RowInsert, runInserts } from "../../db/bound-inserts.ts";
 
 export const INTERNAL_AUTH_ID = "wazo-auth";
 
@@ -231,8 +232,8 @@ export async function insertToken(
   tx: DbOrTx,
   t: NewToken,
   sessionEvent?: (sessionUuid: string) => BusEvent,
-  /** More inserts of the same statement (the login's audit entry), given the new session's uuid. */
-  alsoInsert?: (sessionUuid: string) => Array<{ getSQL(): SQL } | null>,
+  /** More rows of the same statement (the login's audit entry), given the new session's uuid. */
+  alsoInsert?: (sessionUuid: string) => Array<RowInsert | null>,
 ): Promise<IssuedToken> {
   const issuedAt = nowSeconds();
   const expiresAt = issuedAt + t.expiration;
@@ -252,16 +253,16 @@ export async function insertToken(
     refreshTokenUuid: t.refreshTokenUuid ?? null,
     expireSoonNotified: false,
   };
-  // (getSQL(): a query builder embedded as such would be parenthesised, as a subquery.)
-  const writes = [
-    sql`session as (${tx.insert(sessions).values({ uuid: sessionUuid, tenantUuid: t.sessionTenantUuid, mobile: t.mobile }).getSQL()})`,
+  const inserts: RowInsert[] = [
+    { table: sessions, row: { uuid: sessionUuid, tenantUuid: t.sessionTenantUuid, mobile: t.mobile } },
   ];
-  if (sessionEvent) writes.push(sql`event as (${outboxInsert(app, tx, sessionEvent(sessionUuid)).getSQL()})`);
-  for (const [i, insert] of (alsoInsert?.(sessionUuid) ?? []).entries())
-    if (insert) writes.push(sql`${sql.raw(`also${i}`)} as (${insert.getSQL()})`);
-  // The token's foreign key to its session is checked at the end of the statement, once both exist.
+  if (sessionEvent) inserts.push(outboxRowInsert(app, sessionEvent(sessionUuid)));
+  for (const insert of alsoInsert?.(sessionUuid) ?? []) if (insert) inserts.push(insert);
+  // The token last, outside the CTEs: its foreign key to its session is checked at the end of the
+  // statement, once both exist. The statement's text is built once per shape (db/bound-inserts.ts).
+  inserts.push({ table: tokens, row });
   app.tokenIds?.add(row.uuid); // before the commit reveals the id to anyone
-  await tx.execute(sql`with ${sql.join(writes, sql`, `)} ${tx.insert(tokens).values(row).getSQL()}`);
+  await runInserts(tx, inserts);
   afterCommit(tx, () => app.tokenCache.created(row.uuid));
   return { record: recordOf(row), issuedAt, expiresAt };
 }

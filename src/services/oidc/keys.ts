@@ -48,6 +48,36 @@ export async function ensureSigningKeys(app: AppContext): Promise<void> {
   await currentKeys(app, true);
 }
 
+/** A first start's key generation still under way, awaited by whatever reads the keys' rows. */
+const generating = new WeakMap<AppContext, Promise<void>>();
+
+/**
+ * The service's start (main.ts): loads the current keys, as `ensureSigningKeys` does, unless some
+ * must be generated (a first start): generating an RSA key costs a first start 0.1–0.5 s of CPU, so
+ * it then continues while the service answers. Nothing can read a missing key meanwhile: signing
+ * waits for the keys being made (`currentKeys` holds that promise) and the JWK Set waits for them
+ * too. A failed generation is logged and retried by the next signature; closing the context waits
+ * for one under way.
+ */
+export async function prepareSigningKeys(app: AppContext): Promise<void> {
+  const rows = await currentRows(app.db);
+  if (SIGNING_ALGS.every((alg) => rows.some((r) => r.alg === alg))) return ensureSigningKeys(app);
+  const done = currentKeys(app, true).then(
+    () => {},
+    (e: unknown) =>
+      app.log.error("cannot generate the OpenID Connect signing keys", {
+        error: e instanceof Error ? e.message : String(e),
+      }),
+  );
+  generating.set(app, done);
+  app.onClose.push(async function signingKeyGeneration() {
+    await done;
+  });
+  void done.finally(() => {
+    if (generating.get(app) === done) generating.delete(app);
+  });
+}
+
 /** The key that signs for `alg` now. */
 export async function signingKey(app: AppContext, alg: SigningAlg): Promise<SigningKey> {
   const key = (await currentKeys(app)).get(alg);
@@ -234,6 +264,7 @@ export function cachedJwks(app: AppContext): JwksDocument | null {
 export async function jwksDocument(app: AppContext): Promise<JwksDocument> {
   const cached = cachedJwks(app);
   if (cached) return cached;
+  await generating.get(app); // a first start's keys, still being made
   const cache = jwksCacheOf(app);
   const epoch = cache.epoch;
   const now = Date.now();

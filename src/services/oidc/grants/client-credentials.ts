@@ -72,7 +72,7 @@ export async function clientCredentialsToken(
       };
       const record = { tokenUuid, sessionUuid, clientId: client.clientId, userUuid: null };
       return [
-        app.db.insert(oidcAccessTokens).values({ ...record, grantType: "client_credentials", scope: scope.join(" ") }),
+        { table: oidcAccessTokens, row: { ...record, grantType: "client_credentials", scope: scope.join(" ") } },
         auditInsert(app, app.db, actor, entry),
         auditOutboxInsert(app, app.db, actor, entry),
       ];

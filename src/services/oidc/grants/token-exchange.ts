@@ -194,15 +194,18 @@ async function issueExchanged(
         ],
       };
       return [
-        app.db.insert(oidcAccessTokens).values({
-          tokenUuid,
-          sessionUuid,
-          clientId: client.clientId,
-          userUuid: subject.userUuid,
-          grantType: TOKEN_EXCHANGE_GRANT,
-          scope: x.scope.join(" "),
-          act: x.act,
-        }),
+        {
+          table: oidcAccessTokens,
+          row: {
+            tokenUuid,
+            sessionUuid,
+            clientId: client.clientId,
+            userUuid: subject.userUuid,
+            grantType: TOKEN_EXCHANGE_GRANT,
+            scope: x.scope.join(" "),
+            act: x.act,
+          },
+        },
         auditInsert(app, app.db, actor, entry),
         auditOutboxInsert(app, app.db, actor, entry),
       ];
