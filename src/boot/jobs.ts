@@ -1,5 +1,6 @@
 // Scheduled work (croner): purge of expired tokens and their sessions, expire-soon notices, and
-// forgotten login-throttling counters, expired WebAuthn challenges and second steps, every
+// forgotten login-throttling counters, expired WebAuthn challenges and second steps, spent initial
+// access tokens and expired pushed authorization requests, every
 // `token_cleanup_interval` seconds (0 disables).
 import { Cron } from "croner";
 import type { AppContext } from "./context.ts";
@@ -9,6 +10,8 @@ import { purgeSamlSessions } from "../services/integrations/saml/saml-sessions.t
 import { purgeBrowserSessions } from "../services/oidc/browser-session.ts";
 import { rotateSigningKeysIfDue } from "../services/oidc/keys.ts";
 import { purgeExpiredDeviceCodes } from "../services/oidc/device.ts";
+import { purgeSpentInitialAccessTokens } from "../services/oidc/initial-access-tokens.ts";
+import { purgeExpiredPushedRequests } from "../services/oidc/pushed-requests.ts";
 import { purgeExpiredRefreshTokens } from "../services/oidc/grants.ts";
 import { applyRetention } from "../services/audit/chain.ts";
 import { purgeExpiredChallenges } from "../services/auth/webauthn.ts";
@@ -64,10 +67,13 @@ export async function runCleanup(app: AppContext): Promise<{
   oidcGrants: number;
   auditEntries: number;
   mfaCeremonies: number;
+  oidcRequests: number;
 }> {
   const purged = await purgeExpiredTokens(app);
   const samlSessions = await purgeSamlSessions(app);
   const oidcGrants = (await purgeExpiredDeviceCodes(app)) + (await purgeExpiredRefreshTokens(app));
+  // Registration and authorization requests that can be used no more (RFC 7591 §3, RFC 9126 §2.2).
+  const oidcRequests = (await purgeSpentInitialAccessTokens(app)) + (await purgeExpiredPushedRequests(app));
   const notified = await notifyExpiringSoon(app);
   const throttleCounters = await purgeThrottleCounters(app);
   const browserSessions = await purgeBrowserSessions(app);
@@ -75,7 +81,8 @@ export async function runCleanup(app: AppContext): Promise<{
   const mfaCeremonies = (await purgeExpiredChallenges(app)) + (await purgeExpiredPendingSignIns(app));
   if (browserSessions) app.log.info("OIDC browser sessions expired", { purged: browserSessions });
   const auditEntries = await applyRetention(app);
-  if (purged || notified || throttleCounters || samlSessions || oidcGrants || auditEntries || mfaCeremonies) {
+  const any = purged || notified || throttleCounters || samlSessions || oidcGrants || auditEntries;
+  if (any || mfaCeremonies || oidcRequests) {
     app.log.info("token cleanup", {
       purged_sessions: purged,
       expire_soon_notices: notified,
@@ -84,9 +91,10 @@ export async function runCleanup(app: AppContext): Promise<{
       purged_oidc_grants: oidcGrants,
       expired_audit_entries: auditEntries,
       purged_mfa_ceremonies: mfaCeremonies,
+      purged_oidc_requests: oidcRequests,
     });
   }
-  return { purged, notified, throttleCounters, samlSessions, oidcGrants, auditEntries, mfaCeremonies };
+  return { purged, notified, throttleCounters, samlSessions, oidcGrants, auditEntries, mfaCeremonies, oidcRequests };
 }
 
 /** The OpenID Connect signing keys' scheduled rotation (`oidc.key_rotation_days`), checked hourly. */

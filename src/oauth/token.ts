@@ -73,7 +73,10 @@ export function oidcTokenRoutes(): RouteGroup {
           // RFC 8707 §2: the resource is decided before the grant runs (a refused one spends nothing).
           // RFC 8693 §2.1: a grant reading `audience` (token exchange) may name the resource by it.
           const named = body.resource ?? (grant.parameters.includes("audience") ? body.audience : undefined);
-          const target = await resourceTarget(app, client, await resourcesOf(c, { resource: named }), issuer);
+          // RFC 8707 §2.1: a code's authorization request may have indicated the resource already.
+          const authorized = (await grant.authorizedResource?.(app, client, form)) ?? null;
+          const requested = await resourcesOf(c, { resource: named });
+          const target = await resourceTarget(app, client, requested, issuer, authorized);
           const granted = await grant.handle(app, client, grantForm(form, grant.parameters), {
             issuer,
             origin: originOf(c, app),

@@ -157,6 +157,8 @@ export const oidcCodes = pgTable(
     browserSessionId: varchar("browser_session_id", { length: 38 }).references(() => oidcBrowserSessions.id, {
       onDelete: "set null",
     }),
+    /** RFC 8707 §2.1: the resource the authorization request indicated; the token request must name it. */
+    resource: text("resource"),
   },
   (t) => [
     index("tessera_oidc_code_token_uuid_idx").on(t.tokenUuid),

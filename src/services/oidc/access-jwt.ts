@@ -9,10 +9,11 @@
 import { eq } from "drizzle-orm";
 import type { JWK, JWTPayload } from "jose";
 import type { AppContext } from "../../boot/context.ts";
-import { oidcAccessTokens } from "../../db/schema.ts";
+import { oidcAccessTokens, tokens } from "../../db/schema.ts";
+import { inTransaction } from "../../db/tx.ts";
 import { type AclMatcher, compileAcl } from "../../domain/acl.ts";
 import type { CachedToken } from "../auth/token-cache.ts";
-import { checkFoundToken, findValidToken, isTokenShaped } from "../auth/tokens.ts";
+import { checkFoundToken, findValidToken, isTokenShaped, tokenRecordOf } from "../auth/tokens.ts";
 import { narrowAcl } from "./acl-scope.ts";
 import type { ClientRow } from "./clients.ts";
 import type { TokenResponse } from "./grants.ts";
@@ -44,14 +45,19 @@ export const ownApiResource = (issuer: string) => issuer.replace(/\/oidc$/, "");
 /**
  * The resource a token request names (RFC 8707 §2), decided before the grant runs (so a refused
  * target spends no code): a resource of the client's tenant, or Tessera's own API; anything else
- * is `invalid_target` (§2).
+ * is `invalid_target` (§2). With `authorized` (the resource of the code's authorization request,
+ * §2.1), the request names that one or none — none meaning it.
  */
 export async function resourceTarget(
   app: AppContext,
   client: ClientRow,
-  resource: unknown,
+  requested: unknown,
   issuer: string,
+  authorized: string | null = null,
 ): Promise<ResourceTarget | null> {
+  if (authorized !== null && requested !== undefined && requested !== authorized)
+    throw new OAuthError(400, "invalid_target", "the resource is not the one the authorization request indicated");
+  const resource = requested ?? authorized ?? undefined;
   if (resource === undefined) return null;
   if (typeof resource !== "string") throw new OAuthError(400, "invalid_target", "one resource per token request");
   if (resource === ownApiResource(issuer)) return { kind: "tessera" };
@@ -65,8 +71,9 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
 /**
  * The grant's answer shaped for the resource: for a `jwt` resource its access token becomes an
  * RFC 9068 JWT (and an ID token beside it is signed again, its `at_hash` being of the access token
- * handed out, OIDC Core §3.1.3.6); an `opaque` resource keeps the Tessera token. Either way the
- * token's record remembers the resource.
+ * handed out, OIDC Core §3.1.3.6); an `opaque` resource keeps the Tessera token, narrowed in place.
+ * Either way the token carries only the ACL entries the resource may receive and the holder holds,
+ * lives at most the resource's `access_token_lifetime`, and its record remembers the resource.
  */
 export async function shapeForResource(
   app: AppContext,
@@ -79,16 +86,25 @@ export async function shapeForResource(
   const { resource } = target;
   const anchor = await findValidToken(app, answer.access_token);
   if (!anchor) throw new OAuthError(400, "invalid_grant", "the grant was revoked");
-  if (resource.tokenFormat !== "jwt") {
-    await app.db
-      .update(oidcAccessTokens)
-      .set({ resource: resource.identifier })
-      .where(eq(oidcAccessTokens.tokenUuid, anchor.uuid));
-    return answer;
-  }
   const now = nowSeconds();
   const exp = Math.min(anchor.expireT, resource.accessTokenLifetime ? now + resource.accessTokenLifetime : Infinity);
   const acl = narrowAcl(anchor.acl, resource.acl, { authId: anchor.authId, sessionUuid: anchor.sessionUuid });
+  if (resource.tokenFormat !== "jwt") {
+    // The opaque token handed out is the grant's own Tessera token, minted for this answer and not
+    // yet seen by anyone: it is narrowed in place to what the resource may receive and to its lifetime.
+    const mark = app.tokenCache.mark();
+    const [row] = await inTransaction(app, async (tx) => {
+      await tx
+        .update(oidcAccessTokens)
+        .set({ resource: resource.identifier })
+        .where(eq(oidcAccessTokens.tokenUuid, anchor.uuid));
+      return tx.update(tokens).set({ acl, expireT: exp }).where(eq(tokens.uuid, anchor.uuid)).returning();
+    });
+    if (!row) throw new OAuthError(400, "invalid_grant", "the grant was revoked");
+    // This instance may have cached the wider token (the lookup above): the narrowed one replaces it.
+    app.tokenCache.add(tokenRecordOf(row), mark);
+    return { ...answer, expires_in: Math.max(0, exp - now) };
+  }
   const userUuid = typeof anchor.metadata.uuid === "string" ? anchor.metadata.uuid : null;
   const jti = crypto.randomUUID();
   const alg = app.config.oidc.default_signing_alg as SigningAlg;

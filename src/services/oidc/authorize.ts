@@ -12,6 +12,7 @@ import { OAuthError } from "./oauth-error.ts";
 import { openPushedRequest, storePushedRequest } from "./pushed-requests.ts";
 import { redirectUriMatches } from "./redirect-uris.ts";
 import { RequestObjectError, requestObjectParams } from "./request-object.ts";
+import { resourceTarget } from "./access-jwt.ts";
 
 export interface AuthorizationRequest {
   clientId: string;
@@ -30,6 +31,8 @@ export interface AuthorizationRequest {
   loginHint?: string | null;
   /** OIDC Core §3.1.2.1 `id_token_hint`: the user the client expects (its `sub`), verified. */
   hintedSub?: string | null;
+  /** RFC 8707 §2.1 `resource`: the resource the code's access token is for (the token request names it or nothing). */
+  resource?: string | null;
 }
 
 /** OIDC Core §3.1.2.1 prompt values (`select_account` shows the form: there is no account chooser). */
@@ -71,6 +74,7 @@ export const REQUEST_PARAMS = [
   "id_token_hint",
   // OIDC Core §3.1.2.1: the languages of the pages, carried through every step (docs/languages.md).
   "ui_locales",
+  "resource",
 ] as const;
 
 const MAX_PARAM = 2_048;
@@ -217,6 +221,17 @@ export async function checkAuthorizationRequest(
       return fail("invalid_request", "id_token_hint is not an ID token this provider issued to this client");
     hintedSub = hint.sub;
   }
+  // RFC 8707 §2.1: the resource must be one the token endpoint would accept (a resource of the
+  // client's tenant, or Tessera's own API); remembered with the code (sign-in.ts issueCode).
+  const resource = p.resource ?? null;
+  if (resource !== null) {
+    try {
+      await resourceTarget(app, client, resource, issuer ?? "");
+    } catch (e) {
+      if (!(e instanceof OAuthError)) throw e;
+      return fail("invalid_target", e.description);
+    }
+  }
   // What a push keeps: the request's own parameters (any other is ignored, as at the endpoint).
   const resolved: Record<string, string> = {};
   for (const name of REQUEST_PARAMS)
@@ -237,6 +252,7 @@ export async function checkAuthorizationRequest(
       requestUri,
       loginHint: p.login_hint ?? null,
       hintedSub,
+      resource,
     },
   };
 }

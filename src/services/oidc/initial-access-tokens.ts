@@ -3,7 +3,7 @@
 // decides the tenant of the client and what it may register (its grant types); it is shown once,
 // stored as its SHA-256, used at most `max_uses` times before `expires_at`, listed and revocable.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { and, asc, desc, eq, gt, lt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, gte, lt, or, sql } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
 import { listPage } from "../../db/paging.ts";
@@ -170,4 +170,21 @@ export async function spendInitialAccessToken(tx: DbOrTx, token: string): Promis
     )
     .returning();
   return row ?? null;
+}
+
+/**
+ * The cleanup job's purge (boot/jobs.ts): tokens past `expires_at` or used `max_uses` times can
+ * register nothing more; the clients they registered keep their own registration access tokens.
+ */
+export async function purgeSpentInitialAccessTokens(app: AppContext): Promise<number> {
+  const gone = await app.db
+    .delete(oidcInitialAccessTokens)
+    .where(
+      or(
+        lt(oidcInitialAccessTokens.expiresAt, new Date()),
+        gte(oidcInitialAccessTokens.uses, oidcInitialAccessTokens.maxUses),
+      ),
+    )
+    .returning({ uuid: oidcInitialAccessTokens.uuid });
+  return gone.length;
 }

@@ -69,3 +69,12 @@ export async function consumePushedRequest(app: AppContext, clientId: string, ur
     .returning({ uriHash: oidcPushedRequests.uriHash });
   return gone.length > 0;
 }
+
+/** The cleanup job's purge (boot/jobs.ts): pushed requests past their lifetime, opened or not. */
+export async function purgeExpiredPushedRequests(app: AppContext): Promise<number> {
+  const gone = await app.db
+    .delete(oidcPushedRequests)
+    .where(lt(oidcPushedRequests.expiresAt, new Date()))
+    .returning({ uriHash: oidcPushedRequests.uriHash });
+  return gone.length;
+}

@@ -253,6 +253,7 @@ export async function issueCode(
     authTime: auth.authTime,
     amr: auth.amr,
     browserSessionId: auth.browserSessionId,
+    resource: request.resource ?? null,
     expiresAt: new Date(Date.now() + CODE_LIFETIME_SECONDS * 1000),
   });
   return code;

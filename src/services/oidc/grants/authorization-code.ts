@@ -30,6 +30,15 @@ export const authorizationCodeGrant: Grant<"authorization_code"> = {
   type: "authorization_code",
   parameters: ["code", "redirect_uri", "code_verifier"],
   handle: (app, client, form, { issuer, origin }) => exchangeAuthorizationCode(app, client, form, issuer, origin),
+  authorizedResource: async (app, client, form) => {
+    if (!form.code) return null;
+    const [grant] = await app.db
+      .select({ clientId: oidcCodes.clientId, resource: oidcCodes.resource })
+      .from(oidcCodes)
+      .where(eq(oidcCodes.codeHash, hashCode(form.code)));
+    // Another client's code tells nothing (the grant refuses it, spending nothing of its owner's).
+    return grant && grant.clientId === client.clientId ? grant.resource : null;
+  },
 };
 
 /** RFC 7636 §4.6: BASE64URL(SHA256(ASCII(code_verifier))) == code_challenge; §4.1 verifier syntax. */

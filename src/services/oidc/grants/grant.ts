@@ -21,4 +21,9 @@ export interface Grant<Type extends string = string> {
   parameters: readonly string[];
   /** The token response for an authenticated client allowed this grant; refusals throw OAuthError. */
   handle(app: AppContext, client: ClientRow, form: Form, request: GrantRequest): Promise<TokenResponse>;
+  /**
+   * RFC 8707 §2.1: the resource the grant was authorized for (a code's authorization request), which
+   * the token request must name or leave out; null when none was indicated.
+   */
+  authorizedResource?(app: AppContext, client: ClientRow, form: Form): Promise<string | null>;
 }
