@@ -5776,7 +5776,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Token not for this user */
+            /** @description Token not for this user, or the caller's own user (change it with `PUT /users/{user_uuid}/password` and the old password) */
             403: {
                 headers: {
                     [name: string]: unknown;

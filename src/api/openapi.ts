@@ -4,6 +4,7 @@ import { z } from "zod";
 import { stringify } from "yaml";
 import { DOCS_ASSETS, DOCS_HTML, docsAsset, type DocsAsset } from "../http/docs-page.ts";
 import { buildOpenApi } from "../http/openapi.ts";
+import { requestScriptName } from "../http/request-origin.ts";
 import { RouteGroup, type RouteSpec } from "../http/route.ts";
 
 const assetParam = z.object({ asset: z.enum(Object.keys(DOCS_ASSETS) as [DocsAsset, ...DocsAsset[]]) });
@@ -21,8 +22,9 @@ export function apiRoutes(specs: RouteSpec[]): RouteGroup {
           200: { description: "OpenAPI 3.1 document", schema: z.string(), contentType: "application/x-yaml" },
         },
       },
-      ({ c }) => {
-        const prefix = c.req.header("X-Script-Name");
+      ({ c, app }) => {
+        // The prefix of a reverse proxy's path, believed from a trusted proxy only (http/request-origin.ts).
+        const prefix = requestScriptName(c, app.config.rest_api.trusted_proxies);
         // No YAML anchors: shared schema objects are written out in full, as every client expects.
         const render = (basePath?: string) =>
           stringify(buildOpenApi([...specs, ...group.specs], basePath), { aliasDuplicateObjects: false });

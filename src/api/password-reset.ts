@@ -81,7 +81,7 @@ export function passwordResetRoutes(): RouteGroup {
           204: "Done; the user's sessions ended",
           400: "Invalid body",
           401: "Invalid token",
-          403: "Token not for this user",
+          403: "Token not for this user, or the caller's own user (change it with `PUT /users/{user_uuid}/password` and the old password)",
           404: "No such user",
           405: "Password managed by an identity provider",
         },

@@ -50,7 +50,7 @@ export const configSchema = z
           .array(z.string().refine(isProxyEntry, "an IP address or CIDR"))
           .default([])
           .describe(
-            'socket peers (addresses or CIDRs) whose `X-Forwarded-For` is believed (see "Client address" in [Security](security.md))',
+            'socket peers (addresses or CIDRs) whose `X-Forwarded-For` and, without `public_url`, `X-Script-Name` (the issuer\'s path prefix) are believed; behind nginx on the same host (Wazo\'s layout) `["127.0.0.1", "::1"]` (see "Client address" in [Security](security.md))',
           ),
         cors: z
           .object({
@@ -381,7 +381,7 @@ export const configSchema = z
       .nullable()
       .default(null)
       .describe(
-        "public base URL of the API (`https://auth.example.com/api/auth`): the links of mails and the OpenID Connect issuer; unset, no reset or confirmation mail is sent (503): the link would come from the forgeable Host header (see [Security](security.md))",
+        "public base URL of the API (`https://auth.example.com/api/auth`): the links of mails and the OpenID Connect issuer; unset, no reset or confirmation mail is sent (503): the link would come from the forgeable Host header, and the issuer's path prefix comes from `X-Script-Name` of a `rest_api.trusted_proxies` peer only (see [Security](security.md))",
       ),
     accepted_hosts: z
       .array(z.string().min(1))

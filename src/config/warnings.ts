@@ -16,6 +16,10 @@ export function configWarnings(config: Config): string[] {
     warnings.push(
       `public_url is not set: the OpenID provider, the hosted pages and the console answer only for the listener's own address, loopback names${config.accepted_hosts.length ? " and accepted_hosts" : ""} (any other Host header gets 421) rather than building the issuer from the Host header; set public_url to the API's public base URL (or list the names clients use in accepted_hosts)`,
     );
+    if (config.rest_api.trusted_proxies.length === 0)
+      warnings.push(
+        'public_url is not set and rest_api.trusted_proxies is empty: X-Script-Name (the path prefix a reverse proxy serves the API under) is ignored, so the OpenID issuer and the OpenAPI document have no prefix; behind nginx on this host (Wazo\'s layout) set rest_api.trusted_proxies: ["127.0.0.1", "::1"], or public_url',
+      );
   }
   const policy = config.password_policy;
   if (policy.min_length < 8 || !policy.common_passwords) {

@@ -13,7 +13,7 @@ import { authenticateClient } from "../services/oidc/token-endpoint.ts";
 import type { PeerSource, Router } from "./fast-token-check.ts";
 import { accessLogged, writeAccessLine } from "./request-log.ts";
 import { hostAccepted } from "./accepted-host.ts";
-import { clientAddress } from "./request-origin.ts";
+import { clientAddress, trustedScriptName } from "./request-origin.ts";
 import { requestDeadline } from "./deadline.ts";
 
 const PATH = "/0.1/oidc/introspect";
@@ -82,16 +82,13 @@ async function answer(
     }
   if (!token) return replay();
   try {
-    const json = await deadline.bound(introspect(app, req, authorization, token, hint), started);
+    const peer = peers.requestIP(req)?.address ?? "";
+    const json = await deadline.bound(introspect(app, req, peer, authorization, token, hint), started);
     if (json === null) return replay();
     const duration = performance.now() - started;
     if (accessLogged(app, 200, duration)) {
       const forwarded = app.config.rest_api.trusted_proxies.length ? req.headers.get("x-forwarded-for") : null;
-      const address = clientAddress(
-        app.config.rest_api.trusted_proxies,
-        peers.requestIP(req)?.address ?? "",
-        forwarded,
-      );
+      const address = clientAddress(app.config.rest_api.trusted_proxies, peer, forwarded);
       writeAccessLine(app, "POST", `"${PATH}"`, 200, duration, address);
     }
     return new Response(json, { status: 200, headers: ANSWER_HEADERS });
@@ -104,6 +101,7 @@ async function answer(
 async function introspect(
   app: AppContext,
   req: Request,
+  peer: string,
   authorization: string,
   token: string,
   hint: string | undefined,
@@ -111,6 +109,9 @@ async function introspect(
   const client = await authenticateClient(app, authorization, {});
   if (client.clientType === "public") return null;
   const origin = app.config.public_url ? "" : originOf(req.url); // unused with public_url
-  const issuer = issuerOf(app, origin, req.headers.get("x-script-name") ?? undefined);
+  const scriptName = app.config.public_url
+    ? undefined
+    : trustedScriptName(app.config.rest_api.trusted_proxies, peer, req.headers.get("x-script-name"));
+  const issuer = issuerOf(app, origin, scriptName);
   return introspectionJson(app, client, token, issuer, hint);
 }

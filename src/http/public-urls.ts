@@ -7,11 +7,12 @@ import { MissingConfiguration } from "../domain/errors.ts";
 import { relyingParty } from "../services/auth/webauthn.ts";
 import { publicConnection } from "../services/integrations/notifications.ts";
 import { issuerOf } from "../services/oidc/discovery.ts";
+import { requestScriptName } from "./request-origin.ts";
 import type { Env } from "./route.ts";
 
-/** The issuer as this request sees it (see `issuerOf`). */
+/** The issuer as this request sees it (see `issuerOf`; `X-Script-Name` only from a trusted proxy). */
 export const requestIssuer = (c: Context<Env>, app: AppContext) =>
-  issuerOf(app, new URL(c.req.url).origin, c.req.header("X-Script-Name"));
+  issuerOf(app, new URL(c.req.url).origin, requestScriptName(c, app.config.rest_api.trusted_proxies));
 
 /** The WebAuthn relying party of this request's origin (see `relyingParty`). */
 export const requestRp = (c: Context<Env>, app: AppContext) => relyingParty(app, new URL(c.req.url).origin);

@@ -100,3 +100,26 @@ export function requestOrigin(c: Context, trustedProxies: readonly string[]): Cl
   const trusted = proxyMatcher(trustedProxies);
   return trusted ? clientOrigin(peer, c.req.header("X-Forwarded-For"), trusted) : { address: peer, forwarded: false };
 }
+
+/**
+ * The path prefix a reverse proxy serves Tessera under (`X-Script-Name`, wazo-auth's header), or
+ * undefined. Believed, as `X-Forwarded-For` is, only from a socket peer in
+ * `rest_api.trusted_proxies`: from anyone else it would let a caller choose the issuer's path (the
+ * `iss` of discovery, ID tokens and introspection) and the OpenAPI document's server. With
+ * `public_url` set the header is not read at all. The one reader, for every door.
+ */
+export function trustedScriptName(
+  trustedProxies: readonly string[],
+  peer: string,
+  scriptName: string | null | undefined,
+): string | undefined {
+  if (!scriptName) return undefined;
+  const trusted = proxyMatcher(trustedProxies);
+  return trusted && isTrusted(trusted, peer) ? scriptName : undefined;
+}
+
+/** `trustedScriptName` of a request handled by the Hono app. */
+export function requestScriptName(c: Context, trustedProxies: readonly string[]): string | undefined {
+  const peer = (c.env as { remoteAddr?: string } | undefined)?.remoteAddr ?? "";
+  return trustedScriptName(trustedProxies, peer, c.req.header("X-Script-Name"));
+}

@@ -162,30 +162,38 @@ describeEachDb(
   { config: { public_url: "https://auth.example.com/api/auth", oidc: { key_encryption_key: SECRET } } },
 );
 
-describeEachDb("OpenID Connect discovery without public_url", (get) => {
-  let served: ServedApp;
-  beforeAll(() => {
-    served = serveApp(get());
-  });
-  afterAll(() => served?.stop());
+/** The reverse proxy of these tests (`rest_api.trusted_proxies`): X-Script-Name is believed from it only. */
+const PROXY = "10.20.30.40";
 
-  test("the issuer comes from the request; openid-client accepts the document it discovers", async () => {
-    const issuer = `${served.url}/0.1/oidc`;
-    const config = await oidc.discovery(new URL(issuer), "rp", undefined, undefined, {
-      execute: [oidc.allowInsecureRequests],
+describeEachDb(
+  "OpenID Connect discovery without public_url",
+  (get) => {
+    let served: ServedApp;
+    beforeAll(() => {
+      served = serveApp(get());
     });
-    expect(config.serverMetadata().issuer).toBe(issuer);
-    expect(config.serverMetadata().jwks_uri).toBe(`${issuer}/jwks`);
-    // Behind a prefix (X-Script-Name), every URL carries it.
-    const r = await get().request("GET", "/0.1/oidc/.well-known/openid-configuration", {
-      headers: { "X-Script-Name": "/api/auth" },
+    afterAll(() => served?.stop());
+
+    test("the issuer comes from the request; openid-client accepts the document it discovers", async () => {
+      const issuer = `${served.url}/0.1/oidc`;
+      const config = await oidc.discovery(new URL(issuer), "rp", undefined, undefined, {
+        execute: [oidc.allowInsecureRequests],
+      });
+      expect(config.serverMetadata().issuer).toBe(issuer);
+      expect(config.serverMetadata().jwks_uri).toBe(`${issuer}/jwks`);
+      // Behind a prefix (X-Script-Name, sent by a trusted proxy), every URL carries it.
+      const r = await get().request("GET", "/0.1/oidc/.well-known/openid-configuration", {
+        headers: { "X-Script-Name": "/api/auth" },
+        remoteAddr: PROXY,
+      });
+      expect(r.json.issuer).toBe("http://localhost/api/auth/0.1/oidc");
+      // Unencrypted storage without oidc.key_encryption_key (and still never returned).
+      const rows = await get().app.db.select().from(oidcKeys);
+      expect(rows.every((row) => !row.encrypted)).toBe(true);
     });
-    expect(r.json.issuer).toBe("http://localhost/api/auth/0.1/oidc");
-    // Unencrypted storage without oidc.key_encryption_key (and still never returned).
-    const rows = await get().app.db.select().from(oidcKeys);
-    expect(rows.every((row) => !row.encrypted)).toBe(true);
-  });
-});
+  },
+  { config: { rest_api: { trusted_proxies: [PROXY] } } },
+);
 
 describe("tessera rotate-oidc-keys", () => {
   const tempDir = tempDirs("tessera-oidc-keys-");

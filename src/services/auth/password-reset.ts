@@ -6,7 +6,7 @@ import type { AppContext } from "../../boot/context.ts";
 import { emails, sessions, users } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";
-import { NotFound } from "../../domain/errors.ts";
+import { Forbidden, NotFound } from "../../domain/errors.ts";
 import { normalizeLogin } from "../../domain/strings.ts";
 import type { ConnectionParams } from "../../plugins/email-types.ts";
 import { assertNotThrottled, countFailure, type ThrottleSubject } from "./login-throttle.ts";
@@ -164,6 +164,14 @@ export async function resetPassword(
   mustChange = false,
 ): Promise<void> {
   const emailed = isEmailedToken(caller, resetAcl(userUuid));
+  // One's own password is changed with the old one (PUT /users/{uuid}/password): an administrator's
+  // token alone — stolen, left open — must not set its own user's password and keep the account.
+  if (!emailed && caller.userUuid !== null && caller.userUuid.toLowerCase() === userUuid.toLowerCase())
+    throw new Forbidden(
+      "reset",
+      "A user cannot reset their own password here: change it with PUT /0.1/users/{user_uuid}/password, which needs the old password",
+      { user_uuid: userUuid },
+    );
   const user = emailed
     ? (await app.db.select().from(users).where(eq(users.uuid, userUuid)))[0]
     : await requireVisibleUser(app, caller, userUuid);

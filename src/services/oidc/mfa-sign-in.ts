@@ -217,7 +217,10 @@ export async function takeProven(app: AppContext, p: Pending, amr: string[] | nu
 /**
  * Passwordless (WebAuthn §6.2.3 user verification required): the passkey's user, when its tenant
  * allows it (`passwordless` in the tenant MFA policy) and it has a username to log in as; else the
- * generic failure, counted per address like a wrong password.
+ * generic failure, counted per address like a wrong password. Never toward the account's
+ * second-factor lock: a passkey that does not verify identifies nobody (counting it against the
+ * credential's owner would let anyone lock a stranger), and one that does but that the tenant's
+ * policy refuses is the user's own key, not a guess.
  */
 export async function passwordlessProof(
   app: AppContext,
@@ -231,8 +234,7 @@ export async function passwordlessProof(
   const ok = await verifyPasskeyAssertion(app, rp, challengeId, credential, null);
   const [user] = ok ? await app.db.select().from(users).where(eq(users.uuid, ok.userUuid)) : [];
   if (!ok || !user?.username || !(await tenantAllowsPasswordless(app, user.tenantUuid))) {
-    if (user) await countWrongFactor(app, user, { ...subject, login: user.username ?? user.uuid });
-    else await inTransaction(app, (tx) => countFailure(app, tx, subject));
+    await inTransaction(app, (tx) => countFailure(app, tx, subject));
     throw new AuthenticationFailed();
   }
   // RFC 8176 §2: proof of possession of a key, and the authenticator's user verification (the second factor).
