@@ -9,6 +9,7 @@ import { asAnswered, type Door, type Env, type RouteGroup, type RouteSpec } from
 import { doorLookup } from "./http/doors.ts";
 import { oauthErrorResponse } from "./http/oauth-error-response.ts";
 import { pageErrorResponse } from "./web/pages/browser.ts";
+import { scimErrorResponse } from "./scim/error-response.ts";
 import { requestLimits } from "./http/limits.ts";
 import { requestLog } from "./http/request-log.ts";
 import { fastTokenCheck, type PeerSource, type Router } from "./http/fast-token-check.ts";
@@ -54,11 +55,15 @@ import { oidcDeviceRoutes } from "./web/device.ts";
 import { fastIntrospection } from "./http/fast-introspection.ts";
 import { renderPage } from "./web/pages/oidc-login.ts";
 import { fastJwks } from "./http/fast-jwks.ts";
+import { scimTokenRoutes } from "./api/scim-tokens.ts";
+import { scimDiscoveryRoutes } from "./scim/discovery.ts";
+import { scimGroupRoutes } from "./scim/groups.ts";
+import { scimUserRoutes } from "./scim/users.ts";
 
 /**
  * Every route group, in mounting order: the first route that matches a path wins, so groups with
  * literal segments (`/users/me/...`, `/users/password/reset`) come before `/users/{user_uuid}`. The
- * three doors (api/, oauth/, web/) interleave here only where that order requires or always was.
+ * four doors (api/, oauth/, web/, scim/) interleave here only where that order requires or always was.
  */
 export function routeGroups(app: AppContext): RouteGroup[] {
   return [
@@ -99,6 +104,11 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     // web/
     oidcLogoutRoutes(),
     oidcDeviceRoutes(),
+    scimTokenRoutes(), // api/: the SCIM tokens' administration
+    // scim/: the SCIM 2.0 service provider (RFC 7644)
+    scimDiscoveryRoutes(),
+    scimUserRoutes(),
+    scimGroupRoutes(),
   ];
 }
 
@@ -158,6 +168,7 @@ const ERROR_ANSWERS: Record<Door, (c: Context, err: unknown, app: AppContext) =>
   api: (c, err, app) => errorResponse(c, err, app.log),
   oauth: oauthErrorResponse,
   page: pageErrorResponse,
+  scim: scimErrorResponse,
 };
 
 /** What the server calls for each request: the token check's in-memory shortcut, else the router. */

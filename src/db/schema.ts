@@ -11,3 +11,4 @@ export * from "./tables/mfa.ts";
 export * from "./tables/audit.ts";
 export * from "./tables/passkeys.ts";
 export * from "./tables/password-policy.ts";
+export * from "./tables/scim.ts";
