@@ -36,5 +36,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   oidc: "The OpenID Connect provider (issuer `{public_url}/0.1/oidc`): discovery, signing keys, the hosted login page (authorization code with PKCE), the token endpoint, userinfo, introspection and revocation. Its access tokens are ordinary Tessera tokens.",
   oidc_clients:
     "OpenID Connect clients (relying parties) of a tenant: registered redirect URIs, grant types, scopes; a confidential client's secret is shown once, at creation.",
+  scim: "SCIM 2.0 (RFC 7643, RFC 7644) service provider of a tenant, for its directory (Microsoft Entra ID, Okta): Users, Groups, the discovery endpoints. The caller is a bearer token (a SCIM token, or a Tessera token holding `auth.scim.*`) acting in its own tenant; answers and errors are application/scim+json (see docs/scim.md).",
+  scim_tokens:
+    "SCIM tokens of a tenant: the long-lived bearer tokens its directory provisions with. The secret is shown once, at creation; only its hash is stored. Listed, revoked, audited.",
   api: "This API's own description: the OpenAPI document and its reference page.",
 };

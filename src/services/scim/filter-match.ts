@@ -33,6 +33,12 @@ export function valuesAt(resource: Json, path: AttrPath): unknown[] {
   if (k === undefined) return [];
   const top = base[k];
   const items = Array.isArray(top) ? top : [top];
+  // A multi-valued complex attribute compared as a whole compares its `value`s (RFC 7644
+  // §3.4.2.2's `emails co "example.com"`).
+  if (path.sub === null && Array.isArray(top))
+    return items
+      .map((v) => (v && typeof v === "object" ? (v as Json)[keyOf(v as Json, "value") ?? "value"] : v))
+      .filter((v) => v !== undefined && v !== null);
   if (path.sub === null) return items.filter((v) => v !== undefined && v !== null);
   return items.flatMap((item) => {
     if (!item || typeof item !== "object") return [];
