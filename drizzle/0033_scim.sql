@@ -33,4 +33,6 @@ CREATE TABLE IF NOT EXISTS "tessera_scim_group" (
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "tessera_scim_group_group_uuid_auth_group_uuid_fk" FOREIGN KEY ("group_uuid") REFERENCES "public"."auth_group"("uuid") ON DELETE cascade ON UPDATE no action
 );--> statement-breakpoint
-CREATE INDEX IF NOT EXISTS "tessera_scim_group_external_idx" ON "tessera_scim_group" USING btree ("tenant_uuid","external_id");
+CREATE INDEX IF NOT EXISTS "tessera_scim_group_external_idx" ON "tessera_scim_group" USING btree ("tenant_uuid","external_id");--> statement-breakpoint
+-- A tenant's SCIM users (purpose `user`) in uuid order: a deep startIndex walks this index alone.
+CREATE INDEX IF NOT EXISTS "auth_user_tenant_purpose_uuid_idx" ON "auth_user" USING btree ("tenant_uuid","purpose","uuid");

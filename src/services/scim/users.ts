@@ -130,16 +130,25 @@ export async function listScimUsers(scope: ScimScope, q: ScimQuery): Promise<Jso
     const [{ total }] = (await app.db.select({ total: sql<number>`count(*)::int` }).from(u).where(where)) as [
       { total: number },
     ];
-    const rows =
+    // The page's ids first (an index walk, however deep startIndex is), then those rows only.
+    const ids =
       q.count === 0
         ? []
-        : await app.db
-            .select()
-            .from(u)
-            .where(where)
-            .orderBy(q.descending ? desc(column) : asc(column), asc(u.uuid))
-            .limit(q.count)
-            .offset(q.startIndex - 1);
+        : (
+            await app.db
+              .select({ uuid: u.uuid })
+              .from(u)
+              .where(where)
+              .orderBy(q.descending ? desc(column) : asc(column), asc(u.uuid))
+              .limit(q.count)
+              .offset(q.startIndex - 1)
+          ).map((r) => r.uuid);
+    const order = new Map(ids.map((id, i) => [id, i]));
+    const rows = ids.length
+      ? (await app.db.select().from(u).where(inArray(u.uuid, ids))).sort(
+          (a, b) => order.get(a.uuid)! - order.get(b.uuid)!,
+        )
+      : [];
     const resources = (await storedUsers(app.db, rows as UserRow[])).map((s) =>
       project(resourceOf(s, base), q.attributes, q.excluded),
     );
@@ -186,7 +195,7 @@ async function writeEmails(tx: DbOrTx, userUuid: string, wanted: string[]): Prom
   }
 }
 
-async function keep(tx: DbOrTx, user: UserRow, state: UserState): Promise<void> {
+async function keep(tx: DbOrTx, user: Pick<UserRow, "uuid" | "tenantUuid">, state: UserState): Promise<void> {
   await tx
     .insert(scimUsers)
     .values({
@@ -204,7 +213,7 @@ async function keep(tx: DbOrTx, user: UserRow, state: UserState): Promise<void> 
 export async function createScimUser(scope: ScimScope, body: unknown): Promise<Json> {
   const { app, caller } = scope;
   const state = userStateOf(body);
-  return inTransaction(app, async (tx) => {
+  const uuid = await inTransaction(app, async (tx) => {
     // The main address goes through createUser; the others after it, each checked as a login.
     const created = await createUser(
       app,
@@ -221,11 +230,13 @@ export async function createScimUser(scope: ScimScope, body: unknown): Promise<J
       true,
     );
     if (state.emails.length > 1) await writeEmails(tx, created.uuid, state.emails);
-    const row = await requireUserRow(tx, caller, created.uuid);
-    await keep(tx, row, state);
+    await keep(tx, { uuid: created.uuid, tenantUuid: created.tenant_uuid }, state);
     await recordAudit(app, tx, caller, userAudit("user.create", created, null, created));
-    return readResource(tx, row, scope.base);
+    return created.uuid;
   });
+  // Read once committed: every user creation waits for the login namespace's lock, held to the
+  // commit, so the transaction does nothing it need not.
+  return readResource(app.db, await requireUserRow(app.db, caller, uuid), scope.base);
 }
 
 /** Writes `state` over the locked `before` (PUT, and PATCH once applied). */
