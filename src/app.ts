@@ -56,6 +56,7 @@ import { fastIntrospection } from "./http/fast-introspection.ts";
 import { renderPage } from "./web/pages/oidc-login.ts";
 import { fastJwks } from "./http/fast-jwks.ts";
 import { scimTokenRoutes } from "./api/scim-tokens.ts";
+import { scimBulkRoutes } from "./scim/bulk.ts";
 import { scimDiscoveryRoutes } from "./scim/discovery.ts";
 import { scimGroupRoutes } from "./scim/groups.ts";
 import { scimUserRoutes } from "./scim/users.ts";
@@ -109,6 +110,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     scimDiscoveryRoutes(),
     scimUserRoutes(),
     scimGroupRoutes(),
+    scimBulkRoutes(),
   ];
 }
 

@@ -171,6 +171,7 @@ export const operations = {
   updateScimV2Group: { method: "put", path: "/scim/v2/Groups/{id}" },
   patchScimV2Group: { method: "patch", path: "/scim/v2/Groups/{id}" },
   deleteScimV2Group: { method: "delete", path: "/scim/v2/Groups/{id}" },
+  createScimV2Bulk: { method: "post", path: "/scim/v2/Bulk" },
   getOpenApiDocument: { method: "get", path: "/api/api.yml" },
   getApiReferencePage: { method: "get", path: "/api/docs" },
   getApiReferenceAsset: { method: "get", path: "/api/docs/{asset}" },

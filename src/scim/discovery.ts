@@ -1,6 +1,7 @@
 // SCIM 2.0 service provider configuration endpoints (RFC 7644 §4): what the provider supports,
 // its resource types and their schemas. A bearer token is required, as for the resources.
 import { z } from "zod";
+import { MAX_BODY_BYTES } from "../http/limits.ts";
 import { RouteGroup } from "../http/route.ts";
 import { resourceTypes, schemas, serviceProviderConfig } from "../services/scim/discovery.ts";
 import { ERRORS, SCIM_HEADERS } from "./params.ts";
@@ -18,7 +19,7 @@ export function scimDiscoveryRoutes(): RouteGroup {
         headers: SCIM_HEADERS,
         responses: { 200: "ServiceProviderConfig", ...ERRORS },
       },
-      async ({ c, app }) => scimJson(c, serviceProviderConfig((await scimScope(c, app, ACCESS)).base)),
+      async ({ c, app }) => scimJson(c, serviceProviderConfig((await scimScope(c, app, ACCESS)).base, MAX_BODY_BYTES)),
     )
     .get(
       "/scim/v2/ResourceTypes",

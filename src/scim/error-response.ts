@@ -21,7 +21,12 @@ function detailMessages(details: Record<string, unknown>, prefix = ""): string[]
   });
 }
 
-export function scimErrorResponse(c: Context, err: unknown, app: AppContext): Response {
+/** What anything thrown means in SCIM: its status, headers and §3.12 body (also a Bulk operation's `response`). */
+export function scimError(
+  c: Context,
+  err: unknown,
+  app: AppContext,
+): { status: number; headers: Record<string, string>; body: Record<string, unknown> } {
   const e = apiErrorOf(c, err, app.log);
   let scimType: ScimType | null = null;
   if (e instanceof ScimError) scimType = e.scimType;
@@ -36,5 +41,10 @@ export function scimErrorResponse(c: Context, err: unknown, app: AppContext): Re
   const headers: Record<string, string> = { "Content-Type": SCIM_CONTENT_TYPE, ...(e.headers ?? {}) };
   if (e.status === 401) headers["WWW-Authenticate"] = 'Bearer realm="tessera-scim"';
   const body = { schemas: [ERROR_SCHEMA], status: String(e.status), ...(scimType ? { scimType } : {}), detail };
-  return new Response(c.req.method === "HEAD" ? null : JSON.stringify(body), { status: e.status, headers });
+  return { status: e.status, headers, body };
+}
+
+export function scimErrorResponse(c: Context, err: unknown, app: AppContext): Response {
+  const { status, headers, body } = scimError(c, err, app);
+  return new Response(c.req.method === "HEAD" ? null : JSON.stringify(body), { status, headers });
 }

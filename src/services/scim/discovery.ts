@@ -2,6 +2,7 @@
 // (ServiceProviderConfig), its resource types, and their schemas.
 import { scimNotFound } from "./errors.ts";
 import { MAX_RESULTS } from "./list.ts";
+import { MAX_BULK_OPERATIONS } from "./bulk.ts";
 import {
   ENTERPRISE_SCHEMA,
   GROUP_SCHEMA,
@@ -13,11 +14,12 @@ import {
 
 type Json = Record<string, unknown>;
 
-export function serviceProviderConfig(base: string): Json {
+/** `maxPayloadSize`: the largest request body the service reads (bytes). */
+export function serviceProviderConfig(base: string, maxPayloadSize: number): Json {
   return {
     schemas: ["urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"],
     patch: { supported: true },
-    bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
+    bulk: { supported: true, maxOperations: MAX_BULK_OPERATIONS, maxPayloadSize },
     filter: { supported: true, maxResults: MAX_RESULTS },
     changePassword: { supported: false },
     sort: { supported: true },
