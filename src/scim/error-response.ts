@@ -31,7 +31,11 @@ export function scimError(
   let scimType: ScimType | null = null;
   if (e instanceof ScimError) scimType = e.scimType;
   else if (e.status === 409) scimType = "uniqueness";
-  else if (e.status === 400) scimType = e.errorId === "invalid-data" ? "invalidValue" : "invalidSyntax";
+  else if (e.status === 400) {
+    // The route pipeline's refusals: a body that is no JSON is a syntax error, a field a value's.
+    const schema = e.details._schema as { constraint_id?: string } | undefined;
+    scimType = e.errorId === "invalid-data" && schema?.constraint_id !== "json" ? "invalidValue" : "invalidSyntax";
+  }
   let detail = e.message;
   if (!(e instanceof ScimError)) {
     const extra = detailMessages(e.details);
