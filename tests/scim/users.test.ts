@@ -119,6 +119,29 @@ describeEachDb("SCIM: Users", (get) => {
     );
   });
 
+  test("a password on PUT or PATCH (Okta's sync): the same one changes nothing, a new one is set and ends the sessions", async () => {
+    const t = get();
+    const body = { schemas: [USER_SCHEMA], userName: "syncer", password: "first-pass" };
+    const id = (await scim(t, bearer, "POST", "/Users", body)).json.id as string;
+    const login = async (pw: string) =>
+      t.request("POST", "/0.1/token", { headers: { Authorization: `Basic ${btoa(`syncer:${pw}`)}` }, body: {} });
+    const token = (await login("first-pass")).json.data.token as string;
+    expect((await scim(t, bearer, "PUT", `/Users/${id}`, { ...body, title: "Resent" })).status).toBe(200);
+    expect((await t.request("HEAD", `/0.1/token/${token}`)).status).toBe(204);
+    const changed = await scim(
+      t,
+      bearer,
+      "PATCH",
+      `/Users/${id}`,
+      patchOf({ op: "replace", path: "password", value: "second-pass" }),
+    );
+    expect(changed.status).toBe(200);
+    expect(changed.json.password).toBeUndefined();
+    expect((await t.request("HEAD", `/0.1/token/${token}`)).status).toBe(404);
+    expect((await login("first-pass")).status).toBe(401);
+    expect((await login("second-pass")).status).toBe(200);
+  });
+
   test("every attribute is kept: the enterprise extension and unmapped ones survive a PUT that sends them", async () => {
     const t = get();
     const body = {

@@ -21,7 +21,7 @@ export interface UserState {
   externalId: string | null;
   /** What no column holds, kept as sent. */
   attributes: Json;
-  /** Write-only: set on creation only (docs/scim.md). */
+  /** Write-only: set at creation, and on PUT or PATCH when it differs (password.ts). */
   password: string | null;
 }
 

@@ -20,6 +20,7 @@ import { matches } from "./filter-match.ts";
 import { filterSql } from "./filter-sql.ts";
 import { listResponse, sortResources, type ScimQuery } from "./list.ts";
 import { applyPatch, patchOpsOf } from "./patch.ts";
+import { syncPassword } from "./password.ts";
 import { project } from "./projection.ts";
 import { userResource, userStateOf, type StoredUser, type UserState } from "./user-mapping.ts";
 
@@ -251,6 +252,8 @@ async function writeState(scope: ScimScope, tx: DbOrTx, before: UserRow, state: 
   // Deactivation: every session and refresh token of the user ends in this transaction (evented).
   if (before.enabled && !state.enabled) await revokeUserAccess(app, tx, row!);
   await writeEmails(tx, before.uuid, state.emails);
+  if (state.password !== null)
+    await syncPassword(app, tx, caller, row!, state.password, [state.username, ...state.emails]);
   await keep(tx, row!, state);
   await publishUserEvent(app, tx, "updated", row!);
   await recordAudit(app, tx, caller, userAudit("user.update", row!, before, row!));
