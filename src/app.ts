@@ -55,7 +55,7 @@ import { oidcDeviceRoutes } from "./web/device.ts";
 import { fastIntrospection } from "./http/fast-introspection.ts";
 import { renderPage } from "./web/pages/oidc-login.ts";
 import { fastJwks } from "./http/fast-jwks.ts";
-import { scimTokenRoutes } from "./api/scim-tokens.ts";
+import { scimTokenRoutes, userDirectoryRoutes } from "./api/scim-tokens.ts";
 import { scimBulkRoutes } from "./scim/bulk.ts";
 import { scimDiscoveryRoutes } from "./scim/discovery.ts";
 import { scimGroupRoutes } from "./scim/groups.ts";
@@ -105,7 +105,8 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     // web/
     oidcLogoutRoutes(),
     oidcDeviceRoutes(),
-    scimTokenRoutes(), // api/: the SCIM tokens' administration
+    scimTokenRoutes(), // api/: the SCIM tokens' administration, and which users a directory manages
+    userDirectoryRoutes(),
     // scim/: the SCIM 2.0 service provider (RFC 7644)
     scimDiscoveryRoutes(),
     scimUserRoutes(),

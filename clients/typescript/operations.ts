@@ -154,6 +154,7 @@ export const operations = {
   createScimToken: { method: "post", path: "/scim/tokens" },
   listScimTokens: { method: "get", path: "/scim/tokens" },
   deleteScimToken: { method: "delete", path: "/scim/tokens/{scim_token_uuid}" },
+  getUserDirectoryState: { method: "get", path: "/users/{user_uuid}/scim" },
   getScimV2ServiceProviderConfig: { method: "get", path: "/scim/v2/ServiceProviderConfig" },
   listScimV2ResourceTypes: { method: "get", path: "/scim/v2/ResourceTypes" },
   getScimV2ResourceType: { method: "get", path: "/scim/v2/ResourceTypes/{id}" },

@@ -2098,6 +2098,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/users/{user_uuid}/scim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether a user is managed by its tenant's directory through SCIM (docs/scim.md)
+         * @description **Required ACL:** `auth.users.{user_uuid}.scim.read`
+         */
+        get: operations["getUserDirectoryState"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/scim/v2/ServiceProviderConfig": {
         parameters: {
             query?: never;
@@ -11582,6 +11602,62 @@ export interface operations {
                 };
             };
             /** @description No such resource (also for a malformed path parameter) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUserDirectoryState: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act in this tenant (a sub-tenant of the token's tenant): UUID or slug */
+                "Wazo-Tenant"?: string;
+            };
+            path: {
+                user_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `managed`: created or last written by SCIM; its `external_id` and when SCIM last wrote it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        managed: boolean;
+                        external_id: string | null;
+                        updated_at: string | null;
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired token, or a `Wazo-Tenant` the token may not act in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the required ACL */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such user */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -1,10 +1,12 @@
 // The SCIM tokens of a tenant (docs/scim.md): the bearer tokens its directory (Entra ID, Okta)
 // provisions with. Administered here, in the REST API; used only by the SCIM door (src/scim/).
+// And whether a user is managed by the directory, for the console.
 import { z } from "zod";
 import { RouteGroup } from "../http/route.ts";
 import { CAPS, text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
 import { createScimToken, listScimTokens, revokeScimToken } from "../services/scim/tokens.ts";
+import { directoryState } from "../services/scim/users.ts";
 
 const tokenJson = z.object({
   uuid: z.string(),
@@ -60,4 +62,29 @@ export function scimTokenRoutes(): RouteGroup {
         return c.body(null, 204);
       },
     );
+}
+
+/** GET /users/{u}/scim: whether the tenant's directory manages a user (the console warns before an edit). */
+export function userDirectoryRoutes(): RouteGroup {
+  return new RouteGroup("users").get(
+    "/users/{user_uuid}/scim",
+    {
+      operationId: "getUserDirectoryState",
+      summary: "Whether a user is managed by its tenant's directory through SCIM (docs/scim.md)",
+      acl: "auth.users.{user_uuid}.scim.read",
+      params: z.object({ user_uuid: uuidParam }),
+      responses: {
+        200: {
+          description: "`managed`: created or last written by SCIM; its `external_id` and when SCIM last wrote it",
+          schema: z.object({
+            managed: z.boolean(),
+            external_id: z.string().nullable(),
+            updated_at: z.string().nullable(),
+          }),
+        },
+        404: "No such user",
+      },
+    },
+    async ({ c, app, caller, params }) => c.json(await directoryState(app, caller, params.user_uuid)),
+  );
 }

@@ -4,7 +4,7 @@
 import { expect, test } from "bun:test";
 import { listRecordedEvents } from "../../src/services/events.ts";
 import { describeEachDb } from "../helpers/app.ts";
-import { adminToken, createTenantRow } from "../helpers/fixtures.ts";
+import { adminToken, createTenantRow, tokenFor } from "../helpers/fixtures.ts";
 import {
   ENTERPRISE,
   ERROR_SCHEMA,
@@ -169,6 +169,22 @@ describeEachDb("SCIM: Users", (get) => {
     });
     expect(put.json.title).toBeUndefined(); // PUT replaces: what it does not send is gone
     expect(put.json[ENTERPRISE]).toBeUndefined();
+  });
+
+  test("GET /users/{u}/scim says whether the directory manages a user (the console's warning)", async () => {
+    const t = get();
+    const managed = (await scim(t, bearer, "POST", "/Users", { userName: "managed-one", externalId: "X-9" })).json.id;
+    const manual = (await t.request("POST", "/0.1/users", { token: admin, tenant, body: { username: "manual-one" } }))
+      .json.uuid;
+    const state = await t.request("GET", `/0.1/users/${managed}/scim`, { token: admin });
+    expect(state.json).toEqual({ managed: true, external_id: "X-9", updated_at: expect.any(String) });
+    expect((await t.request("GET", `/0.1/users/${manual}/scim`, { token: admin })).json).toEqual({
+      managed: false,
+      external_id: null,
+      updated_at: null,
+    });
+    const stranger = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: await createTenantRow(t.app) })).token;
+    expect((await t.request("GET", `/0.1/users/${managed}/scim`, { token: stranger })).status).toBe(404);
   });
 
   test("discovery: ServiceProviderConfig, ResourceTypes, Schemas", async () => {

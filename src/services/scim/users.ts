@@ -13,7 +13,7 @@ import { normalizeLogin } from "../../domain/strings.ts";
 import { recordAudit } from "../audit/record.ts";
 import { revokeUserAccess } from "../auth/refresh-tokens.ts";
 import { checkLoginFree, createUser, deleteUser, publishUserEvent, userAudit } from "../identity/users.ts";
-import type { UserRow } from "../identity/visibility.ts";
+import { requireVisibleUser, type UserRow } from "../identity/visibility.ts";
 import { scimNotFound } from "./errors.ts";
 import { requireMatch, stampVersion } from "./etag.ts";
 import { matches } from "./filter-match.ts";
@@ -296,4 +296,19 @@ export async function visibleUserIds(db: DbOrTx, caller: Caller, ids: string[]):
     .from(u)
     .where(and(visible(caller), inArray(u.uuid, ids)));
   return new Set(rows.map((r) => r.uuid));
+}
+
+/** Whether a directory manages a user (GET /users/{u}/scim: the console warns before an edit). */
+export async function directoryState(
+  app: AppContext,
+  caller: Caller,
+  userUuid: string,
+): Promise<{ managed: boolean; external_id: string | null; updated_at: string | null }> {
+  const user = await requireVisibleUser(app, caller, userUuid);
+  const [row] = await app.db.select().from(scimUsers).where(eq(scimUsers.userUuid, user.uuid));
+  return {
+    managed: Boolean(row),
+    external_id: row?.externalId ?? null,
+    updated_at: row?.updatedAt.toISOString() ?? null,
+  };
 }
