@@ -9,6 +9,7 @@ import { requestIssuer } from "../http/public-urls.ts";
 import { requestOrigin } from "../http/request-origin.ts";
 import type { Env } from "../http/route.ts";
 import type { Caller } from "../domain/caller.ts";
+import { orAbsent } from "../domain/errors.ts";
 import { findValidToken } from "../services/auth/tokens.ts";
 import { ScimError } from "../services/scim/errors.ts";
 import { scimTokenCaller } from "../services/scim/tokens.ts";
@@ -20,7 +21,8 @@ export async function scimScope(c: Context<Env>, app: AppContext, access: string
   let caller: Caller | null = bearer ? await scimTokenCaller(app, bearer) : null;
   if (!caller && bearer) {
     const tok = await findValidToken(app, bearer);
-    if (tok) caller = await resolveCaller(app, tok, undefined);
+    // A token whose user is gone authenticates nobody: 401, not the REST API's 404.
+    if (tok) caller = await orAbsent(resolveCaller(app, tok, undefined));
   }
   if (!caller) throw new ScimError(401, null, "A valid bearer token is required");
   if (!caller.tenantUuid || !caller.token.matcher.matches(access))

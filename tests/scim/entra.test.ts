@@ -3,6 +3,8 @@
 // its SCIM validator sends): the existence check, creation with the Enterprise extension, PATCH
 // with PascalCase `op`s and value-filtered paths, deactivation, groups and their members.
 import { expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { execRows } from "../../src/db/index.ts";
 import { describeEachDb } from "../helpers/app.ts";
 import { adminToken, createTenantRow } from "../helpers/fixtures.ts";
 import { ENTERPRISE, ERROR_SCHEMA, GROUP_SCHEMA, patchOf, scim, scimToken, USER_SCHEMA } from "../helpers/scim.ts";
@@ -116,6 +118,11 @@ describeEachDb("SCIM: Microsoft Entra ID's requests", (get) => {
     expect(r.status).toBe(200);
     expect(r.json.emails).toEqual([{ primary: true, type: "work", value: "updatedEmail@microsoft.com" }]);
     expect(r.json.name.familyName).toBe("updatedFamilyName");
+    const [entry] = await execRows<{ changes: Array<{ field: string; new: unknown }> }>(
+      get().app.db,
+      sql`select changes from tessera.audit where target_uuid = ${userId} and action = 'user.emails.update'`,
+    );
+    expect(entry!.changes[0]!.new).toEqual([{ address: "updatedEmail@microsoft.com", main: true, confirmed: true }]);
   });
 
   test("Update User [Single-valued properties]: Replace userName", async () => {

@@ -10,7 +10,7 @@ import { emails, groups, scimUsers, userGroups, users } from "../../db/schema.ts
 import { inTransaction } from "../../db/tx.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { normalizeLogin } from "../../domain/strings.ts";
-import { recordAudit } from "../audit/record.ts";
+import { changesOf, recordAudit } from "../audit/record.ts";
 import { revokeUserAccess } from "../auth/refresh-tokens.ts";
 import { checkLoginFree, createUser, deleteUser, publishUserEvent, userAudit } from "../identity/users.ts";
 import { requireVisibleUser, type UserRow } from "../identity/visibility.ts";
@@ -169,9 +169,16 @@ export async function listScimUsers(scope: ScimScope, q: ScimQuery): Promise<Jso
 
 const sameLogin = (a: string | null, b: string) => a !== null && normalizeLogin(a).toLowerCase() === b.toLowerCase();
 
-/** Replaces the user's emails with `wanted` (first = main, all confirmed: the directory is the authority). */
-async function writeEmails(tx: DbOrTx, userUuid: string, wanted: string[]): Promise<void> {
+/**
+ * Replaces the user's emails with `wanted` (first = main, all confirmed: the directory is the
+ * authority); returns the addresses before and after, as the audit entry shows them.
+ */
+async function writeEmails(tx: DbOrTx, userUuid: string, wanted: string[]) {
   const current = await tx.select().from(emails).where(eq(emails.userUuid, userUuid));
+  const shown = (list: Array<{ address: string; main: boolean; confirmed: boolean }>) =>
+    list.map((e) => ({ address: e.address, main: e.main, confirmed: e.confirmed }));
+  const before = shown([...current].sort((a, b) => Number(b.main) - Number(a.main)));
+  const after = shown(wanted.map((address, i) => ({ address, main: i === 0, confirmed: true })));
   const key = (a: string) => a.toLowerCase();
   const gone = current.filter((c) => !wanted.some((w) => key(w) === key(c.address)));
   if (gone.length)
@@ -194,6 +201,7 @@ async function writeEmails(tx: DbOrTx, userUuid: string, wanted: string[]): Prom
     await checkLoginFree(tx, address, "emails", userUuid);
     await tx.insert(emails).values({ address, main: i === 0, confirmed: true, userUuid });
   }
+  return { before, after };
 }
 
 async function keep(tx: DbOrTx, user: Pick<UserRow, "uuid" | "tenantUuid">, state: UserState): Promise<void> {
@@ -251,7 +259,14 @@ async function writeState(scope: ScimScope, tx: DbOrTx, before: UserRow, state: 
     .returning();
   // Deactivation: every session and refresh token of the user ends in this transaction (evented).
   if (before.enabled && !state.enabled) await revokeUserAccess(app, tx, row!);
-  await writeEmails(tx, before.uuid, state.emails);
+  const mails = await writeEmails(tx, before.uuid, state.emails);
+  const mailChanges = changesOf({ emails: mails.before }, { emails: mails.after });
+  if (mailChanges.length)
+    await recordAudit(app, tx, caller, {
+      action: "user.emails.update",
+      target: { kind: "user", uuid: before.uuid, tenantUuid: before.tenantUuid },
+      changes: mailChanges,
+    });
   if (state.password !== null)
     await syncPassword(app, tx, caller, row!, state.password, [state.username, ...state.emails]);
   await keep(tx, row!, state);
