@@ -125,6 +125,35 @@ describeEachDb("SCIM: isolation, tokens and the grant rule", (get) => {
     expect(none.json).toMatchObject({ schemas: [ERROR_SCHEMA], status: "401" });
   });
 
+  test("an OAuth client-credentials token of the tenant's OpenID Connect client acts in its tenant", async () => {
+    const t = get();
+    const client = await t.request("POST", "/0.1/oidc/clients", {
+      token: master,
+      tenant: a.tenant,
+      body: {
+        name: "Provisioning daemon",
+        client_type: "confidential",
+        redirect_uris: [],
+        grant_types: ["client_credentials"],
+        acl: ["auth.scim.users.read"],
+      },
+    });
+    expect(client.status).toBe(201);
+    const issued = await t.request("POST", "/0.1/oidc/token", {
+      headers: {
+        Authorization: `Basic ${btoa(`${client.json.client_id}:${client.json.client_secret}`)}`,
+        "Content-Type": "application/x-www-form-urlencoded",
+      },
+      rawBody: "grant_type=client_credentials",
+    });
+    expect(issued.status).toBe(200);
+    const r = await scim(t, issued.json.access_token, "GET", "/Users");
+    expect(r.status).toBe(200);
+    const ids = r.json.Resources.map((u: { id: string }) => u.id);
+    expect([ids.includes(a.user), ids.includes(b.user)]).toEqual([true, false]);
+    expect((await scim(t, issued.json.access_token, "POST", "/Users", newUser("nope2"))).status).toBe(403);
+  });
+
   test("the grant rule: a token without a group's policy entries cannot add members to it", async () => {
     const t = get();
     const policy = await t.request("POST", "/0.1/policies", {
