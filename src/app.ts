@@ -146,20 +146,17 @@ export function createApp(app: AppContext): Hono<Env> {
 
   hono.notFound((c) => {
     const allowed = specs.some((s) => matchesPath(s.path, c.req.path));
-    if (allowed)
-      return jsonError(
-        c,
-        new ApiError(
+    const err = allowed
+      ? new ApiError(
           405,
           "method-not-allowed",
           "The method is not allowed for the requested URL.",
           resourceOfPath(c.req.path),
-        ),
-      );
-    return jsonError(
-      c,
-      new ApiError(404, "not-found", "The requested URL was not found on the server.", resourceOfPath(c.req.path)),
-    );
+        )
+      : new ApiError(404, "not-found", "The requested URL was not found on the server.", resourceOfPath(c.req.path));
+    // Under the SCIM service provider's base, its clients read RFC 7644's error body.
+    if (c.req.path.startsWith("/0.1/scim/v2/")) return scimErrorResponse(c, err, app);
+    return jsonError(c, err);
   });
   // Each door answers its errors in its own form, the deadline's 503 included (http/doors.ts).
   const doorOf = doorLookup(specs);

@@ -248,6 +248,14 @@ describeEachDb("SCIM: Users", (get) => {
       ]);
       expect(r.headers.get("content-type")).toBe("application/scim+json");
     }
+    for (const [method, path, status] of [
+      ["GET", "/Nothing", 404],
+      ["POST", "/ServiceProviderConfig", 405],
+      ["GET", "/Me", 404],
+    ] as const) {
+      const r = await scim(t, bearer, method, path, method === "POST" ? {} : undefined);
+      expect([path, r.status, r.json?.schemas]).toEqual([path, status, [ERROR_SCHEMA]]);
+    }
     const raw = await t.request("POST", `${SCIM}/Users`, {
       headers: { Authorization: `Bearer ${bearer}` },
       rawBody: "{not json",
