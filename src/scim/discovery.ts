@@ -1,14 +1,12 @@
 // SCIM 2.0 service provider configuration endpoints (RFC 7644 §4): what the provider supports,
 // its resource types and their schemas. A bearer token is required, as for the resources.
-import { z } from "zod";
 import { MAX_BODY_BYTES } from "../http/limits.ts";
 import { RouteGroup } from "../http/route.ts";
 import { resourceTypes, schemas, serviceProviderConfig } from "../services/scim/discovery.ts";
-import { ERRORS, SCIM_HEADERS } from "./params.ts";
+import { ERRORS, idParam, SCIM_HEADERS } from "./params.ts";
 import { scimJson, scimScope } from "./scope.ts";
 
 const ACCESS = "auth.scim.schemas.read";
-const named = z.object({ id: z.string() });
 
 export function scimDiscoveryRoutes(): RouteGroup {
   return new RouteGroup("scim", "scim")
@@ -35,7 +33,7 @@ export function scimDiscoveryRoutes(): RouteGroup {
       {
         summary: "SCIM: a resource type",
         headers: SCIM_HEADERS,
-        params: named,
+        params: idParam,
         responses: { 200: "ResourceType", ...ERRORS },
       },
       async ({ c, app, params }) => scimJson(c, resourceTypes((await scimScope(c, app, ACCESS)).base, params.id)),
@@ -54,7 +52,7 @@ export function scimDiscoveryRoutes(): RouteGroup {
       {
         summary: "SCIM: a schema, by its URN",
         headers: SCIM_HEADERS,
-        params: named,
+        params: idParam,
         responses: { 200: "Schema", ...ERRORS },
       },
       async ({ c, app, params }) => scimJson(c, schemas((await scimScope(c, app, ACCESS)).base, params.id)),

@@ -2,8 +2,9 @@
 // services/scim/list.ts, case-insensitively), the path's resource id, the JSON body (checked by
 // the services, which answer SCIM's own errors), and the answers' descriptions.
 import { z } from "zod";
+import { CAPS } from "../domain/strings.ts";
 
-const optional = z.string().optional();
+const optional = z.string().max(CAPS.queryValue).optional();
 
 export const listQuery = z.object({
   filter: optional.describe('RFC 7644 §3.4.2.2, e.g. userName eq "alice"'),
@@ -17,7 +18,7 @@ export const listQuery = z.object({
 
 export const readQuery = z.object({ attributes: optional, excludedAttributes: optional });
 
-export const idParam = z.object({ id: z.string() });
+export const idParam = z.object({ id: z.string().max(CAPS.pathSegment) });
 
 export const resourceBody = z.record(z.string(), z.unknown());
 
