@@ -20,7 +20,6 @@ export function scimBulkRoutes(): RouteGroup {
     async ({ c, app, body }) => {
       const scope = await scimScope(c, app, "auth.scim.bulk.create");
       return scimJson(
-        c,
         await bulk(scope, body, (err) => {
           const { status, body } = scimError(c, err, app);
           return { status, body };

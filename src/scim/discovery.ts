@@ -17,7 +17,7 @@ export function scimDiscoveryRoutes(): RouteGroup {
         headers: SCIM_HEADERS,
         responses: { 200: "ServiceProviderConfig", ...ERRORS },
       },
-      async ({ c, app }) => scimJson(c, serviceProviderConfig((await scimScope(c, app, ACCESS)).base, MAX_BODY_BYTES)),
+      async ({ c, app }) => scimJson(serviceProviderConfig((await scimScope(c, app, ACCESS)).base, MAX_BODY_BYTES)),
     )
     .get(
       "/scim/v2/ResourceTypes",
@@ -26,7 +26,7 @@ export function scimDiscoveryRoutes(): RouteGroup {
         headers: SCIM_HEADERS,
         responses: { 200: "ListResponse", ...ERRORS },
       },
-      async ({ c, app }) => scimJson(c, resourceTypes((await scimScope(c, app, ACCESS)).base)),
+      async ({ c, app }) => scimJson(resourceTypes((await scimScope(c, app, ACCESS)).base)),
     )
     .get(
       "/scim/v2/ResourceTypes/{id}",
@@ -36,7 +36,7 @@ export function scimDiscoveryRoutes(): RouteGroup {
         params: idParam,
         responses: { 200: "ResourceType", ...ERRORS },
       },
-      async ({ c, app, params }) => scimJson(c, resourceTypes((await scimScope(c, app, ACCESS)).base, params.id)),
+      async ({ c, app, params }) => scimJson(resourceTypes((await scimScope(c, app, ACCESS)).base, params.id)),
     )
     .get(
       "/scim/v2/Schemas",
@@ -45,7 +45,7 @@ export function scimDiscoveryRoutes(): RouteGroup {
         headers: SCIM_HEADERS,
         responses: { 200: "ListResponse", ...ERRORS },
       },
-      async ({ c, app }) => scimJson(c, schemas((await scimScope(c, app, ACCESS)).base)),
+      async ({ c, app }) => scimJson(schemas((await scimScope(c, app, ACCESS)).base)),
     )
     .get(
       "/scim/v2/Schemas/{id}",
@@ -55,6 +55,6 @@ export function scimDiscoveryRoutes(): RouteGroup {
         params: idParam,
         responses: { 200: "Schema", ...ERRORS },
       },
-      async ({ c, app, params }) => scimJson(c, schemas((await scimScope(c, app, ACCESS)).base, params.id)),
+      async ({ c, app, params }) => scimJson(schemas((await scimScope(c, app, ACCESS)).base, params.id)),
     );
 }

@@ -24,7 +24,7 @@ export function scimGroupRoutes(): RouteGroup {
       },
       async ({ c, app }) => {
         const scope = await scimScope(c, app, "auth.scim.groups.read");
-        return scimJson(c, await listScimGroups(scope, scimQueryOf(queryObject(c))));
+        return scimJson(await listScimGroups(scope, scimQueryOf(queryObject(c))));
       },
     )
     .post(
@@ -37,7 +37,7 @@ export function scimGroupRoutes(): RouteGroup {
       },
       async ({ c, app, body }) => {
         const scope = await scimScope(c, app, "auth.scim.groups.create");
-        return scimJson(c, await createScimGroup(scope, body), 201);
+        return scimJson(await createScimGroup(scope, body), 201);
       },
     )
     .get(
@@ -51,7 +51,7 @@ export function scimGroupRoutes(): RouteGroup {
       },
       async ({ c, app, params }) => {
         const scope = await scimScope(c, app, "auth.scim.groups.read");
-        return scimJson(c, await getScimGroup(scope, params.id, scimQueryOf(queryObject(c))));
+        return scimJson(await getScimGroup(scope, params.id, scimQueryOf(queryObject(c))));
       },
     )
     .put(
@@ -65,7 +65,7 @@ export function scimGroupRoutes(): RouteGroup {
       },
       async ({ c, app, params, body }) => {
         const scope = await scimScope(c, app, "auth.scim.groups.update");
-        return scimJson(c, await replaceScimGroup(scope, params.id, body, c.req.header("If-Match")));
+        return scimJson(await replaceScimGroup(scope, params.id, body, c.req.header("If-Match")));
       },
     )
     .patch(
@@ -79,7 +79,7 @@ export function scimGroupRoutes(): RouteGroup {
       },
       async ({ c, app, params, body }) => {
         const scope = await scimScope(c, app, "auth.scim.groups.update");
-        return scimJson(c, await patchScimGroup(scope, params.id, body, c.req.header("If-Match")));
+        return scimJson(await patchScimGroup(scope, params.id, body, c.req.header("If-Match")));
       },
     )
     .delete(

@@ -35,7 +35,7 @@ export async function scimScope(c: Context<Env>, app: AppContext, access: string
 }
 
 /** A SCIM answer: application/scim+json, with the resource's version as its ETag (§3.14). */
-export function scimJson(c: Context<Env>, body: Record<string, unknown>, status: 200 | 201 = 200): Response {
+export function scimJson(body: Record<string, unknown>, status: 200 | 201 = 200): Response {
   const headers: Record<string, string> = { "Content-Type": SCIM_CONTENT_TYPE };
   const meta = body.meta as { version?: unknown; location?: unknown } | undefined;
   if (typeof meta?.version === "string") headers.ETag = meta.version;

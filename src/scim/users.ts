@@ -24,7 +24,7 @@ export function scimUserRoutes(): RouteGroup {
       },
       async ({ c, app }) => {
         const scope = await scimScope(c, app, "auth.scim.users.read");
-        return scimJson(c, await listScimUsers(scope, scimQueryOf(queryObject(c))));
+        return scimJson(await listScimUsers(scope, scimQueryOf(queryObject(c))));
       },
     )
     .post(
@@ -37,7 +37,7 @@ export function scimUserRoutes(): RouteGroup {
       },
       async ({ c, app, body }) => {
         const scope = await scimScope(c, app, "auth.scim.users.create");
-        return scimJson(c, await createScimUser(scope, body), 201);
+        return scimJson(await createScimUser(scope, body), 201);
       },
     )
     .get(
@@ -51,7 +51,7 @@ export function scimUserRoutes(): RouteGroup {
       },
       async ({ c, app, params }) => {
         const scope = await scimScope(c, app, "auth.scim.users.read");
-        return scimJson(c, await getScimUser(scope, params.id, scimQueryOf(queryObject(c))));
+        return scimJson(await getScimUser(scope, params.id, scimQueryOf(queryObject(c))));
       },
     )
     .put(
@@ -65,7 +65,7 @@ export function scimUserRoutes(): RouteGroup {
       },
       async ({ c, app, params, body }) => {
         const scope = await scimScope(c, app, "auth.scim.users.update");
-        return scimJson(c, await replaceScimUser(scope, params.id, body, c.req.header("If-Match")));
+        return scimJson(await replaceScimUser(scope, params.id, body, c.req.header("If-Match")));
       },
     )
     .patch(
@@ -79,7 +79,7 @@ export function scimUserRoutes(): RouteGroup {
       },
       async ({ c, app, params, body }) => {
         const scope = await scimScope(c, app, "auth.scim.users.update");
-        return scimJson(c, await patchScimUser(scope, params.id, body, c.req.header("If-Match")));
+        return scimJson(await patchScimUser(scope, params.id, body, c.req.header("If-Match")));
       },
     )
     .delete(

@@ -116,8 +116,7 @@ async function resourcesOf(db: DbOrTx, rows: GroupRow[], base: string, withMembe
   });
 }
 
-const wantsMembers = (q?: ScimQuery) =>
-  !q || !q.excluded?.some((p) => p.attr.toLowerCase() === "members" && p.sub === null);
+const wantsMembers = (q: ScimQuery) => !q.excluded?.some((p) => p.attr.toLowerCase() === "members" && p.sub === null);
 
 export async function getScimGroup(scope: ScimScope, id: string, q?: ScimQuery): Promise<Json> {
   const row = await requireGroupRow(scope.app.db, scope.caller, id);
