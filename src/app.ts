@@ -9,6 +9,7 @@ import { asAnswered, type Door, type Env, type RouteGroup, type RouteSpec } from
 import { doorLookup } from "./http/doors.ts";
 import { oauthErrorResponse } from "./http/oauth-error-response.ts";
 import { pageErrorResponse } from "./web/pages/browser.ts";
+import { scimErrorResponse } from "./scim/error-response.ts";
 import { requestLimits } from "./http/limits.ts";
 import { requestLog } from "./http/request-log.ts";
 import { fastTokenCheck, type PeerSource, type Router } from "./http/fast-token-check.ts";
@@ -62,11 +63,16 @@ import { oidcDeviceRoutes } from "./web/device.ts";
 import { fastIntrospection } from "./http/fast-introspection.ts";
 import { renderPage } from "./web/pages/oidc-login.ts";
 import { fastJwks } from "./http/fast-jwks.ts";
+import { scimTokenRoutes, userDirectoryRoutes } from "./api/scim-tokens.ts";
+import { scimBulkRoutes } from "./scim/bulk.ts";
+import { scimDiscoveryRoutes } from "./scim/discovery.ts";
+import { scimGroupRoutes } from "./scim/groups.ts";
+import { scimUserRoutes } from "./scim/users.ts";
 
 /**
  * Every route group, in mounting order: the first route that matches a path wins, so groups with
  * literal segments (`/users/me/...`, `/users/password/reset`) come before `/users/{user_uuid}`. The
- * three doors (api/, oauth/, web/) interleave here only where that order requires or always was.
+ * four doors (api/, oauth/, web/, scim/) interleave here only where that order requires or always was.
  */
 export function routeGroups(app: AppContext): RouteGroup[] {
   return [
@@ -115,6 +121,13 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     // web/
     oidcLogoutRoutes(),
     oidcDeviceRoutes(),
+    scimTokenRoutes(), // api/: the SCIM tokens' administration, and which users a directory manages
+    userDirectoryRoutes(),
+    // scim/: the SCIM 2.0 service provider (RFC 7644)
+    scimDiscoveryRoutes(),
+    scimUserRoutes(),
+    scimGroupRoutes(),
+    scimBulkRoutes(),
   ];
 }
 
@@ -149,20 +162,17 @@ export function createApp(app: AppContext): Hono<Env> {
 
   hono.notFound((c) => {
     const allowed = specs.some((s) => matchesPath(s.path, c.req.path));
-    if (allowed)
-      return jsonError(
-        c,
-        new ApiError(
+    const err = allowed
+      ? new ApiError(
           405,
           "method-not-allowed",
           "The method is not allowed for the requested URL.",
           resourceOfPath(c.req.path),
-        ),
-      );
-    return jsonError(
-      c,
-      new ApiError(404, "not-found", "The requested URL was not found on the server.", resourceOfPath(c.req.path)),
-    );
+        )
+      : new ApiError(404, "not-found", "The requested URL was not found on the server.", resourceOfPath(c.req.path));
+    // Under the SCIM service provider's base, its clients read RFC 7644's error body.
+    if (c.req.path.startsWith("/0.1/scim/v2/")) return scimErrorResponse(c, err, app);
+    return jsonError(c, err);
   });
   // Each door answers its errors in its own form, the deadline's 503 included (http/doors.ts).
   const doorOf = doorLookup(specs);
@@ -174,6 +184,7 @@ const ERROR_ANSWERS: Record<Door, (c: Context, err: unknown, app: AppContext) =>
   api: (c, err, app) => errorResponse(c, err, app.log),
   oauth: oauthErrorResponse,
   page: pageErrorResponse,
+  scim: scimErrorResponse,
 };
 
 /** What the server calls for each request: the token check's in-memory shortcut, else the router. */

@@ -16,6 +16,7 @@ import {
 import { closestName } from "../domain/text-distance.ts";
 import { CliFailure, EXIT, failureText, plainUnlessTerminal } from "./output.ts";
 import { resourceCommands } from "./resources.ts";
+import { scimTokensCommand } from "./scim.ts";
 import { tokenCommand } from "./token.ts";
 import { VERSION } from "../boot/version.ts";
 import { backupCommand, restoreCommand } from "./backup.ts";
@@ -40,6 +41,7 @@ export const tesseraCommand = defineCommand({
     ...sessionCommands,
     sessions: sessionsCommand,
     audit: auditCommand,
+    "scim-tokens": scimTokensCommand,
     ...resourceCommands,
   },
 });

@@ -14,3 +14,4 @@ export * from "./tables/password-policy.ts";
 export * from "./tables/outbound.ts";
 export * from "./tables/upstream-oidc.ts";
 export * from "./tables/branding.ts";
+export * from "./tables/scim.ts";

@@ -1,8 +1,9 @@
-// The three doors a request comes through, each answering errors in its own form whatever failed
+// The four doors a request comes through, each answering errors in its own form whatever failed
 // (a refusal, an outage, the db_timeout deadline): the REST API the wazo-auth JSON body, the OAuth
 // protocol endpoints RFC 6749 §5.2's `{error, error_description}`, the browser pages an HTML error
-// page. A route group names its door (a route may name another); the error exit asks the route
-// table which door a request came through, so an error raised before the route ran is shaped too.
+// page, the SCIM service provider RFC 7644 §3.12's error body. A route group names its door (a
+// route may name another); the error exit asks the route table which door a request came through,
+// so an error raised before the route ran is shaped too.
 import type { Door, RouteSpec } from "./route.ts";
 
 /** The door of a request: the first declared route matching its method and path ("api" if none). */

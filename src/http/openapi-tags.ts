@@ -44,5 +44,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
     "Initial access tokens of a tenant (RFC 7591 §3): with one, a client registers itself in that tenant, third-party and without ACL; shown once, at creation.",
   webhooks:
     "HTTP endpoints of a tenant subscribed to the bus events of its subtree, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried until delivered; the signing secret is shown once. Their delivery log, redelivery and a test ping.",
+  scim: "SCIM 2.0 (RFC 7643, RFC 7644) service provider of a tenant, for its directory (Microsoft Entra ID, Okta): Users, Groups, the discovery endpoints. The caller is a bearer token (a SCIM token, or a Tessera token holding `auth.scim.*`) acting in its own tenant; answers and errors are application/scim+json (see docs/scim.md).",
+  scim_tokens:
+    "SCIM tokens of a tenant: the long-lived bearer tokens its directory provisions with. The secret is shown once, at creation; only its hash is stored. Listed, revoked, audited.",
   api: "This API's own description: the OpenAPI document and its reference page.",
 };

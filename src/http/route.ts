@@ -17,7 +17,7 @@ import { CAPS, jsonBodyProblems, stringProblem } from "../domain/strings.ts";
 export type Method = "get" | "post" | "put" | "delete" | "patch" | "head";
 
 /** Where a request comes in, which decides the form of its errors (doors.ts). */
-export type Door = "api" | "oauth" | "page";
+export type Door = "api" | "oauth" | "page" | "scim";
 
 export interface Env {
   Variables: { app: AppContext };

@@ -398,7 +398,25 @@ const OAUTH_ERROR_PATHS =
 const HTML_ERROR_PATHS =
   /^\/0\.1\/oidc\/(authorize(\/consent|\/saml|-mfa)?|logout|device|passkey-sign-in|account)(\?|$)/;
 
+/** The SCIM service provider: RFC 7644 §3.12's `{schemas, status, scimType?, detail}`, whatever failed. */
+const SCIM_ERROR_PATHS = /^\/0\.1\/scim\/v2\//;
+
 function protocolErrorProblem(path: string, text: string): string | null | undefined {
+  if (SCIM_ERROR_PATHS.test(path)) {
+    try {
+      const body = JSON.parse(text) as Json;
+      const keys = Object.keys(body)
+        .filter((k) => k !== "scimType")
+        .sort();
+      return JSON.stringify(keys) === '["detail","schemas","status"]' &&
+        JSON.stringify(body.schemas) === '["urn:ietf:params:scim:api:messages:2.0:Error"]' &&
+        typeof body.status === "string"
+        ? null
+        : `SCIM error body keys ${keys.join(",")}`;
+    } catch {
+      return "SCIM error without a JSON body";
+    }
+  }
   if (HTML_ERROR_PATHS.test(path))
     return text.startsWith("<!doctype html>") ? null : "login page error without its HTML page";
   if (!OAUTH_ERROR_PATHS.test(path)) return undefined;

@@ -49,6 +49,7 @@ interface World {
   oidcBackend: string;
   webhook: string;
   delivery: string;
+  scimToken: string;
 }
 
 async function makeWorld(t: TestApp, master: string, tenant: string): Promise<World> {
@@ -123,6 +124,8 @@ async function makeWorld(t: TestApp, master: string, tenant: string): Promise<Wo
       claimMapping: {},
     })
     .returning();
+  const scimToken = ok(await t.request("POST", "/0.1/scim/tokens", { ...h, body: { name: "directory" } }), "scim token")
+    .json.uuid;
   return {
     oidcBackend: oidcBackend!.uuid,
     oidcClient,
@@ -131,6 +134,7 @@ async function makeWorld(t: TestApp, master: string, tenant: string): Promise<Wo
     initialAccessToken,
     webhook,
     delivery,
+    scimToken,
     tenant,
     user: user.uuid,
     email: user.emails[0].uuid,
@@ -161,6 +165,7 @@ function identifierValues(w: World): Record<string, string> {
     oidc_backend_uuid: w.oidcBackend,
     webhook_uuid: w.webhook,
     delivery_uuid: w.delivery,
+    scim_token_uuid: w.scimToken,
   };
 }
 const IDENTIFIERS = Object.keys(identifierValues({} as World));
@@ -227,8 +232,10 @@ const BODIES: Record<string, (w?: World) => unknown> = {
 const FORM_PUTS = ["PUT /backends/saml"];
 /** Answers of wazo-auth kept on purpose: logout answers 200 `{"data": {"message": "success"}}`. */
 const LEGACY_DELETE = ["DELETE /token/{token}"];
-/** The OAuth door's PUT and DELETE answer as their RFC says (RFC 7592 §2.2: 200 with the metadata; §2.3: 401 for a client the token does not open). */
-const wazoContract = (s: RouteSpec) => s.door !== "oauth";
+/** The OAuth door's PUT and DELETE answer as their RFC says (RFC 7592 §2.2: 200 with the metadata; §2.3: 401 for a
+ * client the token does not open); the SCIM door as RFC 7644 says (PUT 200 with the resource, DELETE of an absent one
+ * 404: tests/scim/). */
+const wazoContract = (s: RouteSpec) => s.door !== "oauth" && s.door !== "scim";
 
 describeEachDb("route matrices", (get) => {
   let master: string;
@@ -401,6 +408,7 @@ describeEachDb("route matrices", (get) => {
       oidc_backend_uuid: crypto.randomUUID(),
       webhook_uuid: crypto.randomUUID(),
       delivery_uuid: crypto.randomUUID(),
+      scim_token_uuid: crypto.randomUUID(),
       token: crypto.randomUUID(),
       ...KIND_VALUES,
     };

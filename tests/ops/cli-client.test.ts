@@ -228,6 +228,19 @@ describe("the tessera CLI", () => {
     expect([invalid.code, invalid.err]).toEqual([1, expect.stringContaining("invalid-data")]);
   }, 120_000);
 
+  test("scim-tokens: create (the token shown once), list without it, revoke", async () => {
+    const created = await tessera(["scim-tokens", "create", "Entra ID", "--json"], auth);
+    expect(created.code).toBe(0);
+    const token = JSON.parse(created.out) as { uuid: string; token: string; acl: string[] };
+    expect([token.token.startsWith("tscim_"), token.acl]).toEqual([true, ["auth.scim.#"]]);
+    const listed = await tessera(["scim-tokens", "list", "--json"], auth);
+    expect(JSON.parse(listed.out).map((t: { uuid: string }) => t.uuid)).toContain(token.uuid);
+    expect(listed.out).not.toContain(token.token);
+    expect((await tessera(["scim-tokens", "revoke", token.uuid], auth)).code).toBe(0);
+    const after = await tessera(["scim-tokens", "list", "--json"], auth);
+    expect(JSON.parse(after.out).map((t: { uuid: string }) => t.uuid)).not.toContain(token.uuid);
+  }, 60_000);
+
   test("oidc-clients: create (the secret shown once), list, show without the secret, delete", async () => {
     const created = await tessera(
       [

@@ -117,7 +117,7 @@ describe.skipIf(!base)("several instances on one PostgreSQL", () => {
     const env = { ...process.env, TESSERA_CONFIG: file };
     const spawnPrimary = () =>
       Bun.spawn([process.execPath, "src/main.ts"], { cwd: root, env, stdout: "ignore", stderr: "pipe" });
-    let first = spawnPrimary();
+    const first = spawnPrimary();
     let second: ReturnType<typeof spawnPrimary> | null = null;
     let squatter: ReturnType<typeof Bun.serve> | null = null;
     let workers: number[] = [];

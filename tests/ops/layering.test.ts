@@ -1,8 +1,8 @@
 // The layers point one way (docs/architecture.md): services/ and db/ hold the business logic and
-// the storage, and never reach up into the HTTP layer; domain/ is below everything. The three doors
-// (api/: the wazo REST API, oauth/: the protocol endpoints, web/: the hosted pages) sit on top, each
-// on its own: a door never imports another, and a route module never imports another route module
-// (what two of them share lives in a module of helpers).
+// the storage, and never reach up into the HTTP layer; domain/ is below everything. The four doors
+// (api/: the wazo REST API, oauth/: the protocol endpoints, web/: the hosted pages, scim/: SCIM 2.0)
+// sit on top, each on its own: a door never imports another, and a route module never imports
+// another route module (what two of them share lives in a module of helpers).
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -59,7 +59,7 @@ function importCircles(): string[][] {
   return circles;
 }
 
-const DOORS = ["api", "oauth", "web"];
+const DOORS = ["api", "oauth", "web", "scim"];
 
 /** A route module: it declares the routes a door mounts (`export function …Routes(`). */
 const isRouteModule = (file: string) => /export function \w+Routes\(/.test(readFileSync(join(SRC, file), "utf8"));

@@ -408,6 +408,27 @@ describe("the console in Chromium", () => {
     await checkScreen(page, "user");
   }, 30_000);
 
+  test("a user the directory manages (SCIM): the page says so, and saving asks first", async () => {
+    const page = alice.page;
+    const scimToken = await t.request("POST", "/0.1/scim/tokens", {
+      token: root,
+      tenant: A.tenant,
+      body: { name: "Entra" },
+    });
+    const created = await t.request("POST", "/0.1/scim/v2/Users", {
+      headers: { Authorization: `Bearer ${scimToken.json.token}` },
+      body: { schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"], userName: "dora", externalId: "aad-42" },
+    });
+    expect(created.status).toBe(201);
+    await visit(page, `#/users/${created.json.id}`, "User dora");
+    await page.waitForSelector("section[aria-labelledby=s-profile] [role=status]:has-text('Managed by the tenant')");
+    expect(await page.textContent("section[aria-labelledby=s-profile] [role=status]")).toContain("aad-42");
+    await page.fill("form[aria-label='Profile'] input[name=firstname]", "Dora");
+    await page.click("form[aria-label='Profile'] button[type=submit]");
+    await confirmDialog(page, "Save anyway");
+    await page.waitForSelector("h1:text('User Dora')");
+  }, 30_000);
+
   test("groups: create, open, attach a policy", async () => {
     const page = alice.page;
     await visit(page, "#/groups", "Groups");

@@ -39,6 +39,19 @@ function Profile({ api, user, act, reload }: { api: ScreenProps["api"]; user: Us
     enabled: user.enabled !== false,
   });
   const may = api.can("auth.users.{user_uuid}.update", { user_uuid: user.uuid });
+  // A user its tenant's directory manages (SCIM, docs/scim.md): the directory's next update
+  // overwrites what is edited here, so the console says so, and asks before saving.
+  const directory = useAsync(
+    () =>
+      api.can("auth.users.{user_uuid}.scim.read", { user_uuid: user.uuid })
+        ? (api.ops.getUserDirectoryState({ params: { path: { user_uuid: user.uuid } } }) as Promise<{
+            managed: boolean;
+            external_id: string | null;
+          }>)
+        : Promise.resolve({ managed: false, external_id: null }),
+    [user.uuid],
+  );
+  const managed = directory.data?.managed === true;
   const save = async (e: Event) => {
     e.preventDefault();
     const body = {
@@ -49,6 +62,17 @@ function Profile({ api, user, act, reload }: { api: ScreenProps["api"]; user: Us
       authentication_method: user.authentication_method,
       enabled: form.enabled,
     };
+    if (managed) {
+      const ok = await confirmAction(
+        `Edit a user the directory manages?`,
+        <p>
+          {displayName(user)} is provisioned by the tenant's directory (SCIM): its next update of this user replaces the
+          username, names, addresses and state changed here. Change them in the directory instead.
+        </p>,
+        "Save anyway",
+      );
+      if (!ok) return;
+    }
     if (!form.enabled && user.enabled !== false) {
       const ok = await confirmAction(
         `Disable ${displayName(user)}?`,
@@ -69,6 +93,11 @@ function Profile({ api, user, act, reload }: { api: ScreenProps["api"]; user: Us
   };
   return (
     <Section title="Profile">
+      {managed && (
+        <Notice
+          text={`Managed by the tenant's directory (SCIM${directory.data?.external_id ? `, external id ${directory.data.external_id}` : ""}): edit this user there.`}
+        />
+      )}
       <form onSubmit={(e) => void save(e)} aria-label="Profile">
         <Field
           label="Username"

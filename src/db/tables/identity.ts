@@ -102,6 +102,9 @@ export const users = pgTable(
     // Tessera additions: a tenant's page in username order without a sort, and substring search
     // (`search=`, ILIKE '%…%') through trigram indexes (extension pg_trgm, migration 0005).
     index("auth_user_tenant_username_idx").on(t.tenantUuid, t.username, t.uuid),
+    // Tessera addition (SCIM, migration 0033): a tenant's users of one purpose in uuid order, so a
+    // deep `startIndex` walks this index alone (docs/scim.md).
+    index("auth_user_tenant_purpose_uuid_idx").on(t.tenantUuid, t.purpose, t.uuid),
     index("auth_user_username_trgm_idx").using("gin", t.username.op("gin_trgm_ops")),
     index("auth_user_firstname_trgm_idx").using("gin", t.firstname.op("gin_trgm_ops")),
     index("auth_user_lastname_trgm_idx").using("gin", t.lastname.op("gin_trgm_ops")),

@@ -128,7 +128,7 @@ async function requireGroupGrant(tx: DbOrTx, caller: Caller, g: GroupRow, joinin
   else requireGrant(caller, [], acl, "groups");
 }
 
-async function checkUnique(
+export async function checkUnique(
   tx: DbOrTx,
   tenantUuid: string,
   name: string,
@@ -168,10 +168,11 @@ export function groupEvent(
   });
 }
 
-const keyOf = (g: GroupRow, suffix: string) => routingKey(`auth.groups.{group_uuid}.${suffix}`, { group_uuid: g.uuid });
+export const groupRoutingKey = (g: GroupRow, suffix: string) =>
+  routingKey(`auth.groups.{group_uuid}.${suffix}`, { group_uuid: g.uuid });
 
 /** An entry about a group: `after` the fields set (null for a deletion), `before` their old values. */
-function groupAudit(
+export function groupAudit(
   action: string,
   g: GroupRow,
   after: Record<string, unknown> | null,
@@ -203,7 +204,7 @@ export async function createGroup(
     const slug = input.slug ?? (await generateSlug(input.name, /[^a-zA-Z0-9_-]/g, 80, taken));
     await checkUnique(tx, tenantUuid, input.name, slug);
     const [row] = await tx.insert(groups).values({ name: input.name, slug, tenantUuid }).returning();
-    await groupEvent(app, tx, "auth_group_created", keyOf(row!, "created"), row!);
+    await groupEvent(app, tx, "auth_group_created", groupRoutingKey(row!, "created"), row!);
     await recordAudit(app, tx, caller, groupAudit("group.create", row!, { name: row!.name, slug: row!.slug }));
     return groupJson(row!);
   });
@@ -215,7 +216,7 @@ export async function updateGroup(app: AppContext, caller: Caller, uuid: string,
     forbidSystemGroup(g);
     await checkUnique(tx, g.tenantUuid, name, null, g.uuid);
     const [row] = await tx.update(groups).set({ name }).where(eq(groups.uuid, uuid)).returning();
-    await groupEvent(app, tx, "auth_group_updated", keyOf(row!, "updated"), row!);
+    await groupEvent(app, tx, "auth_group_updated", groupRoutingKey(row!, "updated"), row!);
     await recordAudit(app, tx, caller, groupAudit("group.update", row!, { name: row!.name }, { name: g.name }));
   });
 }
@@ -227,7 +228,7 @@ export async function deleteGroup(app: AppContext, caller: Caller, uuid: string)
     forbidSystemGroup(g);
     await requireGroupGrant(tx, caller, g, false);
     await tx.delete(groups).where(eq(groups.uuid, uuid));
-    await groupEvent(app, tx, "auth_group_deleted", keyOf(g, "deleted"), g);
+    await groupEvent(app, tx, "auth_group_deleted", groupRoutingKey(g, "deleted"), g);
     await recordAudit(app, tx, caller, groupAudit("group.delete", g, null, { name: g.name, slug: g.slug }));
   });
 }
@@ -262,19 +263,7 @@ export async function addGroupUser(
         group_tenant_uuid: g.tenantUuid,
       });
     }
-    forbidSystemGroup(g);
-    await requireGroupGrant(tx, caller, g, true);
-    const added = await tx.insert(userGroups).values({ groupUuid, userUuid }).onConflictDoNothing().returning();
-    if (added.length) await recordAudit(app, tx, caller, groupAudit("group.user.add", g, { user_uuid: userUuid }));
-    if (added.length)
-      await groupEvent(
-        app,
-        tx,
-        "auth_group_user_added",
-        routingKey("auth.groups.{group_uuid}.users.{user_uuid}.created", { group_uuid: g.uuid, user_uuid: userUuid }),
-        g,
-        { user_uuid: userUuid },
-      );
+    await joinGroup(app, tx, caller, g, userUuid);
   });
 }
 
@@ -290,21 +279,47 @@ export async function removeGroupUser(
     if (!g) return;
     forbidSystemGroup(g);
     if (!(await orAbsent(requireVisibleUser(app, caller, userUuid, tx)))) return;
-    await requireGroupGrant(tx, caller, g, false);
-    const removed = await tx
-      .delete(userGroups)
-      .where(and(eq(userGroups.groupUuid, groupUuid), eq(userGroups.userUuid, userUuid)))
-      .returning();
-    if (removed.length)
-      await recordAudit(app, tx, caller, groupAudit("group.user.remove", g, null, { user_uuid: userUuid }));
-    if (removed.length)
-      await groupEvent(
-        app,
-        tx,
-        "auth_group_user_removed",
-        routingKey("auth.groups.{group_uuid}.users.{user_uuid}.deleted", { group_uuid: g.uuid, user_uuid: userUuid }),
-        g,
-        { user_uuid: userUuid },
-      );
+    await leaveGroup(app, tx, caller, g, userUuid);
   });
+}
+
+/**
+ * Makes a user (of the group's tenant, checked by the caller) a member, in the caller's
+ * transaction: not the all-users group; the grant rule; audited and evented when it was not one.
+ * Shared by PUT /groups/{g}/users/{u} and SCIM's group members.
+ */
+export async function joinGroup(app: AppContext, tx: DbOrTx, caller: Caller, g: GroupRow, userUuid: string) {
+  forbidSystemGroup(g);
+  await requireGroupGrant(tx, caller, g, true);
+  const added = await tx.insert(userGroups).values({ groupUuid: g.uuid, userUuid }).onConflictDoNothing().returning();
+  if (!added.length) return;
+  await recordAudit(app, tx, caller, groupAudit("group.user.add", g, { user_uuid: userUuid }));
+  await groupEvent(
+    app,
+    tx,
+    "auth_group_user_added",
+    routingKey("auth.groups.{group_uuid}.users.{user_uuid}.created", { group_uuid: g.uuid, user_uuid: userUuid }),
+    g,
+    { user_uuid: userUuid },
+  );
+}
+
+/** Ends a membership in the caller's transaction: the grant rule (leaving); audited and evented when it was one. */
+export async function leaveGroup(app: AppContext, tx: DbOrTx, caller: Caller, g: GroupRow, userUuid: string) {
+  forbidSystemGroup(g);
+  await requireGroupGrant(tx, caller, g, false);
+  const removed = await tx
+    .delete(userGroups)
+    .where(and(eq(userGroups.groupUuid, g.uuid), eq(userGroups.userUuid, userUuid)))
+    .returning();
+  if (!removed.length) return;
+  await recordAudit(app, tx, caller, groupAudit("group.user.remove", g, null, { user_uuid: userUuid }));
+  await groupEvent(
+    app,
+    tx,
+    "auth_group_user_removed",
+    routingKey("auth.groups.{group_uuid}.users.{user_uuid}.deleted", { group_uuid: g.uuid, user_uuid: userUuid }),
+    g,
+    { user_uuid: userUuid },
+  );
 }
