@@ -123,7 +123,7 @@ export function page(
   status: number,
   opts: Omit<PageOptions, "headers"> = {},
 ): Response {
-  return renderPage(app, step, status, { ...opts, headers: pendingCookies(c) });
+  return renderPage(app, step, status, { ...opts, path: new URL(c.req.url).pathname, headers: pendingCookies(c) });
 }
 
 /** A 303 redirect, with the cookies the handler set. */
