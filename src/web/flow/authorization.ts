@@ -282,6 +282,13 @@ export function oidcFlow(c: Context<Env>, app: AppContext, check: Ok, params: Pa
 }
 
 /** The password was right and a second factor is due (or must be enrolled): the step's first page. */
-export function secondStepPage(c: Context<Env>, app: AppContext, check: Ok, params: Params, e: MfaRequired) {
-  return beginStep(c, app, oidcFlow(c, app, check, params), e);
+export function secondStepPage(
+  c: Context<Env>,
+  app: AppContext,
+  check: Ok,
+  params: Params,
+  e: MfaRequired,
+  firstFactor: string[] = ["pwd"],
+) {
+  return beginStep(c, app, oidcFlow(c, app, check, params), e, firstFactor);
 }
