@@ -133,8 +133,9 @@ describeEachDb(
         // Relative to the page that answered (the browser's rule), not to Tessera.
         const loc = new URL(header, at);
         current = { ...current, location: loc };
-        if (loc.origin === "https://rp.example.com") return { ...current, callback: null };
-        if (stopAtCallback && loc.pathname.includes("/oidc/upstream/")) return { ...current, callback: loc.href };
+        if (loc.origin === "https://rp.example.com") return { ...current, callback: null, url: at };
+        if (stopAtCallback && loc.pathname.includes("/oidc/upstream/"))
+          return { ...current, callback: loc.href, url: at };
         at = loc.href;
         current = await browser.get(at);
       }
