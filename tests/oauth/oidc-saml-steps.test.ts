@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import * as oidc from "openid-client";
 import { currentCode } from "../../src/services/auth/totp.ts";
-import { describeEachDb } from "../helpers/app.ts";
+import { relativeBase, renderPage } from "../../src/web/pages/oidc-login.ts";
+import { createTestApp, describeEachDb } from "../helpers/app.ts";
 import { adminToken, tokenFor } from "../helpers/fixtures.ts";
 import {
   discoverClient,
@@ -27,6 +28,69 @@ function formTarget(html: string, pageUrl: string): URL {
   if (action === undefined) throw new Error(`no form: ${html.slice(0, 300)}`);
   return new URL(action.replaceAll("&amp;", "&"), pageUrl);
 }
+
+test("every target of a page lands under the issuer whatever path rendered it, behind a prefix too", async () => {
+  expect(relativeBase("/0.1/oidc/authorize")).toBe("");
+  expect(relativeBase("/0.1/oidc/authorize/saml")).toBe("../");
+  expect(relativeBase("/0.1/oidc/upstream/u-1/callback")).toBe("../../");
+  expect(relativeBase("/health")).toBe("");
+  const t = await createTestApp("pglite", { config: { public_url: "https://auth.example.com/api/auth" } });
+  try {
+    const issuer = "https://auth.example.com/api/auth/0.1/oidc";
+    for (const [path, depth] of [
+      ["authorize", 0],
+      ["authorize/saml", 1],
+      ["upstream/u-1/callback", 2],
+    ] as const) {
+      // The browser sees the prefix (`public_url`, `X-Script-Name`); the service is asked the path without it.
+      const pageUrl = `${issuer}/${path}`;
+      const render = async (page: Parameters<typeof renderPage>[1]) =>
+        (await renderPage(t.app, page, 200, { path: `/0.1/oidc/${path}` }).text()).replaceAll("&amp;", "&");
+      const targets = (html: string) =>
+        [...html.matchAll(/(?:action|src|href|data-options)="([^"]+)"/g)].map((m) => new URL(m[1]!, pageUrl).href);
+      const login = await render({
+        step: "login",
+        clientName: "RP",
+        hidden: {},
+        samlDomain: "acme",
+        passkeySignIn: true,
+      });
+      expect(targets(login).sort()).toEqual(
+        [
+          `${issuer}/assets/passkey.js`,
+          `${issuer}/assets/webauthn-browser.js`,
+          `${issuer}/authorize`,
+          `${issuer}/authorize/saml`,
+          `${issuer}/passkey-options`,
+          `${issuer}/passkey-sign-in`,
+        ].sort(),
+      );
+      const consent = await render({ step: "consent", clientName: "RP", userName: "a", scopes: [], hidden: {} });
+      expect(targets(consent)).toEqual([`${issuer}/authorize/consent`]);
+      const step = await render({
+        step: "mfa",
+        title: "Two-step verification",
+        mode: "verify",
+        action: "authorize-mfa",
+        optionsAction: "passkey-options",
+        hidden: {},
+        hasCode: true,
+        hasPasskey: true,
+      });
+      expect(new Set(targets(step))).toEqual(
+        new Set([
+          `${issuer}/assets/passkey.js`,
+          `${issuer}/assets/webauthn-browser.js`,
+          `${issuer}/authorize-mfa`,
+          `${issuer}/passkey-options`,
+        ]),
+      );
+      expect(relativeBase(`/0.1/oidc/${path}`)).toBe("../".repeat(depth));
+    }
+  } finally {
+    await t.close();
+  }
+});
 
 describeEachDb(
   "SAML sign-in, then consent or the second factor",
@@ -121,6 +185,22 @@ describeEachDb(
         expectedNonce: flow.nonce,
       });
       expect(tokens.claims()).toMatchObject({ sub: alice, amr: ["saml"] });
+    });
+
+    test("a refused SAML return shows the login page at the nested path: its every target under the issuer", async () => {
+      const browser = new TestBrowser(served.url);
+      const flow = await startAuthorization(firstParty, REDIRECT);
+      idp.next = { sign: "none" };
+      const page = await samlReturn(browser, flow.url, "alice");
+      expect(page.res.status).toBe(401);
+      const targets = [...page.html.matchAll(/(?:action|src|href)="([^"]+)"/g)].map(
+        (m) => new URL(m[1]!.replaceAll("&amp;", "&"), page.url).pathname,
+      );
+      expect(targets.sort()).toEqual(["/0.1/oidc/authorize", "/0.1/oidc/authorize/saml"]);
+      // The password form, posted where a browser posts it: the form again (a SAML user's password is refused there).
+      const again = await submit(browser, page.html, page.url, { username: "alice", password: "native-pw" });
+      expect(again.res.status).toBe(401);
+      expect(again.html).toContain('name="password"');
     });
 
     test("a user with TOTP: the second step after the SAML return, then the code; amr saml otp mfa", async () => {

@@ -48,6 +48,7 @@ import {
   redirectTo,
   type Params,
 } from "../pages/browser.ts";
+import { relativeBase } from "../pages/oidc-login.ts";
 import { upstreamButtons } from "../pages/upstream-buttons.ts";
 import { beginStep, type Flow, OPTIONS_ACTION, STEP_ACTION } from "./second-step.ts";
 
@@ -103,7 +104,7 @@ export async function loginForm(
       username: extra.username ?? request.loginHint ?? undefined,
       samlDomain: saml ? domain : null,
       passkeySignIn,
-      upstreamButtons: await upstreamButtons(app, client.tenantUuid, params),
+      upstreamButtons: await upstreamButtons(app, client.tenantUuid, params, relativeBase(new URL(c.req.url).pathname)),
     },
     extra.status ?? 200,
     { tenantUuid: client.tenantUuid, formTargets: [request.redirectUri, ...(saml ? [saml.idp.ssoUrl] : [])] },

@@ -15,14 +15,17 @@ export const UPSTREAM_STRINGS = {
   continueWith: (name: string) => `Continue with ${name}`,
 };
 
-/** The buttons' HTML (escaped here; the template prints it as is), or "" when the tenant has no provider. */
-export async function upstreamButtons(app: AppContext, tenantUuid: string, params: Params): Promise<string> {
+/**
+ * The buttons' HTML (escaped here; the template prints it as is), or "" when the tenant has no provider.
+ * `base`: the way back to the issuer's directory from the page (pages/oidc-login.ts `relativeBase`).
+ */
+export async function upstreamButtons(app: AppContext, tenantUuid: string, params: Params, base = ""): Promise<string> {
   const providers = (await providersForSignIn(app, tenantUuid)).filter((p) => p.provisioning !== "off");
   if (providers.length === 0) return "";
   const links = providers.map((p) => {
     const query = new URLSearchParams({ provider: p.uuid });
     for (const name of REQUEST_PARAMS) if (params[name] !== undefined) query.set(name, params[name]!);
-    return `<p><a class="button secondary" href="authorize/upstream?${escapeHtml(query.toString())}">${escapeHtml(UPSTREAM_STRINGS.continueWith(p.displayName))}</a></p>`;
+    return `<p><a class="button secondary" href="${escapeHtml(base)}authorize/upstream?${escapeHtml(query.toString())}">${escapeHtml(UPSTREAM_STRINGS.continueWith(p.displayName))}</a></p>`;
   });
   return `<p class="or">${UPSTREAM_STRINGS.or}</p>\n<div class="upstream-providers">${links.join("\n")}</div>`;
 }
