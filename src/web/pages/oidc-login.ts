@@ -265,10 +265,10 @@ function stepContext(page: PageStep, base: string): Record<string, unknown> {
         rules: page.rules,
         hidden: page.hidden,
         message: page.message ?? "",
-        action: "password-reset",
+        action: at("password-reset"),
       };
     case "email_confirm":
-      return { mode: page.mode, address: page.address ?? "", hidden: page.hidden, action: "email-confirmation" };
+      return { mode: page.mode, address: page.address ?? "", hidden: page.hidden, action: at("email-confirmation") };
     case "register":
       return {
         mode: page.mode,
@@ -277,7 +277,7 @@ function stepContext(page: PageStep, base: string): Record<string, unknown> {
         message: page.message ?? "",
         username: page.username ?? "",
         address: page.address ?? "",
-        action: "register",
+        action: at("sign-up"),
       };
     case "mfa":
       return {
