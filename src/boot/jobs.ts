@@ -10,6 +10,7 @@ import { purgeBrowserSessions } from "../services/oidc/browser-session.ts";
 import { rotateSigningKeysIfDue } from "../services/oidc/keys.ts";
 import { purgeExpiredDeviceCodes } from "../services/oidc/device.ts";
 import { purgeExpiredRefreshTokens } from "../services/oidc/grants.ts";
+import { purgeSpentDpopProofs } from "../services/oidc/dpop.ts";
 import { applyRetention } from "../services/audit/chain.ts";
 import { purgeExpiredChallenges } from "../services/auth/webauthn.ts";
 import { purgeExpiredPendingSignIns } from "../services/oidc/mfa-sign-in.ts";
@@ -67,7 +68,9 @@ export async function runCleanup(app: AppContext): Promise<{
 }> {
   const purged = await purgeExpiredTokens(app);
   const samlSessions = await purgeSamlSessions(app);
-  const oidcGrants = (await purgeExpiredDeviceCodes(app)) + (await purgeExpiredRefreshTokens(app));
+  // Spent DPoP proofs (RFC 9449 §11.1) count with the grants' leftovers.
+  const oidcGrants =
+    (await purgeExpiredDeviceCodes(app)) + (await purgeExpiredRefreshTokens(app)) + (await purgeSpentDpopProofs(app));
   const notified = await notifyExpiringSoon(app);
   const throttleCounters = await purgeThrottleCounters(app);
   const browserSessions = await purgeBrowserSessions(app);

@@ -1,0 +1,154 @@
+// DPoP proofs (RFC 9449): a client proves, with each request, that it holds the private key its tokens
+// are bound to. §4.3's checks, the replay cache of §11.1 (a table every instance shares), the server
+// nonces of §8 (stateless: an HMAC of a time window under the service key) and the key's thumbprint
+// (RFC 7638), the `jkt` a bound token carries (§6.1 `cnf.jkt`).
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { lt } from "drizzle-orm";
+import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, type JWK, jwtVerify } from "jose";
+import type { AppContext } from "../../boot/context.ts";
+import { oidcDpopProofs } from "../../db/schema.ts";
+import { serviceMacKey } from "./keys.ts";
+
+/** §4.3 step 5: asymmetric algorithms only (`none` and MACs never). */
+export const DPOP_SIGNING_ALGS = ["ES256", "RS256", "PS256", "EdDSA"] as const;
+
+/** Seconds a proof's `iat` may be in the past (§4.3 step 11; §11.1: the replay cache keeps a jti this long). */
+export const DPOP_PROOF_MAX_AGE = 300;
+/** Seconds a proof's `iat` may be ahead of this clock (clock skew). */
+const DPOP_FUTURE_SKEW = 60;
+/** Seconds a server nonce stays current; the previous window's nonce is still accepted. */
+const NONCE_WINDOW = 300;
+
+/** Why a proof was refused: `invalid_dpop_proof` (§7.1, §5) or `use_dpop_nonce` (§8, with a fresh nonce). */
+export class DpopError extends Error {
+  constructor(
+    readonly error: "invalid_dpop_proof" | "use_dpop_nonce",
+    description: string,
+    /** The nonce to retry with (§8.1: sent in the `DPoP-Nonce` header). */
+    readonly nonce?: string,
+  ) {
+    super(description);
+  }
+}
+
+export interface DpopCheck {
+  /** The request's method (`htm`). */
+  method: string;
+  /** The URL the request was addressed to, as the client sees it (`htu`; query and fragment ignored). */
+  url: string;
+  /** The access token presented with the proof (§4.3 step 10: its hash is the proof's `ath`). */
+  accessToken?: string;
+  /** §8: the proof must carry a nonce this server issued. */
+  requireNonce?: boolean;
+}
+
+/** The access token's hash a proof carries (§4.2 `ath`): base64url SHA-256 of its ASCII. */
+export const accessTokenHash = (token: string) => createHash("sha256").update(token).digest("base64url");
+
+/** §4.3 step 9: the URI without query and fragment, normalised as RFC 3986 §6.2.2–6.2.3 (WHATWG URL parsing). */
+function htuOf(raw: string): string | null {
+  try {
+    const u = new URL(raw);
+    u.search = "";
+    u.hash = "";
+    return u.href;
+  } catch {
+    return null;
+  }
+}
+
+const nonceMac = (key: Buffer, window: number) =>
+  createHmac("sha256", key).update(`dpop-nonce\n${window}`).digest("base64url");
+
+/** The server nonce of now (§8): the same on every instance, changing every NONCE_WINDOW seconds. */
+export async function currentDpopNonce(app: AppContext): Promise<string> {
+  return nonceMac(await serviceMacKey(app), Math.floor(Date.now() / 1000 / NONCE_WINDOW));
+}
+
+async function nonceIsCurrent(app: AppContext, nonce: unknown): Promise<boolean> {
+  if (typeof nonce !== "string" || nonce.length !== 43) return false;
+  const key = await serviceMacKey(app);
+  const window = Math.floor(Date.now() / 1000 / NONCE_WINDOW);
+  const given = Buffer.from(nonce);
+  return [window, window - 1].some((w) => timingSafeEqual(Buffer.from(nonceMac(key, w)), given));
+}
+
+const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"];
+
+/**
+ * RFC 9449 §4.3: the proof of a request, checked whole — one JWT, `typ: dpop+jwt`, an asymmetric
+ * algorithm of the allow-list, a public `jwk` in its header that verifies its signature, `htm` and
+ * `htu` of this request, an `iat` within the window, `ath` of the access token presented (and none
+ * without one), the server's nonce when asked for, and a `jti` never seen before (§11.1). Returns the
+ * key's thumbprint; a refusal throws DpopError.
+ */
+export async function verifyDpopProof(
+  app: AppContext,
+  proof: string | undefined,
+  check: DpopCheck,
+): Promise<{ jkt: string }> {
+  const invalid = (why: string) => new DpopError("invalid_dpop_proof", why);
+  // §4.3 step 1–2: exactly one proof, a well-formed JWT.
+  if (!proof || proof.includes(",") || !/^[\w-]+\.[\w-]+\.[\w-]+$/.test(proof.trim()))
+    throw invalid("one DPoP proof JWT is required");
+  let header: ReturnType<typeof decodeProtectedHeader>;
+  try {
+    header = decodeProtectedHeader(proof);
+  } catch {
+    throw invalid("the DPoP proof is not a JWT");
+  }
+  if (header.typ !== "dpop+jwt") throw invalid("the DPoP proof's typ must be dpop+jwt");
+  if (!(DPOP_SIGNING_ALGS as readonly string[]).includes(String(header.alg)))
+    throw invalid(`the DPoP proof's alg must be one of ${DPOP_SIGNING_ALGS.join(", ")}`);
+  const jwk = header.jwk as JWK | undefined;
+  if (!jwk || typeof jwk !== "object" || PRIVATE_MEMBERS.some((m) => m in jwk))
+    throw invalid("the DPoP proof's jwk must be a public key");
+  let payload: Record<string, unknown>;
+  try {
+    ({ payload } = await jwtVerify(proof, EmbeddedJWK, {
+      typ: "dpop+jwt",
+      algorithms: [...DPOP_SIGNING_ALGS],
+    }));
+  } catch {
+    throw invalid("the DPoP proof's signature does not verify");
+  }
+  const { htm, htu, iat, jti, ath, nonce } = payload;
+  if (typeof jti !== "string" || jti.length === 0 || jti.length > 256) throw invalid("the DPoP proof has no jti");
+  if (htm !== check.method.toUpperCase()) throw invalid("the DPoP proof's htm is not this request's method");
+  const expected = htuOf(check.url);
+  if (typeof htu !== "string" || expected === null || htuOf(htu) !== expected)
+    throw invalid("the DPoP proof's htu is not this request's URL");
+  const now = Math.floor(Date.now() / 1000);
+  if (typeof iat !== "number" || iat < now - DPOP_PROOF_MAX_AGE || iat > now + DPOP_FUTURE_SKEW)
+    throw invalid("the DPoP proof's iat is outside the accepted window");
+  if (check.accessToken !== undefined) {
+    if (typeof ath !== "string" || ath.length !== 43) throw invalid("the DPoP proof has no ath");
+    if (!timingSafeEqual(Buffer.from(ath), Buffer.from(accessTokenHash(check.accessToken))))
+      throw invalid("the DPoP proof's ath does not match the access token");
+  }
+  if (check.requireNonce && !(await nonceIsCurrent(app, nonce)))
+    throw new DpopError(
+      "use_dpop_nonce",
+      "the authorization server requires a DPoP nonce",
+      await currentDpopNonce(app),
+    );
+  const jkt = await calculateJwkThumbprint(jwk, "sha256");
+  // §11.1: one use of a jti (per key), on every instance; kept until its iat leaves the window.
+  const proofHash = createHash("sha256").update(`${jkt}\n${jti}`).digest("hex");
+  const fresh = await app.db
+    .insert(oidcDpopProofs)
+    .values({ proofHash, expiresAt: new Date((iat + DPOP_PROOF_MAX_AGE + DPOP_FUTURE_SKEW) * 1000) })
+    .onConflictDoNothing()
+    .returning({ h: oidcDpopProofs.proofHash });
+  if (fresh.length === 0) throw invalid("the DPoP proof was already used");
+  return { jkt };
+}
+
+/** Proofs whose iat left the window go (the cleanup job): they would be refused as too old anyway. */
+export async function purgeSpentDpopProofs(app: AppContext): Promise<number> {
+  const gone = await app.db
+    .delete(oidcDpopProofs)
+    .where(lt(oidcDpopProofs.expiresAt, new Date()))
+    .returning({ h: oidcDpopProofs.proofHash });
+  return gone.length;
+}
