@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { sql } from "drizzle-orm";
+import type { sql } from "drizzle-orm";
 import * as schema from "./schema.ts";
 import { prepareSchema } from "./adopt.ts";
 import { databaseFailure, describeCause } from "./failures.ts";

@@ -3,11 +3,14 @@
 // nonces of §8 (stateless: an HMAC of a time window under the service key) and the key's thumbprint
 // (RFC 7638), the `jkt` a bound token carries (§6.1 `cnf.jkt`).
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { lt } from "drizzle-orm";
+import { and, eq, isNull, lt } from "drizzle-orm";
 import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, type JWK, jwtVerify } from "jose";
 import type { AppContext } from "../../boot/context.ts";
-import { oidcDpopProofs } from "../../db/schema.ts";
+import { oidcAccessTokens, oidcDpopProofs, oidcRefreshTokens } from "../../db/schema.ts";
+import type { ClientRow } from "./clients.ts";
+import { findRefreshToken, hashToken, type TokenResponse } from "./grants.ts";
 import { serviceMacKey } from "./keys.ts";
+import { OAuthError } from "./oauth-error.ts";
 
 /** §4.3 step 5: asymmetric algorithms only (`none` and MACs never). */
 export const DPOP_SIGNING_ALGS = ["ES256", "RS256", "PS256", "EdDSA"] as const;
@@ -152,3 +155,128 @@ export async function purgeSpentDpopProofs(app: AppContext): Promise<number> {
     .returning({ h: oidcDpopProofs.proofHash });
   return gone.length;
 }
+
+/**
+ * RFC 9449 §5: the proof of a token request, checked against the token endpoint's URL, or null
+ * without one — refused for a client registered with `dpop_bound_access_tokens` (§5.2). A refusal
+ * is the token endpoint's OAuthError (§7: `invalid_dpop_proof`, or `use_dpop_nonce` with `nonce`).
+ */
+export async function tokenRequestProof(
+  app: AppContext,
+  client: ClientRow,
+  proof: string | undefined,
+  tokenEndpoint: string,
+): Promise<{ jkt: string } | null> {
+  if (proof === undefined) {
+    if (client.dpopBoundAccessTokens)
+      throw new OAuthError(
+        400,
+        "invalid_dpop_proof",
+        "this client's tokens must be DPoP-bound: a DPoP proof is required",
+      );
+    return null;
+  }
+  return verifyDpopProof(app, proof, {
+    method: "POST",
+    url: tokenEndpoint,
+    requireNonce: app.config.oidc.dpop_require_nonce,
+  });
+}
+
+/**
+ * RFC 9449 §5: a refresh token bound to a key is used only with a proof of that key (a bearer or
+ * another key's refresh is refused before the grant runs: nothing is spent).
+ */
+export async function checkRefreshBinding(
+  app: AppContext,
+  presented: string | undefined,
+  proof: { jkt: string } | null,
+): Promise<void> {
+  const rt = presented ? await findRefreshToken(app, presented) : null;
+  if (rt?.jkt && rt.jkt !== proof?.jkt)
+    throw new OAuthError(400, "invalid_dpop_proof", "the refresh token is bound to another DPoP key");
+}
+
+/**
+ * RFC 9449 §5, §6: binds what a grant just issued to the proof's key, before it is handed out — the
+ * access token's record (`cnf.jkt`; an RFC 9068 JWT shaped after carries it) and a public client's
+ * refresh token (a confidential client's is bound to its authentication already, §5).
+ */
+export async function bindIssuedTokens(
+  app: AppContext,
+  client: ClientRow,
+  answer: TokenResponse,
+  jkt: string,
+): Promise<TokenResponse> {
+  const bound = await app.db
+    .update(oidcAccessTokens)
+    .set({ jkt })
+    .where(eq(oidcAccessTokens.tokenUuid, answer.access_token))
+    .returning({ t: oidcAccessTokens.tokenUuid });
+  // Never a token answered as DPoP-bound that is not.
+  if (bound.length !== 1) throw new OAuthError(500, "server_error", "the access token could not be bound");
+  const cached = app.tokenCache.get(answer.access_token);
+  if (cached?.oidcGrant) cached.oidcGrant.jkt = jkt;
+  if (client.clientType === "public" && answer.refresh_token)
+    await app.db
+      .update(oidcRefreshTokens)
+      .set({ jkt })
+      .where(and(eq(oidcRefreshTokens.tokenHash, hashToken(answer.refresh_token)), isNull(oidcRefreshTokens.jkt)));
+  return { ...answer, token_type: "DPoP" };
+}
+
+/** An access token as a request presents it (RFC 6750 §2 `Bearer`, RFC 9449 §7.1 `DPoP`). */
+export interface PresentedToken {
+  scheme: "bearer" | "dpop";
+  token: string;
+}
+
+/** The access token of an `Authorization` header, by scheme (case-insensitive, RFC 9110 §11.1). */
+export function presentedToken(header: string | undefined): PresentedToken | undefined {
+  const m = /^(bearer|dpop)\s+(\S+)$/i.exec(header ?? "");
+  return m ? { scheme: m[1]!.toLowerCase() as PresentedToken["scheme"], token: m[2]! } : undefined;
+}
+
+/** Why a resource refuses a token's presentation (RFC 9449 §7.1–7.2), for its `WWW-Authenticate: DPoP`. */
+export interface BindingRefusal {
+  error: "invalid_token" | "invalid_dpop_proof" | "use_dpop_nonce";
+  description: string;
+  nonce?: string;
+}
+
+/**
+ * RFC 9449 §7: does this presentation of a token bound to `jkt` (null: a bearer token) stand? A bearer
+ * token presented as Bearer costs nothing more (the one field test); a bound one needs the `DPoP`
+ * scheme and a proof of its key for this request with `ath` of the token (§7.1) — presented as
+ * Bearer it is refused (§7.2: no downgrade); an unbound token is never taken for a DPoP one.
+ */
+export async function bindingRefusal(
+  app: AppContext,
+  jkt: string | null | undefined,
+  presented: PresentedToken,
+  proof: string | undefined,
+  request: { method: string; url: string },
+): Promise<BindingRefusal | null> {
+  if (!jkt) {
+    if (presented.scheme === "bearer") return null;
+    return { error: "invalid_token", description: "the access token is not DPoP-bound" };
+  }
+  if (presented.scheme !== "dpop")
+    return { error: "invalid_token", description: "the access token is DPoP-bound: present it with a DPoP proof" };
+  try {
+    const checked = await verifyDpopProof(app, proof, {
+      ...request,
+      accessToken: presented.token,
+      requireNonce: app.config.oidc.dpop_require_nonce,
+    });
+    if (checked.jkt !== jkt) return { error: "invalid_token", description: "the DPoP proof is of another key" };
+    return null;
+  } catch (e) {
+    if (!(e instanceof DpopError)) throw e;
+    return { error: e.error, description: e.message, ...(e.nonce ? { nonce: e.nonce } : {}) };
+  }
+}
+
+/** RFC 9449 §7.1: the `WWW-Authenticate` challenge of a refusal. */
+export const dpopChallenge = (r: Pick<BindingRefusal, "error" | "description">) =>
+  `DPoP error="${r.error}", error_description="${r.description}", algs="${DPOP_SIGNING_ALGS.join(" ")}"`;
