@@ -5,6 +5,10 @@ ALTER TABLE "tessera_oidc_client" ADD COLUMN IF NOT EXISTS "dpop_bound_access_to
 --> statement-breakpoint
 ALTER TABLE "tessera_oidc_access_token" ADD COLUMN IF NOT EXISTS "jkt" varchar(43);
 --> statement-breakpoint
+-- On the token itself too, so the token check's hot path tells a bound token by one field of the
+-- cached token (a Tessera addition to auth_token, as expire_soon_notified).
+ALTER TABLE "auth_token" ADD COLUMN IF NOT EXISTS "dpop_jkt" varchar(43);
+--> statement-breakpoint
 ALTER TABLE "tessera_oidc_refresh_token" ADD COLUMN IF NOT EXISTS "jkt" varchar(43);
 --> statement-breakpoint
 CREATE TABLE IF NOT EXISTS "tessera_oidc_dpop_proof" (

@@ -271,6 +271,49 @@ function dpopSuite(name: string, requireNonce: boolean) {
         // Without a proof, the same client gets a bearer token (it is not dpop_bound_access_tokens).
         const plain = await oidc.clientCredentialsGrant(config);
         expect(plain.token_type).toBe("bearer");
+        // An opaque bound token: introspection names its key (RFC 9449 §6.2); a bearer one has none.
+        const opaque = await withNonceRetry(() => oidc.clientCredentialsGrant(config, undefined, { DPoP }));
+        const seen = await oidc.tokenIntrospection(config, opaque.access_token);
+        expect(seen).toMatchObject({ active: true, token_type: "DPoP", cnf: { jkt } });
+        const seenJwt = await oidc.tokenIntrospection(config, tokens.access_token);
+        expect(seenJwt.cnf).toEqual({ jkt });
+        expect((await oidc.tokenIntrospection(config, plain.access_token)).cnf).toBeUndefined();
+        // The token check (HEAD/GET /0.1/token/{t}): a bearer token as before; a bound one only
+        // with `Authorization: DPoP` and a proof of its key for the check itself (§7).
+        const check = (method: string, token: string, headers: Record<string, string> = {}) =>
+          fetch(`${served.url}/0.1/token/${token}?scope=calld.calls.read`, { method, headers });
+        expect((await check("HEAD", plain.access_token)).status).toBe(204);
+        for (const token of [opaque.access_token, tokens.access_token]) {
+          const bare = await check("HEAD", token);
+          expect(bare.status).toBe(401);
+          expect(bare.headers.get("WWW-Authenticate")).toStartWith('DPoP error="invalid_token"');
+          const key = { privateKey: keyPair.privateKey, jwk: await exportJWK(keyPair.publicKey), jkt };
+          const htu = `${served.url}/0.1/token/${token}`;
+          const nonce = requireNonce ? await nonceFor(key) : undefined;
+          const proof = (htm: string, ath = accessTokenHash(token)) => proofOf(key, { htm, htu, ath, nonce });
+          const asBearer = await check("GET", token, { Authorization: `Bearer ${token}`, DPoP: await proof("GET") });
+          expect(asBearer.status).toBe(401);
+          const wrongAth = await check("GET", token, {
+            Authorization: `DPoP ${token}`,
+            DPoP: await proof("GET", accessTokenHash("x")),
+          });
+          expect(wrongAth.status).toBe(401);
+          expect(wrongAth.headers.get("WWW-Authenticate")).toStartWith('DPoP error="invalid_dpop_proof"');
+          const wrongHtm = await check("GET", token, { Authorization: `DPoP ${token}`, DPoP: await proof("HEAD") });
+          expect(wrongHtm.status).toBe(401);
+          const head = await check("HEAD", token, { Authorization: `DPoP ${token}`, DPoP: await proof("HEAD") });
+          expect(head.status).toBe(204);
+          const got = await check("GET", token, { Authorization: `DPoP ${token}`, DPoP: await proof("GET") });
+          expect(got.status).toBe(200);
+          // Another key's proof, however well made, is refused.
+          const other = await newKey();
+          const otherNonce = requireNonce ? await nonceFor(other) : undefined;
+          const stolen = await check("HEAD", token, {
+            Authorization: `DPoP ${token}`,
+            DPoP: await proofOf(other, { htm: "HEAD", htu, ath: accessTokenHash(token), nonce: otherNonce }),
+          });
+          expect(stolen.status).toBe(401);
+        }
       });
 
       test("hand-made proofs: each refusal of RFC 9449 §4.3 and §5.2", async () => {

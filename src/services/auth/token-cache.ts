@@ -21,6 +21,8 @@ export interface TokenRecord {
   remoteAddr: string;
   sessionUuid: string;
   refreshTokenUuid: string | null;
+  /** RFC 9449 §6: the DPoP key's thumbprint the token is bound to (services/oidc/dpop.ts); null: bearer. */
+  dpopJkt: string | null;
 }
 
 export interface CachedToken extends TokenRecord {

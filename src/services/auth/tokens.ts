@@ -47,6 +47,7 @@ function recordOf(row: TokenRow): TokenRecord {
     remoteAddr: row.remoteAddr,
     sessionUuid: row.sessionUuid,
     refreshTokenUuid: row.refreshTokenUuid,
+    dpopJkt: row.dpopJkt ?? null,
   };
 }
 
@@ -251,6 +252,7 @@ export async function insertToken(
     sessionUuid,
     refreshTokenUuid: t.refreshTokenUuid ?? null,
     expireSoonNotified: false,
+    dpopJkt: null,
   };
   // (getSQL(): a query builder embedded as such would be parenthesised, as a subquery.)
   const writes = [

@@ -6,7 +6,8 @@ import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { and, eq, isNull, lt } from "drizzle-orm";
 import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, type JWK, jwtVerify } from "jose";
 import type { AppContext } from "../../boot/context.ts";
-import { oidcAccessTokens, oidcDpopProofs, oidcRefreshTokens } from "../../db/schema.ts";
+import { oidcAccessTokens, oidcDpopProofs, oidcRefreshTokens, tokens } from "../../db/schema.ts";
+import { inTransaction } from "../../db/tx.ts";
 import type { ClientRow } from "./clients.ts";
 import { findRefreshToken, hashToken, type TokenResponse } from "./grants.ts";
 import { serviceMacKey } from "./keys.ts";
@@ -208,20 +209,28 @@ export async function bindIssuedTokens(
   answer: TokenResponse,
   jkt: string,
 ): Promise<TokenResponse> {
-  const bound = await app.db
-    .update(oidcAccessTokens)
-    .set({ jkt })
-    .where(eq(oidcAccessTokens.tokenUuid, answer.access_token))
-    .returning({ t: oidcAccessTokens.tokenUuid });
-  // Never a token answered as DPoP-bound that is not.
-  if (bound.length !== 1) throw new OAuthError(500, "server_error", "the access token could not be bound");
-  const cached = app.tokenCache.get(answer.access_token);
-  if (cached?.oidcGrant) cached.oidcGrant.jkt = jkt;
-  if (client.clientType === "public" && answer.refresh_token)
-    await app.db
-      .update(oidcRefreshTokens)
+  await inTransaction(app, async (tx) => {
+    const bound = await tx
+      .update(oidcAccessTokens)
       .set({ jkt })
-      .where(and(eq(oidcRefreshTokens.tokenHash, hashToken(answer.refresh_token)), isNull(oidcRefreshTokens.jkt)));
+      .where(eq(oidcAccessTokens.tokenUuid, answer.access_token))
+      .returning({ t: oidcAccessTokens.tokenUuid });
+    // Never a token answered as DPoP-bound that is not.
+    if (bound.length !== 1) throw new OAuthError(500, "server_error", "the access token could not be bound");
+    // The token's own row: the token check's hot path reads the binding there (one field).
+    await tx.update(tokens).set({ dpopJkt: jkt }).where(eq(tokens.uuid, answer.access_token));
+    if (client.clientType === "public" && answer.refresh_token)
+      await tx
+        .update(oidcRefreshTokens)
+        .set({ jkt })
+        .where(and(eq(oidcRefreshTokens.tokenHash, hashToken(answer.refresh_token)), isNull(oidcRefreshTokens.jkt)));
+  });
+  // Read during the grant (not yet handed out): the cached copy learns its binding too.
+  const cached = app.tokenCache.get(answer.access_token);
+  if (cached) {
+    cached.dpopJkt = jkt;
+    if (cached.oidcGrant) cached.oidcGrant.jkt = jkt;
+  }
   return { ...answer, token_type: "DPoP" };
 }
 
