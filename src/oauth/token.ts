@@ -19,6 +19,7 @@ import { answerAbandoned } from "../http/deadline.ts";
 import { asClient, formOf, originOf } from "./client-auth.ts";
 import {
   bindIssuedTokens,
+  checkPresentedBindings,
   checkRefreshBinding,
   bindingRefusal,
   DPOP_SIGNING_ALGS,
@@ -86,6 +87,12 @@ export function oidcTokenRoutes(): RouteGroup {
             tokenRequestProof(app, client, c.req.header("DPoP"), `${issuer}/token`),
           );
           if (grant.type === "refresh_token") await checkRefreshBinding(app, form.refresh_token, proof);
+          if (grant.parameters.includes("subject_token"))
+            await checkPresentedBindings(
+              app,
+              { subject_token: form.subject_token, actor_token: form.actor_token },
+              proof,
+            );
           // RFC 8707 §2: the resource is decided before the grant runs (a refused one spends nothing).
           // RFC 8693 §2.1: a grant reading `audience` (token exchange) may name the resource by it.
           const named = body.resource ?? (grant.parameters.includes("audience") ? body.audience : undefined);

@@ -13,6 +13,7 @@ import { browserSignIn, insecure, serveApp, type ServedApp } from "../helpers/oi
 
 const REDIRECT = "https://rp.example.com/callback";
 const CALLD = "https://calld.example.com";
+const EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
 
 interface Key {
   privateKey: CryptoKey;
@@ -122,7 +123,7 @@ function dpopSuite(name: string, requireNonce: boolean) {
         service = await register({
           name: "Daemon",
           redirect_uris: [],
-          grant_types: ["client_credentials"],
+          grant_types: ["client_credentials", EXCHANGE],
           acl: ["calld.#"],
         });
         bound = await register({
@@ -348,8 +349,34 @@ function dpopSuite(name: string, requireNonce: boolean) {
         const good = await proofOf(key, { htu: `${tokenUrl}?x=1`, nonce });
         const ok = await ccRequest(good, bound);
         expect(ok.status).toBe(200);
-        expect((await ok.json()).token_type).toBe("DPoP");
+        const subject = (await ok.json()) as { access_token: string; token_type: string };
+        expect(subject.token_type).toBe("DPoP");
         expect(await refusal(good, bound)).toBe("invalid_dpop_proof");
+        // Token exchange (RFC 8693): a bound subject_token only with a proof of its key.
+        const exchange = async (proof: string | undefined) =>
+          fetch(tokenUrl, {
+            method: "POST",
+            headers: {
+              Authorization: basic(service),
+              "Content-Type": "application/x-www-form-urlencoded",
+              ...(proof ? { DPoP: proof } : {}),
+            },
+            body: new URLSearchParams({
+              grant_type: EXCHANGE,
+              subject_token: subject.access_token,
+              subject_token_type: "urn:ietf:params:oauth:token-type:access_token",
+            }),
+          });
+        const unproven = await exchange(undefined);
+        expect(unproven.status).toBe(400);
+        expect((await unproven.json()).error).toBe("invalid_dpop_proof");
+        const stranger = await newKey();
+        const strangerNonce = await nonceFor(stranger);
+        const otherKey = await exchange(await proofOf(stranger, { htu: tokenUrl, nonce: strangerNonce }));
+        expect((await otherKey.json()).error).toBe("invalid_dpop_proof");
+        const proven = await exchange(await proofOf(key, { htu: tokenUrl, nonce }));
+        expect(proven.status).toBe(200);
+        expect((await proven.json()).token_type).toBe("DPoP");
       });
 
       if (requireNonce)

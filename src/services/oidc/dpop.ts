@@ -8,6 +8,8 @@ import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, type JWK, j
 import type { AppContext } from "../../boot/context.ts";
 import { oidcAccessTokens, oidcDpopProofs, oidcRefreshTokens, tokens } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
+import { findValidToken, isTokenShaped } from "../auth/tokens.ts";
+import { looksLikeJwt, resolveAccessJwt } from "./access-jwt.ts";
 import type { ClientRow } from "./clients.ts";
 import { findRefreshToken, hashToken, type TokenResponse } from "./grants.ts";
 import { serviceMacKey } from "./keys.ts";
@@ -289,3 +291,26 @@ export async function bindingRefusal(
 /** RFC 9449 §7.1: the `WWW-Authenticate` challenge of a refusal. */
 export const dpopChallenge = (r: Pick<BindingRefusal, "error" | "description">) =>
   `DPoP error="${r.error}", error_description="${r.description}", algs="${DPOP_SIGNING_ALGS.join(" ")}"`;
+
+/**
+ * A DPoP-bound token is no bearer token at the token endpoint either: a grant that reads tokens
+ * (RFC 8693 token exchange: `subject_token`, `actor_token`) takes a bound one only from a request
+ * with a proof of its key — else a thief of the token would exchange it for an unbound one.
+ */
+export async function checkPresentedBindings(
+  app: AppContext,
+  presented: Record<string, string | undefined>,
+  proof: { jkt: string } | null,
+): Promise<void> {
+  for (const [name, value] of Object.entries(presented)) {
+    if (!value) continue;
+    const uuid = looksLikeJwt(value)
+      ? ((await resolveAccessJwt(app, value))?.anchorUuid ?? null)
+      : isTokenShaped(value)
+        ? value
+        : null;
+    const token = uuid ? await findValidToken(app, uuid) : null;
+    if (token?.dpopJkt && token.dpopJkt !== proof?.jkt)
+      throw new OAuthError(400, "invalid_dpop_proof", `the ${name} is DPoP-bound: a proof of its key is required`);
+  }
+}
