@@ -3020,6 +3020,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A DPoP-bound token (RFC 9449) without `Authorization: DPoP <token>` and a proof of its key for this request */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Tenant not granted */
             403: {
                 headers: {

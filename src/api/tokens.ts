@@ -120,11 +120,18 @@ export function tokenRoutes(): RouteGroup {
           scopes: z.array(text(CAPS.queryValue)),
           tenant_uuid: text(CAPS.shortName).nullable().optional(),
         }),
-        responses: { 200: "Per-scope result", 400: "Invalid body", 403: "Tenant not granted", 404: "No such token" },
+        responses: {
+          200: "Per-scope result",
+          400: "Invalid body",
+          401: "A DPoP-bound token (RFC 9449) without `Authorization: DPoP <token>` and a proof of its key for this request",
+          403: "Tenant not granted",
+          404: "No such token",
+        },
       },
       async ({ c, app, params, body }) => {
         const tok = await findValidToken(app, params.token);
         if (!tok) throw new NotFound("tokens", undefined, "No such token");
+        await checkBinding(c, app, params.token, tok);
         if (body.tenant_uuid) await checkTokenTenant(app, tok, body.tenant_uuid);
         const scopes: Record<string, boolean> = {};
         for (const scope of body.scopes) scopes[scope] = tok.matcher.matches(scope);

@@ -284,6 +284,16 @@ function dpopSuite(name: string, requireNonce: boolean) {
         const check = (method: string, token: string, headers: Record<string, string> = {}) =>
           fetch(`${served.url}/0.1/token/${token}?scope=calld.calls.read`, { method, headers });
         expect((await check("HEAD", plain.access_token)).status).toBe(204);
+        // The REST API takes tokens as bearer tokens (X-Auth-Token): a bound one is refused there.
+        const rest = (token: string) => fetch(`${served.url}/0.1/tenants`, { headers: { "X-Auth-Token": token } });
+        expect((await rest(plain.access_token)).status).not.toBe(401);
+        expect((await rest(opaque.access_token)).status).toBe(401);
+        const scopesCheck = await fetch(`${served.url}/0.1/token/${opaque.access_token}/scopes/check`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ scopes: ["calld.calls.read"] }),
+        });
+        expect(scopesCheck.status).toBe(401);
         for (const token of [opaque.access_token, tokens.access_token]) {
           const bare = await check("HEAD", token);
           expect(bare.status).toBe(401);
