@@ -3525,6 +3525,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A DPoP-bound token (RFC 9449) without `Authorization: DPoP <token>` and a proof of its key for this request */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Scope or tenant not granted */
             403: {
                 headers: {
@@ -3608,6 +3617,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A DPoP-bound token (RFC 9449) without `Authorization: DPoP <token>` and a proof of its key for this request */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Scope or tenant not granted */
             403: {
                 headers: {
@@ -3659,6 +3677,15 @@ export interface operations {
             };
             /** @description Invalid body */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A DPoP-bound token (RFC 9449) without `Authorization: DPoP <token>` and a proof of its key for this request */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11430,6 +11457,8 @@ export interface operations {
                     frontchannel_logout_session_required?: boolean;
                     /** @description RFC 9126 §6: the authorization endpoint accepts only pushed requests. Default false; absent on PUT: unchanged. */
                     require_pushed_authorization_requests?: boolean;
+                    /** @description RFC 9449 §5.2: the token endpoint issues this client DPoP-bound access tokens only (a token request without a DPoP proof is refused). Default false; absent on PUT: unchanged. */
+                    dpop_bound_access_tokens?: boolean;
                     /** @description Public keys that sign the client's request objects (RFC 9101). Absent on PUT with jwks_uri: unchanged. */
                     jwks?: {
                         keys: {
@@ -11580,6 +11609,8 @@ export interface operations {
                     frontchannel_logout_session_required?: boolean;
                     /** @description RFC 9126 §6: the authorization endpoint accepts only pushed requests. Default false; absent on PUT: unchanged. */
                     require_pushed_authorization_requests?: boolean;
+                    /** @description RFC 9449 §5.2: the token endpoint issues this client DPoP-bound access tokens only (a token request without a DPoP proof is refused). Default false; absent on PUT: unchanged. */
+                    dpop_bound_access_tokens?: boolean;
                     /** @description Public keys that sign the client's request objects (RFC 9101). Absent on PUT with jwks_uri: unchanged. */
                     jwks?: {
                         keys: {
