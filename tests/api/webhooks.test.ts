@@ -66,10 +66,15 @@ interface Hit {
   raw: string;
 }
 
-/** A receiver per test suite: paths answer 200 unless told a status; every request is kept. */
+/** The answer of a path that never answers (its request stays open until the sender gives up). */
+const HANG = 0;
+
+/** A receiver per test suite: paths answer 200 unless told a status (or HANG); every request is kept. */
 function receiver() {
   const hits: Hit[] = [];
   const answer = new Map<string, number>();
+  // Requests held open per hanging path: now, and at most at once.
+  const open = new Map<string, { now: number; max: number }>();
   const server: Bun.Server<undefined> = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
@@ -85,6 +90,14 @@ function receiver() {
         headers: req.headers,
         raw,
       });
+      if (status === HANG) {
+        const o = open.get(path) ?? { now: 0, max: 0 };
+        open.set(path, o);
+        o.now++;
+        o.max = Math.max(o.max, o.now);
+        req.signal.addEventListener("abort", () => o.now--);
+        return new Promise<Response>(() => {});
+      }
       return status === 302
         ? new Response(null, { status, headers: { location: `http://127.0.0.1:${server.port}/redirected` } })
         : new Response("", { status });
@@ -94,6 +107,7 @@ function receiver() {
     server,
     hits,
     answer,
+    open,
     url: (path: string) => `http://127.0.0.1:${server.port}${path}`,
     delivered: (path: string) => hits.filter((h) => h.path === path && h.status >= 200 && h.status < 300),
   };
@@ -312,6 +326,45 @@ describeEachDb(
       expect(items.at(-1).attempts).toBeGreaterThan(1);
       expect(typeof items.at(-1).latency_ms).toBe("number");
     }, 30_000);
+
+    test("a receiver that hangs holds back no other webhook: bounded in flight, the other served promptly", async () => {
+      const t = get();
+      const hung = `/hung-${t.kind}`;
+      const prompt = `/prompt-${t.kind}`;
+      rx.answer.set(hung, HANG);
+      const h = await create(family.admin, hung, ["auth_user_created"]);
+      const p = await create(family.admin, prompt, ["auth_user_created"]);
+      const names: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        names.push(`hang${i}-${uniq()}`);
+        await newUser(family.tenant, names.at(-1));
+      }
+      const hitsAt = (path: string) => rx.hits.filter((x) => x.path === path);
+      await until(() => rx.delivered(prompt).length === 8, 10_000);
+      // Promptly: every event reached the other endpoint before the hanging one's first attempts timed out
+      // (no event of it sent twice yet), while it held at most `per_owner_concurrency` requests open.
+      const perOwner = t.app.config.outbound_delivery.per_owner_concurrency;
+      const tried = hitsAt(hung).map((x) => x.id);
+      expect(tried.length).toBeGreaterThan(0);
+      expect(new Set(tried).size).toBe(tried.length);
+      expect(rx.open.get(hung)!.now).toBeGreaterThan(0);
+      expect(rx.open.get(hung)!.max).toBeLessThanOrEqual(perOwner);
+      expect(new Set(rx.delivered(prompt).map((x) => x.body.data.username))).toEqual(new Set(names));
+      for (const x of rx.delivered(prompt)) expect(verify([p.secret], x.headers, x.raw)).toBe(true);
+      // The hanging endpoint's attempts time out and are retried, never more than `per_owner_concurrency`
+      // at once; once it answers, it receives every event too, each under one webhook-id throughout.
+      await until(() => hitsAt(hung).length > tried.length, 15_000);
+      expect(rx.open.get(hung)!.max).toBeLessThanOrEqual(perOwner);
+      rx.answer.delete(hung);
+      await until(() => new Set(rx.delivered(hung).map((x) => x.body.data.username)).size === 8, 25_000);
+      expect(new Set(rx.delivered(hung).map((x) => x.body.data.username))).toEqual(new Set(names));
+      const idOf = new Map<string, Set<string>>();
+      for (const x of hitsAt(hung))
+        idOf.set(x.body.data.username, (idOf.get(x.body.data.username) ?? new Set()).add(x.id));
+      for (const ids of idOf.values()) expect(ids.size).toBe(1);
+      const del = await t.request("DELETE", `/0.1/webhooks/${h.uuid}`, { token: family.admin });
+      expect(del.status).toBeLessThan(300);
+    }, 40_000);
 
     test("rotation: both secrets sign during the grace; the new one is shown once", async () => {
       const t = get();
