@@ -2998,6 +2998,8 @@ export interface components {
                 main: boolean;
                 confirmed: boolean;
             }[];
+            /** @description The language of the user's pages and mails (BCP 47, e.g. `fr`, `pt-BR`); null: none chosen */
+            locale: string | null;
         };
         Tenant: {
             /** @description UUID */
