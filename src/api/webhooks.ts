@@ -126,12 +126,8 @@ export function webhookRoutes(): RouteGroup {
         acl: "auth.webhooks.{webhook_uuid}.update",
         params: webhookParam,
         body,
+        // A Tessera resource: no wazo-auth client expects its PUT to answer 200 (put_responses: wazo).
         responses: { 204: "Updated", 400: "Invalid body or a refused URL", 404: "No such webhook" },
-        wazoPutAnswer: {
-          description: "The webhook",
-          read: async ({ app, caller, params }) =>
-            webhookJson(await requireVisibleWebhook(app, caller, params.webhook_uuid)),
-        },
       },
       async ({ c, app, caller, params, body }) => {
         await updateWebhook(app, caller, params.webhook_uuid, body);

@@ -127,6 +127,7 @@ d("rolling back to wazo-auth (password_hash_algorithm: pbkdf2_sha512)", () => {
     expect(addedColumns.map((c) => c.split(" | ").slice(0, 2).join("."))).toEqual([
       "auth_token.dpop_jkt",
       "auth_token.expire_soon_notified",
+      "auth_user.locale",
       "auth_user.password_change_required",
       "auth_user.password_iterations",
     ]);
