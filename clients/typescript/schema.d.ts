@@ -5140,6 +5140,7 @@ export interface operations {
                                 email: string;
                                 firstname: string;
                                 lastname: string;
+                                locale: string;
                             };
                             /** @description The redirect URI to register at the upstream provider */
                             redirect_uri: string;
@@ -5212,12 +5213,13 @@ export interface operations {
                      * @enum {string}
                      */
                     provisioning?: "create" | "link" | "off";
-                    /** @description Which upstream claim fills which user field. Defaults: preferred_username (else the verified email) → username, email (when email_verified) → email, given_name → firstname, family_name → lastname */
+                    /** @description Which upstream claim fills which user field. Defaults: preferred_username (else the verified email) → username, email (when email_verified) → email, given_name → firstname, family_name → lastname, locale → locale (a provisioned user's language; ignored when not a language tag) */
                     claim_mapping?: {
                         username?: string;
                         email?: string;
                         firstname?: string;
                         lastname?: string;
+                        locale?: string;
                     };
                     client_secret: string;
                 };
@@ -5246,6 +5248,7 @@ export interface operations {
                             email: string;
                             firstname: string;
                             lastname: string;
+                            locale: string;
                         };
                         /** @description The redirect URI to register at the upstream provider */
                         redirect_uri: string;
@@ -5326,6 +5329,7 @@ export interface operations {
                             email: string;
                             firstname: string;
                             lastname: string;
+                            locale: string;
                         };
                         /** @description The redirect URI to register at the upstream provider */
                         redirect_uri: string;
@@ -5397,12 +5401,13 @@ export interface operations {
                      * @enum {string}
                      */
                     provisioning?: "create" | "link" | "off";
-                    /** @description Which upstream claim fills which user field. Defaults: preferred_username (else the verified email) → username, email (when email_verified) → email, given_name → firstname, family_name → lastname */
+                    /** @description Which upstream claim fills which user field. Defaults: preferred_username (else the verified email) → username, email (when email_verified) → email, given_name → firstname, family_name → lastname, locale → locale (a provisioned user's language; ignored when not a language tag) */
                     claim_mapping?: {
                         username?: string;
                         email?: string;
                         firstname?: string;
                         lastname?: string;
+                        locale?: string;
                     };
                     /** @description Absent: kept */
                     client_secret?: string;
