@@ -2981,6 +2981,8 @@ export interface components {
                 main: boolean;
                 confirmed: boolean;
             }[];
+            /** @description The user's language, a BCP 47 tag (Tessera addition; null: none chosen) */
+            locale: string | null;
         };
         Tenant: {
             /** @description UUID */

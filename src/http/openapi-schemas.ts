@@ -33,6 +33,7 @@ const user = z.object({
   enabled: z.boolean(),
   tenant_uuid: uuid,
   emails: z.array(email),
+  locale: nullableString.describe("The user's language, a BCP 47 tag (Tessera addition; null: none chosen)"),
 });
 
 const tenant = z.object({
