@@ -2441,7 +2441,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/oidc/register": {
+    "/oidc/sign-up": {
         parameters: {
             query?: never;
             header?: never;
@@ -2451,11 +2451,8 @@ export interface paths {
         /** Create an account (self-registration, when `enabled_http_plugins.user_registration` allows it) */
         get: operations["getRegistrationPage"];
         put?: never;
-        /**
-         * Dynamic client registration (RFC 7591 §3): a client registers itself with an initial access token
-         * @description Open registration is off: `Authorization: Bearer <initial access token>` (issued by `POST /0.1/oidc/initial-access-tokens`) decides the tenant and the grant types allowed. The client is third-party (consent is asked) and has no ACL. The answer holds `client_secret` (confidential clients), `registration_access_token` and `registration_client_uri` (RFC 7592), once.
-         */
-        post: operations["registerOidcClient"];
+        /** The registration form: a new tenant and user as POST /0.1/users/register, then the confirmation mail */
+        post: operations["submitRegistrationPage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2566,6 +2563,26 @@ export interface paths {
          * @description `Authorization: Bearer <token>` (RFC 6750 §2.1) or a form body `access_token=<token>` (§2.2), not both (§2: one method per request).
          */
         post: operations["postOidcUserinfo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dynamic client registration (RFC 7591 §3): a client registers itself with an initial access token
+         * @description Open registration is off: `Authorization: Bearer <initial access token>` (issued by `POST /0.1/oidc/initial-access-tokens`) decides the tenant and the grant types allowed. The client is third-party (consent is asked) and has no ACL. The answer holds `client_secret` (confidential clients), `registration_access_token` and `registration_client_uri` (RFC 7592), once.
+         */
+        post: operations["registerOidcClient"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2981,7 +2998,7 @@ export interface components {
                 main: boolean;
                 confirmed: boolean;
             }[];
-            /** @description The user's language, a BCP 47 tag (Tessera addition; null: none chosen) */
+            /** @description The language of the user's pages and mails (BCP 47, e.g. `fr`, `pt-BR`); null: none chosen */
             locale: string | null;
         };
         Tenant: {
@@ -3510,6 +3527,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A DPoP-bound token (RFC 9449) without `Authorization: DPoP <token>` and a proof of its key for this request */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Scope or tenant not granted */
             403: {
                 headers: {
@@ -3593,6 +3619,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A DPoP-bound token (RFC 9449) without `Authorization: DPoP <token>` and a proof of its key for this request */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Scope or tenant not granted */
             403: {
                 headers: {
@@ -3644,6 +3679,15 @@ export interface operations {
             };
             /** @description Invalid body */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A DPoP-bound token (RFC 9449) without `Authorization: DPoP <token>` and a proof of its key for this request */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11420,6 +11464,8 @@ export interface operations {
                     frontchannel_logout_session_required?: boolean;
                     /** @description RFC 9126 §6: the authorization endpoint accepts only pushed requests. Default false; absent on PUT: unchanged. */
                     require_pushed_authorization_requests?: boolean;
+                    /** @description RFC 9449 §5.2: the token endpoint issues this client DPoP-bound access tokens only (a token request without a DPoP proof is refused). Default false; absent on PUT: unchanged. */
+                    dpop_bound_access_tokens?: boolean;
                     /** @description Public keys that sign the client's request objects (RFC 9101). Absent on PUT with jwks_uri: unchanged. */
                     jwks?: {
                         keys: {
@@ -11570,6 +11616,8 @@ export interface operations {
                     frontchannel_logout_session_required?: boolean;
                     /** @description RFC 9126 §6: the authorization endpoint accepts only pushed requests. Default false; absent on PUT: unchanged. */
                     require_pushed_authorization_requests?: boolean;
+                    /** @description RFC 9449 §5.2: the token endpoint issues this client DPoP-bound access tokens only (a token request without a DPoP proof is refused). Default false; absent on PUT: unchanged. */
+                    dpop_bound_access_tokens?: boolean;
                     /** @description Public keys that sign the client's request objects (RFC 9101). Absent on PUT with jwks_uri: unchanged. */
                     jwks?: {
                         keys: {
@@ -13811,7 +13859,7 @@ export interface operations {
             };
         };
     };
-    registerOidcClient: {
+    submitRegistrationPage: {
         parameters: {
             query?: never;
             header?: never;
@@ -13820,35 +13868,27 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": unknown;
+                "multipart/form-data": {
+                    [key: string]: unknown;
+                };
+                "application/x-www-form-urlencoded": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
-            /** @description The registered metadata with the credentials (RFC 7591 §3.2.1) */
-            201: {
+            /** @description Done: the confirmation mail is sent */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        client_id: string;
-                        client_secret?: string;
-                        client_id_issued_at: number;
-                        client_secret_expires_at?: number;
-                        registration_access_token?: string;
-                        registration_client_uri: string;
-                        client_name: string;
-                        redirect_uris: string[];
-                        grant_types: string[];
-                        response_types: string[];
-                        token_endpoint_auth_method: string;
-                        scope: string;
-                    } & {
                         [key: string]: unknown;
                     };
                 };
             };
-            /** @description `invalid_redirect_uri` or `invalid_client_metadata` (RFC 7591 §3.2.2) */
+            /** @description The form again (a rule refused the password, the name or address is taken), or CSRF refused */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13857,8 +13897,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `invalid_token`: no initial access token, or one unknown, expired or used up */
-            401: {
+            /** @description Registration is not open */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13866,7 +13906,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `temporarily_unavailable` */
+            /** @description The mail could not be sent, or the database is unavailable (nothing was created) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -14295,6 +14335,72 @@ export interface operations {
                 };
             };
             /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    registerOidcClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description The registered metadata with the credentials (RFC 7591 §3.2.1) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        client_id: string;
+                        client_secret?: string;
+                        client_id_issued_at: number;
+                        client_secret_expires_at?: number;
+                        registration_access_token?: string;
+                        registration_client_uri: string;
+                        client_name: string;
+                        redirect_uris: string[];
+                        grant_types: string[];
+                        response_types: string[];
+                        token_endpoint_auth_method: string;
+                        scope: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `invalid_redirect_uri` or `invalid_client_metadata` (RFC 7591 §3.2.2) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_token`: no initial access token, or one unknown, expired or used up */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `temporarily_unavailable` */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -96,6 +96,12 @@ const clientFields = {
     .describe(
       "RFC 9126 §6: the authorization endpoint accepts only pushed requests. Default false; absent on PUT: unchanged.",
     ),
+  dpop_bound_access_tokens: z
+    .boolean()
+    .optional()
+    .describe(
+      "RFC 9449 §5.2: the token endpoint issues this client DPoP-bound access tokens only (a token request without a DPoP proof is refused). Default false; absent on PUT: unchanged.",
+    ),
   jwks: z
     .object({ keys: z.array(z.record(z.string(), z.unknown())).min(1).max(16) })
     .nullable()

@@ -9,7 +9,12 @@ import type { AppContext } from "../boot/context.ts";
 import { checkToken, checkTokenTenant, findValidToken, isTokenShaped, tokenJson } from "../services/auth/tokens.ts";
 import { checkJwtToken, looksLikeJwt, resolveAccessJwt } from "../services/oidc/access-jwt.ts";
 import { revokeToken } from "../services/auth/sessions.ts";
-import { NotFound } from "../domain/errors.ts";
+import { ApiError, NotFound } from "../domain/errors.ts";
+import type { Context } from "hono";
+import type { Env } from "../http/route.ts";
+import { requestIssuer } from "../http/public-urls.ts";
+import type { CachedToken } from "../services/auth/token-cache.ts";
+import { bindingRefusal, dpopChallenge, presentedToken } from "../services/oidc/dpop.ts";
 
 /** A Tessera token (a UUID), or an RFC 9068 JWT access token of the provider (services/oidc/access-jwt.ts). */
 const anyToken = z.union([uuidParam, z.string().refine(looksLikeJwt)]);
@@ -19,6 +24,27 @@ const checkParams = z.object({ token: anyToken });
 /** The check of either kind of token; the JWT branch only after a cheap shape test failed for a UUID. */
 const checkAny = (app: AppContext, token: string, scope?: string, tenant?: string) =>
   isTokenShaped(token) ? checkToken(app, token, scope, tenant) : checkJwtToken(app, token, scope, tenant);
+
+/**
+ * RFC 9449 §7: a DPoP-bound token is checked only with `Authorization: DPoP <token>` and a proof of
+ * its key for this very request (`htm`/`htu` of the check, `ath` of the token); as a bearer token it
+ * is refused (no downgrade). A bearer token pays one field test.
+ */
+async function checkBinding(c: Context<Env>, app: AppContext, token: string, tok: CachedToken): Promise<void> {
+  if (tok.dpopJkt === null) return;
+  const presented = presentedToken(c.req.header("Authorization"));
+  const refusal =
+    presented?.token === token
+      ? await bindingRefusal(app, tok.dpopJkt, presented, c.req.header("DPoP"), {
+          method: c.req.method,
+          url: `${requestIssuer(c, app).replace(/\/oidc$/, "")}/token/${token}`,
+        })
+      : { error: "invalid_token" as const, description: "the token is DPoP-bound: present it with a DPoP proof" };
+  if (!refusal) return;
+  const headers: Record<string, string> = { "WWW-Authenticate": dpopChallenge(refusal) };
+  if (refusal.nonce) headers["DPoP-Nonce"] = refusal.nonce;
+  throw new ApiError(401, refusal.error.replaceAll("_", "-"), refusal.description, "tokens", {}, undefined, headers);
+}
 const checkQuery = z.object({ scope: text(CAPS.queryValue).optional(), tenant: text(CAPS.queryValue).optional() });
 
 export function tokenRoutes(): RouteGroup {
@@ -32,10 +58,15 @@ export function tokenRoutes(): RouteGroup {
           "`{token}` is a Tessera token or an RFC 9068 JWT access token of the provider (checked against the ACL it carries; 404 once revoked).",
         params: checkParams,
         query: checkQuery,
-        responses: { 204: "Valid", 403: "Scope or tenant not granted", 404: "No such token" },
+        responses: {
+          204: "Valid",
+          401: "A DPoP-bound token (RFC 9449) without `Authorization: DPoP <token>` and a proof of its key for this request",
+          403: "Scope or tenant not granted",
+          404: "No such token",
+        },
       },
       async ({ c, app, params, query }) => {
-        await checkAny(app, params.token, query.scope, query.tenant);
+        await checkBinding(c, app, params.token, await checkAny(app, params.token, query.scope, query.tenant));
         return c.body(null, 204);
       },
     )
@@ -46,10 +77,16 @@ export function tokenRoutes(): RouteGroup {
         description: "`{token}` may be an RFC 9068 JWT access token of the provider: its ACL and expiry are the JWT's.",
         params: checkParams,
         query: checkQuery,
-        responses: { 200: "The token as `{data}`", 403: "Scope or tenant not granted", 404: "No such token" },
+        responses: {
+          200: "The token as `{data}`",
+          401: "A DPoP-bound token (RFC 9449) without `Authorization: DPoP <token>` and a proof of its key for this request",
+          403: "Scope or tenant not granted",
+          404: "No such token",
+        },
       },
       async ({ c, app, params, query }) => {
         const tok = await checkAny(app, params.token, query.scope, query.tenant);
+        await checkBinding(c, app, params.token, tok);
         return c.json({ data: tokenJson(tok) });
       },
     )
@@ -83,11 +120,18 @@ export function tokenRoutes(): RouteGroup {
           scopes: z.array(text(CAPS.queryValue)),
           tenant_uuid: text(CAPS.shortName).nullable().optional(),
         }),
-        responses: { 200: "Per-scope result", 400: "Invalid body", 403: "Tenant not granted", 404: "No such token" },
+        responses: {
+          200: "Per-scope result",
+          400: "Invalid body",
+          401: "A DPoP-bound token (RFC 9449) without `Authorization: DPoP <token>` and a proof of its key for this request",
+          403: "Tenant not granted",
+          404: "No such token",
+        },
       },
       async ({ c, app, params, body }) => {
         const tok = await findValidToken(app, params.token);
         if (!tok) throw new NotFound("tokens", undefined, "No such token");
+        await checkBinding(c, app, params.token, tok);
         if (body.tenant_uuid) await checkTokenTenant(app, tok, body.tenant_uuid);
         const scopes: Record<string, boolean> = {};
         for (const scope of body.scopes) scopes[scope] = tok.matcher.matches(scope);

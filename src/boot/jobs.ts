@@ -13,6 +13,7 @@ import { purgeExpiredDeviceCodes } from "../services/oidc/device.ts";
 import { purgeSpentInitialAccessTokens } from "../services/oidc/initial-access-tokens.ts";
 import { purgeExpiredPushedRequests } from "../services/oidc/pushed-requests.ts";
 import { purgeExpiredRefreshTokens } from "../services/oidc/grants.ts";
+import { purgeSpentDpopProofs } from "../services/oidc/dpop.ts";
 import { applyRetention } from "../services/audit/chain.ts";
 import { purgeExpiredChallenges } from "../services/auth/webauthn.ts";
 import { purgeExpiredPendingSignIns } from "../services/oidc/mfa-sign-in.ts";
@@ -71,7 +72,9 @@ export async function runCleanup(app: AppContext): Promise<{
 }> {
   const purged = await purgeExpiredTokens(app);
   const samlSessions = await purgeSamlSessions(app);
-  const oidcGrants = (await purgeExpiredDeviceCodes(app)) + (await purgeExpiredRefreshTokens(app));
+  // Spent DPoP proofs (RFC 9449 §11.1) count with the grants' leftovers.
+  const oidcGrants =
+    (await purgeExpiredDeviceCodes(app)) + (await purgeExpiredRefreshTokens(app)) + (await purgeSpentDpopProofs(app));
   // Registration and authorization requests that can be used no more (RFC 7591 §3, RFC 9126 §2.2).
   const oidcRequests = (await purgeSpentInitialAccessTokens(app)) + (await purgeExpiredPushedRequests(app));
   const notified = await notifyExpiringSoon(app);

@@ -708,6 +708,12 @@ export const configSchema = z
           .max(2_147_483_647)
           .default(2_592_000)
           .describe("seconds an OIDC refresh token lives, for clients that set none; `0` = until revoked"),
+        dpop_require_nonce: z
+          .boolean()
+          .default(false)
+          .describe(
+            "DPoP proofs (RFC 9449) at the token endpoint and userinfo must carry a nonce this server issued (§8: a proof without one is answered `use_dpop_nonce` with a `DPoP-Nonce` header; the nonce changes every 5 minutes, the previous one still accepted)",
+          ),
         refresh_token_reuse_grace: z
           .number()
           .int()

@@ -32,6 +32,8 @@ export async function authenticate(
   if (!tok) {
     throw new Unauthorized({ reason: "not_found_or_expired", required_access: requiredAccess });
   }
+  // RFC 9449 §7.2: a DPoP-bound token is no bearer token; the REST API takes no proof (one field test).
+  if (tok.dpopJkt !== null) throw new Unauthorized({ reason: "dpop_bound_token", required_access: requiredAccess });
   if (requiredAccess !== null && !tok.matcher.matches(requiredAccess)) {
     throw new ApiError(403, "forbidden", "Forbidden", "tokens", {
       reason: "missing_permission",

@@ -86,6 +86,7 @@ function shortcut(
       () => router(deadline.handOn(req, started), peers),
     );
   }
+  if (tok.dpopJkt !== null) return null; // DPoP-bound (RFC 9449 §7): the route checks the proof
   if (Date.now() / 1000 > (jwt ? Math.min(tok.expireT, jwt.exp) : tok.expireT)) return null;
   if (query.scope !== undefined && !(jwt?.matcher ?? tok.matcher).matches(query.scope)) return null;
   if (query.tenant !== undefined && tok.authId !== INTERNAL_AUTH_ID) {

@@ -11,7 +11,11 @@ export const TEMPORARILY_UNAVAILABLE = "the service cannot answer now (database 
 
 export function oauthErrorResponse(c: Context, err: unknown, app: AppContext): Response {
   const e = asOAuthError(c, err, app);
-  const headers: Record<string, string> = { "Content-Type": "application/json", "Cache-Control": "no-store" };
+  const headers: Record<string, string> = {
+    ...e.headers,
+    "Content-Type": "application/json",
+    "Cache-Control": "no-store",
+  };
   // RFC 6749 §5.2: 401 invalid_client carries the scheme the client tried (Basic).
   if (e.status === 401)
     headers["WWW-Authenticate"] =

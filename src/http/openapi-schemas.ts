@@ -33,7 +33,9 @@ const user = z.object({
   enabled: z.boolean(),
   tenant_uuid: uuid,
   emails: z.array(email),
-  locale: nullableString.describe("The user's language, a BCP 47 tag (Tessera addition; null: none chosen)"),
+  locale: nullableString.describe(
+    "The language of the user's pages and mails (BCP 47, e.g. `fr`, `pt-BR`); null: none chosen",
+  ),
 });
 
 const tenant = z.object({

@@ -17,6 +17,18 @@ import { userClaims } from "../services/oidc/claims.ts";
 import { requestIssuer } from "../http/public-urls.ts";
 import { answerAbandoned } from "../http/deadline.ts";
 import { asClient, formOf, originOf } from "./client-auth.ts";
+import {
+  bindIssuedTokens,
+  checkPresentedBindings,
+  checkRefreshBinding,
+  bindingRefusal,
+  DPOP_SIGNING_ALGS,
+  DpopError,
+  dpopChallenge,
+  type PresentedToken,
+  presentedToken,
+  tokenRequestProof,
+} from "../services/oidc/dpop.ts";
 import { resolveAccessJwt, resourceTarget, shapeForResource } from "../services/oidc/access-jwt.ts";
 
 /** The form a grant's handler sees: the parameters it declares (RFC 6749 §4: each grant's own). */
@@ -70,6 +82,17 @@ export function oidcTokenRoutes(): RouteGroup {
           if (!client.grantTypes.includes(grant.type))
             throw new OAuthError(400, "unauthorized_client", "this client may not use this grant type");
           const issuer = requestIssuer(c, app);
+          // RFC 9449 §5: a DPoP proof binds what is issued; checked before the grant spends anything.
+          const proof = await dpopChecked(c, () =>
+            tokenRequestProof(app, client, c.req.header("DPoP"), `${issuer}/token`),
+          );
+          if (grant.type === "refresh_token") await checkRefreshBinding(app, form.refresh_token, proof);
+          if (grant.parameters.includes("subject_token"))
+            await checkPresentedBindings(
+              app,
+              { subject_token: form.subject_token, actor_token: form.actor_token },
+              proof,
+            );
           // RFC 8707 §2: the resource is decided before the grant runs (a refused one spends nothing).
           // RFC 8693 §2.1: a grant reading `audience` (token exchange) may name the resource by it.
           const named = body.resource ?? (grant.parameters.includes("audience") ? body.audience : undefined);
@@ -82,7 +105,8 @@ export function oidcTokenRoutes(): RouteGroup {
             origin: originOf(c, app),
             abandoned: () => answerAbandoned(c.req.raw),
           });
-          const answer = target ? await shapeForResource(app, client, granted, target, issuer) : granted;
+          const bound = proof ? await bindIssuedTokens(app, client, granted, proof.jkt) : granted;
+          const answer = target ? await shapeForResource(app, client, bound, target, issuer) : bound;
           c.header("Cache-Control", "no-store");
           c.header("Pragma", "no-cache");
           return c.json(answer);
@@ -174,7 +198,7 @@ export function oidcTokenRoutes(): RouteGroup {
         headers: { Authorization: "Bearer <access token>" },
         responses: { 200: "The claims", 401: "`invalid_token` (RFC 6750 §3.1)", 503: "Database unavailable" },
       },
-      ({ c, app }) => userinfo(c, app, bearerOf(c.req.header("Authorization"))),
+      ({ c, app }) => userinfo(c, app, presentedToken(c.req.header("Authorization"))),
     )
     .post(
       "/oidc/userinfo",
@@ -198,28 +222,54 @@ export function oidcTokenRoutes(): RouteGroup {
         const form = formOf(body).access_token;
         if (header !== undefined && form !== undefined)
           return c.json({ error: "invalid_request", error_description: "send the access token one way only" }, 400);
-        return userinfo(c, app, form ?? bearerOf(header));
+        return userinfo(c, app, form !== undefined ? { scheme: "bearer", token: form } : presentedToken(header));
       },
     );
 }
 
-const bearerOf = (header: string | undefined) => /^bearer\s+(\S+)$/i.exec(header ?? "")?.[1];
+/** A DPoP check whose refusal is the door's OAuth error (RFC 9449 §7; §8: with the nonce to retry with). */
+async function dpopChecked<T>(c: Context<Env>, check: () => Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (e) {
+    if (!(e instanceof DpopError)) throw e;
+    throw new OAuthError(400, e.error, e.message, e.nonce ? { "DPoP-Nonce": e.nonce } : undefined);
+  }
+}
 
 /** OIDC Core §5.3: the claims the access token's grant allows, or RFC 6750 §3.1's refusal. */
-async function userinfo(c: Context<Env>, app: AppContext, bearer: string | undefined): Promise<Response> {
+async function userinfo(c: Context<Env>, app: AppContext, presented: PresentedToken | undefined): Promise<Response> {
   const refuse = () => {
-    c.header("WWW-Authenticate", `Bearer error="invalid_token"`);
+    const dpop = presented?.scheme === "dpop";
+    c.header(
+      "WWW-Authenticate",
+      dpop ? dpopChallenge({ error: "invalid_token", description: "" }) : `Bearer error="invalid_token"`,
+    );
     return c.json({ error: "invalid_token", error_description: "the access token is invalid or expired" }, 401);
   };
-  if (!bearer) {
+  if (!presented) {
     c.header("WWW-Authenticate", 'Bearer realm="tessera"');
+    c.header("WWW-Authenticate", `DPoP algs="${DPOP_SIGNING_ALGS.join(" ")}"`, { append: true });
     return c.json({ error: "invalid_request", error_description: "a Bearer access token is required" }, 401);
   }
+  const bearer = presented.token;
   // An RFC 9068 JWT stands for the Tessera token it was issued from (access-jwt.ts).
   const uuid = isTokenShaped(bearer) ? bearer : ((await resolveAccessJwt(app, bearer))?.anchorUuid ?? null);
   const token = uuid ? await findValidToken(app, uuid) : null;
   const grant = token && uuid ? await grantOfToken(app, uuid, token) : null;
   if (!token || !grant?.userUuid) return refuse();
+  // RFC 9449 §7: a DPoP-bound token only with a proof of its key (a bearer token: one field test).
+  if (grant.jkt || presented.scheme === "dpop") {
+    const refusal = await bindingRefusal(app, grant.jkt, presented, c.req.header("DPoP"), {
+      method: c.req.method,
+      url: `${requestIssuer(c, app)}/userinfo`,
+    });
+    if (refusal) {
+      if (refusal.nonce) c.header("DPoP-Nonce", refusal.nonce);
+      c.header("WWW-Authenticate", dpopChallenge(refusal));
+      return c.json({ error: refusal.error, error_description: refusal.description }, 401);
+    }
+  }
   const claims = await userClaims(app, grant.userUuid, grant.scope);
   if (!claims) return refuse();
   c.header("Cache-Control", "no-store");

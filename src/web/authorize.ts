@@ -39,6 +39,7 @@ import {
   cookieOptions,
   CSRF_REFUSED,
   csrfMatches,
+  csrfToken,
   GENERIC_FAILURE,
   outagePage,
   page,
@@ -152,6 +153,10 @@ async function finishSaml(c: Context<Env>, app: AppContext): Promise<Response> {
   try {
     signedIn = await samlSignIn(app, check.client, check.request.scope, samlSessionId, browserOrigin(c, app));
   } catch (e) {
+    // The IdP vouched for the user; the user's second factor still applies (web/flow/second-step.ts),
+    // its form carrying this browser's CSRF token as the password form's does.
+    if (e instanceof MfaRequired && e.proven)
+      return secondStepPage(c, app, check, { ...params, csrf_token: await csrfToken(c, app) }, e, ["saml"]);
     if (!(e instanceof ApiError)) throw e;
     if (e.status >= 500) return page(c, app, { step: "error", message: UNAVAILABLE }, 503);
     return failed();

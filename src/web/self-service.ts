@@ -5,7 +5,7 @@
 //     their username or address, not a common password) and sets the password as
 //     POST /0.1/users/password/reset does with the mailed token (single use; every session ends);
 //   - registration, when the service allows it (`enabled_http_plugins.user_registration`):
-//     {issuer}/register, the form of POST /0.1/users/register (a new tenant and user, then the
+//     {issuer}/sign-up, the form of POST /0.1/users/register (a new tenant and user, then the
 //     confirmation mail), with the password rules shown;
 //   - an address confirmation: {issuer}/email-confirmation?email_uuid=…&token=… (the link of the
 //     stock confirmation mail) shows the address and a Confirm button; the address is confirmed by
@@ -42,7 +42,8 @@ import {
 } from "./pages/browser.ts";
 
 const RESET = "password-reset";
-const REGISTER = "register";
+// Not `register`: that is the OAuth dynamic client registration endpoint (RFC 7591).
+const REGISTER = "sign-up";
 const CONFIRM = "email-confirmation";
 
 /** The caller of a mailed single-purpose token granting exactly `access`, or null. */

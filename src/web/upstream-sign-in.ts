@@ -115,7 +115,7 @@ async function resume(c: Context<Env>, app: AppContext): Promise<Response> {
     // The upstream vouched for the user; the tenant's second factor still applies (web/flow/second-step.ts).
     // Its form carries this browser's CSRF token as the password form's does.
     if (e instanceof MfaRequired && e.proven)
-      return secondStepPage(c, app, check, { ...params, csrf_token: await csrfToken(c, app) }, e);
+      return secondStepPage(c, app, check, { ...params, csrf_token: await csrfToken(c, app) }, e, ["oidc"]);
     if (!(e instanceof ApiError)) throw e;
     if (e.status >= 500) return page(c, app, { step: "error", message: UNAVAILABLE }, 503);
     const refused = signInRefusal(e);

@@ -159,7 +159,7 @@ describeEachDb("POST /0.1/token", (get) => {
     } finally {
       t.app.config.argon2 = TEST_ARGON2;
     }
-  });
+  }, 90_000); // up to 90 production-cost derivations: seconds alone, more on a loaded CI machine
 
   test("the user's authentication method must be native (own or the tenant's default)", async () => {
     const t = get();

@@ -1,11 +1,12 @@
 // Webhooks (/0.1/webhooks, docs/webhooks.md) against a real HTTP receiver started here that verifies every
-// request as a Standard Webhooks receiver does. The `standardwebhooks` package is not among the dependencies:
-// the verification below is written from the specification (standardwebhooks.com, "Verifying webhooks"):
-// signed content `id.timestamp.body`, HMAC-SHA256 keyed by the base64 after `whsec_`, any `v1,` signature of
-// the space-separated list matching in constant time, a timestamp within five minutes.
+// request as a Standard Webhooks receiver does: with the reference library, the `standardwebhooks` npm package
+// (`new Webhook(secret).verify(payload, headers)`, which throws unless a `v1,` signature matches and the
+// timestamp is within five minutes). A verifier written from the specification's text (standardwebhooks.com,
+// "Verifying webhooks") backs it up: both must agree on every request checked.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
+import { Webhook } from "standardwebhooks";
 import { describeEachDb } from "../helpers/app.ts";
 import { tenantFamily, tokenFor, createUserRow } from "../helpers/fixtures.ts";
 import { until } from "../helpers/wait.ts";
@@ -16,7 +17,7 @@ import { emails, policies, userPolicies } from "../../src/db/schema.ts";
 import { listRecordedEvents, publishEvent } from "../../src/services/events.ts";
 
 /** Standard Webhooks verification, from the specification's text (independent of the signing code). */
-function verify(secrets: string[], headers: Headers, body: string): boolean {
+function verifyBySpec(secrets: string[], headers: Headers, body: string): boolean {
   const id = headers.get("webhook-id");
   const timestamp = headers.get("webhook-timestamp");
   const signatures = headers.get("webhook-signature");
@@ -35,6 +36,26 @@ function verify(secrets: string[], headers: Headers, body: string): boolean {
   return false;
 }
 
+/** Verification by the reference library: a receiver holding any one of `secrets` accepts the request. */
+function verifyByLibrary(secrets: string[], headers: Headers, body: string): boolean {
+  const given = Object.fromEntries(headers.entries());
+  return secrets.some((secret) => {
+    try {
+      new Webhook(secret).verify(body, given);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** The library's verdict, which the specification's verifier must share. */
+function verify(secrets: string[], headers: Headers, body: string): boolean {
+  const verdict = verifyByLibrary(secrets, headers, body);
+  expect(verifyBySpec(secrets, headers, body)).toBe(verdict);
+  return verdict;
+}
+
 interface Hit {
   path: string;
   id: string;
@@ -45,10 +66,15 @@ interface Hit {
   raw: string;
 }
 
-/** A receiver per test suite: paths answer 200 unless told a status; every request is kept. */
+/** The answer of a path that never answers (its request stays open until the sender gives up). */
+const HANG = 0;
+
+/** A receiver per test suite: paths answer 200 unless told a status (or HANG); every request is kept. */
 function receiver() {
   const hits: Hit[] = [];
   const answer = new Map<string, number>();
+  // Requests held open per hanging path: now, and at most at once.
+  const open = new Map<string, { now: number; max: number }>();
   const server: Bun.Server<undefined> = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
@@ -64,6 +90,14 @@ function receiver() {
         headers: req.headers,
         raw,
       });
+      if (status === HANG) {
+        const o = open.get(path) ?? { now: 0, max: 0 };
+        open.set(path, o);
+        o.now++;
+        o.max = Math.max(o.max, o.now);
+        req.signal.addEventListener("abort", () => o.now--);
+        return new Promise<Response>(() => {});
+      }
       return status === 302
         ? new Response(null, { status, headers: { location: `http://127.0.0.1:${server.port}/redirected` } })
         : new Response("", { status });
@@ -73,6 +107,7 @@ function receiver() {
     server,
     hits,
     answer,
+    open,
     url: (path: string) => `http://127.0.0.1:${server.port}${path}`,
     delivered: (path: string) => hits.filter((h) => h.path === path && h.status >= 200 && h.status < 300),
   };
@@ -292,6 +327,45 @@ describeEachDb(
       expect(typeof items.at(-1).latency_ms).toBe("number");
     }, 30_000);
 
+    test("a receiver that hangs holds back no other webhook: bounded in flight, the other served promptly", async () => {
+      const t = get();
+      const hung = `/hung-${t.kind}`;
+      const prompt = `/prompt-${t.kind}`;
+      rx.answer.set(hung, HANG);
+      const h = await create(family.admin, hung, ["auth_user_created"]);
+      const p = await create(family.admin, prompt, ["auth_user_created"]);
+      const names: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        names.push(`hang${i}-${uniq()}`);
+        await newUser(family.tenant, names.at(-1));
+      }
+      const hitsAt = (path: string) => rx.hits.filter((x) => x.path === path);
+      await until(() => rx.delivered(prompt).length === 8, 10_000);
+      // Promptly: every event reached the other endpoint before the hanging one's first attempts timed out
+      // (no event of it sent twice yet), while it held at most `per_owner_concurrency` requests open.
+      const perOwner = t.app.config.outbound_delivery.per_owner_concurrency;
+      const tried = hitsAt(hung).map((x) => x.id);
+      expect(tried.length).toBeGreaterThan(0);
+      expect(new Set(tried).size).toBe(tried.length);
+      expect(rx.open.get(hung)!.now).toBeGreaterThan(0);
+      expect(rx.open.get(hung)!.max).toBeLessThanOrEqual(perOwner);
+      expect(new Set(rx.delivered(prompt).map((x) => x.body.data.username))).toEqual(new Set(names));
+      for (const x of rx.delivered(prompt)) expect(verify([p.secret], x.headers, x.raw)).toBe(true);
+      // The hanging endpoint's attempts time out and are retried, never more than `per_owner_concurrency`
+      // at once; once it answers, it receives every event too, each under one webhook-id throughout.
+      await until(() => hitsAt(hung).length > tried.length, 15_000);
+      expect(rx.open.get(hung)!.max).toBeLessThanOrEqual(perOwner);
+      rx.answer.delete(hung);
+      await until(() => new Set(rx.delivered(hung).map((x) => x.body.data.username)).size === 8, 25_000);
+      expect(new Set(rx.delivered(hung).map((x) => x.body.data.username))).toEqual(new Set(names));
+      const idOf = new Map<string, Set<string>>();
+      for (const x of hitsAt(hung))
+        idOf.set(x.body.data.username, (idOf.get(x.body.data.username) ?? new Set()).add(x.id));
+      for (const ids of idOf.values()) expect(ids.size).toBe(1);
+      const del = await t.request("DELETE", `/0.1/webhooks/${h.uuid}`, { token: family.admin });
+      expect(del.status).toBeLessThan(300);
+    }, 40_000);
+
     test("rotation: both secrets sign during the grace; the new one is shown once", async () => {
       const t = get();
       const path = `/rotate-${t.kind}`;
@@ -306,6 +380,7 @@ describeEachDb(
       expect(h!.headers.get("webhook-signature")!.split(" ")).toHaveLength(2);
       expect(verify([r.json.secret], h!.headers, h!.raw)).toBe(true);
       expect(verify([w.secret], h!.headers, h!.raw)).toBe(true);
+      expect(verify([r.json.secret, w.secret], h!.headers, `${h!.raw} `)).toBe(false);
       const read = await t.request("GET", `/0.1/webhooks/${w.uuid}`, { token: family.admin });
       expect(read.text).not.toContain(r.json.secret.slice(6, 20));
     });
@@ -448,11 +523,17 @@ describeEachDb(
       expect(put.status).toBe(204);
       const again = await t.request("GET", `/0.1/webhooks/${r.json.uuid}`, { token: family.admin });
       expect(again.json).toMatchObject({ enabled: true, disabled_reason: null });
-      const owners = await execRows<{ n: number }>(
-        t.app.db,
-        sql`select count(*)::int as n from tessera_outbound_owner where owner_key = ${r.json.uuid}`,
-      );
-      expect(owners[0]?.n).toBe(0);
+      // An attempt already under way when it was disabled may still fail and count once; the next
+      // delivery to the fixed URL succeeds and the streak is back to nothing.
+      const streak = async () =>
+        (
+          await execRows<{ n: number }>(
+            t.app.db,
+            sql`select coalesce(max(failures), 0)::int as n from tessera_outbound_owner where owner_key = ${r.json.uuid}`,
+          )
+        )[0]?.n;
+      await t.request("POST", `/0.1/webhooks/${r.json.uuid}/ping`, { token: family.admin });
+      await until(async () => (await streak()) === 0, 10_000);
     }, 30_000);
   },
   {

@@ -394,9 +394,13 @@ const ERROR_KEYS = ["details", "error_id", "message", "resource", "timestamp"];
  */
 const OAUTH_ERROR_PATHS =
   /^\/0\.1\/oidc\/(token|userinfo|introspect|revoke|device_authorization|par|register(\/[^/?]*)?)(\?|$)/;
-/** The pages a browser sees: the sign-in and its steps (second factor, passkey), consent, SAML's return, logout, the device and account pages. */
+/**
+ * The pages a browser sees: the sign-in and its steps (second factor, passkey), consent, SAML's and the
+ * upstream providers' returns, logout, the device and account pages, the self-service pages (and the
+ * mailed reset link's address, which leads to its page).
+ */
 const HTML_ERROR_PATHS =
-  /^\/0\.1\/oidc\/(authorize(\/consent|\/saml|-mfa)?|logout|device|passkey-sign-in|account)(\?|$)/;
+  /^\/0\.1\/(oidc\/(authorize(\/consent|\/saml|\/upstream|-mfa)?|upstream\/[^/?]+\/callback|upstream-sign-in|logout|device|passkey-sign-in|account|password-reset|email-confirmation|sign-up)|pages\/password-reset)(\?|$)/;
 
 /** The SCIM service provider: RFC 7644 §3.12's `{schemas, status, scimType?, detail}`, whatever failed. */
 const SCIM_ERROR_PATHS = /^\/0\.1\/scim\/v2\//;

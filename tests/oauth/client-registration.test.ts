@@ -144,6 +144,21 @@ describeEachDb("OIDC dynamic client registration", (get) => {
     expect(tokens.access_token).toBeString();
   });
 
+  test("dpop_bound_access_tokens (RFC 9449 §5.2) is registered, shown, and checked as a boolean", async () => {
+    const created = await register(
+      { redirect_uris: [REDIRECT], dpop_bound_access_tokens: true },
+      await initialToken({ max_uses: 2 }),
+    );
+    expect(created.status).toBe(201);
+    expect(((await created.json()) as Record<string, unknown>).dpop_bound_access_tokens).toBe(true);
+    const refused = await register(
+      { redirect_uris: [REDIRECT], dpop_bound_access_tokens: "yes" },
+      await initialToken(),
+    );
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toBe("invalid_client_metadata");
+  });
+
   test("without a usable initial access token: 401 invalid_token (RFC 6750 §3.1); open registration is off", async () => {
     const t = get();
     const body = { redirect_uris: [REDIRECT] };

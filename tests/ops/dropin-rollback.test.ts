@@ -125,6 +125,7 @@ d("rolling back to wazo-auth (password_hash_algorithm: pbkdf2_sha512)", () => {
     // What Tessera added to wazo-auth's tables: nullable or defaulted columns, plain indexes.
     const addedColumns = after.columns.filter((c) => !before.columns.includes(c));
     expect(addedColumns.map((c) => c.split(" | ").slice(0, 2).join("."))).toEqual([
+      "auth_token.dpop_jkt",
       "auth_token.expire_soon_notified",
       "auth_user.password_change_required",
       "auth_user.password_iterations",

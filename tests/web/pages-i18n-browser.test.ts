@@ -112,7 +112,7 @@ describe("hosted pages in their languages", () => {
         await rp.authorizationUrl(),
         `${base}/0.1/oidc/device`,
         `${base}/0.1/oidc/account`,
-        `${base}/0.1/oidc/register`,
+        `${base}/0.1/oidc/sign-up`,
         `${base}/0.1/oidc/password-reset?token=nope&user_uuid=nope`,
         `${base}/0.1/oidc/email-confirmation?email_uuid=nope&token=nope`,
         `${base}/0.1/oidc/logout`,
@@ -208,7 +208,7 @@ describe("hosted pages in their languages", () => {
     t.app.config.enabled_http_plugins.user_registration = true;
     const { context, page } = await open({ locale: "pt-BR" });
     try {
-      await page.goto(`${base}/0.1/oidc/register`);
+      await page.goto(`${base}/0.1/oidc/sign-up`);
       expect(await page.getAttribute("html", "lang")).toBe("pt-BR");
       expect(await page.textContent("h1")).toBe("Criar uma conta");
       expect(await page.textContent("#password-rules")).toContain("ter pelo menos 10 caracteres");

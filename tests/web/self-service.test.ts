@@ -247,23 +247,23 @@ describeEachDb(
 
     test("registration, when open: the form with the rules, a refusal in the page's words, then the confirmation mail", async () => {
       const browser = new TestBrowser(served.url);
-      const closed = await browser.get(`${served.url}/0.1/oidc/register?ui_locales=es`);
+      const closed = await browser.get(`${served.url}/0.1/oidc/sign-up?ui_locales=es`);
       expect([closed.res.status, closed.html.includes("Aquí no se pueden crear cuentas.")]).toEqual([404, true]);
       t.app.config.enabled_http_plugins.user_registration = true;
       try {
-        const form = await browser.get(`${served.url}/0.1/oidc/register?ui_locales=es`);
+        const form = await browser.get(`${served.url}/0.1/oidc/sign-up?ui_locales=es`);
         expect(form.res.status).toBe(200);
         expect(form.html).toContain("tener al menos 12 caracteres");
         const name = `reg${uniq()}`;
         const fields = { ...hiddenFieldsOf(form.html), username: name, email_address: `${name}@example.org` };
-        let r = await browser.post("/0.1/oidc/register", {
+        let r = await browser.post("/0.1/oidc/sign-up", {
           ...fields,
           new_password: "short",
           confirm_password: "short",
         });
         expect([r.res.status, r.html.includes("demasiado corta")]).toEqual([400, true]);
         expect(r.html).toContain(`value="${name}"`);
-        r = await browser.post("/0.1/oidc/register", {
+        r = await browser.post("/0.1/oidc/sign-up", {
           ...fields,
           new_password: "a-long-new-password",
           confirm_password: "a-long-new-password",
@@ -271,7 +271,7 @@ describeEachDb(
         expect([r.res.status, r.html.includes("Revisa tu correo")]).toEqual([200, true]);
         const mail = await smtp.waitForMail((m) => m.to.includes(`${name}@example.org`));
         expect(mail.text).toContain("/confirm?token=");
-        r = await browser.post("/0.1/oidc/register", {
+        r = await browser.post("/0.1/oidc/sign-up", {
           ...fields,
           new_password: "a-long-new-password",
           confirm_password: "a-long-new-password",

@@ -10,11 +10,20 @@ import * as oidc from "openid-client";
 import { emails, upstreamOidcLinks, users } from "../../src/db/schema.ts";
 import { describeEachDb, type TestApp } from "../helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
-import { insecure, serveApp, startAuthorization, TestBrowser, type ServedApp } from "../helpers/oidc.ts";
+import { currentCode } from "../../src/services/auth/totp.ts";
+import {
+  hiddenFieldsOf,
+  insecure,
+  serveApp,
+  startAuthorization,
+  TestBrowser,
+  type ServedApp,
+} from "../helpers/oidc.ts";
 import { startUpstreamOidc, type Tamper, type UpstreamOidc } from "../helpers/upstream-oidc.ts";
 
 const REDIRECT = "https://rp.example.com/callback";
 const LOCAL = { outbound_http: { allow_private_targets: ["127.0.0.0/8"], allow_http: true } };
+const MFA_KEYS = { encryption_keys: [{ id: "k", key: Buffer.alloc(32, 5).toString("base64") }] };
 
 const unescapeAmp = (s: string) => s.replaceAll("&amp;", "&");
 
@@ -119,12 +128,14 @@ describeEachDb(
       let current = await browser.get(at);
       for (let hops = 0; hops < 20; hops++) {
         const header = current.res.headers.get("location");
-        if (!header || current.res.status < 300 || current.res.status >= 400) return { ...current, callback: null };
+        if (!header || current.res.status < 300 || current.res.status >= 400)
+          return { ...current, callback: null, url: at };
         // Relative to the page that answered (the browser's rule), not to Tessera.
         const loc = new URL(header, at);
         current = { ...current, location: loc };
-        if (loc.origin === "https://rp.example.com") return { ...current, callback: null };
-        if (stopAtCallback && loc.pathname.includes("/oidc/upstream/")) return { ...current, callback: loc.href };
+        if (loc.origin === "https://rp.example.com") return { ...current, callback: null, url: at };
+        if (stopAtCallback && loc.pathname.includes("/oidc/upstream/"))
+          return { ...current, callback: loc.href, url: at };
         at = loc.href;
         current = await browser.get(at);
       }
@@ -369,6 +380,46 @@ describeEachDb(
       }
     });
 
+    test("a user with TOTP: the second step after the upstream sign-in; amr oidc otp mfa (RFC 8176 §2)", async () => {
+      const t = get();
+      await upstream.set({
+        account: "dave",
+        tamper: null,
+        accounts: { dave: { preferred_username: "dave.up", email: "dave@corp.example", email_verified: true } },
+      });
+      const first = await signInVia("dave");
+      expect(first.end.res.status).toBe(303);
+      const [dave] = await t.app.db
+        .select()
+        .from(users)
+        .where(and(eq(users.tenantUuid, tenant), eq(users.username, "dave.up")));
+      const own = (await tokenFor(t.app, { acl: ["auth.users.me.mfa.#"], userUuid: dave!.uuid, tenantUuid: tenant }))
+        .token;
+      const started = await t.request("POST", "/0.1/users/me/mfa/totp", { token: own });
+      const secret = started.json.secret as string;
+      // The previous step's code (within the window): the next one is then a newer step (no replay).
+      const confirmed = await t.request("POST", "/0.1/users/me/mfa/totp/confirm", {
+        token: own,
+        body: { code: currentCode(secret, Date.now() - 30_000) },
+      });
+      expect(confirmed.status).toBeLessThan(300);
+      const { page, end, browser } = await signInVia("dave");
+      expect(end.res.status).toBe(200);
+      expect(end.html).toContain('name="pending"');
+      // The step's form, posted where a browser posts it: its action against the page's URL.
+      const action = /<form method="post" action="([^"]*)"/.exec(end.html)![1]!;
+      const target = new URL(unescapeAmp(action), end.url);
+      expect(target.pathname).toBe("/0.1/oidc/authorize-mfa");
+      const done = await browser.post(target.pathname, { ...hiddenFieldsOf(end.html), code: currentCode(secret) });
+      expect(done.res.status).toBe(303);
+      const tokens = await oidc.authorizationCodeGrant(config, done.location!, {
+        pkceCodeVerifier: page.flow.verifier,
+        expectedState: page.flow.state,
+        expectedNonce: page.flow.nonce,
+      });
+      expect(tokens.claims()).toMatchObject({ sub: dave!.uuid, amr: ["oidc", "otp", "mfa"] });
+    });
+
     test("a provider that stops answering: a clear page at sign-in, no code", async () => {
       const t = get();
       const flaky = await startUpstreamOidc({ accounts: { carol: { preferred_username: "carol.up" } } });
@@ -428,5 +479,5 @@ describeEachDb(
       await t.request("DELETE", `/0.1/backends/oidc/${uuid}`, { token: admin });
     });
   },
-  { config: LOCAL },
+  { config: { ...LOCAL, mfa: MFA_KEYS } },
 );

@@ -81,6 +81,8 @@ export const oidcClients = pgTable(
     jwksUri: text("jwks_uri"),
     /** RFC 9126 §6: the authorization endpoint accepts only pushed requests from this client. */
     requirePushedAuthorizationRequests: boolean("require_pushed_authorization_requests").notNull().default(false),
+    /** RFC 9449 §5.2: the token endpoint issues this client DPoP-bound access tokens only. */
+    dpopBoundAccessTokens: boolean("dpop_bound_access_tokens").notNull().default(false),
   },
   (t) => [index("tessera_oidc_client_tenant_uuid_idx").on(t.tenantUuid)],
 );
@@ -258,6 +260,8 @@ export const oidcAccessTokens = pgTable(
     resource: text("resource"),
     /** The acting party of a token exchange (RFC 8693 §4.1 `act`), if any. */
     act: jsonb("act").$type<Record<string, unknown>>(),
+    /** RFC 9449 §6: the thumbprint (RFC 7638) of the key the token is bound to (`cnf.jkt`), if bound. */
+    jkt: varchar("jkt", { length: 43 }),
   },
   (t) => [
     index("tessera_oidc_access_token_session_uuid_idx").on(t.sessionUuid),
@@ -314,6 +318,8 @@ export const oidcRefreshTokens = pgTable(
     successorSalt: varchar("successor_salt", { length: 43 }),
     /** Once rotated: the access token issued with the successor. */
     successorTokenUuid: varchar("successor_token_uuid", { length: 38 }),
+    /** RFC 9449 §5: a public client's refresh token bound to its DPoP key (thumbprint), if bound. */
+    jkt: varchar("jkt", { length: 43 }),
   },
   (t) => [index("tessera_oidc_refresh_token_family_uuid_idx").on(t.familyUuid)],
 );
@@ -344,4 +350,17 @@ export const oidcDeviceCodes = pgTable(
     amr: jsonb("amr").$type<string[]>(),
   },
   (t) => [index("tessera_oidc_device_code_expires_at_idx").on(t.expiresAt)],
+);
+
+/**
+ * A DPoP proof already accepted (RFC 9449 §11.1), by the SHA-256 of its key thumbprint and `jti`,
+ * until its `iat` leaves the accepted window: a replay is refused on every instance.
+ */
+export const oidcDpopProofs = pgTable(
+  "tessera_oidc_dpop_proof",
+  {
+    proofHash: varchar("proof_hash", { length: 64 }).primaryKey(),
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (t) => [index("tessera_oidc_dpop_proof_expires_at_idx").on(t.expiresAt)],
 );

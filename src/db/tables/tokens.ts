@@ -60,6 +60,9 @@ export const tokens = pgTable(
     // Tessera addition: set once the expire-soon notice went out, so it is sent once per token
     // even with several instances running the cleanup job.
     expireSoonNotified: boolean("expire_soon_notified").notNull().default(false),
+    // Tessera addition: the thumbprint of the DPoP key (RFC 9449 §6) an OIDC access token is bound
+    // to, so the token check tells a bound token by one field of the cached token.
+    dpopJkt: varchar("dpop_jkt", { length: 43 }),
   },
   (t) => [
     index("auth_token_expire_t_idx").on(t.expireT),

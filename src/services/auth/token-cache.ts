@@ -21,6 +21,8 @@ export interface TokenRecord {
   remoteAddr: string;
   sessionUuid: string;
   refreshTokenUuid: string | null;
+  /** RFC 9449 §6: the DPoP key's thumbprint the token is bound to (services/oidc/dpop.ts); null: bearer. */
+  dpopJkt: string | null;
 }
 
 export interface CachedToken extends TokenRecord {
@@ -29,7 +31,14 @@ export interface CachedToken extends TokenRecord {
   /** Tenant of the token's user, read on the first `tenant=` check (undefined until then). */
   userTenantUuid?: string | null;
   /** What the OpenID Connect provider issued it for (null: not an OIDC token), read on first need. */
-  oidcGrant?: { userUuid: string | null; scope: string[]; clientId: string; grantType: string } | null;
+  oidcGrant?: {
+    userUuid: string | null;
+    scope: string[];
+    clientId: string;
+    grantType: string;
+    /** RFC 9449 §6: the thumbprint of the DPoP key the token is bound to; null: a bearer token. */
+    jkt: string | null;
+  } | null;
   /** The last introspection answer (RFC 7662) given about it: to which client (and its reach), with which issuer. */
   introspected?: { clientId: string; firstParty: boolean; issuer: string; json: string };
 }

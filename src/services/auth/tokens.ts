@@ -48,6 +48,7 @@ function recordOf(row: TokenRow): TokenRecord {
     remoteAddr: row.remoteAddr,
     sessionUuid: row.sessionUuid,
     refreshTokenUuid: row.refreshTokenUuid,
+    dpopJkt: row.dpopJkt ?? null,
   };
 }
 
@@ -252,6 +253,7 @@ export async function insertToken(
     sessionUuid,
     refreshTokenUuid: t.refreshTokenUuid ?? null,
     expireSoonNotified: false,
+    dpopJkt: null,
   };
   const inserts: RowInsert[] = [
     { table: sessions, row: { uuid: sessionUuid, tenantUuid: t.sessionTenantUuid, mobile: t.mobile } },

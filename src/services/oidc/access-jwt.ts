@@ -118,10 +118,12 @@ export async function shapeForResource(
   };
   // RFC 8693 §4.1: the acting party of a token exchange, kept on the token's record.
   const [record] = await app.db
-    .select({ act: oidcAccessTokens.act })
+    .select({ act: oidcAccessTokens.act, jkt: oidcAccessTokens.jkt })
     .from(oidcAccessTokens)
     .where(eq(oidcAccessTokens.tokenUuid, anchor.uuid));
   if (record?.act) claims.act = record.act;
+  // RFC 9449 §6.1: a DPoP-bound token names its key's thumbprint.
+  if (record?.jkt) claims.cnf = { jkt: record.jkt };
   const jwt = await new SignJWT(claims)
     .setProtectedHeader({ alg, kid: key.kid, typ: ACCESS_JWT_TYP })
     .setIssuer(issuer)

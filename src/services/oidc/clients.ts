@@ -54,6 +54,8 @@ export interface ClientInput extends LogoutMetadataInput {
   acl?: string[];
   /** RFC 9126 §6: only pushed authorization requests (absent: false, or kept on update). */
   require_pushed_authorization_requests?: boolean;
+  /** RFC 9449 §5.2: DPoP-bound access tokens only (absent: false, or kept on update). */
+  dpop_bound_access_tokens?: boolean;
   /** RFC 7591 §2: the keys that sign the client's request objects (RFC 9101), by value or by URL (absent: none, or kept on update). */
   jwks?: { keys: Record<string, unknown>[] } | null;
   jwks_uri?: string | null;
@@ -84,6 +86,8 @@ export interface ClientJson extends LogoutMetadataJson {
   created_at: string;
   /** RFC 9126 §6. */
   require_pushed_authorization_requests: boolean;
+  /** RFC 9449 §5.2. */
+  dpop_bound_access_tokens: boolean;
   /** RFC 7591 §2: the keys of the client's request objects (RFC 9101). */
   jwks: { keys: Record<string, unknown>[] } | null;
   jwks_uri: string | null;
@@ -115,6 +119,7 @@ export function clientJson(r: ClientRow): ClientJson {
     ...logoutMetadataJson(r),
     created_at: r.createdAt.toISOString(),
     require_pushed_authorization_requests: r.requirePushedAuthorizationRequests,
+    dpop_bound_access_tokens: r.dpopBoundAccessTokens,
     jwks: r.jwks ?? null,
     jwks_uri: r.jwksUri ?? null,
     self_registered: r.registrationTokenHash !== null,
@@ -289,6 +294,7 @@ export function rowValues(input: ClientUpdate, type: ClientType, allowInsecureRe
     refreshTokenLifetime: input.refresh_token_lifetime ?? null,
     acl: [...new Set(input.acl ?? [])],
     requirePushedAuthorizationRequests: input.require_pushed_authorization_requests ?? false,
+    dpopBoundAccessTokens: input.dpop_bound_access_tokens ?? false,
     jwks: input.jwks ?? null,
     jwksUri: input.jwks_uri ?? null,
   };
@@ -395,6 +401,7 @@ export async function updateClient(
     if (input.acl === undefined) values.acl = current.acl; // absent: kept (PUT of a client older than `acl`)
     if (input.require_pushed_authorization_requests === undefined)
       values.requirePushedAuthorizationRequests = current.requirePushedAuthorizationRequests;
+    if (input.dpop_bound_access_tokens === undefined) values.dpopBoundAccessTokens = current.dpopBoundAccessTokens;
     if (input.jwks === undefined && input.jwks_uri === undefined) {
       values.jwks = current.jwks;
       values.jwksUri = current.jwksUri;

@@ -1,5 +1,6 @@
 // Provider metadata (OpenID Connect Discovery 1.0 §3, RFC 8414 §2). It lists only what this
 // provider really implements: an endpoint or capability is added here in the commit that builds it.
+import { DPOP_SIGNING_ALGS } from "./dpop.ts";
 import type { AppContext } from "../../boot/context.ts";
 import { GRANT_TYPES } from "./grants/index.ts";
 import { SIGNING_ALGS } from "./keys.ts";
@@ -48,6 +49,8 @@ export function providerMetadata(issuer: string, app: AppContext): Record<string
     // RFC 9126 §5: pushed authorization requests; a client may be required to use them (`require_pushed_authorization_requests`).
     pushed_authorization_request_endpoint: `${issuer}/par`,
     require_pushed_authorization_requests: false,
+    // RFC 9449 §5.1: DPoP proofs at the token endpoint (and userinfo), with these algorithms.
+    dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGS],
     introspection_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
     revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post", "none"],
     response_types_supported: ["code"],

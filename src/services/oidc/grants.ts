@@ -18,7 +18,8 @@ export type Form = Record<string, string | undefined>;
 
 export interface TokenResponse {
   access_token: string;
-  token_type: "Bearer";
+  /** RFC 9449 §5: `DPoP` when the access token is bound to the client's key. */
+  token_type: "Bearer" | "DPoP";
   expires_in: number;
   scope: string;
   id_token?: string;

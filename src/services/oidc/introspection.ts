@@ -144,6 +144,11 @@ async function introspectAccessToken(
     // RFC 8693 §4.1: who acts for the subject (a token exchange's delegation or impersonation).
     const act = (grant as { act?: unknown }).act;
     if (act) answer.act = act;
+    // RFC 9449 §6.2: a DPoP-bound token names its key (the resource checks the proof against it).
+    if (grant.jkt) {
+      answer.token_type = "DPoP";
+      answer.cnf = { jkt: grant.jkt };
+    }
   }
   return answer;
 }

@@ -56,7 +56,10 @@ export async function startPendingSignIn(
   proven: ProvenPassword,
   stage: Stage,
   binding: Binding,
-  /** The factors already proven (a `password` stage after the second factor). */
+  /**
+   * The factors already proven: the first factor (`pwd`, or `saml`/`oidc` after the tenant's
+   * identity provider), or all of them for a `password` stage after the second factor.
+   */
   amr: string[] = ["pwd"],
 ): Promise<string> {
   const handle = randomBytes(32).toString("base64url");
@@ -91,6 +94,9 @@ export async function loadPending(
   return { handle, row: found.row, user: found.user, methods: await factorMethods(app, found.user.uuid) };
 }
 
+/** What the pending sign-in's first step proved (RFC 8176 §2): the second factor adds to it. */
+const firstFactor = (p: Pending): string[] => (p.row.amr?.length ? p.row.amr : ["pwd"]);
+
 const originOf = (origin: BrowserOrigin) => ({ address: origin.remoteAddr, forwarded: origin.forwarded });
 
 /** What the step's attempts are throttled and counted against: the sign-in's login and the browser's address. */
@@ -121,7 +127,7 @@ export async function verifyCode(
 ): Promise<string[] | null> {
   if (p.row.stage !== "verify") return null;
   if (await throttledSecondFactor(app, p.user, code.trim(), originOf(origin), p.row.login))
-    return ["pwd", "otp", "mfa"];
+    return [...firstFactor(p), "otp", "mfa"];
   await spendAttempt(app, p);
   return null;
 }
@@ -146,7 +152,7 @@ export async function verifyPasskey(
     p.row.stage === "verify" ? await verifyPasskeyAssertion(app, rp, challengeId, credential, p.user.uuid) : null;
   if (ok) {
     await forgetSecondFactorFailures(app, p.user.uuid, open.failures);
-    return ["pwd", ok.amr, "mfa"];
+    return [...firstFactor(p), ok.amr, "mfa"];
   }
   await countWrongFactor(app, p.user, subject);
   await spendAttempt(app, p);
@@ -174,7 +180,7 @@ export async function confirmEnrolment(
     const { recovery_codes } = await confirmTotp(app, p.user, code.trim(), selfActor(p.user, origin));
     await app.db
       .update(pendingSignIns)
-      .set({ stage: "enrolled", amr: ["pwd", "otp", "mfa"] })
+      .set({ stage: "enrolled", amr: [...firstFactor(p), "otp", "mfa"] })
       .where(eq(pendingSignIns.handleHash, p.row.handleHash));
     return recovery_codes;
   } catch (e) {

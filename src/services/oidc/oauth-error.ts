@@ -5,6 +5,8 @@ export class OAuthError extends Error {
     readonly status: 400 | 401 | 403 | 413 | 429 | 500 | 503,
     readonly error: string,
     readonly description: string,
+    /** Headers the answer carries besides (RFC 9449 §8: `DPoP-Nonce`). */
+    readonly headers?: Record<string, string>,
   ) {
     super(description);
   }

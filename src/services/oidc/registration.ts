@@ -146,6 +146,9 @@ function parseMetadata(app: AppContext, raw: unknown, allowedGrants: string[]): 
   const requirePar = body.require_pushed_authorization_requests;
   if (requirePar !== undefined && typeof requirePar !== "boolean")
     throw metadataError("require_pushed_authorization_requests must be a boolean");
+  const dpopBound = body.dpop_bound_access_tokens;
+  if (dpopBound !== undefined && typeof dpopBound !== "boolean")
+    throw metadataError("dpop_bound_access_tokens must be a boolean");
   if (body.jwks !== undefined && (typeof body.jwks !== "object" || body.jwks === null))
     throw metadataError("jwks must be a JWK Set");
   if (body.jwks_uri !== undefined && typeof body.jwks_uri !== "string") throw metadataError("jwks_uri must be a URL");
@@ -178,6 +181,7 @@ function parseMetadata(app: AppContext, raw: unknown, allowedGrants: string[]): 
     id_token_signed_response_alg: alg as ClientInput["id_token_signed_response_alg"],
     acl: [],
     require_pushed_authorization_requests: requirePar ?? false,
+    dpop_bound_access_tokens: dpopBound ?? false,
     jwks: (body.jwks as ClientInput["jwks"]) ?? null,
     jwks_uri: (body.jwks_uri as string | undefined) ?? null,
   };
@@ -223,6 +227,7 @@ function registrationResponse(
     scope: row.scopes.join(" "),
     id_token_signed_response_alg: row.idTokenSignedResponseAlg,
     require_pushed_authorization_requests: row.requirePushedAuthorizationRequests,
+    dpop_bound_access_tokens: row.dpopBoundAccessTokens,
     ...(row.jwks ? { jwks: row.jwks } : {}),
     ...(row.jwksUri ? { jwks_uri: row.jwksUri } : {}),
     ...Object.fromEntries(

@@ -145,6 +145,7 @@ export async function scimTokenCaller(app: AppContext, secret: string): Promise<
     remoteAddr: "",
     sessionUuid: row.uuid,
     refreshTokenUuid: null,
+    dpopJkt: null, // a SCIM token is a bearer secret the directory holds (RFC 7644 §2)
     matcher: compileAcl(row.acl, { authId, sessionUuid: row.uuid }),
     userTenantUuid: row.tenantUuid,
   };

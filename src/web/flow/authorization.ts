@@ -48,6 +48,7 @@ import {
   redirectTo,
   type Params,
 } from "../pages/browser.ts";
+import { relativeBase } from "../pages/oidc-login.ts";
 import { upstreamLinks } from "../pages/upstream-buttons.ts";
 import { beginStep, type Flow, OPTIONS_ACTION, STEP_ACTION } from "./second-step.ts";
 import { type PageText, scopeText } from "../pages/language.ts";
@@ -104,7 +105,7 @@ export async function loginForm(
       username: extra.username ?? request.loginHint ?? undefined,
       samlDomain: saml ? domain : null,
       passkeySignIn,
-      upstreamLinks: await upstreamLinks(app, client.tenantUuid, params),
+      upstreamLinks: await upstreamLinks(app, client.tenantUuid, params, relativeBase(new URL(c.req.url).pathname)),
     },
     extra.status ?? 200,
     { tenantUuid: client.tenantUuid, formTargets: [request.redirectUri, ...(saml ? [saml.idp.ssoUrl] : [])] },
@@ -285,6 +286,13 @@ export function oidcFlow(c: Context<Env>, app: AppContext, check: Ok, params: Pa
 }
 
 /** The password was right and a second factor is due (or must be enrolled): the step's first page. */
-export function secondStepPage(c: Context<Env>, app: AppContext, check: Ok, params: Params, e: MfaRequired) {
-  return beginStep(c, app, oidcFlow(c, app, check, params), e);
+export function secondStepPage(
+  c: Context<Env>,
+  app: AppContext,
+  check: Ok,
+  params: Params,
+  e: MfaRequired,
+  firstFactor: string[] = ["pwd"],
+) {
+  return beginStep(c, app, oidcFlow(c, app, check, params), e, firstFactor);
 }

@@ -147,9 +147,16 @@ export const fatal = (c: Context<Env>, app: AppContext, message: PageText, statu
   page(c, app, { step: "error", message }, status);
 
 /** After a password accepted for a user with a factor (or who must enrol one): the step's first page. */
-export async function beginStep(c: Context<Env>, app: AppContext, flow: Flow, e: MfaRequired): Promise<Response> {
+export async function beginStep(
+  c: Context<Env>,
+  app: AppContext,
+  flow: Flow,
+  e: MfaRequired,
+  /** How the first step authenticated (RFC 8176 §2): `pwd`, or `saml`/`oidc` after the tenant's identity provider. */
+  firstFactor: string[] = ["pwd"],
+): Promise<Response> {
   const stage = e.changePassword ? "password" : e.enrol ? "enrol" : "verify";
-  const handle = await startPendingSignIn(app, e.proven!, stage, binding(c, flow));
+  const handle = await startPendingSignIn(app, e.proven!, stage, binding(c, flow), firstFactor);
   const p = await loadPending(app, handle, binding(c, flow));
   if (!p) return fatal(c, app, EXPIRED, 400);
   if (stage === "password") return passwordPage(c, app, flow, p, "");

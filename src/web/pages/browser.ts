@@ -133,6 +133,7 @@ export function page(
   });
   return renderPage(app, step, status, {
     ...rest,
+    path: new URL(c.req.url).pathname,
     locale,
     languages: languageLinks(c, locale),
     headers: pendingCookies(c),

@@ -149,7 +149,12 @@ function passkeyScripts(page: PageStep): boolean {
   return false;
 }
 
-/** Form targets, relative to the issuer's directory (the pages are served at `{issuer}/…`). */
+/**
+ * Form targets, relative to the issuer's directory (the pages are served at `{issuer}/…`); on a page
+ * rendered at a nested path (`{issuer}/authorize/saml`, `{issuer}/authorize/consent`) they are
+ * prefixed by `../` per level (`relativeBase`), so they resolve from the page's own URL whatever
+ * prefix the deployment serves the issuer under (`public_url`, `X-Script-Name`).
+ */
 const ACTIONS = {
   action: "authorize",
   saml_action: "authorize/saml",
@@ -186,7 +191,23 @@ function title(page: PageStep): PageText {
   }
 }
 
-function stepContext(page: PageStep): Record<string, unknown> {
+/** The way back to the issuer's directory from the page at `path` (the request's path): `""`, `"../"`… */
+export function relativeBase(path: string | undefined): string {
+  if (!path) return "";
+  const at = path.indexOf(OIDC_DIR);
+  if (at < 0) return "";
+  const depth = path.slice(at + OIDC_DIR.length).split("/").length - 1;
+  return "../".repeat(depth);
+}
+
+const OIDC_DIR = "/0.1/oidc/";
+
+/** A page target under the issuer, from the page's `base`; an absolute URL or path is kept. */
+const under = (base: string, target: string) =>
+  /^([a-z][a-z0-9+.-]*:|\/)/i.test(target) ? target : `${base}${target}`;
+
+function stepContext(page: PageStep, base: string): Record<string, unknown> {
+  const at = (target: string) => under(base, target);
   switch (page.step) {
     case "error":
       return { message: page.message };
@@ -197,8 +218,8 @@ function stepContext(page: PageStep): Record<string, unknown> {
         message: page.message ?? "",
         username: page.username ?? "",
         saml_domain: page.samlDomain ?? "",
-        action: ACTIONS.action,
-        saml_action: ACTIONS.saml_action,
+        action: at(ACTIONS.action),
+        saml_action: at(ACTIONS.saml_action),
         passkey_sign_in: page.passkeySignIn ?? false,
         scripts: passkeyScripts(page),
         upstream_links: page.upstreamLinks ?? [],
@@ -209,10 +230,10 @@ function stepContext(page: PageStep): Record<string, unknown> {
         user_name: page.userName,
         scopes: page.scopes,
         hidden: page.hidden,
-        action: ACTIONS.consent,
+        action: at(ACTIONS.consent),
       };
     case "logout":
-      return { client_name: page.clientName ?? "", hidden: page.hidden, action: ACTIONS.logout };
+      return { client_name: page.clientName ?? "", hidden: page.hidden, action: at(ACTIONS.logout) };
     case "signed_out":
       return { frames: page.frames ?? [], continue_url: page.continueUrl ?? "", client_name: page.clientName ?? "" };
     case "device_code":
@@ -220,7 +241,7 @@ function stepContext(page: PageStep): Record<string, unknown> {
         message: page.message ?? "",
         user_code: page.userCode ?? "",
         ui_locales: page.uiLocales ?? "",
-        action: ACTIONS.device,
+        action: at(ACTIONS.device),
       };
     case "device_confirm":
       return {
@@ -231,9 +252,9 @@ function stepContext(page: PageStep): Record<string, unknown> {
         message: page.message ?? "",
         username: page.username ?? "",
         continue_as: page.continueAs ?? "",
-        other_account: page.otherAccount ?? "",
+        other_account: page.otherAccount ? at(page.otherAccount) : "",
         ask_code: page.askCode ?? false,
-        action: ACTIONS.device,
+        action: at(ACTIONS.device),
       };
     case "device_done":
       return { heading: page.heading, message: page.message };
@@ -244,10 +265,10 @@ function stepContext(page: PageStep): Record<string, unknown> {
         rules: page.rules,
         hidden: page.hidden,
         message: page.message ?? "",
-        action: "password-reset",
+        action: at("password-reset"),
       };
     case "email_confirm":
-      return { mode: page.mode, address: page.address ?? "", hidden: page.hidden, action: "email-confirmation" };
+      return { mode: page.mode, address: page.address ?? "", hidden: page.hidden, action: at("email-confirmation") };
     case "register":
       return {
         mode: page.mode,
@@ -256,7 +277,7 @@ function stepContext(page: PageStep): Record<string, unknown> {
         message: page.message ?? "",
         username: page.username ?? "",
         address: page.address ?? "",
-        action: "register",
+        action: at("sign-up"),
       };
     case "mfa":
       return {
@@ -264,8 +285,8 @@ function stepContext(page: PageStep): Record<string, unknown> {
         mode: page.mode,
         message: page.message ?? "",
         notice: page.notice ?? "",
-        action: page.action,
-        options_action: page.optionsAction ?? "",
+        action: at(page.action),
+        options_action: page.optionsAction ? at(page.optionsAction) : "",
         hidden: page.hidden,
         has_code: page.hasCode ?? false,
         has_passkey: page.hasPasskey ?? false,
@@ -290,6 +311,8 @@ export interface PageOptions {
   tenantUuid?: string;
   /** Where the page's forms may lead, their answers' redirects included (CSP form-action): the client's redirect URI, the SAML IdP. */
   formTargets?: string[];
+  /** The request's path: the page's relative targets are computed from its depth under the issuer. */
+  path?: string;
   /** Extra headers (Set-Cookie). */
   headers?: Headers;
   /** What the page may frame (CSP frame-src): the front-channel logout URIs of the signed-out page. */
@@ -301,11 +324,12 @@ export interface PageOptions {
 }
 
 export function renderPage(app: AppContext, page: PageStep, status: number, opts: PageOptions = {}): Response {
+  const base = relativeBase(opts.path);
   const nonce = randomBytes(16).toString("base64");
   const locale = opts.locale ?? REFERENCE_LOCALE;
   const brand = brandingFor(app, opts.tenantUuid);
   const content = new (nunjucks().runtime.SafeString)(
-    templateAt(stepPath(page.step), "builtin").render({ ...stepContext(page), ...templateHelpers(locale) }),
+    templateAt(stepPath(page.step), "builtin").render({ base, ...stepContext(page, base), ...templateHelpers(locale) }),
   );
   // What a layout receives: plain values only (a layout escapes everything), in the page's language.
   const context = {

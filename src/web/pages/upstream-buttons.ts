@@ -13,16 +13,20 @@ export interface UpstreamLink {
   name: string;
 }
 
-/** One link per provider a user may sign in with (none when the tenant has none). */
+/**
+ * One link per provider a user may sign in with (none when the tenant has none). `base`: the way back to
+ * the issuer's directory from the page (pages/oidc-login.ts `relativeBase`).
+ */
 export async function upstreamLinks(
   app: AppContext,
   tenantUuid: string,
   params: Readonly<Record<string, string | undefined>>,
+  base = "",
 ): Promise<UpstreamLink[]> {
   const providers = (await providersForSignIn(app, tenantUuid)).filter((p) => p.provisioning !== "off");
   return providers.map((p) => {
     const query = new URLSearchParams({ provider: p.uuid });
     for (const name of REQUEST_PARAMS) if (params[name] !== undefined) query.set(name, params[name]!);
-    return { href: `authorize/upstream?${query.toString()}`, name: p.displayName };
+    return { href: `${base}authorize/upstream?${query.toString()}`, name: p.displayName };
   });
 }

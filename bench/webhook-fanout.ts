@@ -1,0 +1,119 @@
+// Does webhook fan-out move the token check's p99? One Tessera instance (a real process, on a scratch
+// PostgreSQL database) with 10 webhooks subscribed to every event, each to its own local receiver (Bun.serve
+// here, answering 204). In interleaved rounds, wrk measures HEAD /0.1/token/{token} on the instance:
+//   A: no events;
+//   B: events recorded at BENCH_EVENTS_PER_SECOND (default 1,000/s) by this script, inserted into the
+//      outbox in batches every 100 ms as another instance's changes would be; the outbox trigger fans each
+//      one out to the 10 webhooks, and the instance's delivery worker signs and POSTs them (10,000/s asked).
+// Prints, per round, the check's rate and p99, the deliveries received per second and the backlog, then the
+// medians and the load average (the machine is shared: read the figures with it).
+//
+//   npx bun bench/webhook-fanout.ts [rounds, default 3] [seconds per round, default 5]
+import { loadavg } from "node:os";
+import { adminLogin, InstanceFleet } from "../tests/helpers/tessera-instances.ts";
+import { PG_URL, scratchDatabase, wrk, type WrkResult } from "./lib.ts";
+
+const rounds = Number(process.argv[2] ?? 3);
+const seconds = Number(process.argv[3] ?? 5);
+const perSecond = Number(process.env.BENCH_EVENTS_PER_SECOND ?? 1000);
+const ENDPOINTS = 10;
+
+const scratch = await scratchDatabase();
+if (!scratch) throw new Error(`no PostgreSQL at ${PG_URL}`);
+const fleet = new InstanceFleet();
+const received = new Array<number>(ENDPOINTS).fill(0);
+const receivers = received.map((_, i) =>
+  Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      await req.arrayBuffer();
+      received[i]!++;
+      return new Response(null, { status: 204 });
+    },
+  }),
+);
+const { default: postgres } = await import("postgres");
+const sql = postgres(scratch.url, { max: 2, onnotice: () => {} });
+
+try {
+  const extra = {
+    log_level: "error",
+    outbound_http: { allow_private_targets: ["127.0.0.0/8"], allow_http: true },
+  };
+  fleet.bootstrap({ dbUri: scratch.url, extra });
+  const instance = await fleet.start("fanout", { dbUri: scratch.url, extra });
+  const token = await adminLogin(instance.url);
+  for (const r of receivers) {
+    const res = await fetch(`${instance.url}/webhooks`, {
+      method: "POST",
+      headers: { "X-Auth-Token": token, "Content-Type": "application/json" },
+      body: JSON.stringify({ url: `http://127.0.0.1:${r.port}/`, events: ["*"], description: "bench" }),
+    });
+    if (res.status !== 201) throw new Error(`webhook creation: ${res.status} ${await res.text()}`);
+  }
+  const checkUrl = `${instance.url}/token/${token}`;
+  const check = (s: number) => wrk(checkUrl, { connections: 8, seconds: s, script: "head.lua" });
+  const backlog = async () =>
+    Number((await sql`select count(*)::int as n from tessera_outbound_delivery where status = 'pending'`)[0]!.n);
+
+  /** Records `perSecond` events a second (batches every 100 ms) until `stop` is set; the events recorded. */
+  async function produce(stop: { done: boolean }): Promise<number> {
+    let n = 0;
+    const started = performance.now();
+    while (!stop.done) {
+      const due = Math.floor(((performance.now() - started) / 1000) * perSecond) - n;
+      if (due > 0) {
+        await sql`insert into tessera_event_outbox (name, routing_key, headers, payload, aggregate)
+          select 'bench_event', 'bench.event', '{}'::jsonb, jsonb_build_object('data', jsonb_build_object('n', g)),
+                 'bench:' || (g % 200)
+          from generate_series(${n}::int, ${n + due - 1}::int) g`;
+        n += due;
+      }
+      await Bun.sleep(100);
+    }
+    return n;
+  }
+
+  await check(2); // warm-up
+  const rows: { kind: "A" | "B"; r: WrkResult; delivered: number; events: number; backlog: number }[] = [];
+  console.log("| round | events/s recorded | deliveries/s received | check rate | check p99 (ms) | pending after |");
+  console.log("|---|---|---|---|---|---|");
+  for (let round = 1; round <= rounds; round++) {
+    for (const kind of ["A", "B"] as const) {
+      const before = received.reduce((a, b) => a + b, 0);
+      const stop = { done: false };
+      const producing = kind === "B" ? produce(stop) : Promise.resolve(0);
+      const started = performance.now();
+      const r = await check(seconds);
+      stop.done = true;
+      const events = await producing;
+      const elapsed = (performance.now() - started) / 1000;
+      const delivered = (received.reduce((a, b) => a + b, 0) - before) / elapsed;
+      const row = { kind, r, delivered, events: events / elapsed, backlog: await backlog() };
+      rows.push(row);
+      console.log(
+        `| ${round}${kind} | ${Math.round(row.events)} | ${Math.round(delivered)} | ${Math.round(r.rps)}/s | ${r.p99.toFixed(1)} | ${row.backlog} |`,
+      );
+      // The next A round starts with the queue drained (or after 30 s at most): it measures no fan-out.
+      if (kind === "B")
+        for (const until = Date.now() + 30_000; Date.now() < until && (await backlog()) > 0; ) await Bun.sleep(200);
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const of = (kind: "A" | "B") => rows.filter((x) => x.kind === kind);
+  console.log(
+    `\nmedian check p99: A (no events) ${median(of("A").map((x) => x.r.p99)).toFixed(1)} ms, B (${perSecond}/s × ${ENDPOINTS}) ${median(of("B").map((x) => x.r.p99)).toFixed(1)} ms; ` +
+      `median deliveries/s in B ${Math.round(median(of("B").map((x) => x.delivered)))}`,
+  );
+  console.log(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
+} finally {
+  for (const r of receivers) r.stop(true);
+  await sql.end();
+  await fleet.stopAll();
+  await scratch.drop();
+}
