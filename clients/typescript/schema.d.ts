@@ -5186,6 +5186,7 @@ export interface operations {
                                 email: string;
                                 firstname: string;
                                 lastname: string;
+                                locale: string;
                             };
                             /** @description The redirect URI to register at the upstream provider */
                             redirect_uri: string;
@@ -5258,12 +5259,13 @@ export interface operations {
                      * @enum {string}
                      */
                     provisioning?: "create" | "link" | "off";
-                    /** @description Which upstream claim fills which user field. Defaults: preferred_username (else the verified email) → username, email (when email_verified) → email, given_name → firstname, family_name → lastname */
+                    /** @description Which upstream claim fills which user field. Defaults: preferred_username (else the verified email) → username, email (when email_verified) → email, given_name → firstname, family_name → lastname, locale → locale (a provisioned user's language; ignored when not a language tag) */
                     claim_mapping?: {
                         username?: string;
                         email?: string;
                         firstname?: string;
                         lastname?: string;
+                        locale?: string;
                     };
                     client_secret: string;
                 };
@@ -5292,6 +5294,7 @@ export interface operations {
                             email: string;
                             firstname: string;
                             lastname: string;
+                            locale: string;
                         };
                         /** @description The redirect URI to register at the upstream provider */
                         redirect_uri: string;
@@ -5372,6 +5375,7 @@ export interface operations {
                             email: string;
                             firstname: string;
                             lastname: string;
+                            locale: string;
                         };
                         /** @description The redirect URI to register at the upstream provider */
                         redirect_uri: string;
@@ -5443,12 +5447,13 @@ export interface operations {
                      * @enum {string}
                      */
                     provisioning?: "create" | "link" | "off";
-                    /** @description Which upstream claim fills which user field. Defaults: preferred_username (else the verified email) → username, email (when email_verified) → email, given_name → firstname, family_name → lastname */
+                    /** @description Which upstream claim fills which user field. Defaults: preferred_username (else the verified email) → username, email (when email_verified) → email, given_name → firstname, family_name → lastname, locale → locale (a provisioned user's language; ignored when not a language tag) */
                     claim_mapping?: {
                         username?: string;
                         email?: string;
                         firstname?: string;
                         lastname?: string;
+                        locale?: string;
                     };
                     /** @description Absent: kept */
                     client_secret?: string;

@@ -64,10 +64,11 @@ const fields = {
       email: claimName.optional(),
       firstname: claimName.optional(),
       lastname: claimName.optional(),
+      locale: claimName.optional(),
     })
     .optional()
     .describe(
-      "Which upstream claim fills which user field. Defaults: preferred_username (else the verified email) → username, email (when email_verified) → email, given_name → firstname, family_name → lastname",
+      "Which upstream claim fills which user field. Defaults: preferred_username (else the verified email) → username, email (when email_verified) → email, given_name → firstname, family_name → lastname, locale → locale (a provisioned user's language; ignored when not a language tag)",
     ),
 };
 const secret = text(4_096, { min: 1 });
@@ -85,7 +86,13 @@ const providerView = z.object({
   scopes: z.array(z.string()),
   native_client_ids: z.array(z.string()),
   provisioning: z.string(),
-  claim_mapping: z.object({ username: z.string(), email: z.string(), firstname: z.string(), lastname: z.string() }),
+  claim_mapping: z.object({
+    username: z.string(),
+    email: z.string(),
+    firstname: z.string(),
+    lastname: z.string(),
+    locale: z.string(),
+  }),
   redirect_uri: z.string().describe("The redirect URI to register at the upstream provider"),
 });
 const providerPage = z.object({ items: z.array(providerView), filtered: z.number(), total: z.number() });

@@ -3,7 +3,8 @@
 // holding the Tessera token of that sign-in (15 minutes). The page enrols and removes TOTP (removal
 // proven with a current code, throttled like logins) and registers, renames and removes passkeys;
 // it lists the devices signed in (end one, or every other) and the applications the user allowed
-// (withdraw one: its refresh tokens end), and sets the user's language (issue 43).
+// (withdraw one: its refresh tokens end), the upstream identities linked to the account (unlink one,
+// unless it is the only way left to sign in), and sets the user's language (issue 43).
 // Every form carries the CSRF token (double-submit cookie); the token must grant the self-service
 // MFA ACL (`auth.users.me.mfa.#`, given by `mfa.self_service`).
 import type { Context } from "hono";
@@ -55,6 +56,7 @@ import {
   withdrawConsent,
 } from "../services/auth/self-service.ts";
 import { msg, type PageText } from "./pages/language.ts";
+import { LastSignInLink, ownLinks, unlinkOwn } from "../services/integrations/upstream-oidc/links.ts";
 
 const SESSION_COOKIE = "tessera_account";
 const SESSION_SECONDS = 900;
@@ -183,6 +185,11 @@ async function settingsPage(
           client_id: a.clientId,
           name: a.name,
           scopes: a.scopes.join(", "),
+        })),
+        links: (await ownLinks(app, user.uuid)).map((l) => ({
+          provider: l.providerUuid,
+          name: l.displayName,
+          linked_at: l.createdAt,
         })),
       },
     },
@@ -331,6 +338,16 @@ async function submit(c: Context<Env>, app: AppContext, body: Record<string, unk
       case "consent-withdraw": {
         const name = await withdrawConsent(app, user, (params.client ?? "").slice(0, 64), actor);
         return again(name ? { notice: msg("account.application_withdrawn", { name }) } : {});
+      }
+      case "link-remove": {
+        // Refused when it is the user's only way to sign in (services/integrations/upstream-oidc/links.ts).
+        try {
+          const name = await unlinkOwn(app, user, (params.provider ?? "").slice(0, 64), actor);
+          return again(name ? { notice: msg("account.link_removed", { name }) } : {});
+        } catch (e) {
+          if (!(e instanceof LastSignInLink)) throw e;
+          return again({ message: msg("account.link_last", { name: e.displayName }) }, 409);
+        }
       }
       default:
         return again({ message: "account.unknown_action" }, 400);

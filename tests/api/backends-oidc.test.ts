@@ -55,6 +55,7 @@ describeEachDb(
           email: "email",
           firstname: "given_name",
           lastname: "family_name",
+          locale: "locale",
         },
       });
       expect(r.json.redirect_uri).toMatch(new RegExp(`/0\\.1/oidc/upstream/${uuid}/callback$`));

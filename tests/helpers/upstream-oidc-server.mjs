@@ -86,7 +86,7 @@ provider = new Provider(issuer, {
   claims: {
     openid: ["sub"],
     email: ["email", "email_verified"],
-    profile: ["preferred_username", "given_name", "family_name", "name"],
+    profile: ["preferred_username", "given_name", "family_name", "name", "locale", "ui_language"],
     ...(options.tid ? { openid: ["sub", "tid"] } : {}),
   },
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },

@@ -16,6 +16,10 @@ export interface UpstreamAccount {
   preferred_username?: string;
   given_name?: string;
   family_name?: string;
+  /** OIDC Core §5.1 (released with the `profile` scope). */
+  locale?: string;
+  /** A provider's own claim (released with `profile`), for claim mappings that name another claim. */
+  ui_language?: string;
 }
 
 export interface UpstreamOptions {

@@ -441,6 +441,43 @@ describeEachDb(
           .where(and(eq(users.tenantUuid, tenant), eq(users.username, "carol.up"))),
       ).toEqual([]);
     });
+
+    test("JIT: the locale claim (OIDC Core §5.1) sets the new user's language when it is a tag; a mapping names another", async () => {
+      const t = get();
+      const localeOf = async (username: string) =>
+        (
+          await t.app.db
+            .select({ locale: users.locale })
+            .from(users)
+            .where(and(eq(users.tenantUuid, tenant), eq(users.username, username)))
+        )[0]?.locale;
+      await upstream.set({
+        accounts: {
+          lena: { preferred_username: "lena.up", locale: "fr_ca" },
+          max: { preferred_username: "max.up", locale: "not a tag!" },
+          nora: { preferred_username: "nora.up", locale: "en", ui_language: "pt-br" },
+        },
+      });
+      // `fr_ca`: the underscore form §5.1 lets a relying party accept, canonicalised as the users API does.
+      const lena = await signInVia("lena");
+      expect(lena.end.location!.origin).toBe("https://rp.example.com");
+      expect(await localeOf("lena.up")).toBe("fr-CA");
+      // Not a tag: the user is made all the same, with no language.
+      const max = await signInVia("max");
+      expect(max.end.location!.origin).toBe("https://rp.example.com");
+      expect(await localeOf("max.up")).toBeNull();
+      // A provider whose mapping names its own claim.
+      const uuid = await addProvider(t, admin, upstream, {
+        display_name: "Lang SSO",
+        claim_mapping: { locale: "ui_language" },
+      });
+      const shown = await api("GET", `/0.1/backends/oidc/${uuid}`, admin);
+      expect(shown.json.claim_mapping.locale).toBe("ui_language");
+      const nora = await signInViaLabel("nora", "Continue with Lang SSO");
+      expect(nora.end.location!.origin).toBe("https://rp.example.com");
+      expect(await localeOf("nora.up")).toBe("pt-BR");
+      await t.request("DELETE", `/0.1/backends/oidc/${uuid}`, { token: admin });
+    });
   },
   { config: { ...LOCAL, mfa: MFA_KEYS } },
 );

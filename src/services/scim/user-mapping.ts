@@ -5,6 +5,7 @@
 // phone numbers, the `type` of each email…) is kept as sent and given back, so nothing is lost.
 import { z } from "zod";
 import { CAPS, emailText, text, usernameText } from "../../domain/strings.ts";
+import { localeTag } from "../../domain/validate.ts";
 import { invalidSyntax, invalidValue } from "./errors.ts";
 import { keyOf } from "./filter-match.ts";
 import { USER_SCHEMA } from "./schemas.ts";
@@ -19,6 +20,8 @@ export interface UserState {
   /** Addresses in order, the main one first. */
   emails: string[];
   externalId: string | null;
+  /** The user's language (`locale`, else the first tag of `preferredLanguage`); null when neither. */
+  locale: string | null;
   /** What no column holds, kept as sent. */
   attributes: Json;
   /** Write-only: set at creation, and on PUT or PATCH when it differs (password.ts). */
@@ -33,6 +36,7 @@ export interface StoredUser {
   enabled: boolean;
   emails: Array<{ address: string; main: boolean }>;
   externalId: string | null;
+  locale: string | null;
   attributes: Json;
   groups: Array<{ uuid: string; name: string }>;
   created: Date | null;
@@ -40,7 +44,41 @@ export interface StoredUser {
 }
 
 /** Attributes the resource computes or columns hold: never copied into the kept attributes. */
-const MAPPED = new Set(["schemas", "id", "meta", "username", "externalid", "active", "password", "groups"]);
+const MAPPED = new Set(["schemas", "id", "meta", "username", "externalid", "active", "password", "groups", "locale"]);
+
+const tag = localeTag();
+
+/** `locale` (RFC 7643 §4.1.1): a language tag, canonicalised as the users API does; 400 `invalidValue` else. */
+function localeOf(v: unknown): string | null {
+  if (v === undefined || v === null || v === "") return null;
+  const r = tag.safeParse(v);
+  if (!r.success) throw invalidValue(`locale: ${JSON.stringify(v)} is not a language tag (such as fr or pt-BR)`);
+  return r.data;
+}
+
+/**
+ * The first language of `preferredLanguage` (RFC 7643 §4.1.1: an Accept-Language value, RFC 9110
+ * §12.5.4, "da, en-gb;q=0.8"), highest weight first; null when none is a tag. Microsoft Entra ID maps
+ * its `preferredLanguage` here and sends no `locale`: this is how its users get their language. Never
+ * a refusal: the attribute is kept as sent whatever it holds.
+ */
+export function preferredLocaleOf(v: unknown): string | null {
+  if (typeof v !== "string") return null;
+  const ranked = v
+    .split(",")
+    .map((part, i) => {
+      const [range, ...params] = part.trim().split(";");
+      const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/i.exec(p)?.[1]).find((x) => x !== undefined);
+      return { range: (range ?? "").trim(), q: q === undefined ? 1 : Number(q), i };
+    })
+    .filter((r) => r.range !== "" && r.range !== "*" && r.q > 0)
+    .sort((a, b) => b.q - a.q || a.i - b.i);
+  for (const r of ranked) {
+    const parsed = tag.safeParse(r.range.replace(/_/g, "-"));
+    if (parsed.success) return parsed.data;
+  }
+  return null;
+}
 
 /** Entra sends booleans as strings (`"active": "False"`). */
 export function booleanOf(v: unknown, field: string): boolean {
@@ -105,6 +143,7 @@ export function userStateOf(body: unknown): UserState {
     enabled: active === undefined || active === null ? true : booleanOf(active, "active"),
     emails,
     externalId: typeof externalId === "string" && externalId !== "" ? externalId : null,
+    locale: localeOf(get("locale")) ?? preferredLocaleOf(get("preferredLanguage")),
     attributes,
     password: typeof password === "string" && password !== "" ? password : null,
   };
@@ -155,6 +194,8 @@ export function userResource(u: StoredUser, base: string): Json {
     ...(Object.keys(name).length ? { name } : {}),
     active: u.enabled,
   };
+  delete resource.locale;
+  if (u.locale !== null) resource.locale = u.locale;
   delete resource.emails;
   if (u.emails.length)
     resource.emails = u.emails.map((e) => {

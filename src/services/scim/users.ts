@@ -19,10 +19,11 @@ import { requireMatch, stampVersion } from "./etag.ts";
 import { matches } from "./filter-match.ts";
 import { filterSql } from "./filter-sql.ts";
 import { listResponse, sortResources, type ScimQuery } from "./list.ts";
-import { applyPatch, patchOpsOf } from "./patch.ts";
+import { keyOf } from "./filter-match.ts";
+import { applyPatch, type PatchOp, patchOpsOf } from "./patch.ts";
 import { syncPassword } from "./password.ts";
 import { project } from "./projection.ts";
-import { userResource, userStateOf, type StoredUser, type UserState } from "./user-mapping.ts";
+import { preferredLocaleOf, userResource, userStateOf, type StoredUser, type UserState } from "./user-mapping.ts";
 
 type Json = Record<string, unknown>;
 
@@ -78,6 +79,7 @@ async function storedUsers(db: DbOrTx, rows: UserRow[]): Promise<StoredUser[]> {
       enabled: r.enabled,
       emails: mails.filter((m) => m.userUuid === r.uuid),
       externalId: s?.externalId ?? null,
+      locale: r.locale ?? null,
       attributes: (s?.attributes as Json | undefined) ?? {},
       groups: member.filter((m) => m.userUuid === r.uuid),
       created: s?.createdAt ?? null,
@@ -235,6 +237,7 @@ export async function createScimUser(scope: ScimScope, body: unknown): Promise<J
         enabled: state.enabled,
         password: state.password,
         email_address: state.emails[0] ?? null,
+        locale: state.locale,
       },
       true,
     );
@@ -254,7 +257,13 @@ async function writeState(scope: ScimScope, tx: DbOrTx, before: UserRow, state: 
   if (!sameLogin(before.username, state.username)) await checkLoginFree(tx, state.username, "userName", before.uuid);
   const [row] = await tx
     .update(users)
-    .set({ username: state.username, firstname: state.firstname, lastname: state.lastname, enabled: state.enabled })
+    .set({
+      username: state.username,
+      firstname: state.firstname,
+      lastname: state.lastname,
+      enabled: state.enabled,
+      locale: state.locale,
+    })
     .where(eq(users.uuid, before.uuid))
     .returning();
   // Deactivation: every session and refresh token of the user ends in this transaction (evented).
@@ -291,9 +300,26 @@ export async function patchScimUser(scope: ScimScope, id: string, body: unknown,
     const before = await requireUserRow(tx, scope.caller, id, true);
     const current = await readResource(tx, before, scope.base);
     requireMatch(ifMatch, versionOf(current));
-    const row = await writeState(scope, tx, before, userStateOf(applyPatch(current, ops, "User")));
+    const patched = applyPatch(current, ops, "User");
+    // A `locale` that only mirrors `preferredLanguage` (Entra sends no `locale`) follows it when a
+    // PATCH changes `preferredLanguage` alone.
+    if (touches(ops, "preferredLanguage") && !touches(ops, "locale")) {
+      const was = preferredLocaleOf(current[keyOf(current, "preferredLanguage") ?? "preferredLanguage"]);
+      if (was !== null && current.locale === was) delete patched[keyOf(patched, "locale") ?? "locale"];
+    }
+    const row = await writeState(scope, tx, before, userStateOf(patched));
     return readResource(tx, row, scope.base);
   });
+}
+
+/** Whether an operation names `attr` of the core User schema (by path, or as a key of a no-path value). */
+function touches(ops: PatchOp[], attr: string): boolean {
+  const re = new RegExp(`^(urn:ietf:params:scim:schemas:core:2\\.0:User:)?${attr}$`, "i");
+  return ops.some((op) =>
+    op.path !== null
+      ? re.test(op.path.trim())
+      : op.value !== null && typeof op.value === "object" && Object.keys(op.value).some((k) => re.test(k)),
+  );
 }
 
 /** DELETE /Users/{id}: 404 when not a user of the token's tenant; else the user service's deletion. */

@@ -4,13 +4,15 @@
 // `provisioning: create`, is refused too: the username is taken).
 import { and, asc, eq } from "drizzle-orm";
 import type { AppContext } from "../../../boot/context.ts";
-import { upstreamOidcLinks, upstreamOidcProviders } from "../../../db/schema.ts";
+import type { DbOrTx } from "../../../db/index.ts";
+import { upstreamOidcLinks, upstreamOidcProviders, users } from "../../../db/schema.ts";
 import { inTransaction } from "../../../db/tx.ts";
 import type { Caller } from "../../../domain/caller.ts";
 import { NotFound, orAbsent } from "../../../domain/errors.ts";
-import { recordAudit } from "../../audit/record.ts";
+import { type AuditActor, recordAudit } from "../../audit/record.ts";
+import { effectiveMethod } from "../../auth/identity-providers.ts";
 import { publishEvent, routingKey } from "../../events.ts";
-import { requireVisibleUser } from "../../identity/visibility.ts";
+import { requireVisibleUser, type UserRow } from "../../identity/visibility.ts";
 
 export interface LinkJson {
   oidc_backend_uuid: string;
@@ -57,27 +59,94 @@ export async function deleteUserLink(
 ): Promise<void> {
   const user = await orAbsent(requireVisibleUser(app, caller, resolve(caller, userUuid)));
   if (!user) return;
-  await inTransaction(app, async (tx) => {
-    const gone = await tx
-      .delete(upstreamOidcLinks)
-      .where(and(eq(upstreamOidcLinks.userUuid, user.uuid), eq(upstreamOidcLinks.providerUuid, providerUuid)))
-      .returning();
-    if (gone.length === 0) return;
-    await publishEvent(app, tx, {
-      name: "auth_user_oidc_link_deleted",
-      routingKey: routingKey("auth.users.{user_uuid}.oidc_links.{uuid}.deleted", {
-        user_uuid: user.uuid,
-        uuid: providerUuid,
-      }),
-      data: { user_uuid: user.uuid, tenant_uuid: user.tenantUuid, oidc_backend_uuid: providerUuid },
-      tenantUuid: user.tenantUuid,
-      userUuid: user.uuid,
-      aggregate: `user:${user.uuid}`,
-    });
-    await recordAudit(app, tx, caller, {
-      action: "user.oidc_link.delete",
-      target: { kind: "user", uuid: user.uuid, tenantUuid: user.tenantUuid },
-      changes: gone.map((l) => ({ field: "oidc_link", old: `${providerUuid}:${l.subject}`, new: null })),
-    });
+  await inTransaction(app, (tx) => removeLink(app, tx, user, providerUuid, caller));
+}
+
+/** Deletes the link (evented, audited); false when there was none. */
+async function removeLink(
+  app: AppContext,
+  tx: DbOrTx,
+  user: Pick<UserRow, "uuid" | "tenantUuid">,
+  providerUuid: string,
+  actor: Caller | AuditActor,
+): Promise<boolean> {
+  const gone = await tx
+    .delete(upstreamOidcLinks)
+    .where(and(eq(upstreamOidcLinks.userUuid, user.uuid), eq(upstreamOidcLinks.providerUuid, providerUuid)))
+    .returning();
+  if (gone.length === 0) return false;
+  await publishEvent(app, tx, {
+    name: "auth_user_oidc_link_deleted",
+    routingKey: routingKey("auth.users.{user_uuid}.oidc_links.{uuid}.deleted", {
+      user_uuid: user.uuid,
+      uuid: providerUuid,
+    }),
+    data: { user_uuid: user.uuid, tenant_uuid: user.tenantUuid, oidc_backend_uuid: providerUuid },
+    tenantUuid: user.tenantUuid,
+    userUuid: user.uuid,
+    aggregate: `user:${user.uuid}`,
+  });
+  await recordAudit(app, tx, actor, {
+    action: "user.oidc_link.delete",
+    target: { kind: "user", uuid: user.uuid, tenantUuid: user.tenantUuid },
+    changes: gone.map((l) => ({ field: "oidc_link", old: `${providerUuid}:${l.subject}`, new: null })),
+  });
+  return true;
+}
+
+/** The user's own links, for the account page: the provider's display name and when it was linked. */
+export async function ownLinks(
+  app: AppContext,
+  userUuid: string,
+): Promise<Array<{ providerUuid: string; displayName: string; createdAt: Date }>> {
+  return app.db
+    .select({
+      providerUuid: upstreamOidcLinks.providerUuid,
+      displayName: upstreamOidcProviders.displayName,
+      createdAt: upstreamOidcLinks.createdAt,
+    })
+    .from(upstreamOidcLinks)
+    .innerJoin(upstreamOidcProviders, eq(upstreamOidcProviders.uuid, upstreamOidcLinks.providerUuid))
+    .where(eq(upstreamOidcLinks.userUuid, userUuid))
+    .orderBy(asc(upstreamOidcProviders.displayName), asc(upstreamOidcLinks.createdAt));
+}
+
+/** Why a user may not remove its own link: it is the only way left to sign in. */
+export class LastSignInLink extends Error {
+  constructor(readonly displayName: string) {
+    super(`${displayName} is the only way this user can sign in`);
+  }
+}
+
+/**
+ * The account page's "unlink" (the user on its own account): refused with LastSignInLink when this is
+ * the user's last link and it has no other way to sign in — its effective authentication method is
+ * `oidc` (a password is then refused at sign-in), or `native` with no password (LDAP and SAML users
+ * sign in elsewhere). Returns the provider's display
+ * name, or null when there was no such link.
+ */
+export async function unlinkOwn(
+  app: AppContext,
+  user: UserRow,
+  providerUuid: string,
+  actor: AuditActor,
+): Promise<string | null> {
+  return inTransaction(app, async (tx) => {
+    // Locked: two unlinks at once must not both see "another link remains".
+    const [me] = await tx.select().from(users).where(eq(users.uuid, user.uuid)).for("update");
+    if (!me) return null;
+    const links = await tx
+      .select({ providerUuid: upstreamOidcLinks.providerUuid, displayName: upstreamOidcProviders.displayName })
+      .from(upstreamOidcLinks)
+      .innerJoin(upstreamOidcProviders, eq(upstreamOidcProviders.uuid, upstreamOidcLinks.providerUuid))
+      .where(eq(upstreamOidcLinks.userUuid, user.uuid));
+    const link = links.find((l) => l.providerUuid === providerUuid);
+    if (!link) return null;
+    const method = await effectiveMethod(tx, me.authenticationMethod, me.tenantUuid);
+    // `oidc`: a password is refused at sign-in; `native` without a password: nothing to sign in with.
+    if (links.length === 1 && (method === "oidc" || (method === "native" && me.passwordHash === null)))
+      throw new LastSignInLink(link.displayName);
+    await removeLink(app, tx, me, providerUuid, actor);
+    return link.displayName;
   });
 }

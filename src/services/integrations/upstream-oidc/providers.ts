@@ -31,12 +31,15 @@ export interface ClaimMapping {
   email: string;
   firstname: string;
   lastname: string;
+  /** The language of a provisioned user (OIDC Core §5.1 `locale`). */
+  locale: string;
 }
 export const DEFAULT_CLAIM_MAPPING: ClaimMapping = {
   username: "preferred_username",
   email: "email",
   firstname: "given_name",
   lastname: "family_name",
+  locale: "locale",
 };
 export const DEFAULT_SCOPES = ["openid", "email", "profile"];
 

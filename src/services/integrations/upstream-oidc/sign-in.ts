@@ -20,6 +20,7 @@ import {
 } from "../../../db/schema.ts";
 import { inTransaction } from "../../../db/tx.ts";
 import { ApiError } from "../../../domain/errors.ts";
+import { localeTag } from "../../../domain/validate.ts";
 import { recordAudit, SYSTEM_ACTOR } from "../../audit/record.ts";
 import { effectiveMethod } from "../../auth/identity-providers.ts";
 import { createUser, publishUserEvent, userAudit } from "../../identity/users.ts";
@@ -367,6 +368,18 @@ const claimText = (claims: JWTPayload, name: string, max = 256): string | null =
   const v = claims[name];
   return typeof v === "string" && v.trim() !== "" && v.length <= max ? v.trim() : null;
 };
+const tag = localeTag();
+/**
+ * The user's language from the mapped claim (OIDC Core §5.1 `locale`: a BCP 47 tag; `en_US`, which
+ * §5.1 lets a relying party accept, read as `en-US`), canonicalised as the users API does; null when
+ * absent or not a tag (a sign-in is never refused for it).
+ */
+export const localeClaim = (claims: JWTPayload, name: string): string | null => {
+  const v = claimText(claims, name, 35);
+  if (v === null) return null;
+  const r = tag.safeParse(v.replace(/_/g, "-"));
+  return r.success ? r.data : null;
+};
 /** `email_verified` true (some providers send the string "true"). */
 const emailVerified = (claims: JWTPayload) => claims.email_verified === true || claims.email_verified === "true";
 
@@ -470,6 +483,7 @@ async function provisionUser(app: AppContext, provider: ProviderRow, claims: JWT
         username,
         firstname: claimText(claims, mapping.firstname),
         lastname: claimText(claims, mapping.lastname),
+        locale: localeClaim(claims, mapping.locale),
         email_address: email,
         purpose: "user",
         authentication_method: UPSTREAM_METHOD,
