@@ -183,7 +183,8 @@ describeEachDb(
         sql`update tessera_outbound_delivery set created_at = now() - interval '2 days' where payload->>'path' = ${path}`,
       );
       await until(async () => (await statusOf(path))[0]?.status === "failed", 5000);
-      expect(gaveUp.some((d) => (d.payload as { path: string }).path === path)).toBe(true);
+      // The row is marked failed first, then the kind is told (onGaveUp): wait for that too.
+      await until(() => gaveUp.some((d) => (d.payload as { path: string }).path === path), 5000);
       const failures = async () =>
         (
           await execRows<{ failures: number }>(
