@@ -10,6 +10,7 @@ import { SessionsScreen } from "./sessions.tsx";
 import { StatusScreen } from "./status.tsx";
 import { TenantsScreen } from "./tenants.tsx";
 import { UserScreen } from "./user.tsx";
+import { UpstreamProvidersScreen } from "./upstream-providers.tsx";
 import { UsersScreen } from "./users.tsx";
 import { WebhooksScreen } from "./webhooks.tsx";
 
@@ -38,6 +39,7 @@ export const SCREENS: ScreenDef[] = [
   { path: "sessions", title: "Sessions", acl: "auth.sessions.read", view: SessionsScreen },
   { path: "ldap", title: "LDAP", acl: "auth.backends.ldap.read", view: LdapScreen },
   { path: "saml", title: "SAML", acl: "auth.backends.saml.read", view: SamlScreen },
+  { path: "upstream", title: "Upstream providers", acl: "auth.backends.oidc.read", view: UpstreamProvidersScreen },
   { path: "clients", title: "OpenID Connect clients", acl: "auth.oidc.clients.read", view: ClientsScreen },
   { path: "webhooks", title: "Webhooks", acl: "auth.webhooks.read", view: WebhooksScreen },
   { path: "audit", title: "Audit trail", acl: "auth.audit.read", view: AuditScreen },
