@@ -115,7 +115,10 @@ export async function startTessera(
     if (r.exitCode !== 0) throw new Error(`${script} failed: ${r.stderr}`);
   };
   prepare?.({ config, run });
-  const proc = Bun.spawn([process.execPath, "src/main.ts"], { cwd, env, stdout: "ignore", stderr: "ignore" });
+  // BENCH_TESSERA_FLAGS: Bun flags for the server, e.g. `--cpu-prof-md --cpu-prof-dir=/tmp/prof` to see
+  // where a section's time goes (the profile is written when the server stops).
+  const flags = (process.env.BENCH_TESSERA_FLAGS ?? "").split(/\s+/).filter(Boolean);
+  const proc = Bun.spawn([process.execPath, ...flags, "src/main.ts"], { cwd, env, stdout: "ignore", stderr: "ignore" });
   const base = `http://127.0.0.1:${port}/0.1`;
   await waitFor(`${base}/status`, "HEAD");
   return {

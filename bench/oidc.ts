@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { login, type Tessera, type WrkResult } from "./lib.ts";
 
-const REDIRECT = "https://rp.example.com/cb";
+export const REDIRECT = "https://rp.example.com/cb";
 
 export interface OidcClient {
   client_id: string;

@@ -13,6 +13,8 @@
 //   oidc    OpenID Connect (PGlite, argon2id): introspection of a cached access token (64 connections)
 //           against the bare Bun.serve ceiling; the sign-in + code exchange and the exchange alone
 //           (4 in flight) against POST /0.1/token's login (bench/oidc.ts)
+//   upstream a sign-in through a tenant's upstream OpenID provider (oidc-provider under Node) against a
+//           password sign-in on the same hosted page: Tessera's CPU per sign-in (bench/upstream-login.ts)
 //   jwt     HEAD /0.1/token/{t}?scope= (PGlite, 64 connections) on an RFC 9068 JWT access token
 //           against the same check on an opaque token of the same client (issue 42: within 10 %)
 //   oidc-peer the OAuth endpoints side by side with panva's oidc-provider 9 under Node (introspection,
@@ -41,13 +43,14 @@ import { printScale, scaleSection, type ScaleRow } from "./scale.ts";
 import { exchange, registerClient, signIn, timed } from "./oidc.ts";
 import { auditSection } from "./audit.ts";
 import { oidcPeerSection } from "./oidc-peer.ts";
+import { upstreamSection } from "./upstream-login.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 /** Interleaved rounds of the token section (median reported). */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const sections = process.argv.slice(2).length
   ? process.argv.slice(2)
-  : ["token", "login", "lists", "workers", "startup", "oidc", "jwt", "oidc-peer"];
+  : ["token", "login", "lists", "workers", "startup", "oidc", "upstream", "jwt", "oidc-peer"];
 const ACL = [
   "confd.users.me.read",
   "confd.users.me.update",
@@ -337,6 +340,26 @@ async function oidcSection() {
   }
 }
 
+async function upstreamRows() {
+  const t = await seeded(
+    false,
+    `log_level: info\n${HASH.argon2id}\noutbound_http: {allow_private_targets: ["127.0.0.0/8"], allow_http: true}`,
+  );
+  try {
+    const client = await registerClient(t);
+    const n = Math.max(20, Math.round(seconds * 5));
+    const [password, upstream] = await upstreamSection(t, client, n);
+    row(password!.target, password!.result, `Tessera CPU ${fmt(password!.cpuMs)} ms per sign-in`);
+    row(
+      upstream!.target,
+      upstream!.result,
+      `Tessera CPU ${fmt(upstream!.cpuMs)} ms per sign-in: ${(upstream!.cpuMs / password!.cpuMs).toFixed(2)} × the password sign-in's (goal ≤ 1)`,
+    );
+  } finally {
+    await t.stop();
+  }
+}
+
 /** Scratch databases made by a section beside `pgDb`, dropped at the end. */
 const extraDatabases: Array<{ drop(): Promise<void> }> = [];
 
@@ -447,6 +470,7 @@ try {
     else if (s === "workers") await workersSection();
     else if (s === "startup") startup.push(...(await startupRows()));
     else if (s === "oidc") await oidcSection();
+    else if (s === "upstream") await upstreamRows();
     else if (s === "jwt") await jwtSection();
     else if (s === "oidc-peer") await oidcPeer();
     else if (s === "scale") scaleRows.push(...(pgDb ? await scaleSection(seconds, pgDb.url) : []));
@@ -454,7 +478,7 @@ try {
       for (const r of await auditSection(seconds)) rows.push(`| ${r.figure} | ${r.value} | ${r.goal} |`);
     else
       throw new Error(
-        `unknown section ${s} (token, login, lists, workers, startup, oidc, jwt, oidc-peer, scale, audit)`,
+        `unknown section ${s} (token, login, lists, workers, startup, oidc, upstream, jwt, oidc-peer, scale, audit)`,
       );
   }
 } finally {
