@@ -36,7 +36,7 @@ try {
   const ops = operationsOf(parseYaml((await t.request("GET", "/0.1/api/api.yml")).text));
   console.log(`fuzz: ${requests} requests over ${ops.length} operations, seed ${seed}, ${t.kind}`);
   const started = performance.now();
-  const { findings, statuses } = await runFuzz(generateRequests(ops, ctx, requests, seed), async (r) => {
+  const { findings, statuses } = await runFuzz(t.app, generateRequests(ops, ctx, requests, seed), async (r) => {
     const res = await t.http.request(
       r.path,
       { method: r.method, headers: r.headers, body: r.body },

@@ -3,7 +3,11 @@
 // without a token. Generation is fast-check with a fixed seed, so a run is reproducible. Used by
 // tests/http/fuzz.test.ts (a bounded run) and scripts/fuzz.ts (`npm run fuzz`, as long as you like).
 import fc from "fast-check";
+import type { AppContext } from "../../src/boot/context.ts";
+import { doorLookup } from "../../src/http/doors.ts";
+import type { Door } from "../../src/http/route.ts";
 import type { TestApp } from "./app.ts";
+import { allSpecs } from "./route-table.ts";
 
 type Json = Record<string, unknown>;
 
@@ -388,25 +392,14 @@ export interface FuzzFinding {
 const ERROR_KEYS = ["details", "error_id", "message", "resource", "timestamp"];
 
 /**
- * Endpoints whose errors follow their protocol: OAuth's `{error, error_description}` (RFC 6749
- * §5.2, RFC 6750 §3), and the login page's HTML. Input the route pipeline refuses before the
- * protocol handler runs (not a form, NUL in a value) still gets the Tessera body.
+ * The error form of the door a request came through (src/http/doors.ts): the SCIM service
+ * provider's RFC 7644 §3.12 body, the pages' HTML, OAuth's `{error, error_description}` (RFC 6749
+ * §5.2, RFC 6750 §3); undefined for the REST API, whose body is checked below. Input the route
+ * pipeline refuses before the protocol handler runs (not a form, NUL in a value) may still get the
+ * REST API's body: the caller accepts either.
  */
-const OAUTH_ERROR_PATHS =
-  /^\/0\.1\/oidc\/(token|userinfo|introspect|revoke|device_authorization|par|register(\/[^/?]*)?)(\?|$)/;
-/**
- * The pages a browser sees: the sign-in and its steps (second factor, passkey), consent, SAML's and the
- * upstream providers' returns, logout, the device and account pages, the self-service pages (and the
- * mailed reset link's address, which leads to its page).
- */
-const HTML_ERROR_PATHS =
-  /^\/0\.1\/(oidc\/(authorize(\/consent|\/saml|\/upstream|-mfa)?|upstream\/[^/?]+\/callback|upstream-sign-in|logout|device|passkey-sign-in|account|password-reset|email-confirmation|sign-up)|pages\/password-reset)(\?|$)/;
-
-/** The SCIM service provider: RFC 7644 §3.12's `{schemas, status, scimType?, detail}`, whatever failed. */
-const SCIM_ERROR_PATHS = /^\/0\.1\/scim\/v2\//;
-
-function protocolErrorProblem(path: string, text: string): string | null | undefined {
-  if (SCIM_ERROR_PATHS.test(path)) {
+function protocolErrorProblem(door: Door, text: string): string | null | undefined {
+  if (door === "scim") {
     try {
       const body = JSON.parse(text) as Json;
       const keys = Object.keys(body)
@@ -421,9 +414,8 @@ function protocolErrorProblem(path: string, text: string): string | null | undef
       return "SCIM error without a JSON body";
     }
   }
-  if (HTML_ERROR_PATHS.test(path))
-    return text.startsWith("<!doctype html>") ? null : "login page error without its HTML page";
-  if (!OAUTH_ERROR_PATHS.test(path)) return undefined;
+  if (door === "page") return text.startsWith("<!doctype html>") ? null : "page error without its HTML page";
+  if (door !== "oauth") return undefined;
   try {
     const body = JSON.parse(text) as Json;
     return typeof body.error === "string" && typeof body.error_description === "string"
@@ -435,10 +427,10 @@ function protocolErrorProblem(path: string, text: string): string | null | undef
 }
 
 /** What is wrong with a response, or null: no 5xx, and every error has the one JSON body (D1 of docs/wazo-auth-differences.md). */
-export function responseProblem(method: string, status: number, text: string, path = ""): string | null {
+export function responseProblem(method: string, status: number, text: string, door: Door = "api"): string | null {
   if (status >= 500) return "server error";
   if (status < 400 || method === "HEAD") return null;
-  const protocol = protocolErrorProblem(path, text);
+  const protocol = protocolErrorProblem(door, text);
   if (protocol === null) return null;
   const tessera = tesseraErrorProblem(text);
   return tessera === null ? null : (protocol ?? tessera);
@@ -474,17 +466,22 @@ export interface FuzzReport {
   statuses: Record<number, number>;
 }
 
-/** Sends every request through `send` and returns what went wrong. */
+/**
+ * Sends every request through `send` and returns what went wrong; `app`'s route table says which
+ * door each request comes through, hence the form its errors must take.
+ */
 export async function runFuzz(
+  app: AppContext,
   requests: FuzzRequest[],
   send: (r: FuzzRequest) => Promise<{ status: number; text: string }>,
 ): Promise<FuzzReport> {
+  const doorOf = doorLookup(allSpecs(app));
   const findings: FuzzFinding[] = [];
   const statuses: Record<number, number> = {};
   for (const request of requests) {
     const { status, text } = await send(request);
     statuses[status] = (statuses[status] ?? 0) + 1;
-    const problem = responseProblem(request.method, status, text, request.path);
+    const problem = responseProblem(request.method, status, text, doorOf(request.method, request.path.split("?")[0]!));
     if (problem) findings.push({ request, status, problem, body: text.slice(0, 300) });
   }
   return { findings, statuses };

@@ -27,7 +27,7 @@ describeEachDb(
       const requests = generateRequests(ops, ctx, REQUESTS, SEED);
       // every operation is tried
       expect(new Set(requests.map((r) => r.op)).size).toBe(ops.length);
-      const { findings, statuses } = await runFuzz(requests, async (r) => {
+      const { findings, statuses } = await runFuzz(t.app, requests, async (r) => {
         const res = await t.http.request(
           r.path,
           { method: r.method, headers: r.headers, body: r.body },
@@ -75,7 +75,7 @@ describeEachDb(
       const requests = dateTimeRequests(ops, { token, ids: [], byName: {}, tenants: [] });
       // GET /audit's since and until at least
       expect(new Set(requests.map((r) => r.path.split("=")[0])).size).toBeGreaterThanOrEqual(2);
-      const { findings, statuses } = await runFuzz(requests, async (r) => {
+      const { findings, statuses } = await runFuzz(t.app, requests, async (r) => {
         const res = await t.http.request(r.path, { method: r.method, headers: r.headers }, { remoteAddr: "127.0.0.1" });
         return { status: res.status, text: await res.text() };
       });
