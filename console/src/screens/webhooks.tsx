@@ -1,5 +1,5 @@
 // Webhooks of the tenant (docs/webhooks.md): list, create (the signing secret is shown once), send a test
-// ping, rotate the secret, delete.
+// ping, rotate the secret, delete; a webhook's delivery log (newest first) with redelivery.
 import { useState } from "preact/hooks";
 import { ErrorBox, Field, Notice, PagedList, Screen, confirmAction, reloadLists, useAction } from "../ui.tsx";
 import type { ScreenProps } from "./index.tsx";
@@ -13,13 +13,92 @@ interface Webhook {
   description: string;
 }
 
+interface Delivery {
+  uuid: string;
+  event_type: string | null;
+  status: "pending" | "delivered" | "failed" | "dropped";
+  attempts: number;
+  response_status_code: number | null;
+  error: string | null;
+  latency_ms: number | null;
+  created_at: string;
+}
+
 const EMPTY_FORM = { url: "", events: "", description: "" };
+
+const when = (iso: string) => new Date(iso).toLocaleString();
+
+/** A webhook's delivery log: what was sent, how it went, and a redelivery of any entry. */
+function DeliveryLog({ api, webhook, onClose }: { api: ScreenProps["api"]; webhook: Webhook; onClose: () => void }) {
+  const act = useAction();
+  const path = { webhook_uuid: webhook.uuid };
+  const redeliver = async (d: Delivery) => {
+    const ok = await act.run(
+      () => api.ops.createWebhookDeliveryRedeliver({ params: { path: { ...path, delivery_uuid: d.uuid } } }),
+      `Delivery of ${d.event_type ?? "the event"} queued again.`,
+    );
+    if (ok) reloadLists();
+  };
+  const mayRedeliver = api.can("auth.webhooks.{webhook_uuid}.deliveries.create", path);
+  return (
+    <div class="panel" role="region" aria-label={`Deliveries to ${webhook.url}`}>
+      <h2>
+        Deliveries to <code>{webhook.url}</code>
+      </h2>
+      <ErrorBox error={act.error} />
+      {act.notice && <Notice text={act.notice} />}
+      <div class="actions">
+        <button type="button" onClick={reloadLists}>
+          Refresh
+        </button>
+        <button type="button" onClick={onClose}>
+          Close
+        </button>
+      </div>
+      <PagedList<Delivery>
+        label={`Delivery log of ${webhook.url}`}
+        searchable={false}
+        deps={[webhook.uuid]}
+        load={(q) =>
+          api.ops.listWebhookDeliveries({
+            params: { path, query: { limit: q.limit, offset: q.offset, direction: "desc" } },
+          }) as never
+        }
+        rowKey={(d) => d.uuid}
+        columns={[
+          { title: "Sent", cell: (d) => when(d.created_at) },
+          { title: "Event", cell: (d) => <code>{d.event_type ?? "—"}</code> },
+          { title: "Status", cell: (d) => d.status },
+          { title: "Attempts", cell: (d) => String(d.attempts) },
+          {
+            title: "Answer",
+            cell: (d) =>
+              [d.response_status_code ?? "", d.latency_ms == null ? "" : `${d.latency_ms} ms`, d.error ?? ""]
+                .filter((x) => x !== "")
+                .join(" · ") || "—",
+          },
+          {
+            title: "Actions",
+            cell: (d) =>
+              mayRedeliver &&
+              d.status !== "pending" && (
+                <button type="button" aria-label={`Redeliver ${d.uuid}`} onClick={() => void redeliver(d)}>
+                  Redeliver
+                </button>
+              ),
+          },
+        ]}
+      />
+    </div>
+  );
+}
 
 export function WebhooksScreen({ api }: ScreenProps) {
   const act = useAction();
   const [open, setOpen] = useState(false);
   const [form, setForm] = useState(EMPTY_FORM);
   const [secret, setSecret] = useState<{ url: string; secret: string } | null>(null);
+  const [log, setLog] = useState<Webhook | null>(null);
   const create = async (e: Event) => {
     e.preventDefault();
     const body = {
@@ -47,7 +126,10 @@ export function WebhooksScreen({ api }: ScreenProps) {
   const remove = async (w: Webhook) => {
     if (!(await confirmAction(`Delete the webhook of ${w.url}?`, <p>Its pending deliveries and log go with it.</p>)))
       return;
-    if (await act.run(() => api.ops.deleteWebhook(path(w)), "Deleted.")) reloadLists();
+    if (await act.run(() => api.ops.deleteWebhook(path(w)), "Deleted.")) {
+      if (log?.uuid === w.uuid) setLog(null);
+      reloadLists();
+    }
   };
   return (
     <Screen title="Webhooks" intro="HTTP endpoints that receive the events of this tenant and its sub-tenants, signed.">
@@ -127,6 +209,11 @@ export function WebhooksScreen({ api }: ScreenProps) {
             title: "Actions",
             cell: (w) => (
               <>
+                {api.can("auth.webhooks.{webhook_uuid}.deliveries.read", { webhook_uuid: w.uuid }) && (
+                  <button type="button" aria-label={`Deliveries to ${w.url}`} onClick={() => setLog(w)}>
+                    Deliveries
+                  </button>
+                )}
                 {api.can("auth.webhooks.{webhook_uuid}.ping.create", { webhook_uuid: w.uuid }) && (
                   <button
                     type="button"
@@ -151,6 +238,7 @@ export function WebhooksScreen({ api }: ScreenProps) {
           },
         ]}
       />
+      {log && <DeliveryLog api={api} webhook={log} onClose={() => setLog(null)} />}
     </Screen>
   );
 }
