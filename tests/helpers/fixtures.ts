@@ -5,6 +5,7 @@ import type { AppContext } from "../../src/boot/context.ts";
 import { tenants, users, groups } from "../../src/db/schema.ts";
 import { insertToken } from "../../src/services/auth/tokens.ts";
 import { hashPassword } from "../../src/services/auth/passwords.ts";
+import type { TestApp } from "./app.ts";
 
 export async function createTenantRow(
   app: AppContext,
@@ -95,4 +96,28 @@ export async function tenantFamily(app: AppContext, acl: string[] = ["auth.#"]) 
     childAdmin: (await tokenFor(app, { acl, tenantUuid: child })).token,
     siblingAdmin: (await tokenFor(app, { acl, tenantUuid: sibling })).token,
   };
+}
+
+/**
+ * A user of `tenant` (password `<username>-secret`, the one `consoleAs` signs in with) holding a
+ * policy of `acl`, made through the API by the master administrator, so the user's tokens carry
+ * the ACL as any administrator's would. Its uuid.
+ */
+export async function policyHolder(
+  t: Pick<TestApp, "app" | "request">,
+  tenant: string,
+  username: string,
+  acl: string[],
+): Promise<string> {
+  const root = await adminToken(t.app);
+  const user = await createUserRow(t.app, { tenantUuid: tenant, username, password: `${username}-secret` });
+  const policy = await t.request("POST", "/0.1/policies", {
+    token: root,
+    tenant,
+    body: { name: `${username}-admin`, acl },
+  });
+  if (policy.status !== 200) throw new Error(`policy of ${username}: ${policy.status} ${policy.text}`);
+  const attach = await t.request("PUT", `/0.1/users/${user}/policies/${policy.json.uuid}`, { token: root, tenant });
+  if (attach.status !== 204) throw new Error(`policy of ${username} attached: ${attach.status} ${attach.text}`);
+  return user;
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { axeViolations, consoleAs, keepScreenshot, launchChromium } from "../helpers/browser.ts";
-import { adminToken, createTenantRow, createUserRow } from "../helpers/fixtures.ts";
+import { adminToken, createTenantRow, policyHolder } from "../helpers/fixtures.ts";
 import { serveApp, type ServedApp } from "../helpers/oidc.ts";
 
 let t: TestApp;
@@ -16,21 +16,8 @@ let tenant: string;
 beforeAll(async () => {
   t = await createTestApp("pglite");
   served = serveApp(t);
-  const root = await adminToken(t.app);
   tenant = await createTenantRow(t.app, { name: "Acme" });
-  const user = await createUserRow(t.app, {
-    tenantUuid: tenant,
-    username: "brand-admin",
-    password: "brand-admin-secret",
-  });
-  const policy = await t.request("POST", "/0.1/policies", {
-    token: root,
-    tenant,
-    body: { name: "brand-admin", acl: ["auth.tenants.#", "auth.users.me.#"] },
-  });
-  expect(
-    (await t.request("PUT", `/0.1/users/${user}/policies/${policy.json.uuid}`, { token: root, tenant })).status,
-  ).toBe(204);
+  await policyHolder(t, tenant, "brand-admin", ["auth.tenants.#", "auth.users.me.#"]);
   browser = await launchChromium();
 }, 60_000);
 

@@ -6,7 +6,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { consoleRedirectUri, syncConsoleClient } from "../../src/services/console/client.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { axeViolations, consoleAs, launchChromium } from "../helpers/browser.ts";
-import { adminToken, createTenantRow, createUserRow } from "../helpers/fixtures.ts";
+import { adminToken, createTenantRow, createUserRow, policyHolder } from "../helpers/fixtures.ts";
 import { serveApp, type ServedApp } from "../helpers/oidc.ts";
 
 let t: TestApp;
@@ -17,28 +17,14 @@ let carol = "";
 let group = "";
 let root = "";
 
-async function administrator(root: string, tenantUuid: string, username: string): Promise<void> {
-  const user = await createUserRow(t.app, { tenantUuid, username, password: `${username}-secret` });
-  const policy = await t.request("POST", "/0.1/policies", {
-    token: root,
-    tenant: tenantUuid,
-    body: { name: `${username}-admin`, acl: ["auth.#"] },
-  });
-  expect(policy.status).toBe(200);
-  expect(
-    (await t.request("PUT", `/0.1/users/${user}/policies/${policy.json.uuid}`, { token: root, tenant: tenantUuid }))
-      .status,
-  ).toBe(204);
-}
-
 beforeAll(async () => {
   t = await createTestApp(process.env.TEST_DATABASE_URL ? "postgres" : "pglite");
   served = serveApp(t);
   await syncConsoleClient(t.app, [consoleRedirectUri(served.url)]);
   root = await adminToken(t.app);
   tenant = await createTenantRow(t.app, { name: "VoIP Co" });
-  await administrator(root, tenant, "alice");
-  await administrator(root, t.app.topTenantUuid, "olga");
+  await policyHolder(t, tenant, "alice", ["auth.#"]);
+  await policyHolder(t, t.app.topTenantUuid, "olga", ["auth.#"]);
   carol = await createUserRow(t.app, { tenantUuid: tenant, username: "carol", password: "carol-old" });
   group = (await t.request("POST", "/0.1/groups", { token: root, tenant, body: { name: "night-shift" } })).json.uuid;
   browser = await launchChromium();

@@ -6,7 +6,7 @@ import type { Browser, Page } from "playwright-core";
 import { consoleRedirectUri, syncConsoleClient } from "../../src/services/console/client.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { axeViolations, consoleAs, launchChromium } from "../helpers/browser.ts";
-import { adminToken, createTenantRow, createUserRow } from "../helpers/fixtures.ts";
+import { adminToken, createTenantRow, createUserRow, policyHolder } from "../helpers/fixtures.ts";
 import { serveApp, type ServedApp } from "../helpers/oidc.ts";
 
 let t: TestApp;
@@ -14,20 +14,6 @@ let served: ServedApp;
 let browser: Browser;
 let root: string;
 let tenant: string;
-
-/** A user of the tenant holding a policy with `acl` (password `<username>-secret`). */
-async function holder(username: string, acl: string[]): Promise<string> {
-  const user = await createUserRow(t.app, { tenantUuid: tenant, username, password: `${username}-secret` });
-  const policy = await t.request("POST", "/0.1/policies", {
-    token: root,
-    tenant,
-    body: { name: `${username}-p`, acl },
-  });
-  expect(
-    (await t.request("PUT", `/0.1/users/${user}/policies/${policy.json.uuid}`, { token: root, tenant })).status,
-  ).toBe(204);
-  return user;
-}
 
 /** The console signed in as `username` (its token put where the console keeps it), at `hash`. */
 async function openAs(username: string, hash: string): Promise<Page> {
@@ -48,8 +34,8 @@ beforeAll(async () => {
   await syncConsoleClient(t.app, [consoleRedirectUri(served.url)]);
   root = await adminToken(t.app);
   tenant = await createTenantRow(t.app, { name: "Customer" });
-  await holder("chief", ["auth.#"]);
-  await holder("clerk", ["auth.users.#", "auth.policies.read"]);
+  await policyHolder(t, tenant, "chief", ["auth.#"]);
+  await policyHolder(t, tenant, "clerk", ["auth.users.#", "auth.policies.read"]);
   browser = await launchChromium();
 }, 120_000);
 

@@ -6,7 +6,7 @@ import type { Browser } from "playwright-core";
 import { consoleRedirectUri, syncConsoleClient } from "../../src/services/console/client.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { consoleAs, launchChromium } from "../helpers/browser.ts";
-import { adminToken, createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
+import { createTenantRow, policyHolder, tokenFor } from "../helpers/fixtures.ts";
 import { serveApp, type ServedApp } from "../helpers/oidc.ts";
 import { closedPort } from "../helpers/smtp-server.ts";
 
@@ -24,18 +24,8 @@ beforeAll(async () => {
   served = serveApp(t, port);
   await syncConsoleClient(t.app, [consoleRedirectUri(served.url)]);
   tenant = await createTenantRow(t.app, { name: "Acme" });
-  alice = await createUserRow(t.app, { tenantUuid: tenant, username: "alice", password: "alice-secret" });
   // alice administers her tenant: a policy of auth.# attached, so her console token holds it.
-  const root = await adminToken(t.app);
-  const policy = await t.request("POST", "/0.1/policies", {
-    token: root,
-    tenant,
-    body: { name: "admins", acl: ["auth.#"] },
-  });
-  expect(policy.status).toBe(200);
-  expect(
-    (await t.request("PUT", `/0.1/users/${alice}/policies/${policy.json.uuid}`, { token: root, tenant })).status,
-  ).toBe(204);
+  alice = await policyHolder(t, tenant, "alice", ["auth.#"]);
   browser = await launchChromium();
 }, 120_000);
 

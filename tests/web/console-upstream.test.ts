@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { axeViolations, consoleAs, keepScreenshot, launchChromium } from "../helpers/browser.ts";
-import { adminToken, createTenantRow, createUserRow } from "../helpers/fixtures.ts";
+import { adminToken, createTenantRow, policyHolder } from "../helpers/fixtures.ts";
 import { serveApp, type ServedApp } from "../helpers/oidc.ts";
 import { closedPort } from "../helpers/smtp-server.ts";
 import { startUpstreamOidc, type UpstreamOidc } from "../helpers/upstream-oidc.ts";
@@ -19,18 +19,6 @@ let upstream: UpstreamOidc;
 let root: string;
 const tenants: Record<"a" | "b", string> = { a: "", b: "" };
 
-async function administrator(tenant: string, username: string): Promise<void> {
-  const user = await createUserRow(t.app, { tenantUuid: tenant, username, password: `${username}-secret` });
-  const policy = await t.request("POST", "/0.1/policies", {
-    token: root,
-    tenant,
-    body: { name: `${username}-admin`, acl: ["auth.backends.oidc.#", "auth.users.me.#"] },
-  });
-  expect(policy.status).toBe(200);
-  const attach = await t.request("PUT", `/0.1/users/${user}/policies/${policy.json.uuid}`, { token: root, tenant });
-  expect(attach.status).toBe(204);
-}
-
 beforeAll(async () => {
   t = await createTestApp("pglite", {
     config: { outbound_http: { allow_private_targets: ["127.0.0.0/8"], allow_http: true } },
@@ -39,8 +27,8 @@ beforeAll(async () => {
   root = await adminToken(t.app);
   tenants.a = await createTenantRow(t.app, { name: "Acme" });
   tenants.b = await createTenantRow(t.app, { name: "Beta" });
-  await administrator(tenants.a, "upstream-admin");
-  await administrator(tenants.b, "other-admin");
+  await policyHolder(t, tenants.a, "upstream-admin", ["auth.backends.oidc.#", "auth.users.me.#"]);
+  await policyHolder(t, tenants.b, "other-admin", ["auth.backends.oidc.#", "auth.users.me.#"]);
   upstream = await startUpstreamOidc();
   browser = await launchChromium();
 }, 60_000);

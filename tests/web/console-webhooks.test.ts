@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { axeViolations, consoleAs, keepScreenshot, launchChromium } from "../helpers/browser.ts";
-import { adminToken, createTenantRow, createUserRow } from "../helpers/fixtures.ts";
+import { createTenantRow, policyHolder } from "../helpers/fixtures.ts";
 import { serveApp, type ServedApp } from "../helpers/oidc.ts";
 import { until } from "../helpers/wait.ts";
 
@@ -34,21 +34,8 @@ beforeAll(async () => {
     },
   });
   served = serveApp(t);
-  const root = await adminToken(t.app);
   tenant = await createTenantRow(t.app, { name: "Acme" });
-  const user = await createUserRow(t.app, {
-    tenantUuid: tenant,
-    username: "hook-admin",
-    password: "hook-admin-secret",
-  });
-  const policy = await t.request("POST", "/0.1/policies", {
-    token: root,
-    tenant,
-    body: { name: "hook-admin", acl: ["auth.webhooks.#", "auth.users.me.#"] },
-  });
-  expect(
-    (await t.request("PUT", `/0.1/users/${user}/policies/${policy.json.uuid}`, { token: root, tenant })).status,
-  ).toBe(204);
+  await policyHolder(t, tenant, "hook-admin", ["auth.webhooks.#", "auth.users.me.#"]);
   browser = await launchChromium();
 }, 60_000);
 

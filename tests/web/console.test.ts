@@ -9,7 +9,7 @@ import { currentCode } from "../../src/services/auth/totp.ts";
 import { consoleRedirectUri, syncConsoleClient } from "../../src/services/console/client.ts";
 import { createTestApp, type TestApp } from "../helpers/app.ts";
 import { axeViolations, consoleAs, keepScreenshot, launchChromium } from "../helpers/browser.ts";
-import { adminToken, createTenantRow, createUserRow } from "../helpers/fixtures.ts";
+import { adminToken, createTenantRow, createUserRow, policyHolder } from "../helpers/fixtures.ts";
 import { serveApp, type ServedApp } from "../helpers/oidc.ts";
 import { startTestIdp, type TestIdp } from "../helpers/saml-idp.ts";
 import { closedPort, startSmtp, type TestSmtp } from "../helpers/smtp-server.ts";
@@ -22,20 +22,6 @@ let smtp: TestSmtp;
 let idp: TestIdp;
 const A: Record<string, string> = {};
 const B: Record<string, string> = {};
-
-/** A user of `tenant` holding a policy with `acl`, made through the API by the master administrator. */
-async function administrator(tenant: string, username: string, acl: string[]): Promise<string> {
-  const user = await createUserRow(t.app, { tenantUuid: tenant, username, password: `${username}-secret` });
-  const policy = await t.request("POST", "/0.1/policies", {
-    token: root,
-    tenant,
-    body: { name: `${username}-admin`, acl },
-  });
-  expect(policy.status).toBe(200);
-  const attach = await t.request("PUT", `/0.1/users/${user}/policies/${policy.json.uuid}`, { token: root, tenant });
-  expect(attach.status).toBe(204);
-  return user;
-}
 
 beforeAll(async () => {
   smtp = await startSmtp();
@@ -54,14 +40,14 @@ beforeAll(async () => {
   root = await adminToken(t.app);
   A.tenant = await createTenantRow(t.app, { name: "Acme" });
   A.child = await createTenantRow(t.app, { name: "Acme Lyon", parentUuid: A.tenant });
-  A.admin = await administrator(A.tenant, "alice", ["auth.#"]);
+  A.admin = await policyHolder(t, A.tenant, "alice", ["auth.#"]);
   // Enough users for two pages of 25.
   for (let i = 0; i < 30; i++)
     await createUserRow(t.app, { tenantUuid: A.child, username: `acme-user-${String(i).padStart(2, "0")}` });
   A.someone = await createUserRow(t.app, { tenantUuid: A.tenant, username: "carol", password: "carol-secret" });
   A.nice = await createTenantRow(t.app, { name: "Acme Nice", parentUuid: A.tenant });
   // mover may move Acme Nice under Acme Lyon, and nothing else.
-  await administrator(A.tenant, "mover", ["auth.tenants.read", `auth.tenants.${A.nice}.parent.${A.child}.update`]);
+  await policyHolder(t, A.tenant, "mover", ["auth.tenants.read", `auth.tenants.${A.nice}.parent.${A.child}.update`]);
   const domains = await t.request("PUT", `/0.1/tenants/${A.tenant}`, {
     token: root,
     body: { name: "Acme", domain_names: ["acme.example.com"] },
@@ -82,8 +68,8 @@ beforeAll(async () => {
   });
   expect(confirmed.status).toBe(200);
   B.tenant = await createTenantRow(t.app, { name: "Globex" });
-  B.admin = await administrator(B.tenant, "bob", ["auth.#"]);
-  await administrator(t.app.topTenantUuid, "olga", ["auth.#"]);
+  B.admin = await policyHolder(t, B.tenant, "bob", ["auth.#"]);
+  await policyHolder(t, t.app.topTenantUuid, "olga", ["auth.#"]);
   browser = await launchChromium();
 }, 120_000);
 
