@@ -133,4 +133,44 @@ describeEachDb("tenant branding", (get) => {
       await served.stop();
     }
   });
+
+  test("a sub-tenant without a branding wears its nearest ancestor's; an empty one of its own, the stock look", async () => {
+    const t = get();
+    const { tenant, child, admin } = await tenantFamily(t.app);
+    const grandchild = (
+      await t.request("POST", "/0.1/tenants", { token: admin, tenant: child, body: { name: "Below" } })
+    ).json.uuid as string;
+    const served = serveApp(t);
+    try {
+      // The grandchild's own client: its pages are the grandchild's.
+      const client = await t.request("POST", "/0.1/oidc/clients", {
+        token: admin,
+        tenant: grandchild,
+        body: { name: "Desk", client_type: "confidential", redirect_uris: ["https://rp.example.com/cb"] },
+      });
+      expect(client.status).toBe(201);
+      const config = await discoverClient(new URL(`${served.url}/0.1/oidc`), client.json);
+      const page = async () =>
+        (await fetch((await startAuthorization(config, "https://rp.example.com/cb")).url)).text();
+      const brand = (uuid: string, body: Record<string, unknown>) =>
+        t.request("PUT", `/0.1/tenants/${uuid}/branding`, { token: admin, body });
+      expect(await page()).toContain("--primary: #0b57d0;");
+      expect((await brand(tenant, { product_name: "Reseller", primary_color: "#1a4d2e" })).status).toBe(204);
+      const inherited = await page();
+      expect(inherited).toContain("--primary: #1a4d2e;");
+      expect(inherited).toContain("– Reseller</title>");
+      // The nearer ancestor wins, whole.
+      expect((await brand(child, { product_name: "Customer" })).status).toBe(204);
+      const nearer = await page();
+      expect(nearer).toContain("– Customer</title>");
+      expect(nearer).toContain("--primary: #0b57d0;");
+      // An empty branding of its own: the stock look, whatever is above.
+      expect((await brand(grandchild, {})).status).toBe(204);
+      const own = await page();
+      expect(own).not.toContain("Customer");
+      expect(own).not.toContain("Reseller");
+    } finally {
+      await served.stop();
+    }
+  });
 });

@@ -6,7 +6,9 @@
 // and the forms, their CSRF field and the headers stay the provider's. The colours are checked on
 // save for WCAG 2.1 AA contrast (§1.4.3, 4.5:1 for text): the text on the background, the button's
 // white text on the primary colour, and the primary colour as link text on the white card.
-// Pages read a copy kept in memory, reloaded when older than a few seconds (brandingFor).
+// Pages read a copy kept in memory, reloaded when older than a few seconds (brandingFor). A tenant
+// without a branding of its own wears its nearest ancestor's: a reseller brands once for every
+// customer tenant below it.
 import { eq } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
 import { tenantBranding } from "../../db/schema.ts";
@@ -172,7 +174,10 @@ export interface PageBranding {
 }
 
 const MAX_AGE_MS = 5_000;
-const cache = new WeakMap<AppContext, { at: number; byTenant: Map<string, PageBranding> }>();
+const cache = new WeakMap<
+  AppContext,
+  { at: number; byTenant: Map<string, PageBranding>; parents: ReadonlyMap<string, string> }
+>();
 
 function forget(app: AppContext): void {
   cache.delete(app);
@@ -184,7 +189,13 @@ function forget(app: AppContext): void {
  */
 export async function brandingFresh(app: AppContext): Promise<void> {
   const held = cache.get(app);
-  if (held && Date.now() - held.at < MAX_AGE_MS) return;
+  // The tenant tree as the token check knows it (in memory, kept current by notices): a tenant
+  // created or moved a moment ago inherits at once.
+  const parents = await app.tenantTree.parentMap(app.db);
+  if (held && Date.now() - held.at < MAX_AGE_MS) {
+    held.parents = parents;
+    return;
+  }
   const rows = await app.db.select().from(tenantBranding);
   const byTenant = new Map<string, PageBranding>();
   for (const r of rows)
@@ -195,11 +206,23 @@ export async function brandingFresh(app: AppContext): Promise<void> {
       background: r.backgroundColor,
       text: r.textColor,
     });
-  cache.set(app, { at: Date.now(), byTenant });
+  cache.set(app, { at: Date.now(), byTenant, parents });
 }
 
-/** The tenant's branding as last loaded (null: none, or not loaded yet). */
+/**
+ * The branding a tenant's pages wear, as last loaded: its own, else its nearest ancestor's (null:
+ * none up to the master tenant, or not loaded yet). A tenant whose administrators saved an empty
+ * branding has one of its own: the stock look, whatever its ancestors'.
+ */
 export function brandingFor(app: AppContext, tenantUuid: string | undefined): PageBranding | null {
-  if (!tenantUuid) return null;
-  return cache.get(app)?.byTenant.get(tenantUuid) ?? null;
+  const held = cache.get(app);
+  if (!tenantUuid || !held) return null;
+  for (let current = tenantUuid, hops = 0; hops <= held.parents.size; hops++) {
+    const own = held.byTenant.get(current);
+    if (own) return own;
+    const up = held.parents.get(current);
+    if (up === undefined || up === current) return null; // the master tenant is its own parent
+    current = up;
+  }
+  return null;
 }

@@ -142,6 +142,14 @@ export class TenantTreeCache {
     return walkUp(await this.tree(db), child, parent);
   }
 
+  /**
+   * Every tenant's parent (the master tenant its own), from memory once loaded; read afresh while
+   * notices may be missed. For walks up the tree that are not the token check's.
+   */
+  parentMap(db: DbOrTx): Promise<ReadonlyMap<string, string>> {
+    return this.tree(db);
+  }
+
   /** The same answer without waiting: undefined while the tree is not in memory (fast paths). */
   isSubtenantNow(child: string, parent: string): boolean | undefined {
     return this.trusted && this.parents ? walkUp(this.parents, child, parent) : undefined;
