@@ -189,13 +189,15 @@ function forget(app: AppContext): void {
  */
 export async function brandingFresh(app: AppContext): Promise<void> {
   const held = cache.get(app);
-  // The tenant tree as the token check knows it (in memory, kept current by notices): a tenant
-  // created or moved a moment ago inherits at once.
-  const parents = await app.tenantTree.parentMap(app.db);
+  // The tenant tree as the token check knows it (in memory, kept current by notices), so a tenant
+  // created or moved a moment ago inherits at once; while that copy cannot be trusted, the tree is
+  // read with the brandings, no more often.
+  const current = app.tenantTree.parentMapNow();
   if (held && Date.now() - held.at < MAX_AGE_MS) {
-    held.parents = parents;
+    if (current) held.parents = current;
     return;
   }
+  const parents = current ?? (await app.tenantTree.parentMap(app.db));
   const rows = await app.db.select().from(tenantBranding);
   const byTenant = new Map<string, PageBranding>();
   for (const r of rows)

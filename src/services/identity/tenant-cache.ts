@@ -150,6 +150,11 @@ export class TenantTreeCache {
     return this.tree(db);
   }
 
+  /** The same map without waiting: undefined while it is not in memory or not trusted. */
+  parentMapNow(): ReadonlyMap<string, string> | undefined {
+    return this.trusted && this.parents ? this.parents : undefined;
+  }
+
   /** The same answer without waiting: undefined while the tree is not in memory (fast paths). */
   isSubtenantNow(child: string, parent: string): boolean | undefined {
     return this.trusted && this.parents ? walkUp(this.parents, child, parent) : undefined;
