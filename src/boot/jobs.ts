@@ -1,6 +1,7 @@
 // Scheduled work (croner): purge of expired tokens and their sessions, expire-soon notices, and
 // forgotten login-throttling counters, expired WebAuthn challenges and second steps, spent initial
-// access tokens and expired pushed authorization requests, every
+// access tokens and expired pushed authorization requests, old outbox events (in every configuration,
+// with a bus or without: without one, nothing else ever deletes them), every
 // `token_cleanup_interval` seconds (0 disables).
 import { Cron } from "croner";
 import type { AppContext } from "./context.ts";
@@ -17,6 +18,7 @@ import { purgeSpentDpopProofs } from "../services/oidc/dpop.ts";
 import { applyRetention } from "../services/audit/chain.ts";
 import { purgeExpiredChallenges } from "../services/auth/webauthn.ts";
 import { purgeExpiredPendingSignIns } from "../services/oidc/mfa-sign-in.ts";
+import { pruneOutbox } from "../bus/outbox.ts";
 
 export function startJobs(app: AppContext): void {
   startKeyRotation(app);
@@ -69,6 +71,7 @@ export async function runCleanup(app: AppContext): Promise<{
   auditEntries: number;
   mfaCeremonies: number;
   oidcRequests: number;
+  outboxEvents: number;
 }> {
   const purged = await purgeExpiredTokens(app);
   const samlSessions = await purgeSamlSessions(app);
@@ -84,8 +87,9 @@ export async function runCleanup(app: AppContext): Promise<{
   const mfaCeremonies = (await purgeExpiredChallenges(app)) + (await purgeExpiredPendingSignIns(app));
   if (browserSessions) app.log.info("OIDC browser sessions expired", { purged: browserSessions });
   const auditEntries = await applyRetention(app);
+  const outboxEvents = await pruneOutbox(app, app.config.outbox_retention_seconds);
   const any = purged || notified || throttleCounters || samlSessions || oidcGrants || auditEntries;
-  if (any || mfaCeremonies || oidcRequests) {
+  if (any || mfaCeremonies || oidcRequests || outboxEvents) {
     app.log.info("token cleanup", {
       purged_sessions: purged,
       expire_soon_notices: notified,
@@ -95,9 +99,20 @@ export async function runCleanup(app: AppContext): Promise<{
       expired_audit_entries: auditEntries,
       purged_mfa_ceremonies: mfaCeremonies,
       purged_oidc_requests: oidcRequests,
+      pruned_outbox_events: outboxEvents,
     });
   }
-  return { purged, notified, throttleCounters, samlSessions, oidcGrants, auditEntries, mfaCeremonies, oidcRequests };
+  return {
+    purged,
+    notified,
+    throttleCounters,
+    samlSessions,
+    oidcGrants,
+    auditEntries,
+    mfaCeremonies,
+    oidcRequests,
+    outboxEvents,
+  };
 }
 
 /** The OpenID Connect signing keys' scheduled rotation (`oidc.key_rotation_days`), checked hourly. */

@@ -1,7 +1,7 @@
 // The outbox side of event delivery: claim pending rows (one claimer at a time, in order per
 // aggregate, with a lease so a crashed instance's rows go back to the pool), mark them published,
-// and forget old published rows.
-import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
+// and forget old rows no consumer needs any more (`pruneOutbox`, run by the cleanup job).
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { AppContext } from "../boot/context.ts";
 import { execRows } from "../db/index.ts";
 import { eventOutbox, outboxListeners } from "../db/schema.ts";
@@ -77,9 +77,44 @@ export async function outboxPending(app: AppContext): Promise<{ backlog: number;
   return { backlog: row?.n ?? 0, oldestSeconds: row?.age == null ? null : Number(row.age) };
 }
 
-/** Deletes published rows older than `retentionSeconds`. */
-export async function prunePublished(app: AppContext, retentionSeconds: number): Promise<void> {
-  await app.db.delete(eventOutbox).where(lt(eventOutbox.publishedAt, new Date(Date.now() - retentionSeconds * 1000)));
+/** Rows deleted per statement of `pruneOutbox`, and statements per run at most (the next run goes on). */
+const PRUNE_BATCH = 5000;
+const PRUNE_MAX_BATCHES = 20;
+
+/**
+ * Deletes outbox rows older than `retentionSeconds`, in batches, and returns how many went. Who reads a
+ * row: the webhook fan-out (migration 0034's trigger, in the very statement that inserts it: it never
+ * comes back for it), the bus publisher (unpublished rows, until the broker confirms them) and the
+ * diagnostics (`/status`'s backlog, `listRecordedEvents`). So a published row may go once old; an
+ * unpublished one only where no publisher will ever want it: this instance has no `amqp` section AND
+ * no publisher of another instance on this database announced itself within the retention (a broker
+ * that is down keeps its publisher announcing, so its rows stay). Safe on several instances at once:
+ * each batch skips the rows another instance is deleting.
+ */
+export async function pruneOutbox(
+  app: AppContext,
+  retentionSeconds: number,
+  busConfigured = app.config.amqp != null,
+): Promise<number> {
+  const cutoff = sql`now() - make_interval(secs => ${retentionSeconds})`;
+  const unpublishedToo = busConfigured
+    ? sql`false`
+    : sql`not exists (select 1 from ${outboxListeners} l where l.seen_at > ${cutoff})`;
+  let total = 0;
+  for (let i = 0; i < PRUNE_MAX_BATCHES; i++) {
+    const rows = await execRows<{ id: number }>(
+      app.db,
+      sql`delete from tessera_event_outbox where id in (
+            select o.id from tessera_event_outbox o
+            where o.created_at < ${cutoff}
+              and (o.published_at < ${cutoff} or (o.published_at is null and ${unpublishedToo}))
+            order by o.id limit ${PRUNE_BATCH} for update skip locked)
+          returning id`,
+    );
+    total += rows.length;
+    if (rows.length < PRUNE_BATCH) break;
+  }
+  return total;
 }
 
 /**

@@ -10,7 +10,6 @@ import {
   markPublished,
   outboxBacklog,
   outboxPending,
-  prunePublished,
   releaseClaims,
   type OutboxRow,
   withdrawListener,
@@ -25,7 +24,6 @@ const LISTENER_REFRESH_MS = 60_000;
 // of the loop below. Kept by hand: retry libraries (p-retry, exponential-backoff) retry one call
 // until it succeeds, while this loop runs until stop(), resets on success and sleeps interruptibly.
 const MAX_BACKOFF_MS = 30_000;
-const RETENTION_SECONDS = 86_400;
 
 interface Link {
   connection: amqp.ChannelModel;
@@ -90,17 +88,12 @@ export class BusPublisher {
   }
 
   private async run(): Promise<void> {
-    let lastPrune = 0;
     while (this.running) {
       try {
         await this.connect();
         let sent: number;
         do sent = await this.publishBatch();
         while (sent > 0 && this.running);
-        if (Date.now() - lastPrune > 60_000) {
-          lastPrune = Date.now();
-          await prunePublished(this.app, RETENTION_SECONDS);
-        }
         this.backoffMs = 500;
         await this.sleep(POLL_MS);
       } catch (e) {

@@ -141,6 +141,14 @@ export const configSchema = z
       .describe("seconds a token lives when the login asks for no `expiration`"),
     token_cleanup_interval: z.number().min(0).default(60).describe("seconds between expired-token purges; `0`: off"),
     token_cleanup_batch_size: z.number().int().min(1).default(5000).describe("sessions deleted per purge statement"),
+    outbox_retention_seconds: z
+      .number()
+      .int()
+      .min(60)
+      .default(86_400)
+      .describe(
+        "seconds an event stays in the outbox; older ones are deleted every `token_cleanup_interval`, except those a configured bus has not published yet ([Events](events.md))",
+      ),
     max_user_concurrent_sessions: z
       .number()
       .int()

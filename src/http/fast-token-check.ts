@@ -7,7 +7,13 @@
 // anything to validate) goes through the full route in api/tokens.ts, which stays the one
 // definition of the behaviour: this shortcut only ever answers what that route would answer.
 import type { AppContext } from "../boot/context.ts";
-import { findValidToken, INTERNAL_AUTH_ID, isTokenShaped, knownAbsent } from "../services/auth/tokens.ts";
+import {
+  canonicalTokenId,
+  findValidToken,
+  INTERNAL_AUTH_ID,
+  isTokenShaped,
+  knownAbsent,
+} from "../services/auth/tokens.ts";
 import { type ResolvedJwt, resolvedJwtNow } from "../services/oidc/access-jwt.ts";
 import { CAPS } from "../domain/strings.ts";
 import { maskToken } from "../observe/log.ts";
@@ -59,7 +65,8 @@ function shortcut(
     jwt = resolvedJwtNow(app, url.slice(tokenStart, tokenEnd));
     if (!jwt?.matcher) return null;
   } else if (url.length > tokenEnd && url[tokenEnd] !== "?") return null;
-  const uuid = jwt ? jwt.anchorUuid : url.slice(tokenStart, tokenEnd);
+  // An upper-case token is the same token (the route lower-cases it): answered here as well.
+  const uuid = jwt ? jwt.anchorUuid : canonicalTokenId(url.slice(tokenStart, tokenEnd));
   const query = url.length > tokenEnd + 1 ? parseQuery(url.slice(tokenEnd + 1)) : NO_QUERY;
   if (!query) return null;
   // CORS headers are the router's business. Reading one header makes Bun build the request's whole

@@ -1,6 +1,7 @@
 // Builds the app on a fresh database for a test suite. Every suite runs on PGlite; with
 // TEST_DATABASE_URL set, `describeEachDb` runs it again on a fresh PostgreSQL database.
 import { afterAll, beforeAll, describe } from "bun:test";
+import { sql } from "drizzle-orm";
 import { PGlite } from "@electric-sql/pglite";
 import type { Hono } from "hono";
 import { parseConfig, type Config } from "../../src/config/config.ts";
@@ -215,4 +216,12 @@ export function describeEachDb(name: string, body: (get: () => TestApp) => void,
 /** A stand-in for Bun's server as the handler sees it: every request comes from `address`. */
 export function peerAt(address: string): PeerSource {
   return { requestIP: () => ({ address }) };
+}
+
+/** The URL of the PostgreSQL database `app` uses: for a second instance on the same database. */
+export async function currentDatabaseUrl(app: AppContext): Promise<string> {
+  const rows = (await app.db.execute(sql`select current_database() as name`)) as unknown as Array<{ name: string }>;
+  const u = new URL(process.env.TEST_DATABASE_URL!);
+  u.pathname = `/${rows[0]!.name}`;
+  return u.toString();
 }

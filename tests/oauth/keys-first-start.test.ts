@@ -4,10 +4,15 @@
 // generation under way.
 import { afterEach, describe, expect, test } from "bun:test";
 import { isNull } from "drizzle-orm";
+import type { AppContext } from "../../src/boot/context.ts";
 import { startServices } from "../../src/boot/startup.ts";
+import { parseConfig } from "../../src/config/config.ts";
+import { openDatabase } from "../../src/db/index.ts";
 import { oidcKeys } from "../../src/db/schema.ts";
-import { prepareSigningKeys, signingKey } from "../../src/services/oidc/keys.ts";
-import { createTestApp, databaseKinds, type TestApp } from "../helpers/app.ts";
+import { silentLogger } from "../../src/observe/log.ts";
+import { buildContext, closeContext } from "../../src/services/app-context.ts";
+import { ensureSigningKeys, prepareSigningKeys, signingKey, signingKeysChanged } from "../../src/services/oidc/keys.ts";
+import { createTestApp, currentDatabaseUrl, databaseKinds, type TestApp } from "../helpers/app.ts";
 import { until } from "../helpers/wait.ts";
 
 for (const kind of databaseKinds()) {
@@ -60,3 +65,62 @@ for (const kind of databaseKinds()) {
     });
   });
 }
+
+/** Back to a first start: no key stored, none in memory. */
+async function forgetKeys(...apps: AppContext[]): Promise<void> {
+  await apps[0]!.db.delete(oidcKeys);
+  for (const app of apps) signingKeysChanged(app);
+}
+
+/** The algorithms of the stored key rows, sorted: exactly one per algorithm is what a first start leaves. */
+async function storedAlgs(app: AppContext): Promise<string[]> {
+  return (await app.db.select({ alg: oidcKeys.alg }).from(oidcKeys)).map((r) => r.alg).sort();
+}
+
+for (const kind of databaseKinds()) {
+  test(`concurrent first generations in one process store one key per algorithm, five rounds [${kind}]`, async () => {
+    const t = await createTestApp(kind, { services: false });
+    try {
+      for (let round = 0; round < 5; round++) {
+        await forgetKeys(t.app);
+        // The start's background generation, the start checks' load, a signature, a reload after a notice.
+        await prepareSigningKeys(t.app);
+        const [, , es256] = await Promise.all([
+          ensureSigningKeys(t.app),
+          ensureSigningKeys(t.app),
+          signingKey(t.app, "ES256"),
+          ensureSigningKeys(t.app),
+        ]);
+        expect(await storedAlgs(t.app)).toEqual(["ES256", "RS256"]);
+        expect((await signingKey(t.app, "ES256")).kid).toBe(es256.kid);
+      }
+    } finally {
+      await t.close();
+    }
+  }, 60_000);
+}
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)("two instances starting on one PostgreSQL [postgres]", () => {
+  test("their concurrent first generations store one key per algorithm, and both sign with it, five rounds", async () => {
+    const first = await createTestApp("postgres", { services: false });
+    const secondDb = await openDatabase({ url: await currentDatabaseUrl(first.app), poolSize: 3 });
+    const second = await buildContext(parseConfig({ token_cleanup_interval: 0 }), secondDb, silentLogger);
+    try {
+      for (let round = 0; round < 5; round++) {
+        await forgetKeys(first.app, second);
+        await Promise.all([
+          ensureSigningKeys(first.app),
+          ensureSigningKeys(second),
+          ensureSigningKeys(first.app),
+          ensureSigningKeys(second),
+        ]);
+        expect(await storedAlgs(first.app)).toEqual(["ES256", "RS256"]);
+        for (const alg of ["ES256", "RS256"] as const)
+          expect((await signingKey(second, alg)).kid).toBe((await signingKey(first.app, alg)).kid);
+      }
+    } finally {
+      await closeContext(second);
+      await first.close();
+    }
+  }, 90_000);
+});

@@ -5,6 +5,9 @@
 // then `otp mfa` after the second factor (never `pwd`).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import * as oidc from "openid-client";
+import { eq } from "drizzle-orm";
+import { mfaTotp } from "../../src/db/schema.ts";
+import { MFA_SELF_SERVICE_ACL } from "../../src/services/auth/mfa-policy.ts";
 import { currentCode } from "../../src/services/auth/totp.ts";
 import { relativeBase, renderPage } from "../../src/web/pages/oidc-login.ts";
 import { createTestApp, describeEachDb } from "../helpers/app.ts";
@@ -105,6 +108,10 @@ describeEachDb(
     let firstParty: oidc.Configuration;
     /** A third-party client bob has not consented to yet. */
     let other: oidc.Configuration;
+    /** A tenant requiring MFA, with its own IdP, and a first-party client of it. */
+    let strictIdp: TestIdp;
+    let strict: SamlTenant;
+    let strictClient: oidc.Configuration;
 
     beforeAll(async () => {
       const t = get();
@@ -114,17 +121,7 @@ describeEachDb(
       acme = await samlTenant(t, admin, idp, "acme");
       alice = await samlUser(t, admin, idp, acme.tenant, "alice");
       bob = await samlUser(t, admin, idp, acme.tenant, "bob");
-      const own = (await tokenFor(t.app, { acl: ["auth.users.me.mfa.#"], userUuid: bob, tenantUuid: acme.tenant }))
-        .token;
-      const started = await t.request("POST", "/0.1/users/me/mfa/totp", { token: own });
-      expect(started.status).toBeLessThan(300);
-      bobSecret = started.json.secret;
-      const confirmed = await t.request("POST", "/0.1/users/me/mfa/totp/confirm", {
-        token: own,
-        // The previous step's code (within the window): each later code is then a newer step (RFC 6238 §5.2).
-        body: { code: currentCode(bobSecret, Date.now() - 30_000) },
-      });
-      expect(confirmed.status).toBeLessThan(300);
+      bobSecret = await enrolTotp(bob, acme.tenant);
       const client = async (name: string, firstPartyClient: boolean) => {
         const r = await t.request("POST", "/0.1/oidc/clients", {
           token: admin,
@@ -136,19 +133,48 @@ describeEachDb(
       partner = await client("Partner", false);
       firstParty = await client("Grafana", true);
       other = await client("Other", false);
+      strictIdp = await startTestIdp("strict");
+      strict = await samlTenant(t, admin, strictIdp, "strict");
+      expect(
+        (await t.request("PUT", `/0.1/tenants/${strict.tenant}/mfa`, { token: admin, body: { mfa: "required" } }))
+          .status,
+      ).toBe(204);
+      const r = await t.request("POST", "/0.1/oidc/clients", {
+        token: admin,
+        tenant: strict.tenant,
+        body: { name: "Strict", client_type: "confidential", redirect_uris: [REDIRECT], first_party: true },
+      });
+      strictClient = await discoverClient(new URL(`${served.url}/0.1/oidc`), r.json);
     });
     afterAll(async () => {
       await idp?.stop();
+      await strictIdp?.stop();
       await served?.stop();
     });
 
+    /** TOTP enrolled through the API for `user`: its secret. */
+    async function enrolTotp(user: string, tenant: string): Promise<string> {
+      const t = get();
+      const own = (await tokenFor(t.app, { acl: ["auth.users.me.mfa.#"], userUuid: user, tenantUuid: tenant })).token;
+      const started = await t.request("POST", "/0.1/users/me/mfa/totp", { token: own });
+      expect(started.status).toBeLessThan(300);
+      const secret = started.json.secret as string;
+      const confirmed = await t.request("POST", "/0.1/users/me/mfa/totp/confirm", {
+        token: own,
+        // The previous step's code (within the window): each later code is then a newer step (RFC 6238 §5.2).
+        body: { code: currentCode(secret, Date.now() - 30_000) },
+      });
+      expect(confirmed.status).toBeLessThan(300);
+      return secret;
+    }
+
     /** Login page → SAML button → IdP → ACS: the page of the SAML return, and its URL. */
-    async function samlReturn(browser: TestBrowser, url: string, user: string) {
+    async function samlReturn(browser: TestBrowser, url: string, user: string, via: TestIdp = idp) {
       const shown = await browser.get(url);
       expect(shown.res.status).toBe(200);
       const started = await browser.post("/0.1/oidc/authorize/saml", hiddenFieldsOf(shown.html));
       expect(started.res.status).toBe(303);
-      const post = await idp.browserLogin(started.location!.toString(), user, `${user}-idp-pw`);
+      const post = await via.browserLogin(started.location!.toString(), user, `${user}-idp-pw`);
       const acs = await fetch(`${served.url}${new URL(post.action).pathname}`, {
         method: "POST",
         redirect: "manual",
@@ -159,6 +185,39 @@ describeEachDb(
       const back = acs.headers.get("location")!;
       expect(back.startsWith(`${served.url}/0.1/oidc/authorize/saml?`)).toBe(true);
       return { url: back, ...(await browser.get(back)) };
+    }
+
+    /**
+     * An administrator's new password for `user`, to be changed at its next password sign-in: set while the
+     * user is native (a SAML user's password is its IdP's: 405), before it went back to SAML.
+     */
+    async function mustChangePassword(user: string, tenant: string) {
+      const t = get();
+      const admin = await adminToken(t.app);
+      expect((await t.request("DELETE", `/0.1/idp/saml/users/${user}`, { token: admin, tenant })).status).toBe(204);
+      const r = await t.request("POST", `/0.1/users/password/reset?user_uuid=${user}`, {
+        token: admin,
+        tenant,
+        body: { password: "temporary-pw", must_change: true },
+      });
+      expect(r.status).toBeLessThan(300);
+      expect((await t.request("PUT", `/0.1/idp/saml/users/${user}`, { token: admin, tenant })).status).toBe(204);
+    }
+
+    /** The code of the redirect exchanged: the ID token's claims, and the ACL of the access token. */
+    async function redeemed(
+      client: oidc.Configuration,
+      location: URL,
+      flow: Awaited<ReturnType<typeof startAuthorization>>,
+    ) {
+      const tokens = await oidc.authorizationCodeGrant(client, location, {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: flow.state,
+        expectedNonce: flow.nonce,
+      });
+      const read = await get().request("GET", `/0.1/token/${tokens.access_token}`);
+      expect(read.status).toBe(200);
+      return { claims: tokens.claims(), acl: read.json.data.acl as string[] };
     }
 
     /** Posts the page's first form where a browser would (its action against the page's URL). */
@@ -250,6 +309,59 @@ describeEachDb(
         expectedNonce: flow.nonce,
       });
       expect(tokens.claims()).toMatchObject({ sub: bob, amr: ["saml", "otp", "mfa"] });
+    });
+
+    test("a tenant requiring MFA, a user with none: SAML, then the enrolment, then a whole token; amr saml otp mfa", async () => {
+      const t = get();
+      const carol = await samlUser(t, await adminToken(t.app), strictIdp, strict.tenant, "carol");
+      const browser = new TestBrowser(served.url);
+      const flow = await startAuthorization(strictClient, REDIRECT);
+      const enrol = await samlReturn(browser, flow.url, "carol", strictIdp);
+      // The enrolment page, as after a password (not an enrol-only token handed to the client).
+      expect(enrol.res.status).toBe(200);
+      expect(enrol.html).toContain('name="step" value="confirm"');
+      const secret = /class="secret">([^<]+)</.exec(enrol.html)?.[1]?.trim();
+      expect(secret).toBeTruthy();
+      const codes = await submit(browser, enrol.html, enrol.url, { code: currentCode(secret!) });
+      expect(codes.res.status).toBe(200);
+      expect(codes.html).toContain('name="step" value="finish"');
+      const done = await submit(browser, codes.html, codes.url, {});
+      expect(done.res.status).toBe(303);
+      const { claims, acl } = await redeemed(strictClient, done.location!, flow);
+      expect(claims).toMatchObject({ sub: carol, amr: ["saml", "otp", "mfa"] });
+      expect(acl).toContain(MFA_SELF_SERVICE_ACL);
+      // Enrolled on the page (a confirmed TOTP), not handed an enrol-only token.
+      const [row] = await t.app.db.select().from(mfaTotp).where(eq(mfaTotp.userUuid, carol));
+      expect(row?.confirmedAt).toBeInstanceOf(Date);
+    });
+
+    test("a SAML user who must change a password: no password asked, and a token not narrowed to the change", async () => {
+      const t = get();
+      const dave = await samlUser(t, await adminToken(t.app), idp, acme.tenant, "dave");
+      await mustChangePassword(dave, acme.tenant);
+      const browser = new TestBrowser(served.url);
+      const flow = await startAuthorization(firstParty, REDIRECT);
+      const back = await samlReturn(browser, flow.url, "dave");
+      expect(back.res.status).toBe(303);
+      const { claims, acl } = await redeemed(firstParty, back.location!, flow);
+      expect(claims).toMatchObject({ sub: dave, amr: ["saml"] });
+      expect(acl).not.toContain(`auth.users.${dave}.password.update`);
+    });
+
+    test("the same with TOTP: the code after SAML, then the client, no password page", async () => {
+      const t = get();
+      const erin = await samlUser(t, await adminToken(t.app), idp, acme.tenant, "erin");
+      const secret = await enrolTotp(erin, acme.tenant);
+      await mustChangePassword(erin, acme.tenant);
+      const browser = new TestBrowser(served.url);
+      const flow = await startAuthorization(firstParty, REDIRECT);
+      const step = await samlReturn(browser, flow.url, "erin");
+      expect(step.res.status).toBe(200);
+      const done = await submit(browser, step.html, step.url, { code: currentCode(secret) });
+      expect(done.res.status).toBe(303);
+      const { claims, acl } = await redeemed(firstParty, done.location!, flow);
+      expect(claims).toMatchObject({ sub: erin, amr: ["saml", "otp", "mfa"] });
+      expect(acl).not.toContain(`auth.users.${erin}.password.update`);
     });
   },
   { config: { mfa: { encryption_keys: [{ id: "k", key: Buffer.alloc(32, 5).toString("base64") }] } } },

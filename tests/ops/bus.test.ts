@@ -7,7 +7,7 @@ import { silentLogger } from "../../src/observe/log.ts";
 import { buildContext, closeContext } from "../../src/services/app-context.ts";
 import { publishEvent, routingKey } from "../../src/services/events.ts";
 import { startServices } from "../../src/boot/startup.ts";
-import { createTestApp, describeEachDb } from "../helpers/app.ts";
+import { createTestApp, currentDatabaseUrl, describeEachDb } from "../helpers/app.ts";
 import { AMQP_URL, amqpAvailable, brokerProxy, consume } from "../helpers/amqp.ts";
 import { createUserRow, tokenFor } from "../helpers/fixtures.ts";
 
@@ -191,15 +191,6 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !amqpAvailable)("two instances
     }
   }, 90_000);
 });
-
-async function currentDatabaseUrl(app: {
-  db: { execute: (q: ReturnType<typeof sql>) => Promise<unknown> };
-}): Promise<string> {
-  const rows = (await app.db.execute(sql`select current_database() as name`)) as Array<{ name: string }>;
-  const u = new URL(process.env.TEST_DATABASE_URL!);
-  u.pathname = `/${rows[0]!.name}`;
-  return u.toString();
-}
 
 describeEachDb("bus disabled", (get) => {
   test("without an amqp section events are recorded and /status says the bus is disabled", async () => {

@@ -90,6 +90,9 @@ interface Authenticated {
 
 class LoginRefused extends Error {}
 
+/** The `authenticationMethod` of the SAML identity provider (plugins/idp/saml.ts). */
+const SAML_METHOD = "saml";
+
 export async function login(app: AppContext, req: LoginRequest): Promise<LoginResult> {
   const args: LoginArgs = {
     login: req.login,
@@ -125,8 +128,9 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
       : { enrolOnlyAcl: await mfaRestrictedAcl(app, knownLoginUser(args, auth.login)) };
     checkingSecondFactor = false;
     const user = knownLoginUser(args, auth.login);
-    if (user?.passwordChangeRequired && req.interactive && auth.idp) throw passwordChangeDue(args, auth);
-    auth.enrolOnlyAcl = pendingActionsAcl(step?.enrolOnlyAcl ?? null, user);
+    const mustChange = user?.passwordChangeRequired === true && !vouchedBySaml(auth);
+    if (mustChange && req.interactive && auth.idp) throw passwordChangeDue(args, auth);
+    auth.enrolOnlyAcl = pendingActionsAcl(step?.enrolOnlyAcl ?? null, mustChange ? user : null);
     const result = await issue(app, args, auth, req);
     if (step?.codeAccepted) result.codeAccepted = true;
     app.log.info("login", { outcome: "success", login: auth.login, idp: auth.method, remote_addr: req.remoteAddr });
@@ -177,6 +181,14 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
     throw new AuthenticationFailed();
   }
 }
+
+/**
+ * A SAML login: the tenant's identity provider vouched for the user and no password was typed here, so
+ * an administrator's "must change the password" (services/auth/password-change.ts) has nothing to ask:
+ * it neither stops the hosted page for a new password nor narrows the token. The second factor and
+ * the tenant's MFA requirement still apply, as after a password.
+ */
+const vouchedBySaml = (auth: Authenticated) => auth.method === SAML_METHOD;
 
 /** The hosted login page's cue (MfaRequired with `proven`): ask the user for a new password first. */
 function passwordChangeDue(args: LoginArgs, auth: Authenticated): MfaRequired {
@@ -263,8 +275,9 @@ export async function loginAuthenticatedUser(
     method,
     persistentMetadata: {},
     refreshTokenUuid: null,
-    // The browser session may predate the tenant's MFA requirement: the login's rule applies.
-    enrolOnlyAcl: pendingActionsAcl(await mfaRestrictedAcl(app, user), user),
+    // The browser session may predate the tenant's MFA requirement: the login's rule applies (and
+    // a SAML user has no password to change, as in `login`).
+    enrolOnlyAcl: pendingActionsAcl(await mfaRestrictedAcl(app, user), method === SAML_METHOD ? null : user),
   };
   try {
     return await issue(app, args, auth, { ...req, password: null, mobile: false });

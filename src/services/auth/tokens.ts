@@ -97,6 +97,20 @@ export function knownAbsent(app: AppContext, uuid: string): boolean {
 const TOKEN_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const isTokenShaped = (s: string) => TOKEN_RE.test(s);
 
+/**
+ * A token id as stored: lower case. Tokens are UUIDs, which wazo-auth compares as PostgreSQL `uuid`
+ * values, so `9F…` and `9f…` are the same token (RFC 9562 §4: hex digits are case-insensitive on
+ * input); the routes' `uuidParam` lower-cases them too. The hot path's common case pays a scan and
+ * no allocation: `s` itself is returned unless an upper-case hex digit is present.
+ */
+export function canonicalTokenId(s: string): string {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 65 && c <= 70) return s.toLowerCase(); // A–F
+  }
+  return s;
+}
+
 export interface TokenJson {
   token: string;
   auth_id: string;

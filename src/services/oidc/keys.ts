@@ -4,7 +4,7 @@
 // never leave this module except as CryptoKeys (and a MAC key derived one-way from them); only
 // public JWKs are published.
 import { createHash, hkdfSync } from "node:crypto";
-import { and, desc, gt, isNull, or } from "drizzle-orm";
+import { and, desc, gt, isNull, or, sql } from "drizzle-orm";
 import type { JWK } from "jose";
 import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
@@ -104,12 +104,8 @@ function currentKeys(app: AppContext, fresh = false): Promise<Map<SigningAlg, Si
 
 async function loadOrGenerate(app: AppContext): Promise<Map<SigningAlg, SigningKey>> {
   let rows = await currentRows(app.db);
-  const missing = SIGNING_ALGS.filter((alg) => !rows.some((r) => r.alg === alg));
-  if (missing.length) {
-    // Two instances starting together may both generate: both keys are published, each instance
-    // signs with the newest one it reads back, and verification works either way.
-    for (const alg of missing) await insertNewKey(app, app.db, alg);
-    app.log.info("generated OpenID Connect signing keys", { algorithms: missing });
+  if (missingAlgs(rows).length) {
+    await generateMissingKeys(app);
     rows = await currentRows(app.db);
   }
   const out = new Map<SigningAlg, SigningKey>();
@@ -122,6 +118,47 @@ async function loadOrGenerate(app: AppContext): Promise<Map<SigningAlg, SigningK
     out.set(alg, { kid: row.kid, alg, privateKey: await importSigningKey(jwk, alg), macKey: macKeyOf(jwk, row.kid) });
   }
   return out;
+}
+
+const missingAlgs = (rows: Array<{ alg: string }>) => SIGNING_ALGS.filter((alg) => !rows.some((r) => r.alg === alg));
+
+/** pg_advisory_xact_lock key of the signing keys' writes (first generation, rotation). */
+const SIGNING_KEYS_LOCK = 7_302_515_979;
+
+/** Serialises the signing keys' writes with every instance on the database (PGlite: a no-op lock). */
+async function lockSigningKeys(tx: DbOrTx): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(${SIGNING_KEYS_LOCK})`);
+}
+
+/** A generation of the missing keys under way in this process, which every other caller joins. */
+const generationsUnderWay = new WeakMap<AppContext, Promise<void>>();
+
+/**
+ * Generates the keys no current row holds, once: callers of this process share one generation
+ * (a first start's background generation, a signature, a reload after a notice), and instances
+ * starting together on one database take turns under an advisory lock, each reading the rows again
+ * once it holds it, so a first start stores exactly one key per algorithm. The key pairs are made
+ * before the transaction (RSA costs 0.1–0.5 s of CPU) and dropped if another instance stored its own.
+ */
+function generateMissingKeys(app: AppContext): Promise<void> {
+  const underWay = generationsUnderWay.get(app);
+  if (underWay) return underWay;
+  const generation = (async () => {
+    const made = await Promise.all(missingAlgs(await currentRows(app.db)).map((alg) => newKeyRow(app, alg)));
+    const stored = await inTransaction(app, async (tx) => {
+      await lockSigningKeys(tx);
+      const missing = missingAlgs(await currentRows(tx));
+      const rows = made.filter((row) => missing.includes(row.alg));
+      for (const alg of missing) if (!rows.some((r) => r.alg === alg)) rows.push(await newKeyRow(app, alg));
+      if (rows.length) await tx.insert(oidcKeys).values(rows);
+      return rows.map((r) => r.alg);
+    });
+    if (stored.length) app.log.info("generated OpenID Connect signing keys", { algorithms: stored });
+  })().finally(() => {
+    if (generationsUnderWay.get(app) === generation) generationsUnderWay.delete(app);
+  });
+  generationsUnderWay.set(app, generation);
+  return generation;
 }
 
 /** The MAC key of a private JWK: its private part (`d`) through HKDF, never the signing key itself. */
@@ -163,7 +200,11 @@ function importSigningKey(jwk: JWK, alg: SigningAlg): Promise<CryptoKey> {
   return crypto.subtle.importKey("jwk", jwk as JsonWebKey, algorithm, false, ["sign"]);
 }
 
-async function insertNewKey(app: AppContext, db: DbOrTx, alg: SigningAlg): Promise<void> {
+/** A new key pair for `alg`, as the row that stores it (the private JWK encrypted when a key is configured). */
+async function newKeyRow(
+  app: AppContext,
+  alg: SigningAlg,
+): Promise<typeof oidcKeys.$inferInsert & { alg: SigningAlg }> {
   const { calculateJwkThumbprint, exportJWK, generateKeyPair } = await import("jose");
   const { publicKey, privateKey } = await generateKeyPair(alg, {
     extractable: true,
@@ -174,13 +215,13 @@ async function insertNewKey(app: AppContext, db: DbOrTx, alg: SigningAlg): Promi
   const kid = await calculateJwkThumbprint(publicJwk);
   const privateJson = JSON.stringify(await exportJWK(privateKey));
   const secret = app.config.oidc.key_encryption_key;
-  await db.insert(oidcKeys).values({
+  return {
     kid,
     alg,
     publicJwk: { ...publicJwk, kid, alg, use: "sig" },
     privateKey: secret ? await encryptPrivateKey(secret, kid, privateJson) : privateJson,
     encrypted: secret !== null,
-  });
+  };
 }
 
 /**
@@ -190,7 +231,10 @@ async function insertNewKey(app: AppContext, db: DbOrTx, alg: SigningAlg): Promi
  * meanwhile: both keys are published).
  */
 export async function rotateSigningKeys(app: AppContext): Promise<string[]> {
-  await inTransaction(app, (tx) => retireAndReplace(app, tx));
+  await inTransaction(app, async (tx) => {
+    await lockSigningKeys(tx);
+    await retireAndReplace(app, tx);
+  });
   return reloadAfterRotation(app);
 }
 
@@ -204,6 +248,7 @@ export async function rotateSigningKeysIfDue(app: AppContext): Promise<boolean> 
   if (days <= 0) return false;
   const cutoff = Date.now() - days * 86_400_000;
   const rotated = await inTransaction(app, async (tx) => {
+    await lockSigningKeys(tx);
     const current = await tx
       .select({ createdAt: oidcKeys.createdAt })
       .from(oidcKeys)
@@ -217,9 +262,10 @@ export async function rotateSigningKeysIfDue(app: AppContext): Promise<boolean> 
   return rotated;
 }
 
+/** Run under `lockSigningKeys`, taken first by its transaction (before any row lock: no deadlock). */
 async function retireAndReplace(app: AppContext, tx: DbOrTx): Promise<void> {
   await tx.update(oidcKeys).set({ retiredAt: new Date() }).where(isNull(oidcKeys.retiredAt));
-  for (const alg of SIGNING_ALGS) await insertNewKey(app, tx, alg);
+  for (const alg of SIGNING_ALGS) await tx.insert(oidcKeys).values(await newKeyRow(app, alg));
 }
 
 async function reloadAfterRotation(app: AppContext): Promise<string[]> {

@@ -146,7 +146,12 @@ export async function provenSignIn(
   return forClient(app, client, result);
 }
 
-/** Back from the tenant's SAML identity provider: the completed SAML login, once (plugins/idp/saml.ts). */
+/**
+ * Back from the tenant's SAML identity provider: the completed SAML login, once (plugins/idp/saml.ts).
+ * Interactive as the password form is: a user with a second factor gets MfaRequired, and one who must
+ * enrol (the tenant requires MFA) MfaRequired with `enrol`, never an enrol-only token. No password was
+ * typed, so "must change the password" does not apply (services/auth/authentication.ts).
+ */
 export async function samlSignIn(
   app: AppContext,
   client: ClientRow,
@@ -163,6 +168,7 @@ export async function samlSignIn(
     mobile: false,
     ...origin,
     headers: {},
+    interactive: true,
   });
   return forClient(app, client, result);
 }

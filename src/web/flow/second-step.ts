@@ -184,8 +184,10 @@ export async function runStep(c: Context<Env>, app: AppContext, flow: Flow, para
   const origin = browserOrigin(c, app);
   const finish = async (done: Proven | null) => {
     if (!done) return fatal(c, app, EXPIRED, 400);
-    // The second factor first, then the new password the administrator required (never a token before).
-    if (p.user.passwordChangeRequired && p.row.stage !== "password") return afterPasswordChange(c, app, flow, done);
+    // The second factor first, then the new password the administrator required (never a token before);
+    // not after SAML: no password was typed, the IdP vouched for the user (services/auth/authentication.ts).
+    const passwordDue = p.user.passwordChangeRequired && !p.row.amr.includes("saml");
+    if (passwordDue && p.row.stage !== "password") return afterPasswordChange(c, app, flow, done);
     return flow.finish(done, p.row.login);
   };
   try {
