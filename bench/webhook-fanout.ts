@@ -20,6 +20,9 @@ const rounds = Number(process.argv[2] ?? 3);
 const seconds = Number(process.argv[3] ?? 5);
 const perSecond = Number(process.env.BENCH_EVENTS_PER_SECOND ?? 1000);
 const ENDPOINTS = 10;
+/** `outbound_delivery.concurrency` and `per_owner_concurrency` of the instance. */
+const concurrency = Number(process.env.BENCH_DELIVERY_CONCURRENCY ?? 160);
+const perOwner = Number(process.env.BENCH_PER_OWNER_CONCURRENCY ?? 16);
 
 const scratch = await scratchDatabase();
 if (!scratch) throw new Error(`no PostgreSQL at ${PG_URL}`);
@@ -43,6 +46,7 @@ try {
   const extra = {
     log_level: "error",
     outbound_http: { allow_private_targets: ["127.0.0.0/8"], allow_http: true },
+    outbound_delivery: { concurrency, per_owner_concurrency: perOwner },
   };
   fleet.bootstrap({ dbUri: scratch.url, extra });
   const instance = await fleet.start("fanout", { dbUri: scratch.url, extra });
@@ -99,6 +103,7 @@ try {
   await check(2); // warm-up
   const rows: { kind: "A" | "B"; r: WrkResult; delivered: number; events: number }[] = [];
   const perDelivery: { cpuMs: number; pgCpuMs: number; commits: number }[] = [];
+  const drains: { rate: number; cpuMs: number; pgCpuMs: number; commits: number }[] = [];
   console.log(
     "| round | events/s accepted | deliveries/s received | lag at end (s) | pending at end | check rate | check p99 (ms) | per delivery: instance CPU (ms), PostgreSQL CPU (ms), commits |",
   );
@@ -134,9 +139,28 @@ try {
         `| ${round}${kind} | ${Math.round(row.events)} | ${Math.round(delivered)} | ${left.lag.toFixed(1)} | ${left.pending} | ${Math.round(r.rps)}/s | ${r.p99.toFixed(1)} | ${cost} |`,
       );
       // The next A round starts with the queue drained (or after 30 s at most): it measures no fan-out.
-      if (kind === "B")
+      // Draining, nothing else runs on the instance: the cost of a delivery alone.
+      if (kind === "B") {
+        const drainFrom = received.reduce((a, b) => a + b, 0);
+        const drainCost = await costs();
+        const drainStart = performance.now();
         for (const until = Date.now() + 30_000; Date.now() < until && (await backlog()).pending > 0; )
           await Bun.sleep(200);
+        const n = received.reduce((a, b) => a + b, 0) - drainFrom;
+        const c = await costs();
+        if (n > 0) {
+          const d = {
+            rate: n / ((performance.now() - drainStart) / 1000),
+            cpuMs: ((c.instance - drainCost.instance) * 1000) / n,
+            pgCpuMs: ((c.pg - drainCost.pg) * 1000) / n,
+            commits: (c.commits - drainCost.commits) / n,
+          };
+          drains.push(d);
+          console.log(
+            `|  drain | | ${Math.round(d.rate)} | | ${(await backlog()).pending} | | | ${d.cpuMs.toFixed(3)}, ${d.pgCpuMs.toFixed(3)}, ${d.commits.toFixed(2)} |`,
+          );
+        }
+      }
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -145,6 +169,10 @@ try {
     `\nmedian check p99: A (no events) ${median(of("A").map((x) => x.r.p99)).toFixed(1)} ms, B (${perSecond}/s × ${ENDPOINTS}) ${median(of("B").map((x) => x.r.p99)).toFixed(1)} ms; ` +
       `median deliveries/s in B ${Math.round(median(of("B").map((x) => x.delivered)))}`,
   );
+  if (drains.length > 0)
+    console.log(
+      `median while draining (no token checks): ${Math.round(median(drains.map((d) => d.rate)))} deliveries/s, instance CPU ${median(drains.map((d) => d.cpuMs)).toFixed(3)} ms, PostgreSQL CPU ${median(drains.map((d) => d.pgCpuMs)).toFixed(3)} ms, ${median(drains.map((d) => d.commits)).toFixed(2)} commits per delivery`,
+    );
   if (perDelivery.length > 0)
     console.log(
       `median per delivery: instance CPU ${median(perDelivery.map((c) => c.cpuMs)).toFixed(3)} ms, PostgreSQL CPU ${median(perDelivery.map((c) => c.pgCpuMs)).toFixed(3)} ms, ${median(perDelivery.map((c) => c.commits)).toFixed(2)} commits`,
