@@ -263,7 +263,14 @@ export async function recordDeliveryResults(
   }));
   await execRows(
     app.db,
-    sql`update tessera_outbound_delivery d
+    // The rows are locked in seq order first: a statement changing several of an owner's rows at once (a
+    // webhook deleted with its deliveries) takes them in that order too, so the two never deadlock.
+    sql`with locked as (
+          select l.seq from tessera_outbound_delivery l
+          where l.seq in (select (x->>'seq')::bigint from jsonb_array_elements(${JSON.stringify(items)}::jsonb) x)
+            and l.claimed_by = ${instanceId}
+          order by l.seq for update)
+        update tessera_outbound_delivery d
         set status = r.status,
             finished_at = case when r.status = 'pending' then null else now() end,
             next_attempt_at = coalesce(r.at, d.next_attempt_at),
@@ -274,7 +281,7 @@ export async function recordDeliveryResults(
             last_latency_ms = case when r.touched then r.latency else d.last_latency_ms end
         from jsonb_to_recordset(${JSON.stringify(items)}::jsonb)
           as r(seq bigint, status text, at timestamptz, touched boolean, code int, error text, latency int)
-        where d.seq = r.seq and d.claimed_by = ${instanceId}`,
+        where d.seq = r.seq and d.seq in (select seq from locked) and d.claimed_by = ${instanceId}`,
   );
 }
 
