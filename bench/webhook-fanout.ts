@@ -11,9 +11,10 @@
 // PostgreSQL transactions (each autocommit statement is one): figures a loaded machine stretches far less than
 // wall-clock rates. Then the medians and the load average (the machine is shared: read the figures with it).
 //
-// After each B round the queue drains for up to BENCH_DRAIN_SECONDS (default 6) with nothing else running
+// After each B round the queue drains for up to BENCH_DRAIN_SECONDS (default 4) with nothing else running
 // (the "drain" row: deliveries/s and the cost of a delivery alone); what is left then is dropped, so that the
-// next A round measures the check alone. The defaults (2 rounds of 3 s) run in under a minute.
+// next A round measures the check alone. The defaults (2 rounds of 3 s) take about a minute on the loaded
+// machine, the instance's start included.
 //
 //   npx bun bench/webhook-fanout.ts [rounds, default 2] [seconds per round, default 3]
 //   (BENCH_EVENTS_PER_SECOND, BENCH_DELIVERY_CONCURRENCY (160), BENCH_PER_OWNER_CONCURRENCY (16))
@@ -23,7 +24,7 @@ import { cpuSeconds, PG_URL, scratchDatabase, wrk, type WrkResult } from "./lib.
 
 const rounds = Number(process.argv[2] ?? 2);
 const seconds = Number(process.argv[3] ?? 3);
-const drainSeconds = Number(process.env.BENCH_DRAIN_SECONDS ?? 6);
+const drainSeconds = Number(process.env.BENCH_DRAIN_SECONDS ?? 4);
 const perSecond = Number(process.env.BENCH_EVENTS_PER_SECOND ?? 1000);
 const ENDPOINTS = 10;
 /** `outbound_delivery.concurrency` and `per_owner_concurrency` of the instance. */
