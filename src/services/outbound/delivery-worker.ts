@@ -28,7 +28,7 @@ import {
   recordOwnerAttempts,
   withdrawDeliveryListener,
 } from "./delivery-queue.ts";
-import { outboundFetch, outboundPolicy, type Lookup } from "./fetch.ts";
+import { type Lookup, type OutboundPolicy, outboundFetch, outboundPolicy } from "./fetch.ts";
 
 const LISTENER_REFRESH_MS = 60_000;
 const PRUNE_EVERY_MS = 60_000;
@@ -171,7 +171,11 @@ export class DeliveryWorker {
   /** Prepares a claimed batch (one call per kind) and sends each delivery; never throws. */
   private async send(batch: Delivery[]): Promise<void> {
     const byKind = new Map<string, Delivery[]>();
-    for (const d of batch) byKind.set(d.kind, [...(byKind.get(d.kind) ?? []), d]);
+    for (const d of batch) {
+      const same = byKind.get(d.kind);
+      if (same) same.push(d);
+      else byKind.set(d.kind, [d]);
+    }
     await Promise.all(
       [...byKind].map(async ([name, deliveries]) => {
         const kind = deliveryKind(name);
@@ -182,7 +186,8 @@ export class DeliveryWorker {
           return;
         }
         const requests = await this.prepare(kind, deliveries);
-        await Promise.all(deliveries.map((d, i) => this.attempt(kind, d, requests[i]!)));
+        const policy = outboundPolicy(this.app.config.outbound_http); // parsed once a batch
+        await Promise.all(deliveries.map((d, i) => this.attempt(kind, d, requests[i]!, policy)));
       }),
     );
   }
@@ -202,7 +207,12 @@ export class DeliveryWorker {
   }
 
   /** One attempt of one delivery; never throws. */
-  private async attempt(kind: DeliveryKind, delivery: Delivery, request: DeliveryRequest | null | Error) {
+  private async attempt(
+    kind: DeliveryKind,
+    delivery: Delivery,
+    request: DeliveryRequest | null | Error,
+    policy: OutboundPolicy,
+  ) {
     const { app } = this;
     if (request instanceof Error) {
       this.failed(kind, delivery, { statusCode: null, error: `prepare: ${request.message}`, latencyMs: null });
@@ -223,7 +233,7 @@ export class DeliveryWorker {
       const response = await outboundFetch(
         request.url,
         { method: "POST", headers: request.headers, body: request.body },
-        outboundPolicy(app.config.outbound_http),
+        policy,
         this.lookup,
       );
       const latencyMs = Math.round(performance.now() - started);
