@@ -104,7 +104,10 @@ export class DeliveryWorker {
     this.running = false;
     this.wake();
     await this.loop;
-    await Promise.allSettled([...this.attempts]);
+    while (this.attempts.size > 0 || this.flushing) {
+      await Promise.allSettled([...this.attempts]);
+      await this.flushing;
+    }
     await this.flush();
   }
 
@@ -332,7 +335,8 @@ export class DeliveryWorker {
       }
       this.claimed -= batch.length;
       this.wake(); // slots are free, and the next delivery of each ordering key may be due
-      await this.afterRecorded(batch, streaks);
+      // Not awaited: a slow hook (a mail to the administrators) holds back no later recording.
+      this.track(this.afterRecorded(batch, streaks));
     }
   }
 
