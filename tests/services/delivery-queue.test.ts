@@ -9,7 +9,7 @@ import { until } from "../helpers/wait.ts";
 import { inTransaction } from "../../src/db/tx.ts";
 import { execRows } from "../../src/db/index.ts";
 import { enqueueDelivery, registerDeliveryKind, type Delivery } from "../../src/services/outbound/delivery-queue.ts";
-import { retryDelayMs, startDeliveryWorker } from "../../src/services/outbound/delivery-worker.ts";
+import { leaseSeconds, retryDelayMs, startDeliveryWorker } from "../../src/services/outbound/delivery-worker.ts";
 
 interface Received {
   path: string;
@@ -235,6 +235,25 @@ describeEachDb(
       expect(row).toMatchObject({ status: "pending", attempts: 1, last_error: null });
       rx.behaviour.delete(stuck);
       await until(() => bodiesAt(stuck).length === 1, 15_000);
+    }, 30_000);
+
+    test("a claim is leased for 1.5 × outbound_http.timeout_ms + 5 s (8 s for 1,500 ms)", async () => {
+      expect(leaseSeconds(10_000)).toBe(20);
+      const path = `/leased-${get().kind}`;
+      rx.behaviour.set(path, "hang");
+      await enqueue(path, 1, {}, path, null);
+      const lease = async () =>
+        (
+          await execRows<{ lease: number | null }>(
+            get().app.db,
+            sql`select extract(epoch from claimed_until - last_attempt_at)::float8 as lease
+                from tessera_outbound_delivery where payload->>'path' = ${path}`,
+          )
+        )[0]?.lease ?? null;
+      await until(async () => (await lease()) !== null);
+      expect(await lease()).toBe(8);
+      rx.behaviour.delete(path);
+      await until(() => bodiesAt(path).length === 1, 15_000);
     }, 30_000);
 
     test("two workers keep each resource's order, retries included, each delivered once", async () => {
