@@ -9,7 +9,7 @@ import { until } from "../helpers/wait.ts";
 import { inTransaction } from "../../src/db/tx.ts";
 import { execRows } from "../../src/db/index.ts";
 import { enqueueDelivery, registerDeliveryKind, type Delivery } from "../../src/services/outbound/delivery-queue.ts";
-import { retryDelayMs, startDeliveryWorker } from "../../src/services/outbound/delivery-worker.ts";
+import { leaseSeconds, retryDelayMs, startDeliveryWorker } from "../../src/services/outbound/delivery-worker.ts";
 
 interface Received {
   path: string;
@@ -43,10 +43,11 @@ beforeAll(() => {
   // The test kind: the payload says where to send and what.
   registerDeliveryKind("test", {
     async prepare(payload, ctx) {
-      const p = payload as { path: string; n: number; drop?: boolean; url?: string };
+      const p = payload as { path: string; n: number; drop?: boolean; url?: string; failFirst?: boolean };
       if (p.drop) return null;
       return {
-        url: p.url ?? rx.url(p.path),
+        // `failFirst`: the first attempt goes to `{path}-fail`, which the test makes answer 503.
+        url: p.url ?? rx.url(p.failFirst && ctx.attempt === 1 ? `${p.path}-fail` : p.path),
         headers: { "content-type": "application/json", "x-attempt": String(ctx.attempt), "x-id": ctx.deliveryId },
         body: JSON.stringify({ n: p.n }),
       };
@@ -218,6 +219,61 @@ describeEachDb(
       expect(bodiesAt(path)).toEqual([7]);
       await until(async () => (await statusOf(path))[0]?.status === "delivered");
     });
+
+    test("a hanging delivery holds back none of the same owner's other resources (slots refilled)", async () => {
+      const stuck = `/stuck-${get().kind}`;
+      const others = `/others-${get().kind}`;
+      const owner = `owner-stuck-${get().kind}`;
+      rx.behaviour.set(stuck, "hang");
+      await enqueue(stuck, 0, {}, owner, "stuck-resource");
+      // Twice per_owner_concurrency (4): they go out through the 3 slots the hanging call leaves, refilled as
+      // each ends, not after the whole claimed batch (the hanging call included) has ended.
+      for (let n = 1; n <= 8; n++) await enqueue(others, n, {}, owner, `resource-${n}`);
+      await until(() => bodiesAt(others).length === 8, 10_000);
+      // Still the first attempt of the hanging call, in flight (a timeout would have recorded an error).
+      const [row] = await statusOf(stuck);
+      expect(row).toMatchObject({ status: "pending", attempts: 1, last_error: null });
+      rx.behaviour.delete(stuck);
+      await until(() => bodiesAt(stuck).length === 1, 15_000);
+    }, 30_000);
+
+    test("a claim is leased for 1.5 × outbound_http.timeout_ms + 5 s (8 s for 1,500 ms)", async () => {
+      expect(leaseSeconds(10_000)).toBe(20);
+      const path = `/leased-${get().kind}`;
+      rx.behaviour.set(path, "hang");
+      await enqueue(path, 1, {}, path, null);
+      const lease = async () =>
+        (
+          await execRows<{ lease: number | null }>(
+            get().app.db,
+            sql`select extract(epoch from claimed_until - last_attempt_at)::float8 as lease
+                from tessera_outbound_delivery where payload->>'path' = ${path}`,
+          )
+        )[0]?.lease ?? null;
+      await until(async () => (await lease()) !== null);
+      expect(await lease()).toBe(8);
+      rx.behaviour.delete(path);
+      await until(() => bodiesAt(path).length === 1, 15_000);
+    }, 30_000);
+
+    test("two workers keep each resource's order, retries included, each delivered once", async () => {
+      const second = await startDeliveryWorker(get().app);
+      const path = `/ordered-${get().kind}`;
+      const owner = `owner-ordered-${get().kind}`;
+      rx.behaviour.set(`${path}-fail`, 503);
+      // Three resources, interleaved; every third delivery fails its first attempt (it is retried while the
+      // later ones of its resource wait).
+      for (let n = 1; n <= 24; n++) await enqueue(path, n, { failFirst: n % 3 === 0 }, owner, `resource-${n % 3}`);
+      await until(() => bodiesAt(path).length >= 24, 20_000);
+      await until(async () => (await statusOf(path)).every((r) => r.status === "delivered"));
+      const got = bodiesAt(path);
+      expect([...got].sort((a, b) => a - b)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
+      for (const resource of [0, 1, 2]) {
+        const order = got.filter((n) => n % 3 === resource);
+        expect(order).toEqual([...order].sort((a, b) => a - b));
+      }
+      await second.stop();
+    }, 40_000);
 
     test("two workers on one queue deliver each once", async () => {
       const second = await startDeliveryWorker(get().app);

@@ -42,11 +42,15 @@ export const outboundDeliveries = pgTable(
     lastLatencyMs: integer("last_latency_ms"),
   },
   (t) => [
-    index("tessera_outbound_delivery_due_idx").on(t.nextAttemptAt, t.seq).where(sql`${t.status} = 'pending'`),
     index("tessera_outbound_delivery_owner_idx")
       .on(t.ownerKey, t.orderingKey, t.seq)
       .where(sql`${t.status} = 'pending'`),
     index("tessera_outbound_delivery_log_idx").on(t.ownerKey, t.seq),
+    // Migration 0046: what the claim reads (an owner's pending deliveries in order; its deliveries in flight).
+    index("tessera_outbound_delivery_pending_idx").on(t.ownerKey, t.seq).where(sql`${t.status} = 'pending'`),
+    index("tessera_outbound_delivery_claimed_idx")
+      .on(t.ownerKey)
+      .where(sql`${t.status} = 'pending' and ${t.claimedBy} is not null`),
     index("tessera_outbound_delivery_finished_idx").on(t.finishedAt).where(sql`${t.finishedAt} is not null`),
   ],
 );

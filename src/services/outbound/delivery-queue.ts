@@ -7,14 +7,16 @@
 // Contract for a kind of delivery:
 // - `enqueueDelivery(tx, {kind, ownerKey, orderingKey, payload, tenantUuid})` in the caller's transaction.
 //   `ownerKey` names the receiver (a webhook uuid, an OIDC client id): its failure streak is kept, and at most
-//   `per_owner_concurrency` of its deliveries are in flight. Deliveries of one (ownerKey, orderingKey) go out
-//   one after the other in the order recorded (a later one waits while an earlier one is pending, retries
-//   included); a null orderingKey orders nothing. `payload` is JSON and carries no secret (it is stored).
-// - `registerDeliveryKind(kind, {prepare, onGaveUp?, onAttemptFailed?, onDelivered?})` once per process (at
-//   start-up). `prepare(payload, ctx)` runs at every attempt (fresh signatures and timestamps) and returns the
-//   request to send through `outboundFetch` (the outbound_http policy: checked after DNS resolution, no
-//   redirects followed), or null to drop the delivery.
-import { and, eq, sql } from "drizzle-orm";
+//   `per_owner_concurrency` of its deliveries are in flight (two instances claiming in the same instant may
+//   each fill the owner's free slots). Deliveries of one (ownerKey, orderingKey) go out one after the other in
+//   the order recorded (a later one waits while an earlier one is pending, retries included); a null
+//   orderingKey orders nothing. `payload` is JSON and carries no secret (it is stored).
+// - `registerDeliveryKind(kind, {prepare, prepareMany?, onGaveUp?, onAttemptFailed?, onDelivered?})` once per
+//   process (at start-up). `prepare(payload, ctx)` runs at every attempt (fresh signatures and timestamps; a
+//   claimed batch at once through `prepareMany` when the kind gives it) and returns the request to send
+//   through `outboundFetch` (the outbound_http policy: checked after DNS resolution, no redirects followed),
+//   or null to drop the delivery.
+import { eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
 import { execRows, type DbOrTx } from "../../db/index.ts";
 import { deliveryListeners, outboundDeliveries } from "../../db/schema.ts";
@@ -55,6 +57,8 @@ export interface OwnerStreak {
 
 export interface DeliveryKind {
   prepare(payload: unknown, ctx: DeliveryContext): Promise<DeliveryRequest | null>;
+  /** `prepare` for a claimed batch at once (one read for all), in the same order; used instead when given. */
+  prepareMany?(items: { payload: unknown; ctx: DeliveryContext }[]): Promise<(DeliveryRequest | null)[]>;
   /** The delivery was given up (too old). */
   onGaveUp?(delivery: Delivery, ctx: { app: AppContext }): Promise<void>;
   /** An attempt failed (the delivery may be retried): the owner's failure streak, e.g. to disable it. */
@@ -147,11 +151,22 @@ function toDelivery(r: DeliveryRow): Delivery {
 }
 
 /**
+ * How many of an owner's first pending deliveries (in recording order) a claim looks at. The claim never ranks
+ * every pending row: it reads, for each owner with free slots, this many by index. A cost bounded per owner,
+ * paid for by a limit: behind this many deliveries of one ordering key held up by a retrying head (an endpoint
+ * that is down), later deliveries of the same owner wait for that head too; other owners are never affected.
+ */
+export const CLAIM_WINDOW = 256;
+
+/**
  * Claims up to `limit` due deliveries for `instanceId` (FOR UPDATE SKIP LOCKED: instances claiming together
- * take different rows). A delivery is due when its time has come, no earlier delivery of its (owner, ordering
- * key) is pending, and none of its owner's deliveries is in flight anywhere; at most `perOwner` of one owner
- * are taken. Each claimed row counts an attempt and is leased for `leaseSeconds` (a crashed instance's rows
- * come back once the lease ends).
+ * take different rows). A delivery is due when its time has come and no earlier delivery of its (owner,
+ * ordering key) is pending (in flight or waiting for a retry); an owner gets at most `perOwner` minus those of
+ * its deliveries already in flight (any instance), so a worker claims more as slots free up rather than
+ * waiting for a whole batch. Owners share `limit` in turns (each one's first, then each one's second…). Each
+ * claimed row counts an attempt and is leased for `leaseSeconds` (a crashed instance's rows come back once
+ * the lease ends). Every read goes through an index (migration 0046); the owners with pending deliveries are
+ * found by skipping through the index, one probe per owner.
  */
 export async function claimDeliveries(
   app: AppContext,
@@ -162,29 +177,45 @@ export async function claimDeliveries(
 ): Promise<Delivery[]> {
   const rows = await execRows<DeliveryRow>(
     app.db,
-    sql`update tessera_outbound_delivery d
+    sql`with recursive owners(owner_key) as (
+          (select p.owner_key from tessera_outbound_delivery p where p.status = 'pending'
+           order by p.owner_key, p.seq limit 1)
+          union all
+          select (select p.owner_key from tessera_outbound_delivery p
+                  where p.status = 'pending' and p.owner_key > o.owner_key order by p.owner_key, p.seq limit 1)
+          from owners o where o.owner_key is not null
+        ),
+        candidates as (
+          select c.seq, c.next_attempt_at, row_number() over (partition by o.owner_key order by c.seq) as turn
+          from owners o
+          cross join lateral (
+            select count(*)::int as n from tessera_outbound_delivery b
+            where b.owner_key = o.owner_key and b.status = 'pending' and b.claimed_by is not null
+              and b.claimed_until >= now()) busy
+          cross join lateral (
+            select w.seq, w.next_attempt_at from (
+              -- The owner as a range, not an equality: with an equality the planner may walk the primary key
+              -- in seq order instead, through every finished delivery still kept (hundreds of ms), where the
+              -- pending index (owner_key, seq) gives the owner's first pending rows at once.
+              select p.owner_key, p.seq, p.next_attempt_at, p.ordering_key, p.claimed_until
+              from tessera_outbound_delivery p
+              where p.owner_key >= o.owner_key and p.owner_key <= o.owner_key and p.status = 'pending'
+              order by p.owner_key, p.seq limit ${CLAIM_WINDOW}) w
+            where w.next_attempt_at <= now() and (w.claimed_until is null or w.claimed_until < now())
+              and (w.ordering_key is null or not exists (
+                select 1 from tessera_outbound_delivery e
+                where e.owner_key = o.owner_key and e.ordering_key = w.ordering_key
+                  and e.status = 'pending' and e.seq < w.seq))
+            order by w.owner_key, w.seq -- the index's order: no sort, the scan stops at the limit
+            limit greatest(${perOwner}::int - busy.n, 0)) c
+          where o.owner_key is not null
+        )
+        update tessera_outbound_delivery d
         set claimed_by = ${instanceId}, claimed_until = now() + make_interval(secs => ${leaseSeconds}),
             attempts = d.attempts + 1, last_attempt_at = now()
         where d.seq in (
           select l.seq from tessera_outbound_delivery l
-          where l.seq in (
-            select r.seq from (
-              select p.seq, p.next_attempt_at,
-                     row_number() over (partition by p.owner_key order by p.seq) as rn
-              from tessera_outbound_delivery p
-              where p.status = 'pending' and p.next_attempt_at <= now()
-                and (p.claimed_until is null or p.claimed_until < now())
-                and not exists (
-                  select 1 from tessera_outbound_delivery b
-                  where b.owner_key = p.owner_key and b.status = 'pending' and b.claimed_until >= now())
-                and (p.ordering_key is null or not exists (
-                  select 1 from tessera_outbound_delivery e
-                  where e.owner_key = p.owner_key and e.ordering_key = p.ordering_key
-                    and e.status = 'pending' and e.seq < p.seq))
-            ) r
-            where r.rn <= ${perOwner}
-            order by r.next_attempt_at, r.seq
-            limit ${limit})
+          where l.seq in (select k.seq from candidates k order by k.turn, k.next_attempt_at, k.seq limit ${limit})
             -- Checked again on the row's latest version once locked (the candidates above come from the
             -- statement's snapshot: another worker may have claimed one since).
             and l.status = 'pending' and (l.claimed_until is null or l.claimed_until < now())
@@ -201,87 +232,96 @@ export interface AttemptOutcome {
   latencyMs: number | null;
 }
 
-/** Ends a delivery: delivered (2xx), dropped (nothing to send any more) or failed (given up). */
-export async function finishDelivery(
+/**
+ * What became of a claimed delivery: ended (delivered: a 2xx; dropped: nothing to send any more; failed: given
+ * up), to retry at `at`, or given back untouched (`release`: no handler for its kind here), its attempt uncounted.
+ */
+export type DeliveryResult =
+  | { seq: number; status: "delivered" | "dropped" | "failed"; outcome: AttemptOutcome }
+  | { seq: number; status: "retry"; at: Date; outcome: AttemptOutcome }
+  | { seq: number; status: "release"; at: Date };
+
+/**
+ * Records the results of several claimed deliveries in one statement (rows another instance claimed since,
+ * their lease over, are left to it). A delivery ends pending once its result is recorded: the next one of its
+ * ordering key becomes due only then.
+ */
+export async function recordDeliveryResults(
   app: AppContext,
   instanceId: string,
-  seq: number,
-  status: "delivered" | "dropped" | "failed",
-  outcome: AttemptOutcome,
+  results: DeliveryResult[],
 ): Promise<void> {
-  await app.db
-    .update(outboundDeliveries)
-    .set({
-      status,
-      finishedAt: new Date(),
-      claimedBy: null,
-      claimedUntil: null,
-      lastStatusCode: outcome.statusCode,
-      lastError: outcome.error,
-      lastLatencyMs: outcome.latencyMs,
-    })
-    .where(and(eq(outboundDeliveries.seq, seq), eq(outboundDeliveries.claimedBy, instanceId)));
-}
-
-/** A failed attempt to retry at `at`. */
-export async function retryDelivery(
-  app: AppContext,
-  instanceId: string,
-  seq: number,
-  at: Date,
-  outcome: AttemptOutcome,
-): Promise<void> {
-  await app.db
-    .update(outboundDeliveries)
-    .set({
-      nextAttemptAt: at,
-      claimedBy: null,
-      claimedUntil: null,
-      lastStatusCode: outcome.statusCode,
-      lastError: outcome.error,
-      lastLatencyMs: outcome.latencyMs,
-    })
-    .where(and(eq(outboundDeliveries.seq, seq), eq(outboundDeliveries.claimedBy, instanceId)));
-}
-
-/** Gives a claimed delivery back untouched (no handler for its kind here; stopping), its attempt uncounted. */
-export async function releaseDelivery(app: AppContext, instanceId: string, seq: number, at: Date): Promise<void> {
-  await app.db
-    .update(outboundDeliveries)
-    .set({
-      nextAttemptAt: at,
-      claimedBy: null,
-      claimedUntil: null,
-      attempts: sql`greatest(${outboundDeliveries.attempts} - 1, 0)`,
-    })
-    .where(and(eq(outboundDeliveries.seq, seq), eq(outboundDeliveries.claimedBy, instanceId)));
-}
-
-/** The owner's streak after an attempt: reset by a success, else one more failure. */
-export async function recordOwnerAttempt(
-  app: AppContext,
-  kind: string,
-  ownerKey: string,
-  ok: boolean,
-): Promise<OwnerStreak | null> {
-  if (ok) {
-    await execRows(
-      app.db,
-      sql`insert into tessera_outbound_owner (owner_key, kind, failures, failing_since, last_success_at)
-          values (${ownerKey}, ${kind}, 0, null, now())
-          on conflict (owner_key) do update set failures = 0, failing_since = null, last_success_at = now()`,
-    );
-    return null;
-  }
-  const [row] = await execRows<{ failures: number; failing_since: Date | string }>(
+  if (results.length === 0) return;
+  const items = results.map((r) => ({
+    seq: r.seq,
+    status: r.status === "retry" || r.status === "release" ? "pending" : r.status,
+    at: r.status === "retry" || r.status === "release" ? r.at.toISOString() : null,
+    touched: r.status !== "release",
+    code: r.status === "release" ? null : r.outcome.statusCode,
+    error: r.status === "release" ? null : r.outcome.error,
+    latency: r.status === "release" ? null : r.outcome.latencyMs,
+  }));
+  await execRows(
     app.db,
-    sql`insert into tessera_outbound_owner (owner_key, kind, failures, failing_since)
-        values (${ownerKey}, ${kind}, 1, now())
-        on conflict (owner_key) do update set failures = tessera_outbound_owner.failures + 1,
-          failing_since = coalesce(tessera_outbound_owner.failing_since, now())
-        returning failures, failing_since`,
+    // The rows are locked in seq order first: a statement changing several of an owner's rows at once (a
+    // webhook deleted with its deliveries) takes them in that order too, so the two never deadlock.
+    sql`with locked as (
+          select l.seq from tessera_outbound_delivery l
+          where l.seq in (select (x->>'seq')::bigint from jsonb_array_elements(${JSON.stringify(items)}::jsonb) x)
+            and l.claimed_by = ${instanceId}
+          order by l.seq for update)
+        update tessera_outbound_delivery d
+        set status = r.status,
+            finished_at = case when r.status = 'pending' then null else now() end,
+            next_attempt_at = coalesce(r.at, d.next_attempt_at),
+            claimed_by = null, claimed_until = null,
+            attempts = case when r.touched then d.attempts else greatest(d.attempts - 1, 0) end,
+            last_status_code = case when r.touched then r.code else d.last_status_code end,
+            last_error = case when r.touched then r.error else d.last_error end,
+            last_latency_ms = case when r.touched then r.latency else d.last_latency_ms end
+        from jsonb_to_recordset(${JSON.stringify(items)}::jsonb)
+          as r(seq bigint, status text, at timestamptz, touched boolean, code int, error text, latency int)
+        where d.seq = r.seq and d.seq in (select seq from locked) and d.claimed_by = ${instanceId}`,
   );
-  return { failures: Number(row?.failures ?? 1), failingSince: new Date(row?.failing_since ?? Date.now()) };
+}
+
+/** An owner's attempts since the last record, in the order they ended. */
+export interface OwnerAttempts {
+  kind: string;
+  ownerKey: string;
+  /** true: a success. */
+  outcomes: boolean[];
+}
+
+/**
+ * The owners' streaks after their attempts, in one statement: a success resets the streak, each failure after
+ * the last success extends it. Returns the streaks of the owners whose last attempt failed.
+ */
+export async function recordOwnerAttempts(app: AppContext, owners: OwnerAttempts[]): Promise<Map<string, OwnerStreak>> {
+  const streaks = new Map<string, OwnerStreak>();
+  if (owners.length === 0) return streaks;
+  const items = owners.map((o) => {
+    const last = o.outcomes.lastIndexOf(true);
+    return { owner: o.ownerKey, kind: o.kind, success: last >= 0, failures: o.outcomes.length - 1 - last };
+  });
+  const rows = await execRows<{ owner_key: string; failures: number; failing_since: Date | string | null }>(
+    app.db,
+    sql`insert into tessera_outbound_owner as o (owner_key, kind, failures, failing_since, last_success_at)
+        select r.owner, r.kind, r.failures, case when r.failures > 0 then now() end, case when r.success then now() end
+        from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as r(owner text, kind text, success boolean, failures int)
+        on conflict (owner_key) do update set
+          failures = case when excluded.last_success_at is not null then excluded.failures
+                          else o.failures + excluded.failures end,
+          failing_since = case when excluded.last_success_at is not null then excluded.failing_since
+                               else coalesce(o.failing_since, now()) end,
+          last_success_at = coalesce(excluded.last_success_at, o.last_success_at)
+        returning o.owner_key, o.failures, o.failing_since`,
+  );
+  for (const row of rows) {
+    if (Number(row.failures) > 0 && row.failing_since != null)
+      streaks.set(row.owner_key, { failures: Number(row.failures), failingSince: new Date(row.failing_since) });
+  }
+  return streaks;
 }
 
 /** Forgets an owner's streak (a webhook re-enabled, deleted). */

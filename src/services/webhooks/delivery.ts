@@ -4,7 +4,7 @@
 // rotation's grace, the previous one; `webhook-id` is the message's id, the same at every retry. A webhook whose
 // attempts keep failing (`webhooks.disable_after_failures` in a row, for `webhooks.disable_after_seconds`) is
 // disabled, with a bus event, an audit entry and an email to its tenant's administrators.
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
 import { execRows } from "../../db/index.ts";
 import { webhooks } from "../../db/schema.ts";
@@ -13,7 +13,12 @@ import { errorFields } from "../../observe/log.ts";
 import { recordAudit, SYSTEM_ACTOR } from "../audit/record.ts";
 import { STOCK_TENANT_ADMIN_POLICY } from "../identity/stock-policies.ts";
 import { sendNotice } from "../integrations/notifications.ts";
-import { registerDeliveryKind, type Delivery, type OwnerStreak } from "../outbound/delivery-queue.ts";
+import {
+  type Delivery,
+  type DeliveryRequest,
+  type OwnerStreak,
+  registerDeliveryKind,
+} from "../outbound/delivery-queue.ts";
 import { webhookHeaders } from "./signature.ts";
 import { WEBHOOK_KIND, webhookEvent, type WebhookPayload } from "./subscriptions.ts";
 
@@ -23,28 +28,52 @@ const ADMIN_POLICIES = [STOCK_TENANT_ADMIN_POLICY, "wazo_default_admin_policy"];
 /** Declares the `webhook` delivery kind (at start-up; idempotent). */
 export function registerWebhookDelivery(): void {
   registerDeliveryKind(WEBHOOK_KIND, {
-    async prepare(payload, { app }) {
-      const p = payload as WebhookPayload & { ping?: boolean };
-      const [w] = await app.db.select().from(webhooks).where(eq(webhooks.uuid, p.webhook_uuid));
-      if (!w || (!w.enabled && !p.ping)) return null;
-      const body = JSON.stringify({
-        type: p.event.type,
-        timestamp: p.event.timestamp,
-        tenant_uuid: p.event.tenant_uuid,
-        data: p.event.data,
-      });
-      const secrets = [w.secret];
-      if (w.previousSecret && w.previousSecretExpiresAt && w.previousSecretExpiresAt.getTime() > Date.now())
-        secrets.push(w.previousSecret);
-      return {
-        url: w.url,
-        headers: { ...webhookHeaders(secrets, p.message_id, body), "user-agent": "Tessera-Webhooks/1" },
-        body,
-      };
+    async prepare(payload, ctx) {
+      const [request] = await prepareWebhooks(ctx.app, [payload as WebhookPayload]);
+      return request ?? null;
+    },
+    async prepareMany(items) {
+      return items.length === 0
+        ? []
+        : prepareWebhooks(
+            items[0]!.ctx.app,
+            items.map((i) => i.payload as WebhookPayload),
+          );
     },
     async onAttemptFailed(delivery, streak, { app }) {
       await disableIfFailing(app, delivery, streak);
     },
+  });
+}
+
+/**
+ * The requests of a claimed batch, its webhooks read once (again at every attempt: one deleted or disabled
+ * since is dropped). Signed now, so that the timestamp is fresh at every attempt (receivers refuse old ones).
+ */
+async function prepareWebhooks(
+  app: AppContext,
+  payloads: (WebhookPayload & { ping?: boolean })[],
+): Promise<(DeliveryRequest | null)[]> {
+  const uuids = [...new Set(payloads.map((p) => p.webhook_uuid))];
+  const rows = await app.db.select().from(webhooks).where(inArray(webhooks.uuid, uuids));
+  const byUuid = new Map(rows.map((w) => [w.uuid, w]));
+  return payloads.map((p) => {
+    const w = byUuid.get(p.webhook_uuid);
+    if (!w || (!w.enabled && !p.ping)) return null;
+    const body = JSON.stringify({
+      type: p.event.type,
+      timestamp: p.event.timestamp,
+      tenant_uuid: p.event.tenant_uuid,
+      data: p.event.data,
+    });
+    const secrets = [w.secret];
+    if (w.previousSecret && w.previousSecretExpiresAt && w.previousSecretExpiresAt.getTime() > Date.now())
+      secrets.push(w.previousSecret);
+    return {
+      url: w.url,
+      headers: { ...webhookHeaders(secrets, p.message_id, body), "user-agent": "Tessera-Webhooks/1" },
+      body,
+    };
   });
 }
 
