@@ -2,7 +2,7 @@
 // expiring within one cleanup interval get one `auth_session_expire_soon` notice each.
 import { and, eq, lt, sql } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
-import { sessions, tokens } from "../../db/schema.ts";
+import { oidcRefreshTokens, sessions, tokens } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { publishEvents, routingKey, type BusEvent } from "../events.ts";
@@ -24,10 +24,19 @@ export async function purgeExpiredTokens(app: AppContext): Promise<number> {
   }
 }
 
-/** One batch of the purge: the number of sessions it ended (0 when nothing has expired). */
+/**
+ * One batch of the purge: the number of sessions it ended (0 when nothing has expired). A session an
+ * OpenID Connect refresh token continues (services/oidc/grants/refresh-token.ts) outlives its access
+ * tokens while that refresh token lives (unrotated, unexpired): the sign-in lasts as its refresh
+ * token does, as an SSO session's idle time in other providers; it is passed over, not counted.
+ */
 export async function purgeBatch(app: AppContext): Promise<number> {
   const expiredFirst = sql`${sessions.uuid} in (select ${tokens.sessionUuid} from ${tokens}
-    where ${tokens.expireT} < ${now()} order by ${tokens.expireT} limit ${app.config.token_cleanup_batch_size})`;
+    where ${tokens.expireT} < ${now()}
+      and not exists (select 1 from ${oidcRefreshTokens} where ${oidcRefreshTokens.sessionUuid} = ${tokens.sessionUuid}
+        and ${oidcRefreshTokens.rotatedAt} is null
+        and (${oidcRefreshTokens.expiresAt} is null or ${oidcRefreshTokens.expiresAt} > now()))
+    order by ${tokens.expireT} limit ${app.config.token_cleanup_batch_size})`;
   return (await inTransaction(app, (tx) => revokeSessions(app, tx, expiredFirst, { expired: true }))).length;
 }
 
