@@ -16,7 +16,7 @@ import { purgeBatch } from "../../src/services/auth/token-cleanup.ts";
 import { hashToken } from "../../src/services/oidc/grants.ts";
 import { describeEachDb } from "../helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
-import { insecure, serveApp, type ServedApp, TestBrowser } from "../helpers/oidc.ts";
+import { browserSignIn, insecure, serveApp, type ServedApp, startAuthorization } from "../helpers/oidc.ts";
 
 const APP_REDIRECT = "com.example.phone:/cb";
 const SCOPE = "openid offline_access";
@@ -87,24 +87,14 @@ describeEachDb(
     async function signedIn(clientId = phone) {
       const username = `u${crypto.randomUUID().slice(0, 8)}`;
       const uuid = await createUserRow(get().app, { tenantUuid: tenant, username, password: "pw-secret" });
-      const browser = new TestBrowser(served.url);
       const config = await oidc.discovery(issuer, clientId, undefined, oidc.None(), insecure);
-      const verifier = oidc.randomPKCECodeVerifier();
-      const url = oidc.buildAuthorizationUrl(config, {
-        redirect_uri: APP_REDIRECT,
-        scope: SCOPE,
-        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: "S256",
-        state: oidc.randomState(),
-      });
-      const answer = await browser.signIn(url.toString(), username, "pw-secret");
-      const code = answer.location?.searchParams.get("code");
-      if (!code) throw new Error(`no code: ${answer.res.status} ${answer.html.slice(0, 200)}`);
+      const started = await startAuthorization(config, APP_REDIRECT, { scope: SCOPE });
+      const back = await browserSignIn(served.url, started.url, username, "pw-secret");
       const first = await tokenEndpoint({
         grant_type: "authorization_code",
         client_id: clientId,
-        code,
-        code_verifier: verifier,
+        code: back.searchParams.get("code")!,
+        code_verifier: started.verifier,
         redirect_uri: APP_REDIRECT,
         ...secretOf(clientId),
       });
