@@ -225,10 +225,9 @@ export interface IssuedToken {
 }
 
 /**
- * Inserts a session and its token (1 token ↔ 1 session, §5.1; or a token of a session it continues) —
- * and `sessionEvent`, the outbox row
- * announcing the session, when given — in one statement: one round trip to the database (PostgreSQL
- * or PGlite's thread). Both ids are drawn here
+ * Inserts a session and its token (1 token ↔ 1 session, §5.1; or a token of a session it continues)
+ * — and `sessionEvent`, the outbox row announcing the session, when given — in one statement: one
+ * round trip to the database (PostgreSQL or PGlite's thread). Both ids are drawn here
  * (random v4 UUIDs, as the database's `gen_random_uuid()` would), so nothing is read back.
  */
 export async function insertToken(

@@ -93,10 +93,10 @@ async function successorAccess(
  * narrowed by the grant's ACL scopes — in the session of the sign-in the refresh token descends from
  * (one session per sign-in: no new session, no session cap; its `sid` and `auth_time` stay). That
  * session ended, its refresh tokens went with it (cascade): nothing resurrects it. A refresh token
- * issued before that link (migration 0042) opens a session once, as before, and is linked to it. A public client's refresh token is rotated:
- * presenting a rotated one again revokes the whole family and its sessions (RFC 9700 §4.14.2),
- * except the retry of a lost answer within the grace period (`graceSuccessor`), which gets that
- * answer again. `abandoned` tells that the request was already answered 503 (http/deadline.ts):
+ * issued before that link (migration 0042) opens a session once, as before, and is linked to it.
+ * A public client's refresh token is rotated: presenting a rotated one again revokes the whole
+ * family and its sessions (RFC 9700 §4.14.2), except the retry of a lost answer within the grace
+ * period (`graceSuccessor`), which gets that answer again. `abandoned` tells that the request was already answered 503 (http/deadline.ts):
  * the rotation then rolls back, as the client never saw its successor.
  */
 export async function refreshGrant(
