@@ -4,15 +4,15 @@
 //     is not consumed by refreshes;
 //   - the refreshed ID tokens keep the sign-in's `sid` (Back-Channel Logout 1.0 §2.1) and `auth_time`;
 //   - ending the session ends its refresh tokens: the next refresh is `invalid_grant`;
-//   - a session outlives its access tokens while its refresh token lives (the expiry purge), and ends
-//     as any session once that refresh token is gone;
+//   - a session outlives its access tokens while its refresh token lives (the expiry purge, no
+//     expire-soon notice), and ends as any session once that refresh token is gone;
 //   - a refresh token issued before the link (migration 0042) opens a session once and is linked to it;
 //   - reuse detection still ends the grant with its session.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import * as oidc from "openid-client";
 import { oidcRefreshTokens, tokens } from "../../src/db/schema.ts";
-import { purgeBatch } from "../../src/services/auth/token-cleanup.ts";
+import { notifyExpiringSoon, purgeBatch } from "../../src/services/auth/token-cleanup.ts";
 import { hashToken } from "../../src/services/oidc/grants.ts";
 import { describeEachDb } from "../helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
@@ -170,6 +170,14 @@ describeEachDb(
     test("a continued session outlives its access tokens while its refresh token lives, then expires", async () => {
       const t = get();
       const { uuid, tokens: first, session } = await signedIn(server);
+      const ofSession = () => t.app.db.select().from(tokens).where(eq(tokens.sessionUuid, session));
+      // About to expire: no `auth_session_expire_soon`, the session does not end with its access token.
+      await t.app.db
+        .update(tokens)
+        .set({ expireT: Math.floor(Date.now() / 1000) + 1 })
+        .where(eq(tokens.sessionUuid, session));
+      await notifyExpiringSoon(t.app);
+      expect((await ofSession()).map((x) => x.expireSoonNotified)).toEqual([false]);
       const past = Math.floor(Date.now() / 1000) - 10;
       await t.app.db.update(tokens).set({ expireT: past }).where(eq(tokens.sessionUuid, session));
       await purgeBatch(t.app);
@@ -178,8 +186,7 @@ describeEachDb(
       const r = await refresh(server, first.refresh_token!);
       expect(r.status).toBe(200);
       expect(await sessionOf(r.json.access_token!)).toBe(session);
-      const left = await t.app.db.select().from(tokens).where(eq(tokens.sessionUuid, session));
-      expect(left.map((x) => x.uuid)).toEqual([r.json.access_token!]);
+      expect((await ofSession()).map((x) => x.uuid)).toEqual([r.json.access_token!]);
       // Its refresh token expired too: the session ends as any session, and nothing resurrects it.
       await t.app.db.update(tokens).set({ expireT: past }).where(eq(tokens.sessionUuid, session));
       await t.app.db

@@ -25,6 +25,14 @@ export async function purgeExpiredTokens(app: AppContext): Promise<number> {
 }
 
 /**
+ * The token's session is one an OpenID Connect refresh token continues, and that refresh token lives
+ * (unrotated, unexpired): the session does not end with the token (for a query on auth_token).
+ */
+const keptByRefresh = sql`exists (select 1 from ${oidcRefreshTokens}
+  where ${oidcRefreshTokens.sessionUuid} = ${tokens.sessionUuid} and ${oidcRefreshTokens.rotatedAt} is null
+    and (${oidcRefreshTokens.expiresAt} is null or ${oidcRefreshTokens.expiresAt} > now()))`;
+
+/**
  * One batch of the purge: the number of sessions it ended (0 when nothing has expired). A session an
  * OpenID Connect refresh token continues (services/oidc/grants/refresh-token.ts) outlives its access
  * tokens while that refresh token lives (unrotated, unexpired): the sign-in lasts as its refresh
@@ -32,22 +40,22 @@ export async function purgeExpiredTokens(app: AppContext): Promise<number> {
  */
 export async function purgeBatch(app: AppContext): Promise<number> {
   const expiredFirst = sql`${sessions.uuid} in (select ${tokens.sessionUuid} from ${tokens}
-    where ${tokens.expireT} < ${now()}
-      and not exists (select 1 from ${oidcRefreshTokens} where ${oidcRefreshTokens.sessionUuid} = ${tokens.sessionUuid}
-        and ${oidcRefreshTokens.rotatedAt} is null
-        and (${oidcRefreshTokens.expiresAt} is null or ${oidcRefreshTokens.expiresAt} > now()))
+    where ${tokens.expireT} < ${now()} and not ${keptByRefresh}
     order by ${tokens.expireT} limit ${app.config.token_cleanup_batch_size})`;
   return (await inTransaction(app, (tx) => revokeSessions(app, tx, expiredFirst, { expired: true }))).length;
 }
 
-/** Claims tokens expiring within one interval (once each, whichever instance runs) and announces them. */
+/**
+ * Claims tokens expiring within one interval (once each, whichever instance runs) and announces them;
+ * not those whose session a live refresh token keeps (it does not end with them).
+ */
 export async function notifyExpiringSoon(app: AppContext): Promise<number> {
   const horizon = now() + Math.ceil(app.config.token_cleanup_interval);
   return inTransaction(app, async (tx) => {
     const claimed = await tx
       .update(tokens)
       .set({ expireSoonNotified: true })
-      .where(and(lt(tokens.expireT, horizon), eq(tokens.expireSoonNotified, false)))
+      .where(and(lt(tokens.expireT, horizon), eq(tokens.expireSoonNotified, false), sql`not ${keptByRefresh}`))
       .returning({ sessionUuid: tokens.sessionUuid, authId: tokens.authId, metadata: tokens.metadata });
     const notices: BusEvent[] = [];
     for (const t of claimed) {
