@@ -4,7 +4,9 @@
 // oldest sessions end instead — exactly enough under concurrent logins, and on PostgreSQL with two
 // instances the other instance refuses an ended session's token once told.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
 import * as oidc from "openid-client";
+import { oidcRefreshTokens } from "../../src/db/schema.ts";
 import { openDatabase } from "../../src/db/index.ts";
 import { createTestApp, describeEachDb, type TestApp } from "../helpers/app.ts";
 import { adminToken, createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
@@ -78,7 +80,7 @@ describeEachDb(
       }
     });
 
-    test("an OIDC refresh at the cap: 429 access_denied naming the session cap", async () => {
+    test("an OIDC refresh at the cap continues its session; one that must open a session: 429 access_denied naming the session cap", async () => {
       const t = get();
       const admin = await adminToken(t.app);
       const { name, user, tenant } = await cappedUser(t, 1);
@@ -105,15 +107,22 @@ describeEachDb(
           expectedState: started.state,
           expectedNonce: started.nonce,
         });
-        expect(await sessionsOf(t, user)).toBe(2); // the cap in this suite: a refresh needs a third session
-        const refreshed = await fetch(`${served.url}/0.1/oidc/token`, {
-          method: "POST",
-          headers: {
-            Authorization: `Basic ${btoa(`${client.client_id}:${client.client_secret}`)}`,
-            "Content-Type": "application/x-www-form-urlencoded",
-          },
-          body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: tokens.refresh_token! }),
-        });
+        expect(await sessionsOf(t, user)).toBe(2); // the cap in this suite
+        const refresh = () =>
+          fetch(`${served.url}/0.1/oidc/token`, {
+            method: "POST",
+            headers: {
+              Authorization: `Basic ${btoa(`${client.client_id}:${client.client_secret}`)}`,
+              "Content-Type": "application/x-www-form-urlencoded",
+            },
+            body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: tokens.refresh_token! }),
+          });
+        // A refresh continues the sign-in's session: nothing more counted.
+        expect((await refresh()).status).toBe(200);
+        expect(await sessionsOf(t, user)).toBe(2);
+        // A refresh token issued before its session was linked (migration 0042) opens one: a third.
+        await t.app.db.update(oidcRefreshTokens).set({ sessionUuid: null }).where(eq(oidcRefreshTokens.userUuid, user));
+        const refreshed = await refresh();
         expect(refreshed.status).toBe(429);
         const body = await refreshed.json();
         expect(body.error).toBe("access_denied");

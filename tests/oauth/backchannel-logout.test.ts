@@ -239,6 +239,20 @@ describeEachDb(
       expect(p!.sid).toBe(sidOf(tokens[0]!.id_token!));
     });
 
+    test("DELETE of a session its refreshes continued: a logout token with the sign-in's sid, and its refresh token ends", async () => {
+      const t = get();
+      const { userUuid, tokens } = await signedIn([grafana], "openid offline_access");
+      const session = await sessionOf(t, tokens[0]!.access_token);
+      const refreshed = await oidc.refreshTokenGrant(grafana.config, tokens[0]!.refresh_token!);
+      expect(await sessionOf(t, refreshed.access_token)).toBe(session);
+      expect((await t.request("DELETE", `/0.1/sessions/${session}`, { token: admin, tenant })).status).toBe(204);
+      const [p] = await logoutTokens(grafana, userUuid);
+      expect(p!.sid).toBe(sidOf(tokens[0]!.id_token!));
+      await expect(oidc.refreshTokenGrant(grafana.config, tokens[0]!.refresh_token!)).rejects.toMatchObject({
+        error: "invalid_grant",
+      });
+    });
+
     test("DELETE of a token: its client gets a logout token", async () => {
       const t = get();
       const { userUuid, tokens } = await signedIn([wiki]);

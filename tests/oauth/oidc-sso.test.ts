@@ -398,7 +398,7 @@ describeEachDb("OpenID Connect single sign-on, consent and logout", (get) => {
     expect(await tokenAlive(t, bobSecond.access_token)).toBe(404);
   });
 
-  test("sid: ID tokens issued through a browser session name it (its public id, not the cookie), across clients and a new sign-in; a hint's sid ends it from a browser without the cookie; offline access survives logout", async () => {
+  test("sid: ID tokens issued through a browser session name it (its public id, not the cookie), across clients, a new sign-in and refreshes; a hint's sid ends it from a browser without the cookie, with the refresh tokens of its sign-ins", async () => {
     const t = get();
     const browser = new TestBrowser(served.url);
     const flow = await start(grafana, { scope: "openid offline_access" });
@@ -419,9 +419,9 @@ describeEachDb("OpenID Connect single sign-on, consent and logout", (get) => {
     const third = await exchange(wiki, flow3, (await browser.signIn(flow3.url, "alice", "alice-secret")).location!);
     expect(third.claims()!.sid).toBe(sid);
     expect(/tessera_oidc_session=([^;]+)/.exec(browser.cookie)![1]).not.toBe(cookie);
-    // Offline access (OIDC Core §11): a refresh before logout; its ID token carries no sid (not tied to the browser).
+    // A refresh continues the sign-in's session: its ID token carries the sign-in's sid (Back-Channel Logout 1.0 §2.1).
     const refreshed = await oidc.refreshTokenGrant(grafana.config, first.refresh_token!);
-    expect(refreshed.claims()!.sid).toBeUndefined();
+    expect(refreshed.claims()!.sid).toBe(sid);
     // Logout from another browser (the RP's back end, another device: no cookie) with the hint: its sid ends the session.
     const elsewhere = new TestBrowser(served.url);
     const out = await elsewhere.get(
@@ -432,10 +432,11 @@ describeEachDb("OpenID Connect single sign-on, consent and logout", (get) => {
     for (const token of [first, second, third]) expect(await tokenAlive(t, token.access_token)).toBe(404);
     const silent = await browser.get((await start(wiki, { prompt: "none" })).url);
     expect(silent.location!.searchParams.get("error")).toBe("login_required");
-    // What the refresh token gave survives, and it still refreshes: offline access outlives the browser session.
-    expect(await tokenAlive(t, refreshed.access_token)).toBe(204);
-    const later = await oidc.refreshTokenGrant(grafana.config, first.refresh_token!);
-    expect(await tokenAlive(t, later.access_token)).toBe(204);
+    // The sign-in's session ended with what its refresh token gave, and its refresh token with it.
+    expect(await tokenAlive(t, refreshed.access_token)).toBe(404);
+    await expect(oidc.refreshTokenGrant(grafana.config, first.refresh_token!)).rejects.toMatchObject({
+      error: "invalid_grant",
+    });
     // A hint whose sid names another user's session ends nothing of theirs.
     const bob = await signedIn(grafana, "bob", "bob-secret");
     const key = await signingKey(t.app, "ES256");

@@ -320,8 +320,18 @@ export const oidcRefreshTokens = pgTable(
     successorTokenUuid: varchar("successor_token_uuid", { length: 38 }),
     /** RFC 9449 §5: a public client's refresh token bound to its DPoP key (thumbprint), if bound. */
     jkt: varchar("jkt", { length: 43 }),
+    /**
+     * The session of the sign-in the token descends from: a refresh continues it (its end ends the
+     * token). Null for tokens issued before 0042: their first refresh links them.
+     */
+    sessionUuid: varchar("session_uuid", { length: 38 }).references(() => sessions.uuid, { onDelete: "cascade" }),
+    /** The sign-in's `sid` (its browser session's public id), kept for the refreshed ID tokens. */
+    sid: varchar("sid", { length: 38 }),
   },
-  (t) => [index("tessera_oidc_refresh_token_family_uuid_idx").on(t.familyUuid)],
+  (t) => [
+    index("tessera_oidc_refresh_token_family_uuid_idx").on(t.familyUuid),
+    index("tessera_oidc_refresh_token_session_uuid_idx").on(t.sessionUuid),
+  ],
 );
 
 /**

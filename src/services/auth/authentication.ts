@@ -3,7 +3,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
-import { accesses, policies, policyAccesses } from "../../db/schema.ts";
+import { accesses, policies, policyAccesses, sessions, tokens } from "../../db/schema.ts";
 import { backendForMethod, effectiveMethod, resolveMethod } from "./identity-providers.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { describeCause } from "../../db/failures.ts";
@@ -66,6 +66,12 @@ export interface LoginRequest {
    * with `enrol` set, and the page walks them through it (web/flow/second-step.ts).
    */
   interactive?: boolean;
+  /**
+   * The session of the sign-in an OpenID Connect refresh continues (services/oidc/grants/
+   * refresh-token.ts): the new token joins it — no new session, no session cap, no
+   * `auth_session_created` — and a session that ended (or is not the user's) refuses the login.
+   */
+  continueSession?: string;
 }
 
 export interface LoginResult {
@@ -385,8 +391,11 @@ async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req:
   const capped = isUuid(authId) && (metadata.purpose === "user" || metadata.purpose === "external_api");
   // No refresh token for an enrol-only login: it would later log in without the second factor.
   const offline = body.access_type === "offline" && Boolean(body.client_id) && isUuid(authId) && !auth.enrolOnlyAcl;
+  const continued = req.continueSession;
   const write = async (tx: DbOrTx): Promise<LoginResult> => {
-    if (capped) await enforceSessionCap(app, tx, authId);
+    // A continued session is already counted (and never resurrected: locked, it cannot end meanwhile).
+    if (continued) await lockLiveSession(tx, continued, authId);
+    else if (capped) await enforceSessionCap(app, tx, authId);
     let rt: RefreshTokenOutcome | null = null;
     let tokenMetadata = metadata;
     if (offline && body.client_id) {
@@ -421,9 +430,12 @@ async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req:
         sessionTenantUuid,
         mobile: req.mobile,
         refreshTokenUuid: auth.refreshTokenUuid ?? rt?.uuid ?? null,
+        sessionUuid: continued,
       },
-      (sessionUuid) =>
-        sessionCreatedEvent({ uuid: sessionUuid, tenantUuid: sessionTenantUuid, userUuid, mobile: req.mobile }),
+      continued
+        ? undefined
+        : (sessionUuid) =>
+            sessionCreatedEvent({ uuid: sessionUuid, tenantUuid: sessionTenantUuid, userUuid, mobile: req.mobile }),
       (sessionUuid) => {
         // A refresh-token login is the refresh token's use (recorded by client, never by the
         // refresh token's uuid: that is the secret itself); any other is a login decision.
@@ -456,7 +468,26 @@ async function issue(app: AppContext, args: LoginArgs, auth: Authenticated, req:
   };
   // When the session, the token and its event are the only write — one statement, atomic by
   // itself — no explicit transaction is opened: two round trips (BEGIN, COMMIT) fewer.
-  return capped || offline || auth.idp?.onTokenIssued ? inTransaction(app, write) : write(app.db);
+  return capped || offline || continued || auth.idp?.onTokenIssued ? inTransaction(app, write) : write(app.db);
+}
+
+/**
+ * The session a login continues, share-locked until commit (its end, concurrent, waits, then ends the
+ * new token too; concurrent refreshes of it do not wait): it must still exist and be `authId`'s;
+ * otherwise the login is refused.
+ */
+async function lockLiveSession(tx: DbOrTx, sessionUuid: string, authId: string): Promise<void> {
+  const [live] = await tx
+    .select({ uuid: sessions.uuid })
+    .from(sessions)
+    .where(
+      and(
+        eq(sessions.uuid, sessionUuid),
+        sql`exists (select 1 from ${tokens} where ${tokens.sessionUuid} = ${sessions.uuid} and ${tokens.authId} = ${authId})`,
+      ),
+    )
+    .for("share");
+  if (!live) throw new LoginRefused();
 }
 
 /** Advisory-lock namespace of the session cap (the outbox claimer uses the single-key 7407240). */

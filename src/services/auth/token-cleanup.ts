@@ -2,7 +2,7 @@
 // expiring within one cleanup interval get one `auth_session_expire_soon` notice each.
 import { and, eq, lt, sql } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
-import { sessions, tokens } from "../../db/schema.ts";
+import { oidcRefreshTokens, sessions, tokens } from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { isUuid } from "../../domain/validate.ts";
 import { publishEvents, routingKey, type BusEvent } from "../events.ts";
@@ -24,21 +24,38 @@ export async function purgeExpiredTokens(app: AppContext): Promise<number> {
   }
 }
 
-/** One batch of the purge: the number of sessions it ended (0 when nothing has expired). */
+/**
+ * The token's session is one an OpenID Connect refresh token continues, and that refresh token lives
+ * (unrotated, unexpired): the session does not end with the token (for a query on auth_token).
+ */
+const keptByRefresh = sql`exists (select 1 from ${oidcRefreshTokens}
+  where ${oidcRefreshTokens.sessionUuid} = ${tokens.sessionUuid} and ${oidcRefreshTokens.rotatedAt} is null
+    and (${oidcRefreshTokens.expiresAt} is null or ${oidcRefreshTokens.expiresAt} > now()))`;
+
+/**
+ * One batch of the purge: the number of sessions it ended (0 when nothing has expired). A session an
+ * OpenID Connect refresh token continues (services/oidc/grants/refresh-token.ts) outlives its access
+ * tokens while that refresh token lives (unrotated, unexpired): the sign-in lasts as its refresh
+ * token does, as an SSO session's idle time in other providers; it is passed over, not counted.
+ */
 export async function purgeBatch(app: AppContext): Promise<number> {
   const expiredFirst = sql`${sessions.uuid} in (select ${tokens.sessionUuid} from ${tokens}
-    where ${tokens.expireT} < ${now()} order by ${tokens.expireT} limit ${app.config.token_cleanup_batch_size})`;
+    where ${tokens.expireT} < ${now()} and not ${keptByRefresh}
+    order by ${tokens.expireT} limit ${app.config.token_cleanup_batch_size})`;
   return (await inTransaction(app, (tx) => revokeSessions(app, tx, expiredFirst, { expired: true }))).length;
 }
 
-/** Claims tokens expiring within one interval (once each, whichever instance runs) and announces them. */
+/**
+ * Claims tokens expiring within one interval (once each, whichever instance runs) and announces them;
+ * not those whose session a live refresh token keeps (it does not end with them).
+ */
 export async function notifyExpiringSoon(app: AppContext): Promise<number> {
   const horizon = now() + Math.ceil(app.config.token_cleanup_interval);
   return inTransaction(app, async (tx) => {
     const claimed = await tx
       .update(tokens)
       .set({ expireSoonNotified: true })
-      .where(and(lt(tokens.expireT, horizon), eq(tokens.expireSoonNotified, false)))
+      .where(and(lt(tokens.expireT, horizon), eq(tokens.expireSoonNotified, false), sql`not ${keptByRefresh}`))
       .returning({ sessionUuid: tokens.sessionUuid, authId: tokens.authId, metadata: tokens.metadata });
     const notices: BusEvent[] = [];
     for (const t of claimed) {

@@ -228,6 +228,8 @@ export interface NewToken {
   refreshTokenUuid?: string | null;
   /** A chosen token id (imports, tests); by default the database draws a random UUID. */
   uuid?: string;
+  /** An existing session the token joins (a continued sign-in: an OIDC refresh); none: a new session. */
+  sessionUuid?: string;
 }
 
 export interface IssuedToken {
@@ -237,9 +239,9 @@ export interface IssuedToken {
 }
 
 /**
- * Inserts a session and its token (1 token ↔ 1 session, §5.1) — and `sessionEvent`, the outbox row
- * announcing the session, when given — in one statement: one round trip to the database (PostgreSQL
- * or PGlite's thread). Both ids are drawn here
+ * Inserts a session and its token (1 token ↔ 1 session, §5.1; or a token of a session it continues)
+ * — and `sessionEvent`, the outbox row announcing the session, when given — in one statement: one
+ * round trip to the database (PostgreSQL or PGlite's thread). Both ids are drawn here
  * (random v4 UUIDs, as the database's `gen_random_uuid()` would), so nothing is read back.
  */
 export async function insertToken(
@@ -252,7 +254,7 @@ export async function insertToken(
 ): Promise<IssuedToken> {
   const issuedAt = nowSeconds();
   const expiresAt = issuedAt + t.expiration;
-  const sessionUuid = crypto.randomUUID();
+  const sessionUuid = t.sessionUuid ?? crypto.randomUUID();
   const row: TokenRow = {
     uuid: t.uuid ?? crypto.randomUUID(),
     authId: t.authId,
@@ -269,9 +271,9 @@ export async function insertToken(
     expireSoonNotified: false,
     dpopJkt: null,
   };
-  const inserts: RowInsert[] = [
-    { table: sessions, row: { uuid: sessionUuid, tenantUuid: t.sessionTenantUuid, mobile: t.mobile } },
-  ];
+  const inserts: RowInsert[] = t.sessionUuid
+    ? []
+    : [{ table: sessions, row: { uuid: sessionUuid, tenantUuid: t.sessionTenantUuid, mobile: t.mobile } }];
   if (sessionEvent) inserts.push(outboxRowInsert(app, sessionEvent(sessionUuid)));
   for (const insert of alsoInsert?.(sessionUuid) ?? []) if (insert) inserts.push(insert);
   // The token last, outside the CTEs: its foreign key to its session is checked at the end of the

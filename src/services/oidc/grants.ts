@@ -91,11 +91,24 @@ export async function grantOfToken(
   return grant;
 }
 
-/** A new refresh token of `familyUuid` (256 random bits, or `token`; stored as its SHA-256), returned once. */
+/**
+ * A new refresh token of `familyUuid` (256 random bits, or `token`; stored as its SHA-256), returned
+ * once, linked to the session of the sign-in it descends from (its refreshes continue that session)
+ * and that sign-in's `sid`.
+ */
 export async function mintRefreshToken(
   app: AppContext,
   tx: DbOrTx,
-  r: { familyUuid: string; client: ClientRow; userUuid: string; scope: string[]; authTime: number; amr: string[] },
+  r: {
+    familyUuid: string;
+    client: ClientRow;
+    userUuid: string;
+    scope: string[];
+    authTime: number;
+    amr: string[];
+    sessionUuid: string | null;
+    sid: string | null;
+  },
   token = randomBytes(32).toString("base64url"),
 ): Promise<string> {
   const lifetime = r.client.refreshTokenLifetime ?? app.config.oidc.refresh_token_lifetime;
@@ -107,6 +120,8 @@ export async function mintRefreshToken(
     scope: r.scope.join(" "),
     authTime: r.authTime,
     amr: r.amr,
+    sessionUuid: r.sessionUuid,
+    sid: r.sid,
     expiresAt: lifetime > 0 ? new Date(Date.now() + lifetime * 1000) : null,
   });
   return token;

@@ -107,7 +107,13 @@ export async function exchangeAuthorizationCode(
     // The browser session gave this client tokens: its end tells the client (back-channel logout).
     if (grant.browserSessionId) await recordBrowserSessionClient(tx, grant.browserSessionId, client.clientId);
     if (!offlineGranted(client, scope) || !token.familyUuid) return null;
-    return mintRefreshToken(app, tx, { ...grant, familyUuid: token.familyUuid, client, scope });
+    return mintRefreshToken(app, tx, {
+      ...grant,
+      familyUuid: token.familyUuid,
+      client,
+      scope,
+      sid: grant.browserSessionId,
+    });
   });
   if (refreshToken === false) {
     await revokeReplayed(app, grant, client, clientActor(origin, client.tenantUuid));

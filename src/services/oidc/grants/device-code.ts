@@ -99,7 +99,16 @@ async function collect(app: AppContext, client: ClientRow, row: DeviceRow, issue
       scope,
     });
     if (!offlineGranted(client, scope) || !token.familyUuid) return null;
-    return mintRefreshToken(app, tx, { familyUuid: token.familyUuid, client, userUuid, scope, authTime, amr });
+    return mintRefreshToken(app, tx, {
+      familyUuid: token.familyUuid,
+      client,
+      userUuid,
+      scope,
+      authTime,
+      amr,
+      sessionUuid,
+      sid: null,
+    });
   });
   if (refreshToken === false) throw invalidGrant("the device code is invalid or already used");
   const answer: TokenResponse = {

@@ -1,14 +1,15 @@
 // RFC 6749 §6 and OIDC Core §12: a refresh token for a new access token, its scope narrowed at will.
 // A public client's refresh token is rotated, with reuse detection (RFC 9700 §4.14.2).
 import { createHmac, randomBytes } from "node:crypto";
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNull, lt, ne } from "drizzle-orm";
 import type { AppContext } from "../../../boot/context.ts";
-import { oidcRefreshTokens } from "../../../db/schema.ts";
-import { inTransaction } from "../../../db/tx.ts";
+import type { DbOrTx } from "../../../db/index.ts";
+import { oidcAccessTokens, oidcRefreshTokens, tokens } from "../../../db/schema.ts";
+import { afterCommit, inTransaction } from "../../../db/tx.ts";
 import { ApiError, AuthenticationFailed, ServiceUnavailable, TooManySessions } from "../../../domain/errors.ts";
 import { login } from "../../auth/authentication.ts";
 import { revokeToken } from "../../auth/sessions.ts";
-import { findValidToken } from "../../auth/tokens.ts";
+import { deleteTokens, findValidToken } from "../../auth/tokens.ts";
 import { aclNarrowing, scopesBeyond } from "../acl-scope.ts";
 import { userClaims } from "../claims.ts";
 import type { ClientRow } from "../clients.ts";
@@ -87,12 +88,15 @@ async function successorAccess(
 }
 
 /**
- * RFC 6749 §6 and OIDC Core §12: a new access token — a new Tessera session, logged in again as
- * POST /0.1/token's refresh-token login does (the user's current ACL; a disabled or deleted user
- * gets nothing) and narrowed by the grant's ACL scopes. A public client's refresh token is rotated:
- * presenting a rotated one again revokes the whole family and its sessions (RFC 9700 §4.14.2),
- * except the retry of a lost answer within the grace period (`graceSuccessor`), which gets that
- * answer again. `abandoned` tells that the request was already answered 503 (http/deadline.ts):
+ * RFC 6749 §6 and OIDC Core §12: a new access token, logged in again as POST /0.1/token's
+ * refresh-token login does (the user's current ACL; a disabled or deleted user gets nothing) and
+ * narrowed by the grant's ACL scopes — in the session of the sign-in the refresh token descends from
+ * (one session per sign-in: no new session, no session cap; its `sid` and `auth_time` stay). That
+ * session ended, its refresh tokens went with it (cascade): nothing resurrects it. A refresh token
+ * issued before that link (migration 0042) opens a session once, as before, and is linked to it.
+ * A public client's refresh token is rotated: presenting a rotated one again revokes the whole
+ * family and its sessions (RFC 9700 §4.14.2), except the retry of a lost answer within the grace
+ * period (`graceSuccessor`), which gets that answer again. `abandoned` tells that the request was already answered 503 (http/deadline.ts):
  * the rotation then rolls back, as the client never saw its successor.
  */
 export async function refreshGrant(
@@ -125,7 +129,9 @@ export async function refreshGrant(
   let issued = (retried && (await successorAccess(app, rt, scope))) || null;
   let next = retried?.token;
   if (!issued) {
+    const continued = rt.sessionUuid ?? undefined;
     const token = await loginOrInvalidGrant(app, {
+      continueSession: continued,
       login: null,
       password: null,
       body: {
@@ -140,6 +146,9 @@ export async function refreshGrant(
       headers: {},
       narrowAcl: aclNarrowing(scope),
     });
+    // Never a half-issued token: a new session goes whole; a continued one loses this token only.
+    const discard = () => (continued ? dropToken(app, token.token) : revokeToken(app, token.token));
+    const sessionUuid = token.session_uuid;
     let reused = false;
     try {
       await inTransaction(app, async (tx) => {
@@ -170,8 +179,24 @@ export async function refreshGrant(
             reused = true;
             return;
           }
-          next = await mintRefreshToken(app, tx, { ...rt, client, scope: granted }, successorOf(presented, salt));
+          next = await mintRefreshToken(
+            app,
+            tx,
+            { ...rt, client, scope: granted, sessionUuid: continued ?? sessionUuid },
+            successorOf(presented, salt),
+          );
         }
+        // A token issued before the link: its lineage continues the session just opened.
+        if (!continued)
+          await tx
+            .update(oidcRefreshTokens)
+            .set({ sessionUuid })
+            .where(
+              and(
+                inArray(oidcRefreshTokens.tokenHash, retried ? [rt.tokenHash, retried.tokenHash] : [rt.tokenHash]),
+                isNull(oidcRefreshTokens.sessionUuid),
+              ),
+            );
         await recordAccessToken(tx, {
           tokenUuid: token.token,
           sessionUuid: token.session_uuid,
@@ -180,18 +205,18 @@ export async function refreshGrant(
           grantType: "refresh_token",
           scope,
         });
+        if (continued) await pruneExpiredTokens(tx, continued, token.token);
         // The answer is already a 503: committing would rotate a token the client still holds.
         if (abandoned()) throw new ServiceUnavailable("tokens", "the request was answered before its rotation");
       });
     } catch (e) {
-      // Never a half-issued token: the session made above goes when its record could not be written.
-      await revokeToken(app, token.token).catch(() => undefined);
+      await discard().catch(() => undefined);
       throw e;
     }
     if (reused && !retried) {
       // A concurrent refresh with the same token rotated it first: this one is then judged as a
       // retry of that one (once: the token read again is rotated, so no second rotation is tried).
-      await revokeToken(app, token.token).catch(() => undefined);
+      await discard().catch(() => undefined);
       return refreshGrant(app, client, form, issuer, origin, abandoned);
     }
     if (reused) {
@@ -220,9 +245,38 @@ export async function refreshGrant(
       nonce: null,
       amr: rt.amr,
       accessToken: issued.accessToken,
+      // Back-Channel Logout 1.0 §2.1: the sign-in's sid, stable across its refreshes.
+      sid: rt.sid,
     });
   }
   return answer;
+}
+
+/** A token of a continued session that could not be handed out: it goes, its session stays. */
+async function dropToken(app: AppContext, tokenUuid: string): Promise<void> {
+  await inTransaction(app, async (tx) => {
+    await deleteTokens(tx, [tokenUuid]);
+    afterCommit(tx, () => app.tokenCache.evict(tokenUuid));
+  });
+}
+
+/**
+ * A continued session keeps its live tokens (a client may still be using the previous access token)
+ * and sheds its expired ones with their records: a session refreshed for weeks holds no pile of dead
+ * tokens (the expiry purge leaves it alone while its refresh token lives: auth/token-cleanup.ts).
+ */
+async function pruneExpiredTokens(tx: DbOrTx, sessionUuid: string, keep: string): Promise<void> {
+  const gone = await tx
+    .delete(tokens)
+    .where(and(eq(tokens.sessionUuid, sessionUuid), lt(tokens.expireT, nowSeconds()), ne(tokens.uuid, keep)))
+    .returning({ uuid: tokens.uuid });
+  if (gone.length)
+    await tx.delete(oidcAccessTokens).where(
+      inArray(
+        oidcAccessTokens.tokenUuid,
+        gone.map((t) => t.uuid),
+      ),
+    );
 }
 
 export const expiresIn = (utcExpiresAt: string) =>
