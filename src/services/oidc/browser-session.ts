@@ -8,7 +8,14 @@ import { createHash, randomBytes } from "node:crypto";
 import { and, eq, gt, inArray, isNotNull, lt } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
 import type { DbOrTx } from "../../db/index.ts";
-import { oidcBrowserSessionClients, oidcBrowserSessions, oidcClients, oidcCodes, users } from "../../db/schema.ts";
+import {
+  oidcBrowserSessionClients,
+  oidcBrowserSessions,
+  oidcClients,
+  oidcCodes,
+  oidcRefreshTokens,
+  users,
+} from "../../db/schema.ts";
 import { inTransaction } from "../../db/tx.ts";
 import { revokeSessions, sessionsByUuids } from "../auth/sessions.ts";
 import { isUuid } from "../../domain/validate.ts";
@@ -95,7 +102,12 @@ export async function sessionUserName(app: AppContext, session: BrowserSessionRo
 
 /**
  * RP-initiated logout: the browser session ends, and with it every Tessera session issued through
- * it (the access tokens of each client it signed in to), each with its event.
+ * it (the access tokens of each client it signed in to), each with its event. The refresh tokens of
+ * those sign-ins do not end: every Tessera refresh token is an `offline_access` grant, which OIDC
+ * Core §11 defines as access "even when the End-User is not logged in". They are detached from the
+ * ending session (and its `sid`) instead, so their next refresh opens a session of its own. Ending
+ * a session any other way (deleted by the user or an administrator, a password change, the user
+ * disabled) ends them with it.
  */
 export async function endBrowserSession(app: AppContext, sessionId: string): Promise<number> {
   return inTransaction(app, async (tx) => {
@@ -103,9 +115,13 @@ export async function endBrowserSession(app: AppContext, sessionId: string): Pro
       .select({ sessionUuid: oidcCodes.sessionUuid })
       .from(oidcCodes)
       .where(and(eq(oidcCodes.browserSessionId, sessionId), isNotNull(oidcCodes.sessionUuid)));
-    const revoked = issued.length
-      ? await revokeSessions(app, tx, sessionsByUuids([...new Set(issued.map((r) => r.sessionUuid))]))
-      : [];
+    const sessionUuids = [...new Set(issued.map((r) => r.sessionUuid!))];
+    if (sessionUuids.length)
+      await tx
+        .update(oidcRefreshTokens)
+        .set({ sessionUuid: null, sid: null })
+        .where(inArray(oidcRefreshTokens.sessionUuid, sessionUuids));
+    const revoked = sessionUuids.length ? await revokeSessions(app, tx, sessionsByUuids(sessionUuids)) : [];
     await noticeBrowserSessionsEnding(app, tx, eq(oidcBrowserSessions.id, sessionId));
     await tx.delete(oidcBrowserSessions).where(eq(oidcBrowserSessions.id, sessionId));
     return revoked.length;
