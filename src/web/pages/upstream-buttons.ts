@@ -24,9 +24,16 @@ export async function upstreamLinks(
   base = "",
 ): Promise<UpstreamLink[]> {
   const providers = (await providersForSignIn(app, tenantUuid)).filter((p) => p.provisioning !== "off");
-  return providers.map((p) => {
-    const query = new URLSearchParams({ provider: p.uuid });
-    for (const name of REQUEST_PARAMS) if (params[name] !== undefined) query.set(name, params[name]!);
-    return { href: `${base}authorize/upstream?${query.toString()}`, name: p.displayName };
-  });
+  return providers.map((p) => ({ href: upstreamStartHref(p.uuid, params, base), name: p.displayName }));
+}
+
+/** Where a provider's sign-in starts (web/upstream-sign-in.ts), with the authorization request; `base` as above. */
+export function upstreamStartHref(
+  providerUuid: string,
+  params: Readonly<Record<string, string | undefined>>,
+  base = "",
+): string {
+  const query = new URLSearchParams({ provider: providerUuid });
+  for (const name of REQUEST_PARAMS) if (params[name] !== undefined) query.set(name, params[name]!);
+  return `${base}authorize/upstream?${query.toString()}`;
 }
