@@ -128,6 +128,8 @@ describeEachDb(
       expect(shown.html).not.toContain('name="password"');
       expect(shown.html).toContain('autocomplete="username"');
       expect(shown.html).toContain("Continue with Corp SSO");
+      // The answer may redirect to the upstream: the form's CSP lets it (form-action governs redirects).
+      expect(shown.res.headers.get("content-security-policy")).toContain(new URL(upstream.issuer).origin);
     });
 
     test("an unclaimed domain: the password step, the same for a known user as for an unknown one", async () => {

@@ -176,8 +176,11 @@ export async function homeRealmOf(app: AppContext, login: string): Promise<HomeR
   return { tenantUuid, providers: copy.providers.get(tenantUuid) ?? [] };
 }
 
-/** Whether any domain of `tenantUuid` leads to exactly one provider: its login page then asks the identifier first. */
-export async function tenantHasHomeRealm(app: AppContext, tenantUuid: string): Promise<boolean> {
+/**
+ * The one provider a domain of `tenantUuid` leads to, or null (no domain, no provider, or several):
+ * with one, its login page asks the identifier first.
+ */
+export async function tenantHomeProvider(app: AppContext, tenantUuid: string): Promise<RealmProvider | null> {
   const s = stateOf(app);
   await subscribe(app, s);
   if (!s.trusted) {
@@ -186,10 +189,12 @@ export async function tenantHasHomeRealm(app: AppContext, tenantUuid: string): P
       .from(tenantDomains)
       .where(eq(tenantDomains.tenantUuid, tenantUuid))
       .limit(1);
-    return Boolean(domain) && (await providerRows(app, tenantUuid)).length === 1;
+    const providers = domain ? await providerRows(app, tenantUuid) : [];
+    return providers.length === 1 ? providers[0]!.provider : null;
   }
   const copy = await load(app, s);
-  return copy.claiming.has(tenantUuid) && (copy.providers.get(tenantUuid) ?? []).length === 1;
+  const providers = copy.providers.get(tenantUuid) ?? [];
+  return copy.claiming.has(tenantUuid) && providers.length === 1 ? providers[0]! : null;
 }
 
 /** Whole reads of the copy so far (tests: a request does not read). */

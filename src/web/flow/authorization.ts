@@ -18,7 +18,7 @@ import { AuthenticationFailed, type MfaRequired } from "../../domain/errors.ts";
 import { requestIssuer } from "../../http/public-urls.ts";
 import type { Env } from "../../http/route.ts";
 import { tenantAllowsPasswordless } from "../../services/auth/mfa-policy.ts";
-import { homeRealmOf, type RealmProvider, tenantHasHomeRealm } from "../../services/integrations/home-realm.ts";
+import { homeRealmOf, type RealmProvider, tenantHomeProvider } from "../../services/integrations/home-realm.ts";
 import { samlConfigForDomain, samlDomainOfTenant } from "../../services/integrations/saml/saml-config.ts";
 import {
   authorizationRedirect,
@@ -50,7 +50,7 @@ import {
   type Params,
 } from "../pages/browser.ts";
 import { relativeBase } from "../pages/oidc-login.ts";
-import { upstreamLinks } from "../pages/upstream-buttons.ts";
+import { authorizationEndpointOf, upstreamLinks } from "../pages/upstream-buttons.ts";
 import { beginStep, type Flow, OPTIONS_ACTION, STEP_ACTION } from "./second-step.ts";
 import { type PageText, scopeText } from "../pages/language.ts";
 
@@ -102,8 +102,11 @@ export async function loginForm(
   const passkeySignIn = await tenantAllowsPasswordless(app, client.tenantUuid);
   // OIDC Core §3.1.2.1 `login_hint`: the login the client expects, prefilled (the user may change it).
   const username = extra.username ?? request.loginHint ?? "";
-  const identifierFirst = await tenantHasHomeRealm(app, client.tenantUuid);
-  const mode = !identifierFirst ? "single" : username ? "password" : "identifier";
+  const home = await tenantHomeProvider(app, client.tenantUuid);
+  const mode = !home ? "single" : username ? "password" : "identifier";
+  // The identifier's answer may redirect to the upstream: the form's CSP must let it (as SAML's IdP).
+  const upstreamTarget =
+    mode === "identifier" && home?.kind === "oidc" ? await authorizationEndpointOf(app, home.uuid) : null;
   const base = relativeBase(new URL(c.req.url).pathname);
   const hidden = hiddenFields(params, REQUEST_PARAMS, await csrfToken(c, app));
   if (mode === "identifier") hidden.step = IDENTIFIER_STEP;
@@ -123,7 +126,14 @@ export async function loginForm(
       upstreamLinks: await upstreamLinks(app, client.tenantUuid, params, base),
     },
     extra.status ?? 200,
-    { tenantUuid: client.tenantUuid, formTargets: [request.redirectUri, ...(saml ? [saml.idp.ssoUrl] : [])] },
+    {
+      tenantUuid: client.tenantUuid,
+      formTargets: [
+        request.redirectUri,
+        ...(saml ? [saml.idp.ssoUrl] : []),
+        ...(upstreamTarget ? [upstreamTarget] : []),
+      ],
+    },
   );
 }
 

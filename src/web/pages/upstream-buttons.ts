@@ -3,7 +3,8 @@
 // forms: the upstream's authorization endpoint is then a navigation, which the page's CSP
 // `form-action` does not govern. The template words them from the catalogues (`sign_in_with`).
 import type { AppContext } from "../../boot/context.ts";
-import { providersForSignIn } from "../../services/integrations/upstream-oidc/providers.ts";
+import { UpstreamUnavailable, upstreamMetadata } from "../../services/integrations/upstream-oidc/discovery.ts";
+import { findProvider, providersForSignIn } from "../../services/integrations/upstream-oidc/providers.ts";
 import { REQUEST_PARAMS } from "../../services/oidc/authorize.ts";
 
 export interface UpstreamLink {
@@ -36,4 +37,20 @@ export function upstreamStartHref(
   const query = new URLSearchParams({ provider: providerUuid });
   for (const name of REQUEST_PARAMS) if (params[name] !== undefined) query.set(name, params[name]!);
   return `${base}authorize/upstream?${query.toString()}`;
+}
+/**
+ * Where the identifier step's answer may lead the browser for an upstream provider: its authorization
+ * endpoint (the page's CSP `form-action` governs a form's redirects too). Null when it cannot be
+ * reached now (the sign-in then ends on its own error page).
+ */
+export async function authorizationEndpointOf(app: AppContext, providerUuid: string): Promise<string | null> {
+  const provider = await findProvider(app, providerUuid);
+  if (!provider) return null;
+  try {
+    const metadata = await upstreamMetadata(app, provider.issuer, { templateIssuer: provider.preset === "entra" });
+    return metadata.authorization_endpoint;
+  } catch (e) {
+    if (e instanceof UpstreamUnavailable) return null;
+    throw e;
+  }
 }
