@@ -222,7 +222,7 @@ export function oidcAuthorizeRoutes(): RouteGroup {
         operationId: "getOidcAuthorize",
         responses: {
           200: html("The login page, or the consent page"),
-          303: "Back to the client: a code (single sign-on) or an error (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6)",
+          303: "Back to the client: a code (single sign-on) or an error (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6); or, for a `login_hint` whose domain leads to the tenant's one provider, to that provider (home-realm discovery)",
           400: html("Error page: unknown client or unregistered redirect URI (never redirected)"),
           503: html("Error page: database outage"),
         },
@@ -233,13 +233,13 @@ export function oidcAuthorizeRoutes(): RouteGroup {
       "/oidc/authorize",
       {
         summary:
-          "The login form's submission: signs in as POST /0.1/token does, then consent or the code; without the form's CSRF token and credentials, an authorization request by POST (OIDC Core §3.1.2.1)",
+          "The login form's submission: signs in as POST /0.1/token does, then consent or the code; the identifier step (`step=identifier`, a login name alone): to the provider its domain leads to, else the password step (home-realm discovery); without the form's CSRF token and credentials, an authorization request by POST (OIDC Core §3.1.2.1)",
         operationId: "submitOidcLogin",
         bodyType: "form",
         body: formBody,
         responses: {
-          200: html("The consent page (a third-party client)"),
-          303: "Back to the client with `code`, `state` and `iss` (RFC 9207)",
+          200: html("The consent page (a third-party client), or the password step"),
+          303: "Back to the client with `code`, `state` and `iss` (RFC 9207); or to the provider the identifier's domain leads to",
           400: html("Error page (CSRF token missing or wrong, unknown client…)"),
           401: html("The form again, with the generic failure"),
           429: html("Too many attempts"),
