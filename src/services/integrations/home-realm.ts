@@ -93,7 +93,10 @@ function subscribe(app: AppContext, s: State): Promise<void> {
       s.trusted = listening;
       drop(s); // a change may have been missed meanwhile
     });
-  })();
+  })().catch((e) => {
+    s.subscribed = null; // the database is away: the next lookup tries again
+    throw e;
+  });
   return s.subscribed;
 }
 
