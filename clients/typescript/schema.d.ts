@@ -2209,7 +2209,7 @@ export interface paths {
         /** Authorization endpoint: single sign-on, or the hosted login page (OIDC Core §3.1.2) */
         get: operations["getOidcAuthorize"];
         put?: never;
-        /** The login form's submission: signs in as POST /0.1/token does, then consent or the code; without the form's CSRF token and credentials, an authorization request by POST (OIDC Core §3.1.2.1) */
+        /** The login form's submission: signs in as POST /0.1/token does, then consent or the code; the identifier step (`step=identifier`, a login name alone): to the provider its domain leads to, else the password step (home-realm discovery); without the form's CSRF token and credentials, an authorization request by POST (OIDC Core §3.1.2.1) */
         post: operations["submitOidcLogin"];
         delete?: never;
         options?: never;
@@ -12874,7 +12874,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Back to the client: a code (single sign-on) or an error (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6) */
+            /** @description Back to the client: a code (single sign-on) or an error (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6); or, for a `login_hint` whose domain leads to the tenant's one provider, to that provider (home-realm discovery) */
             303: {
                 headers: {
                     [name: string]: unknown;
@@ -12923,7 +12923,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The consent page (a third-party client) */
+            /** @description The consent page (a third-party client), or the password step */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -12934,7 +12934,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Back to the client with `code`, `state` and `iss` (RFC 9207) */
+            /** @description Back to the client with `code`, `state` and `iss` (RFC 9207); or to the provider the identifier's domain leads to */
             303: {
                 headers: {
                     [name: string]: unknown;

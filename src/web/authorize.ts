@@ -25,9 +25,13 @@ import { discardSignIn, loginNameOf, passwordSignIn, samlSignIn, type SignedIn }
 import {
   afterSignIn,
   answerCheck,
+  CHANGE_ACCOUNT,
   continueSignIn,
+  discoveredProvider,
+  IDENTIFIER_STEP,
   issueAndRedirect,
   loginForm,
+  type Ok,
   redirectBack,
   secondStepPage,
   usableSession,
@@ -50,6 +54,8 @@ import {
   type Params,
 } from "./pages/browser.ts";
 import type { PageText } from "./pages/language.ts";
+import { upstreamStartHref } from "./pages/upstream-buttons.ts";
+import type { RealmProvider } from "../services/integrations/home-realm.ts";
 
 const SAML_COOKIE = "tessera_oidc_saml";
 
@@ -67,7 +73,35 @@ async function showAuthorize(c: Context<Env>, app: AppContext, params: Params): 
       { error: "login_required", error_description: "the user is not signed in" },
       check.request.state,
     );
+  // The password step's "not you?" link: the identifier step, the client's `login_hint` set aside.
+  if (params.account === CHANGE_ACCOUNT) return loginForm(c, app, check, params, { username: "" });
+  // OIDC Core §3.1.2.1 `login_hint` stands for the identifier step: its domain may lead straight to
+  // the tenant's provider (home-realm discovery), else the password step follows.
+  const hint = check.request.loginHint;
+  if (hint) {
+    const provider = await discoveredProvider(app, check, hint);
+    if (provider) return toProvider(c, app, check, params, provider);
+  }
   return loginForm(c, app, check, params);
+}
+
+/**
+ * The identifier step's submission (docs/federation.md "Home-realm discovery"): straight to the one
+ * provider the login name's domain leads to, else the password step for that name. The same answer
+ * whether or not the user exists: the domain decides.
+ */
+async function submitIdentifier(c: Context<Env>, app: AppContext, check: Ok, params: Params): Promise<Response> {
+  const login = (params.username ?? "").trim();
+  if (!login) return loginForm(c, app, check, params, { username: "", status: 400 });
+  const provider = await discoveredProvider(app, check, login);
+  if (provider) return toProvider(c, app, check, params, provider);
+  return loginForm(c, app, check, params, { username: login });
+}
+
+/** Off to a provider the page would offer with a button: the upstream's start (web/upstream-sign-in.ts) or SAML. */
+function toProvider(c: Context<Env>, app: AppContext, check: Ok, params: Params, provider: RealmProvider) {
+  if (provider.kind === "saml") return samlRedirect(c, app, check, params);
+  return redirectTo(c, `${requestIssuer(c, app)}/${upstreamStartHref(provider.uuid, params)}`);
 }
 
 async function submitPassword(c: Context<Env>, app: AppContext, body: Record<string, unknown>): Promise<Response> {
@@ -81,6 +115,7 @@ async function submitPassword(c: Context<Env>, app: AppContext, body: Record<str
     return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
   const check = await checkAuthorizationRequest(app, params, requestIssuer(c, app));
   if (check.kind !== "ok") return answerCheck(c, app, check);
+  if (params.step === IDENTIFIER_STEP && params.password === undefined) return submitIdentifier(c, app, check, params);
   const again = (message: PageText, status: number) =>
     loginForm(c, app, check, params, { message, username: params.username ?? "", status });
   if (!params.username || !params.password) return again(GENERIC_FAILURE, 401);
@@ -131,6 +166,11 @@ async function startSaml(c: Context<Env>, app: AppContext, body: Record<string, 
     return page(c, app, { step: "error", message: CSRF_REFUSED }, 400);
   const check = await checkAuthorizationRequest(app, params, requestIssuer(c, app));
   if (check.kind !== "ok") return answerCheck(c, app, check);
+  return samlRedirect(c, app, check, params);
+}
+
+/** The SAML login of the client's tenant: off to its IdP, back at GET /oidc/authorize/saml with the request. */
+async function samlRedirect(c: Context<Env>, app: AppContext, check: Ok, params: Params): Promise<Response> {
   const domain = await samlDomainOfTenant(app, check.client.tenantUuid);
   if (!domain) return page(c, app, { step: "error", message: "error.saml_not_configured" }, 400);
   const back = new URL(`${requestIssuer(c, app)}/authorize/saml`);
@@ -182,7 +222,7 @@ export function oidcAuthorizeRoutes(): RouteGroup {
         operationId: "getOidcAuthorize",
         responses: {
           200: html("The login page, or the consent page"),
-          303: "Back to the client: a code (single sign-on) or an error (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6)",
+          303: "Back to the client: a code (single sign-on) or an error (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6); or, for a `login_hint` whose domain leads to the tenant's one provider, to that provider (home-realm discovery)",
           400: html("Error page: unknown client or unregistered redirect URI (never redirected)"),
           503: html("Error page: database outage"),
         },
@@ -193,13 +233,13 @@ export function oidcAuthorizeRoutes(): RouteGroup {
       "/oidc/authorize",
       {
         summary:
-          "The login form's submission: signs in as POST /0.1/token does, then consent or the code; without the form's CSRF token and credentials, an authorization request by POST (OIDC Core §3.1.2.1)",
+          "The login form's submission: signs in as POST /0.1/token does, then consent or the code; the identifier step (`step=identifier`, a login name alone): to the provider its domain leads to, else the password step (home-realm discovery); without the form's CSRF token and credentials, an authorization request by POST (OIDC Core §3.1.2.1)",
         operationId: "submitOidcLogin",
         bodyType: "form",
         body: formBody,
         responses: {
-          200: html("The consent page (a third-party client)"),
-          303: "Back to the client with `code`, `state` and `iss` (RFC 9207)",
+          200: html("The consent page (a third-party client), or the password step"),
+          303: "Back to the client with `code`, `state` and `iss` (RFC 9207); or to the provider the identifier's domain leads to",
           400: html("Error page (CSRF token missing or wrong, unknown client…)"),
           401: html("The form again, with the generic failure"),
           429: html("Too many attempts"),

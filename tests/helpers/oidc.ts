@@ -92,9 +92,14 @@ export class TestBrowser {
     return this.take(res);
   }
 
-  /** Opens the authorization URL and, when the form is shown, signs in: the answer after the password. */
+  /**
+   * Opens the authorization URL and, when the form is shown, signs in: the answer after the password.
+   * A page asking the login name first (home-realm discovery) is answered, then its password step.
+   */
   async signIn(url: string, username: string, password: string) {
-    const shown = await this.get(url);
+    let shown = await this.get(url);
+    if (shown.res.status === 200 && shown.html.includes('name="step" value="identifier"'))
+      shown = await this.post("/0.1/oidc/authorize", { ...hiddenFieldsOf(shown.html), username });
     if (shown.res.status !== 200 || !shown.html.includes('name="password"'))
       throw new Error(`no login form: ${shown.res.status} ${shown.html.slice(0, 300)}`);
     return this.post("/0.1/oidc/authorize", { ...hiddenFieldsOf(shown.html), username, password });

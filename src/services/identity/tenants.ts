@@ -6,6 +6,7 @@ import type { DbOrTx } from "../../db/index.ts";
 import { addresses, sessions, tenantDomains, tenants, users } from "../../db/schema.ts";
 import { listPage } from "../../db/paging.ts";
 import { afterCommit, inTransaction } from "../../db/tx.ts";
+import { realmsChanged } from "../integrations/home-realm.ts";
 import type { Caller } from "../../domain/caller.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../../domain/collection.ts";
 import { Conflict, Forbidden, invalidField, NotFound } from "../../domain/errors.ts";
@@ -334,7 +335,10 @@ export async function createTenant(
     })
     .returning();
   const uuid = row!.uuid;
-  if (domains.length) await tx.insert(tenantDomains).values(domains.map((name) => ({ tenantUuid: uuid, name })));
+  if (domains.length) {
+    await tx.insert(tenantDomains).values(domains.map((name) => ({ tenantUuid: uuid, name })));
+    await realmsChanged(app, tx); // where the login page sends these domains' users (home-realm.ts)
+  }
   const address = await writeAddress(tx, uuid, input.address, true);
   if (caller && input.password_policy) await setTenantPasswordPolicy(app, tx, caller, uuid, input.password_policy);
   await setupTenantGroups(app, tx, uuid);
@@ -402,6 +406,7 @@ export async function updateTenant(app: AppContext, caller: Caller, uuid: string
     if (gone.length) await tx.delete(tenantDomains).where(inArray(tenantDomains.uuid, gone));
     const added = domains.filter((n) => !existing.some((d) => d.name === n));
     if (added.length) await tx.insert(tenantDomains).values(added.map((name) => ({ tenantUuid: uuid, name })));
+    if (gone.length || added.length) await realmsChanged(app, tx);
     await writeAddress(tx, uuid, input.address);
     if (input.password_policy !== undefined)
       await setTenantPasswordPolicy(app, tx, caller, uuid, input.password_policy);
@@ -456,6 +461,7 @@ export async function deleteTenant(app: AppContext, caller: Caller, uuid: string
     );
     const before = await tenantJsonByUuid(app, tx, uuid);
     await tx.delete(tenants).where(eq(tenants.uuid, uuid));
+    await realmsChanged(app, tx); // its domains and providers went with it
     await recordAudit(app, tx, caller, tenantAudit("tenant.delete", uuid, asRecord(before), null));
     afterCommit(tx, () => app.tenantTree.changed(uuid, null, mark));
     await publishEvent(app, tx, tenantEvent("deleted", "auth_tenant_deleted", { uuid }, uuid));

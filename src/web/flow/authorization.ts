@@ -18,6 +18,7 @@ import { AuthenticationFailed, type MfaRequired } from "../../domain/errors.ts";
 import { requestIssuer } from "../../http/public-urls.ts";
 import type { Env } from "../../http/route.ts";
 import { tenantAllowsPasswordless } from "../../services/auth/mfa-policy.ts";
+import { homeRealmOf, type RealmProvider, tenantHomeProvider } from "../../services/integrations/home-realm.ts";
 import { samlConfigForDomain, samlDomainOfTenant } from "../../services/integrations/saml/saml-config.ts";
 import {
   authorizationRedirect,
@@ -49,7 +50,7 @@ import {
   type Params,
 } from "../pages/browser.ts";
 import { relativeBase } from "../pages/oidc-login.ts";
-import { upstreamLinks } from "../pages/upstream-buttons.ts";
+import { authorizationEndpointOf, upstreamLinks } from "../pages/upstream-buttons.ts";
 import { beginStep, type Flow, OPTIONS_ACTION, STEP_ACTION } from "./second-step.ts";
 import { type PageText, scopeText } from "../pages/language.ts";
 
@@ -82,6 +83,12 @@ export function redirectBack(
   return redirectTo(c, authorizationRedirect(redirectUri, { ...params, state, iss: requestIssuer(c, app) }));
 }
 
+/**
+ * The sign-in step. Where the client's tenant has a domain that leads to exactly one provider
+ * (docs/federation.md "Home-realm discovery"), it asks the login name first (`identifier`), then the
+ * password for a name no provider claims (`password`, the name shown read-only with a way back);
+ * elsewhere one form asks both, as always.
+ */
 export async function loginForm(
   c: Context<Env>,
   app: AppContext,
@@ -93,23 +100,70 @@ export async function loginForm(
   const saml = domain ? await samlConfigForDomain(app, domain) : null;
   // Passwordless passkey sign-in (web/passkey-sign-in.ts) where the client's tenant allows it.
   const passkeySignIn = await tenantAllowsPasswordless(app, client.tenantUuid);
+  // OIDC Core §3.1.2.1 `login_hint`: the login the client expects, prefilled (the user may change it).
+  const username = extra.username ?? request.loginHint ?? "";
+  const home = await tenantHomeProvider(app, client.tenantUuid);
+  const mode = !home ? "single" : username ? "password" : "identifier";
+  // The identifier's answer may redirect to the upstream: the form's CSP must let it (as SAML's IdP).
+  const upstreamTarget =
+    mode === "identifier" && home?.kind === "oidc" ? await authorizationEndpointOf(app, home.uuid) : null;
+  const base = relativeBase(new URL(c.req.url).pathname);
+  const hidden = hiddenFields(params, REQUEST_PARAMS, await csrfToken(c, app));
+  if (mode === "identifier") hidden.step = IDENTIFIER_STEP;
   return page(
     c,
     app,
     {
       step: "login",
+      mode,
       clientName: client.name,
-      hidden: hiddenFields(params, REQUEST_PARAMS, await csrfToken(c, app)),
+      hidden,
       message: extra.message,
-      // OIDC Core §3.1.2.1 `login_hint`: the login the client expects, prefilled (the user may change it).
-      username: extra.username ?? request.loginHint ?? undefined,
+      username,
+      changeHref: mode === "password" ? changeAccountHref(params, base) : undefined,
       samlDomain: saml ? domain : null,
       passkeySignIn,
-      upstreamLinks: await upstreamLinks(app, client.tenantUuid, params, relativeBase(new URL(c.req.url).pathname)),
+      upstreamLinks: await upstreamLinks(app, client.tenantUuid, params, base),
     },
     extra.status ?? 200,
-    { tenantUuid: client.tenantUuid, formTargets: [request.redirectUri, ...(saml ? [saml.idp.ssoUrl] : [])] },
+    {
+      tenantUuid: client.tenantUuid,
+      formTargets: [
+        request.redirectUri,
+        ...(saml ? [saml.idp.ssoUrl] : []),
+        ...(upstreamTarget ? [upstreamTarget] : []),
+      ],
+    },
   );
+}
+
+/** The identifier form's marker: its submission carries a login name and no password. */
+export const IDENTIFIER_STEP = "identifier";
+/** The "not you?" link's marker: the identifier step again, `login_hint` set aside. */
+export const CHANGE_ACCOUNT = "change";
+
+/** Back to the identifier step with the same authorization request (the password step's "not you?" link). */
+function changeAccountHref(params: Params, base: string): string {
+  const query = new URLSearchParams();
+  for (const name of REQUEST_PARAMS) if (params[name] !== undefined) query.set(name, params[name]!);
+  query.set("account", CHANGE_ACCOUNT);
+  return `${base}authorize?${query.toString()}`;
+}
+
+/**
+ * Home-realm discovery (docs/federation.md): the one provider the login name's DOMAIN leads to, or
+ * null (the password step). Only the client's own tenant counts: the flow is bound to it, and its
+ * sign-in options are that tenant's, so another tenant's provider is never chosen. Nothing here
+ * depends on whether the user exists: the answer reveals no account.
+ */
+export async function discoveredProvider(
+  app: AppContext,
+  { client }: Ok,
+  login: string,
+): Promise<RealmProvider | null> {
+  const realm = await homeRealmOf(app, login);
+  if (!realm || realm.tenantUuid !== client.tenantUuid || realm.providers.length !== 1) return null;
+  return realm.providers[0]!;
 }
 
 /** The browser session, when it may stand for this sign-in (OIDC Core §3.1.2.1 prompt, max_age; the client's tenant). */

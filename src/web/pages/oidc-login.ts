@@ -56,6 +56,13 @@ export type PageStep =
   | { step: "error"; message: PageText }
   | {
       step: "login";
+      /**
+       * `single`: one form asks the login name and the password; `identifier`: the login name alone
+       * (home-realm discovery, web/flow/authorization.ts); `password`: the password for the name shown.
+       */
+      mode?: "single" | "identifier" | "password";
+      /** The password step's way back to the identifier step ("not you?"). */
+      changeHref?: string;
       clientName: string;
       hidden: Record<string, string>;
       message?: PageText;
@@ -217,6 +224,8 @@ function stepContext(page: PageStep, base: string): Record<string, unknown> {
         hidden: page.hidden,
         message: page.message ?? "",
         username: page.username ?? "",
+        mode: page.mode ?? "single",
+        change_href: page.changeHref ?? "",
         saml_domain: page.samlDomain ?? "",
         action: at(ACTIONS.action),
         saml_action: at(ACTIONS.saml_action),

@@ -5,6 +5,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../../boot/context.ts";
 import { samlConfigs, tenantDomains } from "../../../db/schema.ts";
 import { inTransaction } from "../../../db/tx.ts";
+import { realmsChanged } from "../home-realm.ts";
 import { changesOf, recordAudit, type AuditEntry } from "../../audit/record.ts";
 import type { Caller } from "../../../domain/caller.ts";
 import { Conflict, InvalidData, NotFound, type Details } from "../../../domain/errors.ts";
@@ -155,6 +156,7 @@ export async function createSamlConfig(
       })
       .returning();
     await recordAudit(app, tx, caller, samlAudit("saml_config.create", null, row!));
+    await realmsChanged(app, tx);
     return view(row!);
   });
 }
@@ -175,6 +177,7 @@ export async function updateSamlConfig(app: AppContext, caller: Caller, input: S
       .where(and(eq(samlConfigs.tenantUuid, current.tenantUuid), eq(samlConfigs.domainUuid, current.domainUuid)))
       .returning();
     if (row) await recordAudit(app, tx, caller, samlAudit("saml_config.update", current, row));
+    await realmsChanged(app, tx);
   });
 }
 
@@ -185,6 +188,7 @@ export async function deleteSamlConfig(app: AppContext, caller: Caller): Promise
       .where(eq(samlConfigs.tenantUuid, scope(caller)))
       .returning();
     for (const row of gone) await recordAudit(app, tx, caller, samlAudit("saml_config.delete", row, null));
+    if (gone.length) await realmsChanged(app, tx);
   });
 }
 

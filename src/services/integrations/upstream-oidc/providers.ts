@@ -16,6 +16,7 @@ import { recordAudit, resourceAudit, secretChange } from "../../audit/record.ts"
 import { publishEvent, routingKey } from "../../events.ts";
 import { inCallerScope, tenantVisible } from "../../identity/visibility.ts";
 import { urlRefusal } from "../../outbound/fetch.ts";
+import { realmsChanged } from "../home-realm.ts";
 import { forgetUpstream, policyOf, UpstreamUnavailable, upstreamMetadata } from "./discovery.ts";
 
 export type ProviderRow = typeof upstreamOidcProviders.$inferSelect;
@@ -107,7 +108,9 @@ const auditView = (row: ProviderRow) => {
 };
 const target = (row: ProviderRow) => ({ kind: "backend_oidc", uuid: row.uuid, tenantUuid: row.tenantUuid });
 
-function providerEvent(app: AppContext, tx: DbOrTx, action: "created" | "updated" | "deleted", row: ProviderRow) {
+async function providerEvent(app: AppContext, tx: DbOrTx, action: "created" | "updated" | "deleted", row: ProviderRow) {
+  // Every change may change where the login page sends a domain's users (home-realm.ts).
+  await realmsChanged(app, tx);
   return publishEvent(app, tx, {
     name: `auth_backend_oidc_${action}`,
     routingKey: routingKey(`auth.backends.oidc.{uuid}.${action}`, { uuid: row.uuid }),
