@@ -5243,14 +5243,14 @@ export interface operations {
                     /** @description Shown on the login page: "Continue with <display_name>" */
                     display_name: string;
                     /**
-                     * @description `oidc` (default, any OpenID provider), `google` (issuer https://accounts.google.com), `entra` (Microsoft Entra ID, multi-tenant issuer by default; the ID token's `tid` fills its issuer)
+                     * @description `oidc` (default, any OpenID provider), `google` (issuer https://accounts.google.com), `entra` (Microsoft Entra ID, multi-tenant issuer by default; the ID token's `tid` fills its issuer), `github` (plain OAuth 2.0, no ID token: the user and its verified emails from GitHub's API; `issuer` is then the base URL, https://github.com or an Enterprise Server's)
                      * @enum {string}
                      */
-                    preset?: "oidc" | "google" | "entra";
-                    /** @description The provider's issuer: its discovery document is fetched from it (optional with a preset) */
+                    preset?: "oidc" | "google" | "entra" | "github";
+                    /** @description The provider's issuer: its discovery document is fetched from it (optional with a preset; with `github`, the base URL of a GitHub Enterprise Server) */
                     issuer?: string;
                     client_id: string;
-                    /** @description Default `openid email profile`; `openid` is always asked */
+                    /** @description Default `openid email profile`; `openid` is always asked (`github`: default `read:user user:email`, no `openid`) */
                     scopes?: string[];
                     /** @description Client ids of the tenant's native applications at the provider: their ID tokens may log in with `POST /token` `idp_token` (besides `client_id`'s) */
                     native_client_ids?: string[];
@@ -5431,14 +5431,14 @@ export interface operations {
                     /** @description Shown on the login page: "Continue with <display_name>" */
                     display_name: string;
                     /**
-                     * @description `oidc` (default, any OpenID provider), `google` (issuer https://accounts.google.com), `entra` (Microsoft Entra ID, multi-tenant issuer by default; the ID token's `tid` fills its issuer)
+                     * @description `oidc` (default, any OpenID provider), `google` (issuer https://accounts.google.com), `entra` (Microsoft Entra ID, multi-tenant issuer by default; the ID token's `tid` fills its issuer), `github` (plain OAuth 2.0, no ID token: the user and its verified emails from GitHub's API; `issuer` is then the base URL, https://github.com or an Enterprise Server's)
                      * @enum {string}
                      */
-                    preset?: "oidc" | "google" | "entra";
-                    /** @description The provider's issuer: its discovery document is fetched from it (optional with a preset) */
+                    preset?: "oidc" | "google" | "entra" | "github";
+                    /** @description The provider's issuer: its discovery document is fetched from it (optional with a preset; with `github`, the base URL of a GitHub Enterprise Server) */
                     issuer?: string;
                     client_id: string;
-                    /** @description Default `openid email profile`; `openid` is always asked */
+                    /** @description Default `openid email profile`; `openid` is always asked (`github`: default `read:user user:email`, no `openid`) */
                     scopes?: string[];
                     /** @description Client ids of the tenant's native applications at the provider: their ID tokens may log in with `POST /token` `idp_token` (besides `client_id`'s) */
                     native_client_ids?: string[];

@@ -38,13 +38,21 @@ const fields = {
     .enum(PRESETS as [string, ...string[]])
     .optional()
     .describe(
-      "`oidc` (default, any OpenID provider), `google` (issuer https://accounts.google.com), `entra` (Microsoft Entra ID, multi-tenant issuer by default; the ID token's `tid` fills its issuer)",
+      "`oidc` (default, any OpenID provider), `google` (issuer https://accounts.google.com), `entra` (Microsoft Entra ID, multi-tenant issuer by default; the ID token's `tid` fills its issuer), `github` (plain OAuth 2.0, no ID token: the user and its verified emails from GitHub's API; `issuer` is then the base URL, https://github.com or an Enterprise Server's)",
     ),
   issuer: text(2_048, { min: 1 })
     .optional()
-    .describe("The provider's issuer: its discovery document is fetched from it (optional with a preset)"),
+    .describe(
+      "The provider's issuer: its discovery document is fetched from it (optional with a preset; with `github`, the base URL of a GitHub Enterprise Server)",
+    ),
   client_id: text(CAPS.clientId, { min: 1 }),
-  scopes: z.array(scopeToken).max(64).optional().describe("Default `openid email profile`; `openid` is always asked"),
+  scopes: z
+    .array(scopeToken)
+    .max(64)
+    .optional()
+    .describe(
+      "Default `openid email profile`; `openid` is always asked (`github`: default `read:user user:email`, no `openid`)",
+    ),
   native_client_ids: z
     .array(text(CAPS.clientId, { min: 1 }))
     .max(32)

@@ -16,12 +16,13 @@ import { recordAudit, resourceAudit, secretChange } from "../../audit/record.ts"
 import { publishEvent, routingKey } from "../../events.ts";
 import { inCallerScope, tenantVisible } from "../../identity/visibility.ts";
 import { urlRefusal } from "../../outbound/fetch.ts";
+import { GITHUB_SCOPES, GITHUB_BASE_URL, githubEndpoints } from "./github.ts";
 import { forgetUpstream, policyOf, UpstreamUnavailable, upstreamMetadata } from "./discovery.ts";
 
 export type ProviderRow = typeof upstreamOidcProviders.$inferSelect;
 export type Provisioning = "create" | "link" | "off";
-export type Preset = "oidc" | "google" | "entra";
-export const PRESETS: readonly Preset[] = ["oidc", "google", "entra"];
+export type Preset = "oidc" | "google" | "entra" | "github";
+export const PRESETS: readonly Preset[] = ["oidc", "google", "entra", "github"];
 export const PROVISIONING: readonly Provisioning[] = ["create", "link", "off"];
 const RESOURCE = "backends_oidc";
 
@@ -47,6 +48,8 @@ export const DEFAULT_SCOPES = ["openid", "email", "profile"];
 const PRESET_ISSUERS: Partial<Record<Preset, string>> = {
   google: "https://accounts.google.com",
   entra: "https://login.microsoftonline.com/common/v2.0",
+  // Not an issuer: GitHub's base URL (an Enterprise Server's own), from which github.ts derives its endpoints.
+  github: GITHUB_BASE_URL,
 };
 
 export interface ProviderInput {
@@ -144,6 +147,7 @@ async function checkedIssuer(app: AppContext, input: ProviderInput): Promise<str
   const issuer = (input.issuer ?? PRESET_ISSUERS[preset] ?? "").replace(/\/+$/, "");
   if (!issuer) throw invalid("issuer", "required", "The issuer is required (or a preset that names it).");
   checkedLocally(app, issuer);
+  if (preset === "github") return checkedGithub(app, input, issuer);
   const policy = policyOf(app);
   try {
     const metadata = await upstreamMetadata(app, issuer, { fresh: true, templateIssuer: preset === "entra" });
@@ -164,9 +168,29 @@ async function checkedIssuer(app: AppContext, input: ProviderInput): Promise<str
   return issuer;
 }
 
+/**
+ * GitHub: plain OAuth 2.0, nothing to discover; its endpoints are checked against the outbound policy as
+ * a discovered provider's are. It issues no ID token, so no native application can log in with one.
+ */
+function checkedGithub(app: AppContext, input: ProviderInput, base: string): string {
+  if (input.native_client_ids?.length)
+    throw invalid(
+      "native_client_ids",
+      "not_applicable",
+      "GitHub issues no ID token: POST /0.1/token with idp_token cannot use this provider.",
+    );
+  for (const [name, url] of Object.entries(githubEndpoints(base))) {
+    const bad = urlRefusal(url, policyOf(app));
+    if (bad) throw invalid("issuer", "outbound_url", `GitHub's ${name} endpoint ${bad}.`, { outbound_http: "policy" });
+  }
+  return base;
+}
+
 function rowValues(input: ProviderInput, issuer: string) {
-  const scopes = [...new Set(input.scopes ?? DEFAULT_SCOPES)];
-  if (!scopes.includes("openid")) scopes.unshift("openid");
+  const github = input.preset === "github";
+  const scopes = [...new Set(input.scopes ?? (github ? GITHUB_SCOPES : DEFAULT_SCOPES))];
+  // An OpenID provider needs `openid`; GitHub does not know it.
+  if (!github && !scopes.includes("openid")) scopes.unshift("openid");
   return {
     name: input.name,
     displayName: input.display_name,

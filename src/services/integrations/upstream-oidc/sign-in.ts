@@ -25,7 +25,6 @@ import { recordAudit, SYSTEM_ACTOR } from "../../audit/record.ts";
 import { effectiveMethod } from "../../auth/identity-providers.ts";
 import { createUser, publishUserEvent, userAudit } from "../../identity/users.ts";
 import { isSubtenant } from "../../identity/tenant-tree.ts";
-import { OutboundRefused, outboundFetch } from "../../outbound/fetch.ts";
 import {
   fetchJson,
   policyOf,
@@ -34,6 +33,7 @@ import {
   upstreamMetadata,
   type UpstreamMetadata,
 } from "./discovery.ts";
+import { githubClaims, githubEndpoints } from "./github.ts";
 import {
   DEFAULT_CLAIM_MAPPING,
   findProvider,
@@ -41,6 +41,10 @@ import {
   type ClaimMapping,
   type ProviderRow,
 } from "./providers.ts";
+import { UpstreamSignInRefused } from "./refused.ts";
+import { requestTokens } from "./token-request.ts";
+
+export { UpstreamSignInRefused };
 
 /** How long a sign-in may stay at the upstream provider (its login page, its second factor). */
 export const UPSTREAM_LOGIN_SECONDS = 600;
@@ -53,17 +57,6 @@ const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url");
 const secret = () => randomBytes(32).toString("base64url");
-
-/** A sign-in refused for a reason the user may read (shown on the page; never a secret). */
-export class UpstreamSignInRefused extends Error {
-  constructor(
-    message: string,
-    readonly reason: string,
-  ) {
-    super(message);
-    this.name = "UpstreamSignInRefused";
-  }
-}
 
 export interface StartedUpstreamLogin {
   /** The upstream authorization URL to send the browser to. */
@@ -107,7 +100,11 @@ export async function beginUpstreamLogin(
   tesseraIssuer: string,
 ): Promise<StartedUpstreamLogin> {
   if (provider.provisioning === "off") throw offRefusal(provider);
-  const metadata = await metadataFor(app, provider);
+  // GitHub: no discovery, its fixed endpoints (github.ts).
+  const authorizationEndpoint =
+    provider.preset === "github"
+      ? githubEndpoints(provider.issuer).authorization
+      : (await metadataFor(app, provider)).authorization_endpoint;
   const state = secret();
   const nonce = secret();
   const verifier = secret(); // RFC 7636 §4.1: 43 characters of the unreserved set
@@ -122,8 +119,8 @@ export async function beginUpstreamLogin(
     params,
     expiresAt: new Date(Date.now() + UPSTREAM_LOGIN_SECONDS * 1000),
   });
-  const url = new URL(metadata.authorization_endpoint);
-  const query = {
+  const url = new URL(authorizationEndpoint);
+  const query: Record<string, string> = {
     response_type: "code",
     client_id: provider.clientId,
     redirect_uri: redirectUriOf(tesseraIssuer, provider.uuid),
@@ -133,6 +130,8 @@ export async function beginUpstreamLogin(
     code_challenge: createHash("sha256").update(verifier).digest("base64url"),
     code_challenge_method: "S256",
   };
+  // No ID token, no nonce (OIDC Core §3.1.2.1 defines it; plain OAuth 2.0 has none).
+  if (provider.preset === "github") delete query.nonce;
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
   return { location: url.toString(), browserSecret };
 }
@@ -201,12 +200,16 @@ export async function finishUpstreamLogin(
         "upstream_error",
       );
     if (!callback.code) throw new UpstreamSignInRefused(`${provider.displayName} sent no code.`, "no_code");
-    const metadata = await metadataFor(app, provider);
-    // RFC 9207 §2.4: the issuer the answer names, when it names one, is the one the request went to.
-    if (callback.iss !== undefined && callback.iss !== metadata.issuer && !metadata.issuer.includes("{tenantid}"))
-      throw new UpstreamSignInRefused(`The answer did not come from ${provider.displayName}.`, "iss_parameter");
-    const tokens = await exchangeCode(app, provider, metadata, callback.code, row.codeVerifier, tesseraIssuer);
-    const claims = await verifiedClaims(app, provider, metadata, tokens, row.nonce);
+    const claims =
+      provider.preset === "github"
+        ? await githubClaims(
+            app,
+            provider,
+            callback.code,
+            row.codeVerifier,
+            redirectUriOf(tesseraIssuer, provider.uuid),
+          )
+        : await openIdClaims(app, provider, { ...callback, code: callback.code }, row, tesseraIssuer);
     const userUuid = await userFor(app, provider, claims, sessionUserUuid);
     await app.db
       .update(upstreamOidcLogins)
@@ -217,6 +220,22 @@ export async function finishUpstreamLogin(
     await drop();
     throw e;
   }
+}
+
+/** An OpenID provider's answer: the `iss` parameter, the code exchanged, the ID token verified (§3.1.3.7). */
+async function openIdClaims(
+  app: AppContext,
+  provider: ProviderRow,
+  callback: UpstreamCallback & { code: string },
+  row: { codeVerifier: string; nonce: string },
+  tesseraIssuer: string,
+): Promise<JWTPayload> {
+  const metadata = await metadataFor(app, provider);
+  // RFC 9207 §2.4: the issuer the answer names, when it names one, is the one the request went to.
+  if (callback.iss !== undefined && callback.iss !== metadata.issuer && !metadata.issuer.includes("{tenantid}"))
+    throw new UpstreamSignInRefused(`The answer did not come from ${provider.displayName}.`, "iss_parameter");
+  const tokens = await exchangeCode(app, provider, metadata, callback.code, row.codeVerifier, tesseraIssuer);
+  return verifiedClaims(app, provider, metadata, tokens, row.nonce);
 }
 
 interface TokenResponse {
@@ -232,50 +251,21 @@ async function exchangeCode(
   verifier: string,
   tesseraIssuer: string,
 ): Promise<TokenResponse> {
-  // RFC 6749 §2.3.1: client_secret_basic, the id and secret form-urlencoded first.
-  const basic = Buffer.from(
-    `${encodeURIComponent(provider.clientId)}:${encodeURIComponent(provider.clientSecret)}`,
-  ).toString("base64");
-  let answer: Awaited<ReturnType<typeof outboundFetch>>;
-  try {
-    answer = await outboundFetch(
-      metadata.token_endpoint,
-      {
-        method: "POST",
-        headers: {
-          "Content-Type": "application/x-www-form-urlencoded",
-          Accept: "application/json",
-          Authorization: `Basic ${basic}`,
-        },
-        body: new URLSearchParams({
-          grant_type: "authorization_code",
-          code,
-          redirect_uri: redirectUriOf(tesseraIssuer, provider.uuid),
-          code_verifier: verifier,
-        }).toString(),
-      },
-      policyOf(app),
-    );
-  } catch (e) {
-    if (!(e instanceof OutboundRefused)) throw e;
-    throw new UpstreamSignInRefused(`${provider.displayName} cannot be reached now (${e.message}).`, "unreachable");
-  }
-  let body: Record<string, unknown> = {};
-  try {
-    body = JSON.parse(answer.body) as Record<string, unknown>;
-  } catch {
-    body = {};
-  }
-  if (answer.status !== 200 || typeof body.id_token !== "string") {
-    app.log.info("upstream token request refused", {
-      provider_uuid: provider.uuid,
-      status: answer.status,
-      error: typeof body.error === "string" ? body.error : null,
-    });
-    throw new UpstreamSignInRefused(`${provider.displayName} refused to complete the sign-in.`, "token_endpoint");
-  }
+  const body = await requestTokens(
+    app,
+    provider,
+    metadata.token_endpoint,
+    {
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: redirectUriOf(tesseraIssuer, provider.uuid),
+      code_verifier: verifier,
+    },
+    "basic",
+    (answer) => typeof answer.id_token === "string",
+  );
   return {
-    id_token: body.id_token,
+    id_token: body.id_token as string,
     access_token: typeof body.access_token === "string" ? body.access_token : undefined,
   };
 }
@@ -633,6 +623,8 @@ async function upstreamProvidersFor(app: AppContext, iss: string, tenantUuid: st
     .where(tenantUuid ? eq(upstreamOidcProviders.tenantUuid, tenantUuid) : undefined);
   const out: ProviderRow[] = [];
   for (const row of rows) {
+    // GitHub issues no ID token: nothing it could sign logs in here.
+    if (row.preset === "github") continue;
     if (row.issuer === iss) out.push(row);
     else if (row.preset === "entra" && /^https:\/\/login\.microsoftonline\.com\/[0-9a-f-]{36}\/v2\.0$/.test(iss))
       out.push(row);
