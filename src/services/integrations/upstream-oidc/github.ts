@@ -6,30 +6,10 @@
 import type { JWTPayload } from "jose";
 import type { AppContext } from "../../../boot/context.ts";
 import { fetchJson, UpstreamUnavailable } from "./discovery.ts";
+import { githubEndpoints } from "./github-endpoints.ts";
 import type { ProviderRow } from "./providers.ts";
 import { UpstreamSignInRefused } from "./refused.ts";
 import { requestTokens } from "./token-request.ts";
-
-export const GITHUB_BASE_URL = "https://github.com";
-/** `read:user` for the profile, `user:email` for `/user/emails` (REST API "Scopes for OAuth apps"). */
-export const GITHUB_SCOPES = ["read:user", "user:email"];
-
-export interface GithubEndpoints {
-  authorization: string;
-  token: string;
-  /** The REST API's root: api.github.com, or `/api/v3` on an Enterprise Server. */
-  api: string;
-}
-
-/** github.com's endpoints, or those of the Enterprise Server at `base` (its own host, `/api/v3`). */
-export function githubEndpoints(base: string): GithubEndpoints {
-  const root = base.replace(/\/+$/, "");
-  return {
-    authorization: `${root}/login/oauth/authorize`,
-    token: `${root}/login/oauth/access_token`,
-    api: root === GITHUB_BASE_URL ? "https://api.github.com" : `${root}/api/v3`,
-  };
-}
 
 interface GithubEmail {
   email?: unknown;

@@ -16,7 +16,7 @@ import { recordAudit, resourceAudit, secretChange } from "../../audit/record.ts"
 import { publishEvent, routingKey } from "../../events.ts";
 import { inCallerScope, tenantVisible } from "../../identity/visibility.ts";
 import { urlRefusal } from "../../outbound/fetch.ts";
-import { GITHUB_SCOPES, GITHUB_BASE_URL, githubEndpoints } from "./github.ts";
+import { GITHUB_SCOPES, GITHUB_BASE_URL, githubEndpoints } from "./github-endpoints.ts";
 import { forgetUpstream, policyOf, UpstreamUnavailable, upstreamMetadata } from "./discovery.ts";
 
 export type ProviderRow = typeof upstreamOidcProviders.$inferSelect;

@@ -33,7 +33,8 @@ import {
   upstreamMetadata,
   type UpstreamMetadata,
 } from "./discovery.ts";
-import { githubClaims, githubEndpoints } from "./github.ts";
+import { githubClaims } from "./github.ts";
+import { githubEndpoints } from "./github-endpoints.ts";
 import {
   DEFAULT_CLAIM_MAPPING,
   findProvider,
@@ -154,6 +155,8 @@ export interface FinishedUpstreamLogin {
   params: Record<string, string>;
   /** The one-time secret of the completed sign-in, for POST /0.1/token's `upstream_login`. */
   completion: string;
+  /** An existing account of the verified email awaits its password before it is linked (link-proof.ts). */
+  needsPassword: boolean;
 }
 
 /**
@@ -210,12 +213,18 @@ export async function finishUpstreamLogin(
             redirectUriOf(tesseraIssuer, provider.uuid),
           )
         : await openIdClaims(app, provider, { ...callback, code: callback.code }, row, tesseraIssuer);
-    const userUuid = await userFor(app, provider, claims, sessionUserUuid);
+    const found = await userFor(app, provider, claims, sessionUserUuid);
+    // An existing account of the verified email, not yet proven: kept, for its password on the next page.
+    const proof = typeof found === "string" ? null : found.linkUserUuid;
     await app.db
       .update(upstreamOidcLogins)
-      .set({ userUuid, subject: String(claims.sub) })
+      .set(
+        proof
+          ? { linkUserUuid: proof, subject: String(claims.sub) }
+          : { userUuid: found as string, subject: String(claims.sub) },
+      )
       .where(eq(upstreamOidcLogins.stateHash, row.stateHash));
-    return { params: row.params, completion };
+    return { params: row.params, completion, needsPassword: proof !== null };
   } catch (e) {
     await drop();
     throw e;
@@ -374,17 +383,17 @@ export const localeClaim = (claims: JWTPayload, name: string): string | null => 
 const emailVerified = (claims: JWTPayload) => claims.email_verified === true || claims.email_verified === "true";
 
 /**
- * The user behind the upstream identity: its link; else a new user (`create`); else (`link`) the existing
- * account whose confirmed address is the provider's verified email, only when this browser is already
- * signed in to that very account (the user proved it: its password, its second factor), never by the
- * address alone; else refused.
+ * The user behind the upstream identity: its link; else (`link` and `create`) the existing account whose
+ * confirmed address is the provider's verified email — linked at once when this browser is already signed
+ * in to that very account, else returned as `linkUserUuid`, to be proven by its password on the page
+ * shown on return (link-proof.ts), never by the address alone; else a new user (`create`); else refused.
  */
 async function userFor(
   app: AppContext,
   provider: ProviderRow,
   claims: JWTPayload,
   sessionUserUuid: string | null,
-): Promise<string> {
+): Promise<string | { linkUserUuid: string }> {
   const subject = String(claims.sub);
   const [link] = await app.db
     .select({ userUuid: upstreamOidcLinks.userUuid, tenantUuid: users.tenantUuid, method: users.authenticationMethod })
@@ -403,10 +412,8 @@ async function userFor(
       );
     return link.userUuid;
   }
-  if (provider.provisioning === "link") {
-    const linked = await linkProvenAccount(app, provider, claims, subject, sessionUserUuid);
-    if (linked) return linked;
-  }
+  const linked = await linkProvenAccount(app, provider, claims, subject, sessionUserUuid);
+  if (linked) return linked;
   if (provider.provisioning !== "create")
     throw new UpstreamSignInRefused(
       `No account here is linked to this ${provider.displayName} identity. Ask your administrator, or sign in with your password.`,
@@ -416,9 +423,8 @@ async function userFor(
 }
 
 /**
- * `link`: the account of the verified email, when the browser's session is that account's. The link is
- * made and the account's method becomes `oidc` (it signs in with the provider from now on); audited.
- * An account of that email without such a session: refused with what to do (sign in first).
+ * The account of the verified email, when the browser's session is that account's: linked at once. An
+ * account of that email without such a session: `linkUserUuid`, awaiting its password (link-proof.ts).
  */
 async function linkProvenAccount(
   app: AppContext,
@@ -426,7 +432,7 @@ async function linkProvenAccount(
   claims: JWTPayload,
   subject: string,
   sessionUserUuid: string | null,
-): Promise<string | null> {
+): Promise<string | { linkUserUuid: string } | null> {
   const email = emailVerified(claims) ? claimText(claims, mappingOf(provider).email) : null;
   if (!email) return null;
   const [owner] = await app.db
@@ -435,11 +441,21 @@ async function linkProvenAccount(
     .innerJoin(users, eq(users.uuid, emails.userUuid))
     .where(and(sql`lower(${emails.address}) = ${email.toLowerCase()}`, eq(emails.confirmed, true)));
   if (!owner || !(await isSubtenant(app.db, owner.tenantUuid, provider.tenantUuid, app.topTenantUuid))) return null;
-  if (owner.uuid !== sessionUserUuid)
-    throw new UpstreamSignInRefused(
-      `An account with your ${provider.displayName} email exists here. To link it, sign in to it once with your password, then choose Continue with ${provider.displayName} again.`,
-      "link_needs_proof",
-    );
+  if (owner.uuid !== sessionUserUuid) return { linkUserUuid: owner.uuid };
+  await linkAccount(app, provider, subject, owner);
+  return owner.uuid;
+}
+
+/**
+ * The link made, the account's method now `oidc` (it signs in with the provider from now on, as a SAML
+ * user with its IdP); evented and audited with the user as actor. The caller proved the account.
+ */
+export async function linkAccount(
+  app: AppContext,
+  provider: ProviderRow,
+  subject: string,
+  owner: { uuid: string; tenantUuid: string },
+): Promise<void> {
   await inTransaction(app, async (tx) => {
     const [before] = await tx.select().from(users).where(eq(users.uuid, owner.uuid));
     await tx.insert(upstreamOidcLinks).values({ providerUuid: provider.uuid, subject, userUuid: owner.uuid });
@@ -453,7 +469,6 @@ async function linkProvenAccount(
     entry.changes!.push({ field: "oidc_link", old: null, new: `${provider.uuid}:${subject}` });
     await recordAudit(app, tx, { ...SYSTEM_ACTOR, userUuid: owner.uuid, tenantUuid: owner.tenantUuid }, entry);
   });
-  return owner.uuid;
 }
 
 /** JIT provisioning: a user of the provider's tenant, with the mapped claims, method `oidc`, and its link. */
