@@ -220,7 +220,10 @@ export function backendsOidcRoutes(): RouteGroup {
         summary: "Remove the caller's link to an upstream provider",
         acl: "auth.users.me.oidc_links.delete",
         params: providerParam,
-        responses: { 204: "Removed, or absent" },
+        responses: {
+          204: "Removed, or absent",
+          409: "Refused: it is the caller's only way to sign in (no other link, no usable password, no passkey)",
+        },
       },
       async ({ c, app, caller, params }) => {
         await deleteUserLink(app, caller, "me", params.oidc_backend_uuid);
@@ -245,7 +248,10 @@ export function backendsOidcRoutes(): RouteGroup {
         summary: "Remove a user's link to an upstream provider",
         acl: "auth.users.{user_uuid}.oidc_links.delete",
         params: z.object({ user_uuid: uuidParam, oidc_backend_uuid: uuidParam }),
-        responses: { 204: "Removed, or absent" },
+        responses: {
+          204: "Removed, or absent (an administrator may remove another user's last way in)",
+          409: "Refused: the caller's own only way to sign in",
+        },
       },
       async ({ c, app, caller, params }) => {
         await deleteUserLink(app, caller, params.user_uuid, params.oidc_backend_uuid);
