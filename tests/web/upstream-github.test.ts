@@ -4,16 +4,27 @@
 // token's account). JIT creation with the numeric id as subject, the names split, only a verified email
 // kept; linking by a verified email only; the token API's `idp_token` not offered for GitHub.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import * as oidc from "openid-client";
-import { emails, upstreamOidcLinks, users } from "../../src/db/schema.ts";
+import { emails, upstreamOidcLinks, upstreamOidcProviders, users } from "../../src/db/schema.ts";
+import { unseal } from "../../src/services/secrets/sealing.ts";
 import { describeEachDb } from "../helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
 import { insecure, serveApp, startAuthorization, TestBrowser, type ServedApp } from "../helpers/oidc.ts";
+import { tempDirs } from "../helpers/temp-dirs.ts";
 import { startUpstreamOidc, type UpstreamOidc } from "../helpers/upstream-oidc.ts";
 
 const REDIRECT = "https://rp.example.com/callback";
-const LOCAL = { outbound_http: { allow_private_targets: ["127.0.0.0/8"], allow_http: true } };
+// The client secrets sealed at rest (services/secrets/sealing.ts) with a key file, as an operator sets it.
+const KEY_FILE = join(tempDirs("tessera-sealing-")(), "sealing.key");
+writeFileSync(KEY_FILE, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
+const LOCAL = {
+  outbound_http: { allow_private_targets: ["127.0.0.0/8"], allow_http: true },
+  secret_sealing: { key_file: KEY_FILE },
+};
 
 describeEachDb(
   "sign-in through GitHub (a GitHub Enterprise Server stand-in)",
@@ -24,6 +35,7 @@ describeEachDb(
     let tenant: string;
     let admin: string;
     let config: oidc.Configuration;
+    const secrets = new Map<string, string>();
 
     const api = async (method: string, path: string, token: string, body?: unknown) => {
       const res = await fetch(`${served.url}${path}`, {
@@ -45,6 +57,7 @@ describeEachDb(
         token_endpoint_auth_method: "client_secret_post",
       });
       expect((await api("PUT", `/0.1/backends/oidc/${made.json.uuid}`, admin, { ...base, ...creds })).status).toBe(204);
+      secrets.set(made.json.uuid, creds.client_secret);
       return made.json.uuid as string;
     };
 
@@ -149,6 +162,18 @@ describeEachDb(
       expect(mail.map((m) => m.address)).toEqual(["mona@corp.example"]);
       const links = await t.app.db.select().from(upstreamOidcLinks).where(eq(upstreamOidcLinks.userUuid, sub));
       expect(links.map((l) => [l.providerUuid, l.subject])).toEqual([[uuid, "4242"]]);
+      // The client secret is sealed at rest, bound to its row; the exchange above opened it.
+      const [row] = await t.app.db.select().from(upstreamOidcProviders).where(eq(upstreamOidcProviders.uuid, uuid));
+      expect(row!.clientSecret.startsWith("sealed:")).toBe(true);
+      expect(row!.clientSecret).not.toContain(secrets.get(uuid)!);
+      expect(unseal(t.app, row!.clientSecret, uuid)).toBe(secrets.get(uuid)!);
+      expect(() => unseal(t.app, row!.clientSecret, crypto.randomUUID())).toThrow("does not open");
+      // A secret stored in clear before a key was configured is still used as it is.
+      await t.app.db
+        .update(upstreamOidcProviders)
+        .set({ clientSecret: secrets.get(uuid)! })
+        .where(eq(upstreamOidcProviders.uuid, uuid));
+      expect(await subOf(await signIn("4242", "Continue with GitHub"))).toBe(sub);
       // A renamed login changes nothing: the link is the id.
       await upstream.set({ accounts: { "4242": { id: 4242, login: "octo-renamed", emails: [] } } });
       expect(await subOf(await signIn("4242", "Continue with GitHub"))).toBe(sub);

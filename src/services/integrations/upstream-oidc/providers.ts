@@ -3,6 +3,7 @@
 // resource. The issuer is a URL a tenant administrator chose: refused at once when the outbound policy
 // refuses it (400), and its discovery document fetched through the guard before anything is stored, so a
 // provider that cannot be reached is a clear 400 at creation rather than a failure at sign-in.
+import { randomUUID } from "node:crypto";
 import { and, asc, desc, eq, ilike, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../../boot/context.ts";
 import type { DbOrTx } from "../../../db/index.ts";
@@ -11,11 +12,12 @@ import { upstreamOidcProviders } from "../../../db/schema.ts";
 import { inTransaction } from "../../../db/tx.ts";
 import type { Caller } from "../../../domain/caller.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../../../domain/collection.ts";
-import { Conflict, InvalidData, NotFound, orAbsent, type Details } from "../../../domain/errors.ts";
+import { Conflict, InvalidData, NotFound, orAbsent, ServiceUnavailable, type Details } from "../../../domain/errors.ts";
 import { recordAudit, resourceAudit, secretChange } from "../../audit/record.ts";
 import { publishEvent, routingKey } from "../../events.ts";
 import { inCallerScope, tenantVisible } from "../../identity/visibility.ts";
 import { urlRefusal } from "../../outbound/fetch.ts";
+import { seal, unseal } from "../../secrets/sealing.ts";
 import { GITHUB_SCOPES, GITHUB_BASE_URL, githubEndpoints } from "./github-endpoints.ts";
 import { forgetUpstream, policyOf, UpstreamUnavailable, upstreamMetadata } from "./discovery.ts";
 
@@ -231,9 +233,11 @@ export async function createProvider(
   const issuer = await checkedIssuer(app, input);
   return inTransaction(app, async (tx) => {
     await nameFree(tx, tenantUuid, input.name);
+    // The uuid chosen here: the sealed secret is bound to its row (services/secrets/sealing.ts).
+    const uuid = randomUUID();
     const [row] = await tx
       .insert(upstreamOidcProviders)
-      .values({ ...rowValues(input, issuer), tenantUuid, clientSecret: input.client_secret! })
+      .values({ ...rowValues(input, issuer), uuid, tenantUuid, clientSecret: seal(app, input.client_secret!, uuid) })
       .returning();
     await providerEvent(app, tx, "created", row!);
     const entry = resourceAudit("backend_oidc.create", target(row!), null, auditView(row!));
@@ -272,16 +276,29 @@ export async function updateProvider(
     await nameFree(tx, before.tenantUuid, input.name, uuid);
     const [row] = await tx
       .update(upstreamOidcProviders)
-      .set({ ...rowValues(input, issuer), clientSecret: input.client_secret ?? before.clientSecret })
+      .set({
+        ...rowValues(input, issuer),
+        clientSecret: input.client_secret === undefined ? before.clientSecret : seal(app, input.client_secret, uuid),
+      })
       .where(eq(upstreamOidcProviders.uuid, uuid))
       .returning();
     await providerEvent(app, tx, "updated", row!);
     const entry = resourceAudit("backend_oidc.update", target(row!), auditView(before), auditView(row!));
-    if (input.client_secret !== undefined && input.client_secret !== before.clientSecret)
+    if (input.client_secret !== undefined && secretChanged(app, before.clientSecret, input.client_secret, uuid))
       entry.changes!.push(secretChange("client_secret"));
     await recordAudit(app, tx, caller, entry);
   });
   if (current.issuer !== issuer) forgetUpstream(app, current.issuer);
+}
+
+/** Whether a new secret differs from the stored one; one that no longer opens (its key is gone) is replaced. */
+function secretChanged(app: AppContext, stored: string, given: string, uuid: string): boolean {
+  try {
+    return unseal(app, stored, uuid) !== given;
+  } catch (e) {
+    if (e instanceof ServiceUnavailable) return true;
+    throw e;
+  }
 }
 
 /** Absent or invisible: nothing to delete (D4 of docs/wazo-auth-differences.md). Its links and sign-ins under way go with it. */

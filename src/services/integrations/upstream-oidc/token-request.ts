@@ -4,6 +4,7 @@
 // provider's `error` code only, never the body (it may carry tokens).
 import type { AppContext } from "../../../boot/context.ts";
 import { OutboundRefused, outboundFetch } from "../../outbound/fetch.ts";
+import { unseal } from "../../secrets/sealing.ts";
 import { policyOf } from "./discovery.ts";
 import type { ProviderRow } from "./providers.ts";
 import { UpstreamSignInRefused } from "./refused.ts";
@@ -29,13 +30,14 @@ export async function requestTokens(
     Accept: "application/json",
   };
   const form = new URLSearchParams(params);
+  const secret = unseal(app, provider.clientSecret, provider.uuid);
   if (auth === "basic")
     headers.Authorization = `Basic ${Buffer.from(
-      `${encodeURIComponent(provider.clientId)}:${encodeURIComponent(provider.clientSecret)}`,
+      `${encodeURIComponent(provider.clientId)}:${encodeURIComponent(secret)}`,
     ).toString("base64")}`;
   else {
     form.set("client_id", provider.clientId);
-    form.set("client_secret", provider.clientSecret);
+    form.set("client_secret", secret);
   }
   let answer: Awaited<ReturnType<typeof outboundFetch>>;
   try {
