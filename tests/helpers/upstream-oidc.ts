@@ -157,3 +157,33 @@ export async function startUpstreamOidc(options: UpstreamOptions = {}): Promise<
     },
   };
 }
+
+/**
+ * A provider of the token's tenant at `up`, as an administrator adds one: created through the REST API
+ * over HTTP (so its `redirect_uri` names the served address), registered at the upstream with that
+ * redirect URI (`registration`: extra client metadata), then given the credentials the upstream issued.
+ * Returns its uuid and the client secret the upstream issued.
+ */
+export async function addUpstreamProvider(
+  baseUrl: string,
+  token: string,
+  up: UpstreamOidc,
+  fields: Record<string, unknown>,
+  registration: Record<string, unknown> = {},
+): Promise<{ uuid: string; clientSecret: string; json: Record<string, unknown> }> {
+  const api = async (method: string, path: string, body: unknown) => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { "X-Auth-Token": token, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, text, json: text ? JSON.parse(text) : null };
+  };
+  const made = await api("POST", "/0.1/backends/oidc", { ...fields, client_id: "pending", client_secret: "pending" });
+  if (made.status !== 201) throw new Error(`create: ${made.status} ${made.text}`);
+  const creds = await up.register([made.json.redirect_uri], registration);
+  const put = await api("PUT", `/0.1/backends/oidc/${made.json.uuid}`, { ...fields, ...creds });
+  if (put.status !== 204) throw new Error(`update: ${put.status} ${put.text}`);
+  return { uuid: made.json.uuid, clientSecret: creds.client_secret, json: made.json };
+}

@@ -15,7 +15,7 @@ import { describeEachDb } from "../helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
 import { insecure, serveApp, startAuthorization, TestBrowser, type ServedApp } from "../helpers/oidc.ts";
 import { tempDirs } from "../helpers/temp-dirs.ts";
-import { startUpstreamOidc, type UpstreamOidc } from "../helpers/upstream-oidc.ts";
+import { addUpstreamProvider, startUpstreamOidc, type UpstreamOidc } from "../helpers/upstream-oidc.ts";
 
 const REDIRECT = "https://rp.example.com/callback";
 // The client secrets sealed at rest (services/secrets/sealing.ts) with a key file, as an operator sets it.
@@ -49,16 +49,16 @@ describeEachDb(
 
     /** A GitHub provider at the stand-in's base URL, registered there as an OAuth app (client_secret_post). */
     const addGithub = async (display: string, provisioning: string) => {
-      const base = { name: display, display_name: display, preset: "github", issuer: upstream.issuer, provisioning };
-      const made = await api("POST", "/0.1/backends/oidc", admin, { ...base, client_id: "x", client_secret: "x" });
-      expect(made.status).toBe(201);
-      expect(made.json).toMatchObject({ preset: "github", scopes: ["read:user", "user:email"] });
-      const creds = await upstream.register([made.json.redirect_uri], {
-        token_endpoint_auth_method: "client_secret_post",
-      });
-      expect((await api("PUT", `/0.1/backends/oidc/${made.json.uuid}`, admin, { ...base, ...creds })).status).toBe(204);
-      secrets.set(made.json.uuid, creds.client_secret);
-      return made.json.uuid as string;
+      const added = await addUpstreamProvider(
+        served.url,
+        admin,
+        upstream,
+        { name: display, display_name: display, preset: "github", issuer: upstream.issuer, provisioning },
+        { token_endpoint_auth_method: "client_secret_post" },
+      );
+      expect(added.json).toMatchObject({ preset: "github", scopes: ["read:user", "user:email"] });
+      secrets.set(added.uuid, added.clientSecret);
+      return added.uuid;
     };
 
     /** The login page, then the button of `label` followed as a browser does, to a page or to the client. */
