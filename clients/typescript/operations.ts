@@ -167,6 +167,8 @@ export const operations = {
   startUpstreamOidcLogin: { method: "get", path: "/oidc/authorize/upstream" },
   upstreamOidcCallback: { method: "get", path: "/oidc/upstream/{uuid}/callback" },
   finishUpstreamOidcLogin: { method: "get", path: "/oidc/upstream-sign-in" },
+  linkUpstreamOidcAccount: { method: "post", path: "/oidc/upstream-sign-in" },
+  linkUpstreamOidcAccountSecondStep: { method: "post", path: "/oidc/upstream-link-mfa" },
   submitOidcSecondStep: { method: "post", path: "/oidc/authorize-mfa" },
   getOidcPasskeyOptions: { method: "post", path: "/oidc/passkey-options" },
   submitOidcPasskeySignIn: { method: "post", path: "/oidc/passkey-sign-in" },

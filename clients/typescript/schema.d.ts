@@ -2296,7 +2296,25 @@ export interface paths {
         /** The end of an upstream sign-in: the login, then the second factor, consent or the code */
         get: operations["finishUpstreamOidcLogin"];
         put?: never;
-        post?: never;
+        /** The page shown on return when the upstream's verified email is an existing account's: its password, to link it */
+        post: operations["linkUpstreamOidcAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/upstream-link-mfa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The second step of the account being linked to an upstream identity; then the link and the code */
+        post: operations["linkUpstreamOidcAccountSecondStep"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5243,14 +5261,14 @@ export interface operations {
                     /** @description Shown on the login page: "Continue with <display_name>" */
                     display_name: string;
                     /**
-                     * @description `oidc` (default, any OpenID provider), `google` (issuer https://accounts.google.com), `entra` (Microsoft Entra ID, multi-tenant issuer by default; the ID token's `tid` fills its issuer)
+                     * @description `oidc` (default, any OpenID provider), `google` (issuer https://accounts.google.com), `entra` (Microsoft Entra ID, multi-tenant issuer by default; the ID token's `tid` fills its issuer), `github` (plain OAuth 2.0, no ID token: the user and its verified emails from GitHub's API; `issuer` is then the base URL, https://github.com or an Enterprise Server's)
                      * @enum {string}
                      */
-                    preset?: "oidc" | "google" | "entra";
-                    /** @description The provider's issuer: its discovery document is fetched from it (optional with a preset) */
+                    preset?: "oidc" | "google" | "entra" | "github";
+                    /** @description The provider's issuer: its discovery document is fetched from it (optional with a preset; with `github`, the base URL of a GitHub Enterprise Server) */
                     issuer?: string;
                     client_id: string;
-                    /** @description Default `openid email profile`; `openid` is always asked */
+                    /** @description Default `openid email profile`; `openid` is always asked (`github`: default `read:user user:email`, no `openid`) */
                     scopes?: string[];
                     /** @description Client ids of the tenant's native applications at the provider: their ID tokens may log in with `POST /token` `idp_token` (besides `client_id`'s) */
                     native_client_ids?: string[];
@@ -5431,14 +5449,14 @@ export interface operations {
                     /** @description Shown on the login page: "Continue with <display_name>" */
                     display_name: string;
                     /**
-                     * @description `oidc` (default, any OpenID provider), `google` (issuer https://accounts.google.com), `entra` (Microsoft Entra ID, multi-tenant issuer by default; the ID token's `tid` fills its issuer)
+                     * @description `oidc` (default, any OpenID provider), `google` (issuer https://accounts.google.com), `entra` (Microsoft Entra ID, multi-tenant issuer by default; the ID token's `tid` fills its issuer), `github` (plain OAuth 2.0, no ID token: the user and its verified emails from GitHub's API; `issuer` is then the base URL, https://github.com or an Enterprise Server's)
                      * @enum {string}
                      */
-                    preset?: "oidc" | "google" | "entra";
-                    /** @description The provider's issuer: its discovery document is fetched from it (optional with a preset) */
+                    preset?: "oidc" | "google" | "entra" | "github";
+                    /** @description The provider's issuer: its discovery document is fetched from it (optional with a preset; with `github`, the base URL of a GitHub Enterprise Server) */
                     issuer?: string;
                     client_id: string;
-                    /** @description Default `openid email profile`; `openid` is always asked */
+                    /** @description Default `openid email profile`; `openid` is always asked (`github`: default `read:user user:email`, no `openid`) */
                     scopes?: string[];
                     /** @description Client ids of the tenant's native applications at the provider: their ID tokens may log in with `POST /token` `idp_token` (besides `client_id`'s) */
                     native_client_ids?: string[];
@@ -5673,6 +5691,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Refused: it is the caller's only way to sign in (no other link, no usable password, no passkey) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listUserOidcLinks: {
@@ -5752,7 +5779,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Removed, or absent */
+            /** @description Removed, or absent (an administrator may remove another user's last way in) */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -5779,6 +5806,15 @@ export interface operations {
             };
             /** @description No such resource (also for a malformed path parameter) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Refused: the caller's own only way to sign in */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13311,6 +13347,162 @@ export interface operations {
                 };
             };
             /** @description Error page: database outage */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    linkUpstreamOidcAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    [key: string]: unknown;
+                };
+                "application/x-www-form-urlencoded": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The account's second step */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Linked: back to the client with `code`, `state` and `iss` (consent first for a third party) */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Error page: expired, CSRF, or the link could not be made */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The password form again: wrong password (counted as a failed login; nothing linked) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many attempts */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Database outage */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    linkUpstreamOidcAccountSecondStep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    [key: string]: unknown;
+                };
+                "application/x-www-form-urlencoded": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The next step (recovery codes after enrolment), or the consent page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Linked: back to the client with `code`, `state` and `iss` */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Error page (expired sign-in, CSRF, the link could not be made) or the enrolment again */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The step again: wrong code or passkey (counted as a failed login) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many attempts */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Database outage */
             503: {
                 headers: {
                     [name: string]: unknown;

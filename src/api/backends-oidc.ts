@@ -38,13 +38,21 @@ const fields = {
     .enum(PRESETS as [string, ...string[]])
     .optional()
     .describe(
-      "`oidc` (default, any OpenID provider), `google` (issuer https://accounts.google.com), `entra` (Microsoft Entra ID, multi-tenant issuer by default; the ID token's `tid` fills its issuer)",
+      "`oidc` (default, any OpenID provider), `google` (issuer https://accounts.google.com), `entra` (Microsoft Entra ID, multi-tenant issuer by default; the ID token's `tid` fills its issuer), `github` (plain OAuth 2.0, no ID token: the user and its verified emails from GitHub's API; `issuer` is then the base URL, https://github.com or an Enterprise Server's)",
     ),
   issuer: text(2_048, { min: 1 })
     .optional()
-    .describe("The provider's issuer: its discovery document is fetched from it (optional with a preset)"),
+    .describe(
+      "The provider's issuer: its discovery document is fetched from it (optional with a preset; with `github`, the base URL of a GitHub Enterprise Server)",
+    ),
   client_id: text(CAPS.clientId, { min: 1 }),
-  scopes: z.array(scopeToken).max(64).optional().describe("Default `openid email profile`; `openid` is always asked"),
+  scopes: z
+    .array(scopeToken)
+    .max(64)
+    .optional()
+    .describe(
+      "Default `openid email profile`; `openid` is always asked (`github`: default `read:user user:email`, no `openid`)",
+    ),
   native_client_ids: z
     .array(text(CAPS.clientId, { min: 1 }))
     .max(32)
@@ -212,7 +220,10 @@ export function backendsOidcRoutes(): RouteGroup {
         summary: "Remove the caller's link to an upstream provider",
         acl: "auth.users.me.oidc_links.delete",
         params: providerParam,
-        responses: { 204: "Removed, or absent" },
+        responses: {
+          204: "Removed, or absent",
+          409: "Refused: it is the caller's only way to sign in (no other link, no usable password, no passkey)",
+        },
       },
       async ({ c, app, caller, params }) => {
         await deleteUserLink(app, caller, "me", params.oidc_backend_uuid);
@@ -237,7 +248,10 @@ export function backendsOidcRoutes(): RouteGroup {
         summary: "Remove a user's link to an upstream provider",
         acl: "auth.users.{user_uuid}.oidc_links.delete",
         params: z.object({ user_uuid: uuidParam, oidc_backend_uuid: uuidParam }),
-        responses: { 204: "Removed, or absent" },
+        responses: {
+          204: "Removed, or absent (an administrator may remove another user's last way in)",
+          409: "Refused: the caller's own only way to sign in",
+        },
       },
       async ({ c, app, caller, params }) => {
         await deleteUserLink(app, caller, params.user_uuid, params.oidc_backend_uuid);

@@ -202,7 +202,7 @@ const RESOURCES: Record<string, ResourceSpec> = {
     createArgs: {
       name: { ...str, description: "Short name, unique in the tenant", valueHint: "NAME" },
       "display-name": { ...str, description: "Shown on the login page: Continue with <display name>" },
-      preset: { ...str, description: "oidc (default), google or entra" },
+      preset: { ...str, description: "oidc (default), google, entra or github" },
       issuer: { ...str, description: "The provider's issuer (its discovery is fetched at once)", valueHint: "URL" },
       "client-id": { ...str, description: "Tessera's client id at the provider" },
       "client-secret": { ...str, description: "Tessera's client secret at the provider (never shown again)" },

@@ -447,6 +447,18 @@ export const configSchema = z
           .describe("longest answer read from such a URL"),
       })
       .prefault({}),
+    secret_sealing: z
+      .object({
+        key_file: z
+          .string()
+          .min(1)
+          .nullable()
+          .default(null)
+          .describe(
+            "path of a file holding the base64 of 32 bytes: upstream identity providers' client secrets are sealed with it at rest (AES-256-GCM); values stored in clear before stay readable and are sealed when next set; null: stored as given",
+          ),
+      })
+      .prefault({}),
     outbound_delivery: z
       .object({
         concurrency: z

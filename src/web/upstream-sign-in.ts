@@ -30,6 +30,15 @@ import { checkAuthorizationRequest, REQUEST_PARAMS } from "../services/oidc/auth
 import { BROWSER_SESSION_COOKIE, findBrowserSession } from "../services/oidc/browser-session.ts";
 import { discardSignIn, loginNameOf, upstreamSignIn, type SignedIn } from "../services/oidc/sign-in.ts";
 import { answerCheck, continueSignIn, secondStepPage } from "./flow/authorization.ts";
+import { pendingLink } from "../services/integrations/upstream-oidc/link-proof.ts";
+import {
+  LINK_ACTION,
+  LINK_STEP_ACTION,
+  linkPasswordPage,
+  submitLinkPassword,
+  submitLinkStep,
+  UPSTREAM_DONE_COOKIE,
+} from "./upstream-link.ts";
 import {
   browserOrigin,
   clearCookie,
@@ -45,7 +54,6 @@ import {
 
 /** The sign-in under way (step 1 → 2), then the completed one (step 2 → 3): one cookie, one secret at a time. */
 const UPSTREAM_COOKIE = "tessera_oidc_upstream";
-const UPSTREAM_DONE_COOKIE = "tessera_oidc_upstream_done";
 
 const requestParams = (p: Record<string, string | undefined>) => {
   const out: Record<string, string> = {};
@@ -101,6 +109,9 @@ async function callback(c: Context<Env>, app: AppContext, providerUuid: string):
 
 async function resume(c: Context<Env>, app: AppContext): Promise<Response> {
   const completion = getCookie(c, UPSTREAM_DONE_COOKIE);
+  // An existing account of the verified email: its password first (web/upstream-link.ts); the cookie stays.
+  const awaiting = completion ? await pendingLink(app, completion) : null;
+  if (awaiting) return linkPasswordPage(c, app, awaiting);
   clearCookie(c, app, UPSTREAM_DONE_COOKIE);
   const stored = completion ? await completedLoginParams(app, completion) : null;
   if (!completion || !stored)
@@ -131,6 +142,7 @@ async function resume(c: Context<Env>, app: AppContext): Promise<Response> {
 }
 
 const html = (description: string) => ({ description, contentType: "text/html" });
+const formBody = z.record(z.string(), z.unknown());
 
 export function upstreamSignInRoutes(): RouteGroup {
   return new RouteGroup("oidc", "page")
@@ -177,5 +189,42 @@ export function upstreamSignInRoutes(): RouteGroup {
         },
       },
       ({ c, app }) => outagePage(app, () => resume(c, app)),
+    )
+    .post(
+      `/oidc/${LINK_ACTION}`,
+      {
+        summary:
+          "The page shown on return when the upstream's verified email is an existing account's: its password, to link it",
+        operationId: "linkUpstreamOidcAccount",
+        bodyType: "form",
+        body: formBody,
+        responses: {
+          200: html("The account's second step"),
+          303: "Linked: back to the client with `code`, `state` and `iss` (consent first for a third party)",
+          400: html("Error page: expired, CSRF, or the link could not be made"),
+          401: html("The password form again: wrong password (counted as a failed login; nothing linked)"),
+          429: html("Too many attempts"),
+          503: html("Database outage"),
+        },
+      },
+      ({ c, app, body }) => outagePage(app, () => submitLinkPassword(c, app, stringParams(body)), c, body),
+    )
+    .post(
+      `/oidc/${LINK_STEP_ACTION}`,
+      {
+        summary: "The second step of the account being linked to an upstream identity; then the link and the code",
+        operationId: "linkUpstreamOidcAccountSecondStep",
+        bodyType: "form",
+        body: formBody,
+        responses: {
+          200: html("The next step (recovery codes after enrolment), or the consent page"),
+          303: "Linked: back to the client with `code`, `state` and `iss`",
+          400: html("Error page (expired sign-in, CSRF, the link could not be made) or the enrolment again"),
+          401: html("The step again: wrong code or passkey (counted as a failed login)"),
+          429: html("Too many attempts"),
+          503: html("Database outage"),
+        },
+      },
+      ({ c, app, body }) => outagePage(app, () => submitLinkStep(c, app, stringParams(body)), c, body),
     );
 }

@@ -2,7 +2,7 @@
 // (panva's oidc-provider, child process) and hands its ID token to Tessera. Only a token signed by that
 // provider, for its client, unexpired, for a linked user, once; another tenant's login never.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { upstreamOidcLinks, users } from "../../src/db/schema.ts";
+import { passkeys, upstreamOidcLinks, users } from "../../src/db/schema.ts";
 import { eq } from "drizzle-orm";
 import { describeEachDb } from "../helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
@@ -91,7 +91,38 @@ describeEachDb(
       ).toBe(204);
       const mine = await t.request("GET", "/0.1/users/me/oidc_links", { token: own });
       expect(mine.json.items.map((l: { subject: string }) => l.subject)).toEqual(["frank"]);
+      // frank signs in only through this link (method oidc, no passkey): the user may not remove it…
+      const last = await t.request("DELETE", `/0.1/users/me/oidc_links/${providerUuid}`, { token: own });
+      expect(last.status).toBe(409);
+      expect(last.json).toMatchObject({
+        error_id: "conflict",
+        resource: "oidc_links",
+        message: "Corp is the only way this user can sign in",
+        details: { oidc_backend_uuid: { constraint_id: "last_sign_in" } },
+      });
+      // …nor through its own uuid…
+      expect((await t.request("DELETE", `/0.1/users/${frank}/oidc_links/${providerUuid}`, { token: own })).status).toBe(
+        409,
+      );
+      expect((await t.request("GET", "/0.1/users/me/oidc_links", { token: own })).json.total).toBe(1);
+      // …once it has a passkey, it may.
+      await t.app.db.insert(passkeys).values({
+        credentialId: "cred-frank",
+        uuid: crypto.randomUUID(),
+        userUuid: frank,
+        name: "key",
+        publicKey: "pk",
+        backupEligible: false,
+        backedUp: false,
+      });
       expect((await t.request("DELETE", `/0.1/users/me/oidc_links/${providerUuid}`, { token: own })).status).toBe(204);
+      expect((await t.request("GET", "/0.1/users/me/oidc_links", { token: own })).json.total).toBe(0);
+      await t.app.db.delete(passkeys).where(eq(passkeys.userUuid, frank));
+      // An administrator may remove another user's last way in (it can give that user a password).
+      await t.app.db.insert(upstreamOidcLinks).values({ providerUuid, subject: "frank", userUuid: frank });
+      expect(
+        (await t.request("DELETE", `/0.1/users/${frank}/oidc_links/${providerUuid}`, { token: admin })).status,
+      ).toBe(204);
       expect((await t.request("GET", "/0.1/users/me/oidc_links", { token: own })).json.total).toBe(0);
       // Unlinked: the upstream identity logs nobody in any more.
       expect((await t.request("POST", "/0.1/token", { body: { idp_token: await tokenWith("frank") } })).status).toBe(

@@ -3,6 +3,10 @@
 // account the test chose (POST /control); POST /control also sets a tampering mode, in which the ID token
 // of the token endpoint is re-signed with a claim made wrong (iss, aud, nonce, exp, azp) or signed with a
 // key the provider does not publish (signature). Prints `{"issuer": …}` on its first line once listening.
+// With `github: true` it stands in for GitHub Enterprise Server at its origin: plain OAuth 2.0 (no `openid`
+// scope, no ID token) at GitHub's paths (`/login/oauth/authorize`, `/login/oauth/access_token`), and the
+// REST API's `/api/v3/user` and `/api/v3/user/emails` answering GitHub's documented JSON shapes for the
+// account of the access token (found with oidc-provider's own `AccessToken.find`).
 import { createServer } from "node:http";
 import { exportJWK, generateKeyPair, importJWK, SignJWT, decodeJwt } from "jose";
 import Provider from "oidc-provider";
@@ -50,6 +54,15 @@ const server = createServer(async (req, res) => {
       await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
       return;
     }
+    if (options.github) {
+      if (url.pathname.startsWith("/api/v3/")) return await githubApi(req, res, url.pathname.slice(7));
+      // GitHub's paths onto oidc-provider's (mounted as Express would mount it: `originalUrl` keeps them).
+      const own = { "/login/oauth/authorize": "/auth", "/login/oauth/access_token": "/token" }[url.pathname];
+      if (own) {
+        req.originalUrl = req.url;
+        req.url = own + url.search;
+      }
+    }
     // Entra-style: the provider lives under `/{tid}/v2.0`, and `/common/v2.0` serves its discovery with
     // the template issuer (mounted as Express would mount it: `originalUrl` keeps the prefix).
     if (options.tid) {
@@ -70,6 +83,48 @@ const server = createServer(async (req, res) => {
   }
 });
 
+/** GET /user (REST API "Get the authenticated user") and /user/emails ("List email addresses for the authenticated user"). */
+async function githubApi(req, res, path) {
+  const bearer = /^(?:Bearer|token) (.+)$/i.exec(req.headers.authorization ?? "")?.[1];
+  const token = bearer ? await provider.AccessToken.find(bearer) : undefined;
+  const account = token ? accounts[token.accountId] : undefined;
+  const json = (status, body) =>
+    res.writeHead(status, { "Content-Type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
+  if (!account) return json(401, { message: "Bad credentials", documentation_url: "https://docs.github.com/rest" });
+  if (!req.headers["user-agent"]) return json(403, { message: "Request forbidden by administrative rules." });
+  const emails = account.emails ?? [];
+  if (path === "/user") {
+    const visible = emails.find((e) => e.primary && e.visibility === "public");
+    return json(200, {
+      login: account.login,
+      id: account.id,
+      node_id: `U_${account.id}`,
+      type: "User",
+      name: account.name ?? null,
+      email: visible?.email ?? null,
+    });
+  }
+  if (path === "/user/emails") {
+    // `user:email` is what this endpoint needs (GitHub answers 404 without it).
+    if (
+      !String(token.scope ?? "")
+        .split(" ")
+        .includes("user:email")
+    )
+      return json(404, { message: "Not Found" });
+    return json(
+      200,
+      emails.map((e) => ({
+        email: e.email,
+        primary: !!e.primary,
+        verified: !!e.verified,
+        visibility: e.visibility ?? null,
+      })),
+    );
+  }
+  return json(404, { message: "Not Found" });
+}
+
 await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
 const origin = `http://127.0.0.1:${server.address().port}`;
 const issuer = options.tid ? `${origin}/${options.tid}/v2.0` : origin;
@@ -89,6 +144,8 @@ provider = new Provider(issuer, {
     profile: ["preferred_username", "given_name", "family_name", "name", "locale", "ui_language"],
     ...(options.tid ? { openid: ["sub", "tid"] } : {}),
   },
+  // GitHub's scopes (REST API "Scopes for OAuth apps"), granted as the others.
+  ...(options.github ? { scopes: ["openid", "offline_access", "read:user", "user:email"] } : {}),
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   findAccount: async (_ctx, id) =>
     accounts[id] === undefined

@@ -20,6 +20,11 @@ export interface UpstreamAccount {
   locale?: string;
   /** A provider's own claim (released with `profile`), for claim mappings that name another claim. */
   ui_language?: string;
+  /** With `github`: the account as GitHub's REST API describes it (`/user`, `/user/emails`). */
+  id?: number;
+  login?: string;
+  name?: string;
+  emails?: Array<{ email: string; primary?: boolean; verified?: boolean; visibility?: "public" | "private" | null }>;
 }
 
 export interface UpstreamOptions {
@@ -30,6 +35,11 @@ export interface UpstreamOptions {
    * announcing the template issuer `{origin}/{tenantid}/v2.0`.
    */
   tid?: string;
+  /**
+   * GitHub Enterprise Server's form at the origin (`issuer` is then its base URL): plain OAuth 2.0 at
+   * `/login/oauth/authorize` and `/login/oauth/access_token`, `/api/v3/user` and `/api/v3/user/emails`.
+   */
+  github?: boolean;
 }
 
 export interface UpstreamOidc {
@@ -37,7 +47,10 @@ export interface UpstreamOidc {
   /** With `tid`: the multi-tenant issuer, `{origin}/common/v2.0`. */
   commonIssuer: string;
   /** Registers a confidential client with these redirect URIs (RFC 7591). */
-  register(redirectUris: string[]): Promise<{ client_id: string; client_secret: string }>;
+  register(
+    redirectUris: string[],
+    metadata?: Record<string, unknown>,
+  ): Promise<{ client_id: string; client_secret: string }>;
   /** The account the next sign-ins answer for, and how their ID tokens are made wrong (null: not). */
   set(control: { account?: string; tamper?: Tamper; accounts?: Record<string, UpstreamAccount> }): Promise<void>;
   /**
@@ -77,11 +90,11 @@ export async function startUpstreamOidc(options: UpstreamOptions = {}): Promise<
   return {
     issuer,
     commonIssuer: `${origin}/common/v2.0`,
-    async register(redirectUris) {
+    async register(redirectUris, metadata = {}) {
       const res = await fetch(`${issuer}/reg`, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ redirect_uris: redirectUris, client_name: "Tessera" }),
+        body: JSON.stringify({ redirect_uris: redirectUris, client_name: "Tessera", ...metadata }),
       });
       if (res.status !== 201) throw new Error(`registration: ${res.status} ${await res.text()}`);
       const body = (await res.json()) as { client_id: string; client_secret: string };
@@ -143,4 +156,34 @@ export async function startUpstreamOidc(options: UpstreamOptions = {}): Promise<
       await exited;
     },
   };
+}
+
+/**
+ * A provider of the token's tenant at `up`, as an administrator adds one: created through the REST API
+ * over HTTP (so its `redirect_uri` names the served address), registered at the upstream with that
+ * redirect URI (`registration`: extra client metadata), then given the credentials the upstream issued.
+ * Returns its uuid and the client secret the upstream issued.
+ */
+export async function addUpstreamProvider(
+  baseUrl: string,
+  token: string,
+  up: UpstreamOidc,
+  fields: Record<string, unknown>,
+  registration: Record<string, unknown> = {},
+): Promise<{ uuid: string; clientSecret: string; json: Record<string, unknown> }> {
+  const api = async (method: string, path: string, body: unknown) => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { "X-Auth-Token": token, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, text, json: text ? JSON.parse(text) : null };
+  };
+  const made = await api("POST", "/0.1/backends/oidc", { ...fields, client_id: "pending", client_secret: "pending" });
+  if (made.status !== 201) throw new Error(`create: ${made.status} ${made.text}`);
+  const creds = await up.register([made.json.redirect_uri], registration);
+  const put = await api("PUT", `/0.1/backends/oidc/${made.json.uuid}`, { ...fields, ...creds });
+  if (put.status !== 204) throw new Error(`update: ${put.status} ${put.text}`);
+  return { uuid: made.json.uuid, clientSecret: creds.client_secret, json: made.json };
 }

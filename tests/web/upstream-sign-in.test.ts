@@ -281,13 +281,13 @@ describeEachDb(
         accounts: { kate: { preferred_username: "kate.up", email: "kate@corp.example", email_verified: true } },
       });
       const browser = new TestBrowser(served.url);
-      // Without a session: refused, saying what to do; nothing linked.
+      // Without a session: the account's password is asked (web/upstream-link.ts); nothing linked yet.
       const first = await loginPage(browser);
-      const refused = await follow(browser, first.buttons.find((b) => b.label === "Continue with Kate SSO")!.href);
-      expect(refused.res.status).toBe(401);
-      expect(refused.html).toContain("To link it, sign in to it once with your password");
+      const asked = await follow(browser, first.buttons.find((b) => b.label === "Continue with Kate SSO")!.href);
+      expect(asked.res.status).toBe(200);
+      expect(asked.html).toContain("Type its password to link it to Kate SSO");
       expect(await t.app.db.select().from(upstreamOidcLinks).where(eq(upstreamOidcLinks.userUuid, kate))).toEqual([]);
-      // The password, in this browser: its session is the proof.
+      // Or the password on the login page, in this browser: its session is the proof.
       const flow = await startAuthorization(config, REDIRECT, { scope: "openid" });
       const signedIn = await browser.signIn(flow.url, "kate", "kate-pw");
       expect(signedIn.res.status).toBe(303);

@@ -75,6 +75,11 @@ export const upstreamOidcLogins = pgTable(
     userUuid: varchar("user_uuid", { length: 38 }).references(() => users.uuid, { onDelete: "cascade" }),
     /** The upstream `sub`, once verified (a link to make once the user proved the existing account). */
     subject: text("subject"),
+    /**
+     * The existing account of the verified email, awaiting its password on the page shown on return
+     * (docs/federation.md "Accounts"); linked only once that sign-in succeeded.
+     */
+    linkUserUuid: varchar("link_user_uuid", { length: 38 }).references(() => users.uuid, { onDelete: "cascade" }),
     completionHash: text("completion_hash"),
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
   },

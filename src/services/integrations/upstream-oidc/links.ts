@@ -5,10 +5,10 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { AppContext } from "../../../boot/context.ts";
 import type { DbOrTx } from "../../../db/index.ts";
-import { upstreamOidcLinks, upstreamOidcProviders, users } from "../../../db/schema.ts";
+import { passkeys, upstreamOidcLinks, upstreamOidcProviders, users } from "../../../db/schema.ts";
 import { inTransaction } from "../../../db/tx.ts";
 import type { Caller } from "../../../domain/caller.ts";
-import { NotFound, orAbsent } from "../../../domain/errors.ts";
+import { Conflict, NotFound, orAbsent } from "../../../domain/errors.ts";
 import { type AuditActor, recordAudit } from "../../audit/record.ts";
 import { effectiveMethod } from "../../auth/identity-providers.ts";
 import { publishEvent, routingKey } from "../../events.ts";
@@ -50,7 +50,12 @@ export async function listUserLinks(
   return { items, total: items.length };
 }
 
-/** Absent, or a user the caller cannot see: nothing to delete (D4 of docs/wazo-auth-differences.md). */
+/**
+ * Absent, or a user the caller cannot see: nothing to delete (D4 of docs/wazo-auth-differences.md). A
+ * user removing its own link (`me`, or its own uuid) is held to the last-way-in rule (`unlinkOwn`): a
+ * 409 rather than an account nobody can sign in to. An administrator removing another user's link is
+ * not: it can give that user a password (or a new link) itself.
+ */
 export async function deleteUserLink(
   app: AppContext,
   caller: Caller,
@@ -59,6 +64,10 @@ export async function deleteUserLink(
 ): Promise<void> {
   const user = await orAbsent(requireVisibleUser(app, caller, resolve(caller, userUuid)));
   if (!user) return;
+  if (user.uuid === caller.userUuid) {
+    await unlinkOwn(app, user, providerUuid, caller);
+    return;
+  }
   await inTransaction(app, (tx) => removeLink(app, tx, user, providerUuid, caller));
 }
 
@@ -111,25 +120,56 @@ export async function ownLinks(
     .orderBy(asc(upstreamOidcProviders.displayName), asc(upstreamOidcLinks.createdAt));
 }
 
-/** Why a user may not remove its own link: it is the only way left to sign in. */
-export class LastSignInLink extends Error {
+/** Why a user may not remove its own link: it is the only way left to sign in (409, clear JSON on the API). */
+export class LastSignInLink extends Conflict {
   constructor(readonly displayName: string) {
-    super(`${displayName} is the only way this user can sign in`);
+    super(
+      "oidc_links",
+      {
+        oidc_backend_uuid: {
+          constraint_id: "last_sign_in",
+          constraint: "another way to sign in",
+          message: `${displayName} is the only way this user can sign in: set a password or add a passkey first.`,
+        },
+      },
+      `${displayName} is the only way this user can sign in`,
+    );
   }
 }
 
 /**
- * The account page's "unlink" (the user on its own account): refused with LastSignInLink when this is
- * the user's last link and it has no other way to sign in — its effective authentication method is
- * `oidc` (a password is then refused at sign-in), or `native` with no password (LDAP and SAML users
- * sign in elsewhere). Returns the provider's display
- * name, or null when there was no such link.
+ * Whether the user, with its links `remaining` after a removal, still has a way in: another link; a
+ * passkey (passwordless sign-in takes any user whose passkey it is); or a password its effective
+ * authentication method accepts — `native` with a password (`oidc` refuses a password at sign-in; LDAP
+ * and SAML users sign in elsewhere, so they keep a way in).
+ */
+export async function hasAnotherWayIn(
+  tx: DbOrTx,
+  user: Pick<UserRow, "uuid" | "tenantUuid" | "authenticationMethod" | "passwordHash">,
+  remaining: number,
+): Promise<boolean> {
+  if (remaining > 0) return true;
+  const [passkey] = await tx
+    .select({ uuid: passkeys.uuid })
+    .from(passkeys)
+    .where(eq(passkeys.userUuid, user.uuid))
+    .limit(1);
+  if (passkey) return true;
+  const method = await effectiveMethod(tx, user.authenticationMethod, user.tenantUuid);
+  if (method === "oidc") return false;
+  return !(method === "native" && user.passwordHash === null);
+}
+
+/**
+ * A user removing its own link (the account page, and `DELETE /users/me/oidc_links/{uuid}`): refused
+ * with LastSignInLink when the user would be left with no way in (`hasAnotherWayIn`). Returns the
+ * provider's display name, or null when there was no such link.
  */
 export async function unlinkOwn(
   app: AppContext,
-  user: UserRow,
+  user: Pick<UserRow, "uuid">,
   providerUuid: string,
-  actor: AuditActor,
+  actor: Caller | AuditActor,
 ): Promise<string | null> {
   return inTransaction(app, async (tx) => {
     // Locked: two unlinks at once must not both see "another link remains".
@@ -142,10 +182,7 @@ export async function unlinkOwn(
       .where(eq(upstreamOidcLinks.userUuid, user.uuid));
     const link = links.find((l) => l.providerUuid === providerUuid);
     if (!link) return null;
-    const method = await effectiveMethod(tx, me.authenticationMethod, me.tenantUuid);
-    // `oidc`: a password is refused at sign-in; `native` without a password: nothing to sign in with.
-    if (links.length === 1 && (method === "oidc" || (method === "native" && me.passwordHash === null)))
-      throw new LastSignInLink(link.displayName);
+    if (!(await hasAnotherWayIn(tx, me, links.length - 1))) throw new LastSignInLink(link.displayName);
     await removeLink(app, tx, me, providerUuid, actor);
     return link.displayName;
   });

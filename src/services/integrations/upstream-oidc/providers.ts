@@ -3,6 +3,7 @@
 // resource. The issuer is a URL a tenant administrator chose: refused at once when the outbound policy
 // refuses it (400), and its discovery document fetched through the guard before anything is stored, so a
 // provider that cannot be reached is a clear 400 at creation rather than a failure at sign-in.
+import { randomUUID } from "node:crypto";
 import { and, asc, desc, eq, ilike, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../../boot/context.ts";
 import type { DbOrTx } from "../../../db/index.ts";
@@ -11,18 +12,20 @@ import { upstreamOidcProviders } from "../../../db/schema.ts";
 import { inTransaction } from "../../../db/tx.ts";
 import type { Caller } from "../../../domain/caller.ts";
 import { collection, searchPattern, type Collection, type ListParams } from "../../../domain/collection.ts";
-import { Conflict, InvalidData, NotFound, orAbsent, type Details } from "../../../domain/errors.ts";
+import { Conflict, InvalidData, NotFound, orAbsent, ServiceUnavailable, type Details } from "../../../domain/errors.ts";
 import { recordAudit, resourceAudit, secretChange } from "../../audit/record.ts";
 import { publishEvent, routingKey } from "../../events.ts";
 import { inCallerScope, tenantVisible } from "../../identity/visibility.ts";
 import { urlRefusal } from "../../outbound/fetch.ts";
+import { seal, unseal } from "../../secrets/sealing.ts";
 import { realmsChanged } from "../home-realm.ts";
+import { GITHUB_SCOPES, GITHUB_BASE_URL, githubEndpoints } from "./github-endpoints.ts";
 import { forgetUpstream, policyOf, UpstreamUnavailable, upstreamMetadata } from "./discovery.ts";
 
 export type ProviderRow = typeof upstreamOidcProviders.$inferSelect;
 export type Provisioning = "create" | "link" | "off";
-export type Preset = "oidc" | "google" | "entra";
-export const PRESETS: readonly Preset[] = ["oidc", "google", "entra"];
+export type Preset = "oidc" | "google" | "entra" | "github";
+export const PRESETS: readonly Preset[] = ["oidc", "google", "entra", "github"];
 export const PROVISIONING: readonly Provisioning[] = ["create", "link", "off"];
 const RESOURCE = "backends_oidc";
 
@@ -48,6 +51,8 @@ export const DEFAULT_SCOPES = ["openid", "email", "profile"];
 const PRESET_ISSUERS: Partial<Record<Preset, string>> = {
   google: "https://accounts.google.com",
   entra: "https://login.microsoftonline.com/common/v2.0",
+  // Not an issuer: GitHub's base URL (an Enterprise Server's own), from which github.ts derives its endpoints.
+  github: GITHUB_BASE_URL,
 };
 
 export interface ProviderInput {
@@ -147,6 +152,7 @@ async function checkedIssuer(app: AppContext, input: ProviderInput): Promise<str
   const issuer = (input.issuer ?? PRESET_ISSUERS[preset] ?? "").replace(/\/+$/, "");
   if (!issuer) throw invalid("issuer", "required", "The issuer is required (or a preset that names it).");
   checkedLocally(app, issuer);
+  if (preset === "github") return checkedGithub(app, input, issuer);
   const policy = policyOf(app);
   try {
     const metadata = await upstreamMetadata(app, issuer, { fresh: true, templateIssuer: preset === "entra" });
@@ -167,9 +173,29 @@ async function checkedIssuer(app: AppContext, input: ProviderInput): Promise<str
   return issuer;
 }
 
+/**
+ * GitHub: plain OAuth 2.0, nothing to discover; its endpoints are checked against the outbound policy as
+ * a discovered provider's are. It issues no ID token, so no native application can log in with one.
+ */
+function checkedGithub(app: AppContext, input: ProviderInput, base: string): string {
+  if (input.native_client_ids?.length)
+    throw invalid(
+      "native_client_ids",
+      "not_applicable",
+      "GitHub issues no ID token: POST /0.1/token with idp_token cannot use this provider.",
+    );
+  for (const [name, url] of Object.entries(githubEndpoints(base))) {
+    const bad = urlRefusal(url, policyOf(app));
+    if (bad) throw invalid("issuer", "outbound_url", `GitHub's ${name} endpoint ${bad}.`, { outbound_http: "policy" });
+  }
+  return base;
+}
+
 function rowValues(input: ProviderInput, issuer: string) {
-  const scopes = [...new Set(input.scopes ?? DEFAULT_SCOPES)];
-  if (!scopes.includes("openid")) scopes.unshift("openid");
+  const github = input.preset === "github";
+  const scopes = [...new Set(input.scopes ?? (github ? GITHUB_SCOPES : DEFAULT_SCOPES))];
+  // An OpenID provider needs `openid`; GitHub does not know it.
+  if (!github && !scopes.includes("openid")) scopes.unshift("openid");
   return {
     name: input.name,
     displayName: input.display_name,
@@ -210,9 +236,11 @@ export async function createProvider(
   const issuer = await checkedIssuer(app, input);
   return inTransaction(app, async (tx) => {
     await nameFree(tx, tenantUuid, input.name);
+    // The uuid chosen here: the sealed secret is bound to its row (services/secrets/sealing.ts).
+    const uuid = randomUUID();
     const [row] = await tx
       .insert(upstreamOidcProviders)
-      .values({ ...rowValues(input, issuer), tenantUuid, clientSecret: input.client_secret! })
+      .values({ ...rowValues(input, issuer), uuid, tenantUuid, clientSecret: seal(app, input.client_secret!, uuid) })
       .returning();
     await providerEvent(app, tx, "created", row!);
     const entry = resourceAudit("backend_oidc.create", target(row!), null, auditView(row!));
@@ -251,16 +279,29 @@ export async function updateProvider(
     await nameFree(tx, before.tenantUuid, input.name, uuid);
     const [row] = await tx
       .update(upstreamOidcProviders)
-      .set({ ...rowValues(input, issuer), clientSecret: input.client_secret ?? before.clientSecret })
+      .set({
+        ...rowValues(input, issuer),
+        clientSecret: input.client_secret === undefined ? before.clientSecret : seal(app, input.client_secret, uuid),
+      })
       .where(eq(upstreamOidcProviders.uuid, uuid))
       .returning();
     await providerEvent(app, tx, "updated", row!);
     const entry = resourceAudit("backend_oidc.update", target(row!), auditView(before), auditView(row!));
-    if (input.client_secret !== undefined && input.client_secret !== before.clientSecret)
+    if (input.client_secret !== undefined && secretChanged(app, before.clientSecret, input.client_secret, uuid))
       entry.changes!.push(secretChange("client_secret"));
     await recordAudit(app, tx, caller, entry);
   });
   if (current.issuer !== issuer) forgetUpstream(app, current.issuer);
+}
+
+/** Whether a new secret differs from the stored one; one that no longer opens (its key is gone) is replaced. */
+function secretChanged(app: AppContext, stored: string, given: string, uuid: string): boolean {
+  try {
+    return unseal(app, stored, uuid) !== given;
+  } catch (e) {
+    if (e instanceof ServiceUnavailable) return true;
+    throw e;
+  }
 }
 
 /** Absent or invisible: nothing to delete (D4 of docs/wazo-auth-differences.md). Its links and sign-ins under way go with it. */

@@ -25,7 +25,6 @@ import { recordAudit, SYSTEM_ACTOR } from "../../audit/record.ts";
 import { effectiveMethod } from "../../auth/identity-providers.ts";
 import { createUser, publishUserEvent, userAudit } from "../../identity/users.ts";
 import { isSubtenant } from "../../identity/tenant-tree.ts";
-import { OutboundRefused, outboundFetch } from "../../outbound/fetch.ts";
 import {
   fetchJson,
   policyOf,
@@ -34,6 +33,8 @@ import {
   upstreamMetadata,
   type UpstreamMetadata,
 } from "./discovery.ts";
+import { githubClaims } from "./github.ts";
+import { githubEndpoints } from "./github-endpoints.ts";
 import {
   DEFAULT_CLAIM_MAPPING,
   findProvider,
@@ -41,6 +42,10 @@ import {
   type ClaimMapping,
   type ProviderRow,
 } from "./providers.ts";
+import { UpstreamSignInRefused } from "./refused.ts";
+import { requestTokens } from "./token-request.ts";
+
+export { UpstreamSignInRefused };
 
 /** How long a sign-in may stay at the upstream provider (its login page, its second factor). */
 export const UPSTREAM_LOGIN_SECONDS = 600;
@@ -53,17 +58,6 @@ const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url");
 const secret = () => randomBytes(32).toString("base64url");
-
-/** A sign-in refused for a reason the user may read (shown on the page; never a secret). */
-export class UpstreamSignInRefused extends Error {
-  constructor(
-    message: string,
-    readonly reason: string,
-  ) {
-    super(message);
-    this.name = "UpstreamSignInRefused";
-  }
-}
 
 export interface StartedUpstreamLogin {
   /** The upstream authorization URL to send the browser to. */
@@ -107,7 +101,11 @@ export async function beginUpstreamLogin(
   tesseraIssuer: string,
 ): Promise<StartedUpstreamLogin> {
   if (provider.provisioning === "off") throw offRefusal(provider);
-  const metadata = await metadataFor(app, provider);
+  // GitHub: no discovery, its fixed endpoints (github.ts).
+  const authorizationEndpoint =
+    provider.preset === "github"
+      ? githubEndpoints(provider.issuer).authorization
+      : (await metadataFor(app, provider)).authorization_endpoint;
   const state = secret();
   const nonce = secret();
   const verifier = secret(); // RFC 7636 §4.1: 43 characters of the unreserved set
@@ -122,8 +120,8 @@ export async function beginUpstreamLogin(
     params,
     expiresAt: new Date(Date.now() + UPSTREAM_LOGIN_SECONDS * 1000),
   });
-  const url = new URL(metadata.authorization_endpoint);
-  const query = {
+  const url = new URL(authorizationEndpoint);
+  const query: Record<string, string> = {
     response_type: "code",
     client_id: provider.clientId,
     redirect_uri: redirectUriOf(tesseraIssuer, provider.uuid),
@@ -133,6 +131,8 @@ export async function beginUpstreamLogin(
     code_challenge: createHash("sha256").update(verifier).digest("base64url"),
     code_challenge_method: "S256",
   };
+  // No ID token, no nonce (OIDC Core §3.1.2.1 defines it; plain OAuth 2.0 has none).
+  if (provider.preset === "github") delete query.nonce;
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
   return { location: url.toString(), browserSecret };
 }
@@ -155,6 +155,8 @@ export interface FinishedUpstreamLogin {
   params: Record<string, string>;
   /** The one-time secret of the completed sign-in, for POST /0.1/token's `upstream_login`. */
   completion: string;
+  /** An existing account of the verified email awaits its password before it is linked (link-proof.ts). */
+  needsPassword: boolean;
 }
 
 /**
@@ -201,22 +203,48 @@ export async function finishUpstreamLogin(
         "upstream_error",
       );
     if (!callback.code) throw new UpstreamSignInRefused(`${provider.displayName} sent no code.`, "no_code");
-    const metadata = await metadataFor(app, provider);
-    // RFC 9207 §2.4: the issuer the answer names, when it names one, is the one the request went to.
-    if (callback.iss !== undefined && callback.iss !== metadata.issuer && !metadata.issuer.includes("{tenantid}"))
-      throw new UpstreamSignInRefused(`The answer did not come from ${provider.displayName}.`, "iss_parameter");
-    const tokens = await exchangeCode(app, provider, metadata, callback.code, row.codeVerifier, tesseraIssuer);
-    const claims = await verifiedClaims(app, provider, metadata, tokens, row.nonce);
-    const userUuid = await userFor(app, provider, claims, sessionUserUuid);
+    const claims =
+      provider.preset === "github"
+        ? await githubClaims(
+            app,
+            provider,
+            callback.code,
+            row.codeVerifier,
+            redirectUriOf(tesseraIssuer, provider.uuid),
+          )
+        : await openIdClaims(app, provider, { ...callback, code: callback.code }, row, tesseraIssuer);
+    const found = await userFor(app, provider, claims, sessionUserUuid);
+    // An existing account of the verified email, not yet proven: kept, for its password on the next page.
+    const proof = typeof found === "string" ? null : found.linkUserUuid;
     await app.db
       .update(upstreamOidcLogins)
-      .set({ userUuid, subject: String(claims.sub) })
+      .set(
+        proof
+          ? { linkUserUuid: proof, subject: String(claims.sub) }
+          : { userUuid: found as string, subject: String(claims.sub) },
+      )
       .where(eq(upstreamOidcLogins.stateHash, row.stateHash));
-    return { params: row.params, completion };
+    return { params: row.params, completion, needsPassword: proof !== null };
   } catch (e) {
     await drop();
     throw e;
   }
+}
+
+/** An OpenID provider's answer: the `iss` parameter, the code exchanged, the ID token verified (§3.1.3.7). */
+async function openIdClaims(
+  app: AppContext,
+  provider: ProviderRow,
+  callback: UpstreamCallback & { code: string },
+  row: { codeVerifier: string; nonce: string },
+  tesseraIssuer: string,
+): Promise<JWTPayload> {
+  const metadata = await metadataFor(app, provider);
+  // RFC 9207 §2.4: the issuer the answer names, when it names one, is the one the request went to.
+  if (callback.iss !== undefined && callback.iss !== metadata.issuer && !metadata.issuer.includes("{tenantid}"))
+    throw new UpstreamSignInRefused(`The answer did not come from ${provider.displayName}.`, "iss_parameter");
+  const tokens = await exchangeCode(app, provider, metadata, callback.code, row.codeVerifier, tesseraIssuer);
+  return verifiedClaims(app, provider, metadata, tokens, row.nonce);
 }
 
 interface TokenResponse {
@@ -232,50 +260,21 @@ async function exchangeCode(
   verifier: string,
   tesseraIssuer: string,
 ): Promise<TokenResponse> {
-  // RFC 6749 §2.3.1: client_secret_basic, the id and secret form-urlencoded first.
-  const basic = Buffer.from(
-    `${encodeURIComponent(provider.clientId)}:${encodeURIComponent(provider.clientSecret)}`,
-  ).toString("base64");
-  let answer: Awaited<ReturnType<typeof outboundFetch>>;
-  try {
-    answer = await outboundFetch(
-      metadata.token_endpoint,
-      {
-        method: "POST",
-        headers: {
-          "Content-Type": "application/x-www-form-urlencoded",
-          Accept: "application/json",
-          Authorization: `Basic ${basic}`,
-        },
-        body: new URLSearchParams({
-          grant_type: "authorization_code",
-          code,
-          redirect_uri: redirectUriOf(tesseraIssuer, provider.uuid),
-          code_verifier: verifier,
-        }).toString(),
-      },
-      policyOf(app),
-    );
-  } catch (e) {
-    if (!(e instanceof OutboundRefused)) throw e;
-    throw new UpstreamSignInRefused(`${provider.displayName} cannot be reached now (${e.message}).`, "unreachable");
-  }
-  let body: Record<string, unknown> = {};
-  try {
-    body = JSON.parse(answer.body) as Record<string, unknown>;
-  } catch {
-    body = {};
-  }
-  if (answer.status !== 200 || typeof body.id_token !== "string") {
-    app.log.info("upstream token request refused", {
-      provider_uuid: provider.uuid,
-      status: answer.status,
-      error: typeof body.error === "string" ? body.error : null,
-    });
-    throw new UpstreamSignInRefused(`${provider.displayName} refused to complete the sign-in.`, "token_endpoint");
-  }
+  const body = await requestTokens(
+    app,
+    provider,
+    metadata.token_endpoint,
+    {
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: redirectUriOf(tesseraIssuer, provider.uuid),
+      code_verifier: verifier,
+    },
+    "basic",
+    (answer) => typeof answer.id_token === "string",
+  );
   return {
-    id_token: body.id_token,
+    id_token: body.id_token as string,
     access_token: typeof body.access_token === "string" ? body.access_token : undefined,
   };
 }
@@ -384,17 +383,17 @@ export const localeClaim = (claims: JWTPayload, name: string): string | null => 
 const emailVerified = (claims: JWTPayload) => claims.email_verified === true || claims.email_verified === "true";
 
 /**
- * The user behind the upstream identity: its link; else a new user (`create`); else (`link`) the existing
- * account whose confirmed address is the provider's verified email, only when this browser is already
- * signed in to that very account (the user proved it: its password, its second factor), never by the
- * address alone; else refused.
+ * The user behind the upstream identity: its link; else (`link` and `create`) the existing account whose
+ * confirmed address is the provider's verified email — linked at once when this browser is already signed
+ * in to that very account, else returned as `linkUserUuid`, to be proven by its password on the page
+ * shown on return (link-proof.ts), never by the address alone; else a new user (`create`); else refused.
  */
 async function userFor(
   app: AppContext,
   provider: ProviderRow,
   claims: JWTPayload,
   sessionUserUuid: string | null,
-): Promise<string> {
+): Promise<string | { linkUserUuid: string }> {
   const subject = String(claims.sub);
   const [link] = await app.db
     .select({ userUuid: upstreamOidcLinks.userUuid, tenantUuid: users.tenantUuid, method: users.authenticationMethod })
@@ -413,10 +412,8 @@ async function userFor(
       );
     return link.userUuid;
   }
-  if (provider.provisioning === "link") {
-    const linked = await linkProvenAccount(app, provider, claims, subject, sessionUserUuid);
-    if (linked) return linked;
-  }
+  const linked = await linkProvenAccount(app, provider, claims, subject, sessionUserUuid);
+  if (linked) return linked;
   if (provider.provisioning !== "create")
     throw new UpstreamSignInRefused(
       `No account here is linked to this ${provider.displayName} identity. Ask your administrator, or sign in with your password.`,
@@ -426,9 +423,8 @@ async function userFor(
 }
 
 /**
- * `link`: the account of the verified email, when the browser's session is that account's. The link is
- * made and the account's method becomes `oidc` (it signs in with the provider from now on); audited.
- * An account of that email without such a session: refused with what to do (sign in first).
+ * The account of the verified email, when the browser's session is that account's: linked at once. An
+ * account of that email without such a session: `linkUserUuid`, awaiting its password (link-proof.ts).
  */
 async function linkProvenAccount(
   app: AppContext,
@@ -436,7 +432,7 @@ async function linkProvenAccount(
   claims: JWTPayload,
   subject: string,
   sessionUserUuid: string | null,
-): Promise<string | null> {
+): Promise<string | { linkUserUuid: string } | null> {
   const email = emailVerified(claims) ? claimText(claims, mappingOf(provider).email) : null;
   if (!email) return null;
   const [owner] = await app.db
@@ -445,11 +441,21 @@ async function linkProvenAccount(
     .innerJoin(users, eq(users.uuid, emails.userUuid))
     .where(and(sql`lower(${emails.address}) = ${email.toLowerCase()}`, eq(emails.confirmed, true)));
   if (!owner || !(await isSubtenant(app.db, owner.tenantUuid, provider.tenantUuid, app.topTenantUuid))) return null;
-  if (owner.uuid !== sessionUserUuid)
-    throw new UpstreamSignInRefused(
-      `An account with your ${provider.displayName} email exists here. To link it, sign in to it once with your password, then choose Continue with ${provider.displayName} again.`,
-      "link_needs_proof",
-    );
+  if (owner.uuid !== sessionUserUuid) return { linkUserUuid: owner.uuid };
+  await linkAccount(app, provider, subject, owner);
+  return owner.uuid;
+}
+
+/**
+ * The link made, the account's method now `oidc` (it signs in with the provider from now on, as a SAML
+ * user with its IdP); evented and audited with the user as actor. The caller proved the account.
+ */
+export async function linkAccount(
+  app: AppContext,
+  provider: ProviderRow,
+  subject: string,
+  owner: { uuid: string; tenantUuid: string },
+): Promise<void> {
   await inTransaction(app, async (tx) => {
     const [before] = await tx.select().from(users).where(eq(users.uuid, owner.uuid));
     await tx.insert(upstreamOidcLinks).values({ providerUuid: provider.uuid, subject, userUuid: owner.uuid });
@@ -463,7 +469,6 @@ async function linkProvenAccount(
     entry.changes!.push({ field: "oidc_link", old: null, new: `${provider.uuid}:${subject}` });
     await recordAudit(app, tx, { ...SYSTEM_ACTOR, userUuid: owner.uuid, tenantUuid: owner.tenantUuid }, entry);
   });
-  return owner.uuid;
 }
 
 /** JIT provisioning: a user of the provider's tenant, with the mapped claims, method `oidc`, and its link. */
@@ -633,6 +638,8 @@ async function upstreamProvidersFor(app: AppContext, iss: string, tenantUuid: st
     .where(tenantUuid ? eq(upstreamOidcProviders.tenantUuid, tenantUuid) : undefined);
   const out: ProviderRow[] = [];
   for (const row of rows) {
+    // GitHub issues no ID token: nothing it could sign logs in here.
+    if (row.preset === "github") continue;
     if (row.issuer === iss) out.push(row);
     else if (row.preset === "entra" && /^https:\/\/login\.microsoftonline\.com\/[0-9a-f-]{36}\/v2\.0$/.test(iss))
       out.push(row);
