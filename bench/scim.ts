@@ -28,7 +28,7 @@ const pct = (xs: number[], p: number) =>
 
 const db = await scratchDatabase();
 if (!db) throw new Error("PostgreSQL unreachable (BENCH_DATABASE_URL)");
-const tessera = await startTessera(`db_uri: "${db.url}"\nlog_level: warning`, ({ run }) =>
+const tessera = await startTessera(`db_uri: "${db.url}"\nlog_level: warning\ndb_timeout: 60`, ({ run }) =>
   run("bench/seed.ts", JSON.stringify([]), "0"),
 );
 try {
