@@ -318,17 +318,34 @@ async function writeState(scope: ScimScope, tx: DbOrTx, before: UserRow, state: 
   return row!;
 }
 
-export async function replaceScimUser(scope: ScimScope, id: string, body: unknown, ifMatch?: string): Promise<Json> {
+/** What a change may not alter (`/Me`: a user's own protected attributes); throws to refuse it. */
+export type StateGuard = (before: UserState, after: UserState) => void;
+
+export async function replaceScimUser(
+  scope: ScimScope,
+  id: string,
+  body: unknown,
+  ifMatch?: string,
+  guard?: StateGuard,
+): Promise<Json> {
   const state = userStateOf(body);
   return inTransaction(scope.app, async (tx) => {
     const before = await requireUserRow(tx, scope.caller, id, true);
-    requireMatch(ifMatch, versionOf(await readResource(tx, before, scope.base)));
+    const current = await readResource(tx, before, scope.base);
+    requireMatch(ifMatch, versionOf(current));
+    guard?.(userStateOf(current), state);
     const row = await writeState(scope, tx, before, state);
     return readResource(tx, row, scope.base);
   });
 }
 
-export async function patchScimUser(scope: ScimScope, id: string, body: unknown, ifMatch?: string): Promise<Json> {
+export async function patchScimUser(
+  scope: ScimScope,
+  id: string,
+  body: unknown,
+  ifMatch?: string,
+  guard?: StateGuard,
+): Promise<Json> {
   const ops = patchOpsOf(body);
   return inTransaction(scope.app, async (tx) => {
     const before = await requireUserRow(tx, scope.caller, id, true);
@@ -341,7 +358,9 @@ export async function patchScimUser(scope: ScimScope, id: string, body: unknown,
       const was = preferredLocaleOf(current[keyOf(current, "preferredLanguage") ?? "preferredLanguage"]);
       if (was !== null && current.locale === was) delete patched[keyOf(patched, "locale") ?? "locale"];
     }
-    const row = await writeState(scope, tx, before, userStateOf(patched));
+    const state = userStateOf(patched);
+    guard?.(userStateOf(current), state);
+    const row = await writeState(scope, tx, before, state);
     return readResource(tx, row, scope.base);
   });
 }
