@@ -131,9 +131,6 @@ export async function listScimUsers(scope: ScimScope, q: ScimQuery): Promise<Jso
   const column = sortColumn(q);
   const inSql = (!q.filter || compiled?.exact) && column !== null && column !== undefined;
   if (inSql) {
-    const [{ total }] = (await app.db.select({ total: sql<number>`count(*)::int` }).from(u).where(where)) as [
-      { total: number },
-    ];
     // The page's ids first (an index walk, however deep startIndex is), then those rows only.
     const ids =
       q.count === 0
@@ -147,6 +144,12 @@ export async function listScimUsers(scope: ScimScope, q: ScimQuery): Promise<Jso
               .limit(q.count)
               .offset(q.startIndex - 1)
           ).map((r) => r.uuid);
+    // A first page that is not full holds every match (the existence check's case: no count query).
+    const total =
+      q.startIndex === 1 && ids.length < q.count
+        ? ids.length
+        : ((await app.db.select({ total: sql<number>`count(*)::int` }).from(u).where(where)) as [{ total: number }])[0]
+            .total;
     const order = new Map(ids.map((id, i) => [id, i]));
     const rows = ids.length
       ? (await app.db.select().from(u).where(inArray(u.uuid, ids))).sort(
