@@ -67,6 +67,7 @@ import { scimTokenRoutes, userDirectoryRoutes } from "./api/scim-tokens.ts";
 import { scimBulkRoutes } from "./scim/bulk.ts";
 import { scimDiscoveryRoutes } from "./scim/discovery.ts";
 import { scimGroupRoutes } from "./scim/groups.ts";
+import { scimMeRoutes } from "./scim/me.ts";
 import { scimUserRoutes } from "./scim/users.ts";
 
 /**
@@ -128,6 +129,7 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     scimUserRoutes(),
     scimGroupRoutes(),
     scimBulkRoutes(),
+    scimMeRoutes(),
   ];
 }
 

@@ -12,11 +12,31 @@ import type { Caller } from "../domain/caller.ts";
 import { orAbsent } from "../domain/errors.ts";
 import { findValidToken } from "../services/auth/tokens.ts";
 import { ScimError } from "../services/scim/errors.ts";
+import { NO_ME } from "../services/scim/me.ts";
 import { scimTokenCaller } from "../services/scim/tokens.ts";
 import type { ScimScope } from "../services/scim/users.ts";
 import { SCIM_CONTENT_TYPE } from "./error-response.ts";
 
 export async function scimScope(c: Context<Env>, app: AppContext, access: string): Promise<ScimScope> {
+  return scopeOf(c, app, access, () => {});
+}
+
+/**
+ * `/Me`'s scope (RFC 7644 §3.11): a bearer that is no user's (a SCIM token, a client-credentials
+ * token) is answered 501 before its access is looked at — /Me has no resource for it.
+ */
+export async function scimMeScope(c: Context<Env>, app: AppContext, access: string): Promise<ScimScope> {
+  return scopeOf(c, app, access, (caller) => {
+    if (!caller.userUuid) throw new ScimError(501, null, NO_ME);
+  });
+}
+
+async function scopeOf(
+  c: Context<Env>,
+  app: AppContext,
+  access: string,
+  check: (caller: Caller) => void,
+): Promise<ScimScope> {
   const bearer = requestToken(c);
   let caller: Caller | null = bearer ? await scimTokenCaller(app, bearer) : null;
   if (!caller && bearer) {
@@ -25,6 +45,7 @@ export async function scimScope(c: Context<Env>, app: AppContext, access: string
     if (tok) caller = await orAbsent(resolveCaller(app, tok, undefined));
   }
   if (!caller) throw new ScimError(401, null, "A valid bearer token is required");
+  check(caller);
   if (!caller.tenantUuid || !caller.token.matcher.matches(access))
     throw new ScimError(403, null, `The token does not hold ${access}`);
   caller.origin = {

@@ -251,7 +251,7 @@ describeEachDb("SCIM: Users", (get) => {
     for (const [method, path, status] of [
       ["GET", "/Nothing", 404],
       ["POST", "/ServiceProviderConfig", 405],
-      ["GET", "/Me", 404],
+      ["POST", "/Me", 405],
     ] as const) {
       const r = await scim(t, bearer, method, path, method === "POST" ? {} : undefined);
       expect([path, r.status, r.json?.schemas]).toEqual([path, status, [ERROR_SCHEMA]]);

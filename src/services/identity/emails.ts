@@ -13,7 +13,7 @@ import type { ConnectionParams } from "../../plugins/email-types.ts";
 import { sendConfirmation } from "../integrations/notifications.ts";
 import { revokeToken } from "../auth/sessions.ts";
 import { INTERNAL_AUTH_ID, insertToken, isEmailedToken } from "../auth/tokens.ts";
-import { checkLoginFree, type EmailJson } from "./users.ts";
+import { checkLoginsFree, type EmailJson } from "./users.ts";
 import { requireVisibleUser } from "./visibility.ts";
 
 export interface EmailInput {
@@ -41,7 +41,11 @@ export async function updateEmails(
   if (new Set(lower).size !== lower.length) throw invalidList("The same address can only be used once");
   return inTransaction(app, async (tx) => {
     const user = await requireVisibleUser(app, caller, userUuid, tx);
-    for (const e of input) await checkLoginFree(tx, e.address, "email_address", user.uuid);
+    await checkLoginsFree(
+      tx,
+      input.map((e) => ({ login: e.address, field: "email_address" })),
+      user.uuid,
+    );
     const existing = await tx.select().from(emails).where(eq(emails.userUuid, user.uuid));
     if (lower.length)
       await tx

@@ -14,12 +14,25 @@ export const storedLoginKey = (column: SQLWrapper): SQL => sql`lower(normalize($
 export const typedLoginKey = (login: string): SQL => sql`lower(normalize(${login}::text, NFKC))`;
 
 /**
- * Creations and renames in the login namespace, one at a time: the key has no unique index (rows
- * that collided before it existed must not stop the migration, see `findLoginCollisions`), so the
- * check-then-write of one transaction must not interleave with another's. Held to the commit.
+ * Creations and renames in the login namespace, one at a time per login: the key has no unique
+ * index (rows that collided before it existed must not stop the migration, see
+ * `findLoginCollisions`), so the check-then-write of one transaction must not interleave with
+ * another's on the same key. The lock is the key's (hashed; a collision of hashes only makes two
+ * logins wait for each other), held to the commit: creations of different logins run side by side
+ * (one namespace-wide lock made provisioning a directory one user at a time). All the logins of a
+ * write are locked in one statement in hash order, so two writes never wait on each other in a cycle.
  */
-export async function lockLoginNamespace(tx: DbOrTx): Promise<void> {
-  await execRows(tx, sql`select pg_advisory_xact_lock(2202205) as locked`);
+export async function lockLogins(tx: DbOrTx, logins: string[]): Promise<void> {
+  if (logins.length === 0) return;
+  await execRows(
+    tx,
+    sql`select pg_advisory_xact_lock(2202205, h) from (
+          select distinct hashtext(lower(normalize(k, NFKC))) as h from unnest(array[${sql.join(
+            logins.map((l) => sql`${l}::text`),
+            sql`, `,
+          )}]) as k
+          order by h) as keys`,
+  );
 }
 
 export interface LoginCollision {

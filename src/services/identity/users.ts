@@ -2,7 +2,7 @@
 // case-insensitive; passwords hashed as wazo-auth does; disabling or deleting ends the sessions.
 import { and, asc, desc, eq, ilike, inArray, ne, or, sql, type SQL } from "drizzle-orm";
 import type { AppContext } from "../../boot/context.ts";
-import type { DbOrTx } from "../../db/index.ts";
+import { execRows, type DbOrTx } from "../../db/index.ts";
 import { emails, groups, refreshTokens, tenantUserCounts, userGroups, users } from "../../db/schema.ts";
 import { listPage } from "../../db/paging.ts";
 import { changesOf, recordAudit, secretChange, type AuditActor, type AuditEntry } from "../audit/record.ts";
@@ -13,7 +13,7 @@ import { ApiError, AuthenticationFailed, Conflict, invalidField, NotFound, orAbs
 import { normalizeLogin } from "../../domain/strings.ts";
 import { publishEvent, routingKey } from "../events.ts";
 import { listCache } from "../list-cache.ts";
-import { lockLoginNamespace, storedLoginKey, typedLoginKey } from "./login-names.ts";
+import { lockLogins, storedLoginKey, typedLoginKey } from "./login-names.ts";
 import { requireMayExempt } from "../auth/mfa-policy.ts";
 import { authenticationMethods, effectiveMethod } from "../auth/identity-providers.ts";
 import { hashPassword, verifyPassword } from "../auth/passwords.ts";
@@ -242,30 +242,48 @@ function checkMethod(app: AppContext, method: string): string {
  * UsernameCaseMapped does (login-names.ts: `ＡＤＭＩＮ` is `admin`). Call it in the writing transaction.
  */
 export async function checkLoginFree(db: DbOrTx, rawLogin: string, field: string, exceptUser?: string): Promise<void> {
-  const login = normalizeLogin(rawLogin);
-  await lockLoginNamespace(db);
-  const other = exceptUser ? ne(users.uuid, exceptUser) : undefined;
-  const byName = await db
-    .select({ uuid: users.uuid })
-    .from(users)
-    .where(and(sql`${storedLoginKey(users.username)} = ${typedLoginKey(login)}`, other))
-    .limit(1);
+  await checkLoginsFree(db, [{ login: rawLogin, field }], exceptUser);
+}
+
+/**
+ * `checkLoginFree` for several logins at once: their keys locked together (login-names.ts), then
+ * one query; the 409 names the field of the first login taken.
+ */
+export async function checkLoginsFree(
+  db: DbOrTx,
+  wanted: Array<{ login: string; field: string }>,
+  exceptUser?: string,
+): Promise<void> {
+  const logins = wanted.map((w) => ({ ...w, login: normalizeLogin(w.login) }));
+  if (logins.length === 0) return;
+  await lockLogins(
+    db,
+    logins.map((l) => l.login),
+  );
+  const keys = sql.join(
+    logins.map((l) => typedLoginKey(l.login)),
+    sql`, `,
+  );
   // Addresses are ASCII in practice: the lower(address) index serves them, with the typed login's key.
-  const byEmail = await db
-    .select({ uuid: emails.userUuid })
-    .from(emails)
-    .where(
-      and(
-        sql`lower(${emails.address}) = ${typedLoginKey(login)}`,
-        exceptUser ? ne(emails.userUuid, exceptUser) : undefined,
-      ),
-    )
-    .limit(1);
-  if (byName.length || byEmail.length) {
-    throw new Conflict("users", {
-      [field]: { constraint_id: "unique", constraint: field, message: `The login "${login}" is already used` },
-    });
-  }
+  const taken = await execRows<{ key: string }>(
+    db,
+    sql`select ${storedLoginKey(users.username)} as key from ${users}
+          where ${storedLoginKey(users.username)} in (${keys}) ${exceptUser ? sql`and ${users.uuid} <> ${exceptUser}` : sql``}
+        union all
+        select lower(${emails.address}) from ${emails}
+          where lower(${emails.address}) in (${keys}) ${exceptUser ? sql`and ${emails.userUuid} <> ${exceptUser}` : sql``}
+        limit 1`,
+  );
+  if (taken.length === 0) return;
+  const key = taken[0]!.key;
+  const hit = logins.find((l) => l.login.normalize("NFKC").toLowerCase() === key) ?? logins[0]!;
+  throw new Conflict("users", {
+    [hit.field]: {
+      constraint_id: "unique",
+      constraint: hit.field,
+      message: `The login "${hit.login}" is already used`,
+    },
+  });
 }
 
 /** Creates a user in `tenantUuid` (caller's transaction); also used by registration (`emailConfirmed: false`). */
@@ -276,6 +294,17 @@ export async function createUser(
   input: UserInput,
   emailConfirmed = true,
 ): Promise<UserJson> {
+  return userJson(tx, await insertUser(app, tx, tenantUuid, input, emailConfirmed));
+}
+
+/** `createUser` returning the stored row (SCIM builds its own answer: no read-back of the emails). */
+export async function insertUser(
+  app: AppContext,
+  tx: DbOrTx,
+  tenantUuid: string,
+  input: UserInput,
+  emailConfirmed = true,
+): Promise<UserRow> {
   const purpose = input.purpose ?? "user";
   const method = checkMethod(app, input.authentication_method ?? defaultMethod(purpose));
   if (input.password)
@@ -294,8 +323,10 @@ export async function createUser(
   }
   // Derived before the login checks: they lock the login namespace until the commit.
   const hash = input.password ? await hashPassword(input.password, app.config) : null;
-  if (input.username) await checkLoginFree(tx, input.username, "username");
-  if (input.email_address) await checkLoginFree(tx, input.email_address, "email_address");
+  await checkLoginsFree(tx, [
+    ...(input.username ? [{ login: input.username, field: "username" }] : []),
+    ...(input.email_address ? [{ login: input.email_address, field: "email_address" }] : []),
+  ]);
   const [row] = await tx
     .insert(users)
     .values({
@@ -318,14 +349,16 @@ export async function createUser(
     await tx
       .insert(emails)
       .values({ address: input.email_address, main: true, confirmed: emailConfirmed, userUuid: user.uuid });
-  const [allUsers] = await tx
-    .select({ uuid: groups.uuid })
-    .from(groups)
-    .where(and(eq(groups.tenantUuid, tenantUuid), eq(groups.systemManaged, true)));
-  if (allUsers)
-    await tx.insert(userGroups).values({ groupUuid: allUsers.uuid, userUuid: user.uuid }).onConflictDoNothing();
+  // Into the tenant's system-managed group of all its users, when it has one: one statement.
+  await execRows(
+    tx,
+    sql`insert into ${userGroups} (group_uuid, user_uuid)
+          select ${groups.uuid}, ${user.uuid} from ${groups}
+           where ${groups.tenantUuid} = ${tenantUuid} and ${groups.systemManaged}
+        on conflict do nothing`,
+  );
   await publishUserEvent(app, tx, "created", user);
-  return userJson(tx, user);
+  return user as UserRow;
 }
 
 export async function createUserAsCaller(app: AppContext, caller: Caller, input: UserInput): Promise<UserJson> {

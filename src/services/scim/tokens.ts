@@ -121,16 +121,18 @@ export async function scimTokenCaller(app: AppContext, secret: string): Promise<
     .where(eq(scimTokens.tokenHash, hashOf(secret)))
     .limit(1);
   if (!row) return null;
-  // At most one write a minute per token, not one per request.
-  await app.db
-    .update(scimTokens)
-    .set({ lastUsedAt: sql`now()` })
-    .where(
-      and(
-        eq(scimTokens.uuid, row.uuid),
-        sql`(${scimTokens.lastUsedAt} is null or ${scimTokens.lastUsedAt} < now() - interval '1 minute')`,
-      ),
-    );
+  // At most one write a minute per token, not one per request (nor one statement: a directory
+  // provisioning a tenant sends hundreds of requests a second with the same token).
+  if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() >= 60_000)
+    await app.db
+      .update(scimTokens)
+      .set({ lastUsedAt: sql`now()` })
+      .where(
+        and(
+          eq(scimTokens.uuid, row.uuid),
+          sql`(${scimTokens.lastUsedAt} is null or ${scimTokens.lastUsedAt} < now() - interval '1 minute')`,
+        ),
+      );
   const authId = `scim:${row.uuid}`;
   const token: CachedToken = {
     uuid: row.uuid,

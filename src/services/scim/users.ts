@@ -12,7 +12,8 @@ import type { Caller } from "../../domain/caller.ts";
 import { normalizeLogin } from "../../domain/strings.ts";
 import { changesOf, recordAudit } from "../audit/record.ts";
 import { revokeUserAccess } from "../auth/refresh-tokens.ts";
-import { checkLoginFree, createUser, deleteUser, publishUserEvent, userAudit } from "../identity/users.ts";
+import { checkLoginsFree, deleteUser, insertUser, publishUserEvent, userAudit } from "../identity/users.ts";
+import { lockLogins } from "../identity/login-names.ts";
 import { requireVisibleUser, type UserRow } from "../identity/visibility.ts";
 import { scimNotFound } from "./errors.ts";
 import { requireMatch, stampVersion } from "./etag.ts";
@@ -130,9 +131,6 @@ export async function listScimUsers(scope: ScimScope, q: ScimQuery): Promise<Jso
   const column = sortColumn(q);
   const inSql = (!q.filter || compiled?.exact) && column !== null && column !== undefined;
   if (inSql) {
-    const [{ total }] = (await app.db.select({ total: sql<number>`count(*)::int` }).from(u).where(where)) as [
-      { total: number },
-    ];
     // The page's ids first (an index walk, however deep startIndex is), then those rows only.
     const ids =
       q.count === 0
@@ -146,6 +144,12 @@ export async function listScimUsers(scope: ScimScope, q: ScimQuery): Promise<Jso
               .limit(q.count)
               .offset(q.startIndex - 1)
           ).map((r) => r.uuid);
+    // A first page that is not full holds every match (the existence check's case: no count query).
+    const total =
+      q.startIndex === 1 && ids.length < q.count
+        ? ids.length
+        : ((await app.db.select({ total: sql<number>`count(*)::int` }).from(u).where(where)) as [{ total: number }])[0]
+            .total;
     const order = new Map(ids.map((id, i) => [id, i]));
     const rows = ids.length
       ? (await app.db.select().from(u).where(inArray(u.uuid, ids))).sort(
@@ -175,7 +179,12 @@ const sameLogin = (a: string | null, b: string) => a !== null && normalizeLogin(
  * Replaces the user's emails with `wanted` (first = main, all confirmed: the directory is the
  * authority); returns the addresses before and after, as the audit entry shows them.
  */
-async function writeEmails(tx: DbOrTx, userUuid: string, wanted: string[]) {
+async function writeEmails(
+  tx: DbOrTx,
+  userUuid: string,
+  wanted: string[],
+  alsoCheck: Array<{ login: string; field: string }> = [],
+) {
   const current = await tx.select().from(emails).where(eq(emails.userUuid, userUuid));
   const shown = (list: Array<{ address: string; main: boolean; confirmed: boolean }>) =>
     list.map((e) => ({ address: e.address, main: e.main, confirmed: e.confirmed }));
@@ -190,6 +199,9 @@ async function writeEmails(tx: DbOrTx, userUuid: string, wanted: string[]) {
         gone.map((g) => g.uuid),
       ),
     );
+  // Every new login of the write checked (and locked) at once: see lockLogins.
+  const added = wanted.filter((w) => !current.some((c) => key(c.address) === key(w)));
+  await checkLoginsFree(tx, [...alsoCheck, ...added.map((login) => ({ login, field: "emails" }))], userUuid);
   for (const [i, address] of wanted.entries()) {
     const have = current.find((c) => key(c.address) === key(address));
     if (have) {
@@ -200,14 +212,17 @@ async function writeEmails(tx: DbOrTx, userUuid: string, wanted: string[]) {
           .where(eq(emails.uuid, have.uuid));
       continue;
     }
-    await checkLoginFree(tx, address, "emails", userUuid);
     await tx.insert(emails).values({ address, main: i === 0, confirmed: true, userUuid });
   }
   return { before, after };
 }
 
-async function keep(tx: DbOrTx, user: Pick<UserRow, "uuid" | "tenantUuid">, state: UserState): Promise<void> {
-  await tx
+async function keep(
+  tx: DbOrTx,
+  user: Pick<UserRow, "uuid" | "tenantUuid">,
+  state: UserState,
+): Promise<typeof scimUsers.$inferSelect> {
+  const [row] = await tx
     .insert(scimUsers)
     .values({
       userUuid: user.uuid,
@@ -218,15 +233,19 @@ async function keep(tx: DbOrTx, user: Pick<UserRow, "uuid" | "tenantUuid">, stat
     .onConflictDoUpdate({
       target: scimUsers.userUuid,
       set: { externalId: state.externalId, attributes: state.attributes, updatedAt: sql`now()` },
-    });
+    })
+    .returning();
+  return row!;
 }
 
 export async function createScimUser(scope: ScimScope, body: unknown): Promise<Json> {
   const { app, caller } = scope;
   const state = userStateOf(body);
-  const uuid = await inTransaction(app, async (tx) => {
-    // The main address goes through createUser; the others after it, each checked as a login.
-    const created = await createUser(
+  const stored = await inTransaction(app, async (tx): Promise<StoredUser> => {
+    // Every login of the user locked at once (insertUser's own check then re-takes held locks).
+    if (state.emails.length > 1) await lockLogins(tx, [state.username, ...state.emails]);
+    // The main address goes through insertUser; the others after it, each checked as a login.
+    const row = await insertUser(
       app,
       tx,
       caller.tenantUuid!,
@@ -241,20 +260,33 @@ export async function createScimUser(scope: ScimScope, body: unknown): Promise<J
       },
       true,
     );
-    if (state.emails.length > 1) await writeEmails(tx, created.uuid, state.emails);
-    await keep(tx, { uuid: created.uuid, tenantUuid: created.tenant_uuid }, state);
-    await recordAudit(app, tx, caller, userAudit("user.create", created, null, created));
-    return created.uuid;
+    if (state.emails.length > 1) await writeEmails(tx, row.uuid, state.emails);
+    const kept = await keep(tx, row, state);
+    await recordAudit(app, tx, caller, userAudit("user.create", row, null, row));
+    // The answer is what this transaction wrote: a new user is in no group a directory sees (only
+    // the tenant's system-managed one), and its addresses are the ones sent, the first the main.
+    return {
+      uuid: row.uuid,
+      username: row.username,
+      firstname: row.firstname,
+      lastname: row.lastname,
+      enabled: row.enabled,
+      emails: state.emails.map((address, i) => ({ address, main: i === 0 })),
+      externalId: kept.externalId,
+      locale: row.locale ?? null,
+      attributes: (kept.attributes as Json | null) ?? {},
+      groups: [],
+      created: kept.createdAt,
+      lastModified: kept.updatedAt,
+    };
   });
-  // Read once committed: every user creation waits for the login namespace's lock, held to the
-  // commit, so the transaction does nothing it need not.
-  return readResource(app.db, await requireUserRow(app.db, caller, uuid), scope.base);
+  return resourceOf(stored, scope.base);
 }
 
 /** Writes `state` over the locked `before` (PUT, and PATCH once applied). */
 async function writeState(scope: ScimScope, tx: DbOrTx, before: UserRow, state: UserState): Promise<UserRow> {
   const { app, caller } = scope;
-  if (!sameLogin(before.username, state.username)) await checkLoginFree(tx, state.username, "userName", before.uuid);
+  const renamed = !sameLogin(before.username, state.username);
   const [row] = await tx
     .update(users)
     .set({
@@ -268,7 +300,12 @@ async function writeState(scope: ScimScope, tx: DbOrTx, before: UserRow, state: 
     .returning();
   // Deactivation: every session and refresh token of the user ends in this transaction (evented).
   if (before.enabled && !state.enabled) await revokeUserAccess(app, tx, row!);
-  const mails = await writeEmails(tx, before.uuid, state.emails);
+  const mails = await writeEmails(
+    tx,
+    before.uuid,
+    state.emails,
+    renamed ? [{ login: state.username, field: "userName" }] : [],
+  );
   const mailChanges = changesOf({ emails: mails.before }, { emails: mails.after });
   if (mailChanges.length)
     await recordAudit(app, tx, caller, {
@@ -284,17 +321,34 @@ async function writeState(scope: ScimScope, tx: DbOrTx, before: UserRow, state: 
   return row!;
 }
 
-export async function replaceScimUser(scope: ScimScope, id: string, body: unknown, ifMatch?: string): Promise<Json> {
+/** What a change may not alter (`/Me`: a user's own protected attributes); throws to refuse it. */
+export type StateGuard = (before: UserState, after: UserState) => void;
+
+export async function replaceScimUser(
+  scope: ScimScope,
+  id: string,
+  body: unknown,
+  ifMatch?: string,
+  guard?: StateGuard,
+): Promise<Json> {
   const state = userStateOf(body);
   return inTransaction(scope.app, async (tx) => {
     const before = await requireUserRow(tx, scope.caller, id, true);
-    requireMatch(ifMatch, versionOf(await readResource(tx, before, scope.base)));
+    const current = await readResource(tx, before, scope.base);
+    requireMatch(ifMatch, versionOf(current));
+    guard?.(userStateOf(current), state);
     const row = await writeState(scope, tx, before, state);
     return readResource(tx, row, scope.base);
   });
 }
 
-export async function patchScimUser(scope: ScimScope, id: string, body: unknown, ifMatch?: string): Promise<Json> {
+export async function patchScimUser(
+  scope: ScimScope,
+  id: string,
+  body: unknown,
+  ifMatch?: string,
+  guard?: StateGuard,
+): Promise<Json> {
   const ops = patchOpsOf(body);
   return inTransaction(scope.app, async (tx) => {
     const before = await requireUserRow(tx, scope.caller, id, true);
@@ -307,7 +361,9 @@ export async function patchScimUser(scope: ScimScope, id: string, body: unknown,
       const was = preferredLocaleOf(current[keyOf(current, "preferredLanguage") ?? "preferredLanguage"]);
       if (was !== null && current.locale === was) delete patched[keyOf(patched, "locale") ?? "locale"];
     }
-    const row = await writeState(scope, tx, before, userStateOf(patched));
+    const state = userStateOf(patched);
+    guard?.(userStateOf(current), state);
+    const row = await writeState(scope, tx, before, state);
     return readResource(tx, row, scope.base);
   });
 }
