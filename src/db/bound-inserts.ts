@@ -113,8 +113,14 @@ interface Waiter {
   reject(e: unknown): void;
 }
 const waiting = new WeakMap<object, Map<string, Waiter[]>>();
-/** At most this many sets in one statement (32 grants: ~1,300 parameters, far below PostgreSQL's 65,535). */
-const MAX_BATCH = 32;
+/**
+ * How many sets one statement takes at most. PGlite runs one statement at a time on its thread: the
+ * more sets per statement the less of that thread per set (32 grants: ~1,300 parameters, far below
+ * the 65,535 allowed). PostgreSQL runs the pool's statements in parallel: a few sets per statement
+ * keep several in flight (measured with 16 grants at once, docs/benchmarks.md: 4–6 sets gave the
+ * highest rate, 32 less than 1 — one backend working while the others wait).
+ */
+export const MAX_SETS = { pglite: 32, postgres: 6 } as const;
 
 /**
  * `runInserts` for writes of their own (never inside a transaction: `db` is the application's
@@ -126,13 +132,13 @@ const MAX_BATCH = 32;
  * again alone, so that a set's failure is its own; when the database is unavailable every set gets
  * that failure (a 503 each, nothing written).
  */
-export function runInsertsCoalesced(db: DbOrTx, inserts: RowInsert[]): Promise<void> {
+export function runInsertsCoalesced(db: DbOrTx, inserts: RowInsert[], maxSets: number): Promise<void> {
   const set = encode(inserts);
   if (set.literal) return runSets(db, inserts, [set]);
   let byShape = waiting.get(db);
   if (!byShape) waiting.set(db, (byShape = new Map()));
   let batch = byShape.get(set.shape);
-  if (!batch || batch.length >= MAX_BATCH) {
+  if (!batch || batch.length >= maxSets) {
     const fresh: Waiter[] = [];
     const shapes = byShape;
     batch = fresh;

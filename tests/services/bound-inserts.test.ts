@@ -135,8 +135,13 @@ describeEachDb("bound inserts", (get) => {
       return { s, k: token(s.row.uuid, [`acl.${n}`]) };
     });
     const before = boundStatements();
-    await Promise.all(sets.map(({ s, k }) => runInsertsCoalesced(t.app.db, [s, k])));
+    await Promise.all(sets.map(({ s, k }) => runInsertsCoalesced(t.app.db, [s, k], 32)));
     expect(boundStatements() - before).toBe(1); // one statement, one round trip, one commit for the six
+    // At most `maxSets` sets per statement: five sets, two at most, three statements.
+    const small = Array.from({ length: 5 }, () => session(tenant));
+    const split = boundStatements();
+    await Promise.all(small.map((s) => runInsertsCoalesced(t.app.db, [s], 2)));
+    expect(boundStatements() - split).toBe(3);
     const rows = await t.app.db
       .select()
       .from(tokens)
@@ -159,9 +164,9 @@ describeEachDb("bound inserts", (get) => {
     });
     const orphan = session(tenant);
     const outcomes = await Promise.allSettled([
-      runInsertsCoalesced(t.app.db, [good[0]!.s, good[0]!.k]),
-      runInsertsCoalesced(t.app.db, [orphan, token(crypto.randomUUID(), ["bad"])]),
-      runInsertsCoalesced(t.app.db, [good[1]!.s, good[1]!.k]),
+      runInsertsCoalesced(t.app.db, [good[0]!.s, good[0]!.k], 32),
+      runInsertsCoalesced(t.app.db, [orphan, token(crypto.randomUUID(), ["bad"])], 32),
+      runInsertsCoalesced(t.app.db, [good[1]!.s, good[1]!.k], 32),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     const kept = await t.app.db

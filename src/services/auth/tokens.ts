@@ -12,7 +12,7 @@ import { userTenantUuid } from "../identity/tenant-tree.ts";
 import { recordTokenCacheLookup, recordTokenCheck } from "../../observe/metrics.ts";
 import type { CachedToken, TokenRecord } from "./token-cache.ts";
 import { outboxRowInsert, type BusEvent } from "../events.ts";
-import { type RowInsert, runInserts, runInsertsCoalesced } from "../../db/bound-inserts.ts";
+import { MAX_SETS, type RowInsert, runInserts, runInsertsCoalesced } from "../../db/bound-inserts.ts";
 
 export const INTERNAL_AUTH_ID = "wazo-auth";
 
@@ -266,7 +266,7 @@ export async function insertToken(
   app.tokenIds?.add(row.uuid); // before the commit reveals the id to anyone
   // A write of its own (not in a caller's transaction) may share its statement and commit with
   // concurrent ones of the same shape (db/bound-inserts.ts): the client credentials grants.
-  await (tx === app.db ? runInsertsCoalesced(tx, inserts) : runInserts(tx, inserts));
+  await (tx === app.db ? runInsertsCoalesced(tx, inserts, MAX_SETS[app.database.kind]) : runInserts(tx, inserts));
   afterCommit(tx, () => app.tokenCache.created(row.uuid));
   return { record: recordOf(row), issuedAt, expiresAt };
 }
