@@ -2,7 +2,9 @@
 // without HTTP: `GRANTS` grants (default 3,000, after 300 to warm up), `BENCH_CONCURRENCY` in flight
 // (default 16), through the grant's service as the token endpoint calls it (the client from memory,
 // its one statement, audit entry included). Prints grants/s and the process's CPU time per grant
-// (every thread: on PGlite the database thread's share is in it). On a shared machine run it for two
+// (every thread: on PGlite the database thread's share is in it), split by thread, the PostgreSQL
+// backends' CPU per grant (read from /proc: the server runs on this machine) and the statements sent
+// per grant (db/bound-inserts.ts counts them; absent from older checkouts). On a shared machine run it for two
 // checkouts in alternation (`cd other && bun bench/grant-cost.ts`), several times, and compare.
 import { sql } from "drizzle-orm";
 import { parseConfig } from "../src/config/config.ts";
@@ -81,7 +83,12 @@ async function backendTicks(): Promise<number> {
   return sum;
 }
 
+/** Statements sent by db/bound-inserts.ts so far (null in a checkout that does not count them). */
+const boundModule = (await import("../src/db/bound-inserts.ts")) as { boundStatements?: () => number };
+const statements = () => boundModule.boundStatements?.() ?? null;
+
 await run(300); // warm-up: JIT, the statement's text, the caches
+const statements0 = statements();
 const threads0 = threadTicks();
 const backends0 = await backendTicks();
 const cpu0 = process.cpuUsage();
@@ -91,12 +98,14 @@ const seconds = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
 const backends = (await backendTicks()) - backends0;
 const threads = threadTicks();
+const sent = statements0 === null ? null : statements()! - statements0;
 const load = (await Bun.file("/proc/loadavg").text()).split(" ")[0];
 const perGrant = (t: number) => Math.round((t * 10_000) / GRANTS);
 const split = [...threads].map(([name, t]) => `${name} ${perGrant(t - (threads0.get(name) ?? 0))}`).join(", ");
 console.log(
   `${kind}: ${Math.round(GRANTS / seconds)} grants/s, ${Math.round((cpu.user + cpu.system) / GRANTS)} µs of CPU per grant (all threads: ${split})` +
-    `${scratch ? `, PostgreSQL backends ${perGrant(backends)} µs` : ""}, load ${load}`,
+    `${scratch ? `, PostgreSQL backends ${perGrant(backends)} µs` : ""}` +
+    `${sent === null ? "" : `, ${(sent / GRANTS).toFixed(3)} statements per grant`}, load ${load}`,
 );
 await closeContext(app);
 await scratch?.drop();
