@@ -26,6 +26,8 @@ describeEachDb("bound inserts", (get) => {
     },
   });
 
+  const tokensOf = (uuids: string[]) => get().app.db.select().from(tokens).where(inArray(tokens.uuid, uuids));
+
   test("each call writes its own values with one statement text per shape", async () => {
     const t = get();
     const tenant = t.app.topTenantUuid;
@@ -40,15 +42,7 @@ describeEachDb("bound inserts", (get) => {
     // The second mobile value is true, the others false or undefined (the column's default: false).
     const shapesAfterThree = boundShapes();
     expect(shapesAfterThree - before).toBeLessThanOrEqual(2); // mobile given (2 calls) / omitted (1)
-    const rows = await t.app.db
-      .select()
-      .from(tokens)
-      .where(
-        inArray(
-          tokens.uuid,
-          written.map((w) => w.token),
-        ),
-      );
+    const rows = await tokensOf(written.map((w) => w.token));
     expect(rows).toHaveLength(3);
     for (const w of written) {
       const row = rows.find((r) => r.uuid === w.token)!;
@@ -142,15 +136,7 @@ describeEachDb("bound inserts", (get) => {
     const split = boundStatements();
     await Promise.all(small.map((s) => runInsertsCoalesced(t.app.db, [s], 2)));
     expect(boundStatements() - split).toBe(3);
-    const rows = await t.app.db
-      .select()
-      .from(tokens)
-      .where(
-        inArray(
-          tokens.uuid,
-          sets.map(({ k }) => k.row.uuid),
-        ),
-      );
+    const rows = await tokensOf(sets.map(({ k }) => k.row.uuid));
     expect(rows).toHaveLength(6);
     for (const { s, k } of sets) {
       const row = rows.find((r) => r.uuid === k.row.uuid)!;
