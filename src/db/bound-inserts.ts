@@ -77,21 +77,22 @@ function encode(inserts: RowInsert[]): Encoded {
  * statement, so a row may reference one inserted by a sibling (a token its session).
  */
 export async function runInserts(db: DbOrTx, inserts: RowInsert[]): Promise<void> {
-  await runSets(db, inserts, [encode(inserts)]);
+  await runSets(db, [{ inserts, set: encode(inserts) }]);
 }
 
-/** Runs the statement of `sets` (of one shape; `inserts`: the first one's rows), values bound by name. */
-async function runSets(db: DbOrTx, inserts: RowInsert[], sets: Encoded[]): Promise<void> {
+/** Runs the statement of `sets` (all of one shape), values bound by name. */
+async function runSets(db: DbOrTx, sets: Array<{ inserts: RowInsert[]; set: Encoded }>): Promise<void> {
   const { dialect, session } = db as unknown as DrizzleInternals;
-  const { shape, literal } = sets[0]!;
+  const { shape, literal } = sets[0]!.set;
   const key = `${sets.length}|${shape}`;
   let query = literal ? undefined : built.get(key);
   if (!query) {
-    const text = literal ? null : statementOf(db, inserts, sets.length);
+    const text = literal ? null : statementOf(db, sets[0]!.inserts, sets.length);
     if (!text) {
       // An SQL expression among the values, or a column computed per row by drizzle ($defaultFn):
-      // built each time, as drizzle does (alone: runInsertsCoalesced never groups such sets).
-      await (db as unknown as { execute(q: SQL): Promise<unknown> }).execute(literalStatement(db, inserts));
+      // built each time, as drizzle does, a statement per set.
+      for (const { inserts } of sets)
+        await (db as unknown as { execute(q: SQL): Promise<unknown> }).execute(literalStatement(db, inserts));
       return;
     }
     query = dialect.sqlToQuery(text);
@@ -99,7 +100,7 @@ async function runSets(db: DbOrTx, inserts: RowInsert[], sets: Encoded[]): Promi
     built.set(key, query);
   }
   const values: Record<string, unknown> = {};
-  for (const [r, set] of sets.entries()) for (const [j, v] of set.values.entries()) values[`${r}.${j}`] = v;
+  for (const [r, { set }] of sets.entries()) for (const [j, v] of set.values.entries()) values[`${r}.${j}`] = v;
   statements++;
   // Named: postgres.js prepares it once per connection. PGlite runs the text with its parameters.
   await session.prepareQuery(query, undefined, "bound_inserts", false).execute(values);
@@ -134,7 +135,7 @@ export const MAX_SETS = { pglite: 32, postgres: 6 } as const;
  */
 export function runInsertsCoalesced(db: DbOrTx, inserts: RowInsert[], maxSets: number): Promise<void> {
   const set = encode(inserts);
-  if (set.literal) return runSets(db, inserts, [set]);
+  if (set.literal) return runSets(db, [{ inserts, set }]);
   let byShape = waiting.get(db);
   if (!byShape) waiting.set(db, (byShape = new Map()));
   let batch = byShape.get(set.shape);
@@ -154,11 +155,7 @@ export function runInsertsCoalesced(db: DbOrTx, inserts: RowInsert[], maxSets: n
 
 async function flush(db: DbOrTx, waiters: Waiter[]): Promise<void> {
   try {
-    await runSets(
-      db,
-      waiters[0]!.inserts,
-      waiters.map((w) => w.set),
-    );
+    await runSets(db, waiters);
     for (const w of waiters) w.resolve();
   } catch (e) {
     if (waiters.length === 1 || databaseFailure(e)) {
@@ -166,7 +163,7 @@ async function flush(db: DbOrTx, waiters: Waiter[]): Promise<void> {
       return;
     }
     // Nothing was written (one statement): each set alone, with its own outcome.
-    await Promise.all(waiters.map((w) => runSets(db, w.inserts, [w.set]).then(w.resolve, w.reject)));
+    await Promise.all(waiters.map((w) => runSets(db, [w]).then(w.resolve, w.reject)));
   }
 }
 
