@@ -8,7 +8,12 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import * as oidc from "openid-client";
 import { oidcDeviceCodes, refreshTokens, users } from "../../src/db/schema.ts";
+import { boundStatements, MAX_SETS } from "../../src/db/bound-inserts.ts";
+import { verifyAudit } from "../../src/services/audit/chain.ts";
+import { listRecordedEvents } from "../../src/services/events.ts";
 import { narrowAcl } from "../../src/services/oidc/acl-scope.ts";
+import { findClient } from "../../src/services/oidc/clients.ts";
+import { clientCredentialsToken } from "../../src/services/oidc/grants/client-credentials.ts";
 import { describeEachDb, type TestApp } from "../helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
 import { answerDevicePage, browserSignIn, openLoginPage, serveApp, type ServedApp } from "../helpers/oidc.ts";
@@ -424,6 +429,45 @@ describeEachDb(
       });
       expect(pub.status).toBe(400);
       expect((await oauthError(oidc.clientCredentialsGrant(await configOf(web)))).error).toBe("unauthorized_client");
+    });
+
+    test("concurrent client credentials grants share one statement; each is its own token, audited, evented and revocable alone", async () => {
+      const t = get();
+      const client = (await findClient(t.app, service.client_id))!;
+      const origin = { userAgent: "concurrent", remoteAddr: "127.0.0.1", forwarded: false };
+      const before = boundStatements();
+      const granted = await Promise.all(
+        Array.from({ length: 8 }, () => clientCredentialsToken(t.app, client, {}, origin)),
+      );
+      // One round trip and one commit for the eight (PGlite), or for each six of them (PostgreSQL).
+      expect(boundStatements() - before).toBe(Math.ceil(8 / MAX_SETS[t.app.database.kind]));
+      const ids = granted.map((g) => g.access_token);
+      expect(new Set(ids).size).toBe(8);
+      for (const id of ids) expect(await head(id, "calld.calls.read")).toBe(204);
+      // Each its own session: revoking one leaves the others.
+      const config = await configOf(service);
+      await oidc.tokenRevocation(config, ids[0]!);
+      expect(await head(ids[0]!)).toBe(404);
+      for (const id of ids.slice(1)) expect(await head(id)).toBe(204);
+      const sessions = await Promise.all(
+        ids.slice(1).map(async (id) => (await oidc.tokenIntrospection(config, id)).session_uuid as string),
+      );
+      expect(new Set(sessions).size).toBe(7);
+      // Each grant's login in the audit trail and its session's event in the outbox.
+      const r = await t.request("GET", `/0.1/audit?action=login.success&target_uuid=${service.client_id}&limit=100`, {
+        token: admin,
+      });
+      const audited = new Set(
+        (r.json.items as Array<{ actor: { session_uuid: string } }>).map((e) => e.actor.session_uuid),
+      );
+      for (const s of sessions) expect(audited.has(s)).toBe(true);
+      const events = new Set(
+        (await listRecordedEvents(t.app.db))
+          .filter((e) => e.name === "auth_session_created")
+          .map((e) => e.payload.data.uuid as string),
+      );
+      for (const s of sessions) expect(events.has(s)).toBe(true);
+      expect((await verifyAudit(t.app)).ok).toBe(true); // the chains hold, entries written together
     });
 
     test("the token endpoint's decisions are in the audit trail: the client's login, a refused secret, a replayed code, a family revoked on reuse and by its client", async () => {

@@ -3,7 +3,7 @@
 // omitted or undefined value takes the column's default.
 import { expect, test } from "bun:test";
 import { eq, inArray, sql } from "drizzle-orm";
-import { boundShapes, runInserts } from "../../src/db/bound-inserts.ts";
+import { boundShapes, boundStatements, runInserts, runInsertsCoalesced } from "../../src/db/bound-inserts.ts";
 import { eventOutbox, sessions, tokens } from "../../src/db/schema.ts";
 import { describeEachDb } from "../helpers/app.ts";
 
@@ -26,6 +26,8 @@ describeEachDb("bound inserts", (get) => {
     },
   });
 
+  const tokensOf = (uuids: string[]) => get().app.db.select().from(tokens).where(inArray(tokens.uuid, uuids));
+
   test("each call writes its own values with one statement text per shape", async () => {
     const t = get();
     const tenant = t.app.topTenantUuid;
@@ -40,15 +42,7 @@ describeEachDb("bound inserts", (get) => {
     // The second mobile value is true, the others false or undefined (the column's default: false).
     const shapesAfterThree = boundShapes();
     expect(shapesAfterThree - before).toBeLessThanOrEqual(2); // mobile given (2 calls) / omitted (1)
-    const rows = await t.app.db
-      .select()
-      .from(tokens)
-      .where(
-        inArray(
-          tokens.uuid,
-          written.map((w) => w.token),
-        ),
-      );
+    const rows = await tokensOf(written.map((w) => w.token));
     expect(rows).toHaveLength(3);
     for (const w of written) {
       const row = rows.find((r) => r.uuid === w.token)!;
@@ -125,5 +119,46 @@ describeEachDb("bound inserts", (get) => {
     );
     expect(failed).toBeInstanceOf(Error);
     expect(await t.app.db.select().from(eventOutbox).where(eq(eventOutbox.aggregate, orphanEvent))).toHaveLength(0);
+  });
+
+  test("concurrent writes of one shape share a statement; a failing set fails alone", async () => {
+    const t = get();
+    const tenant = t.app.topTenantUuid;
+    const sets = Array.from({ length: 6 }, (_, n) => {
+      const s = session(tenant, n % 2 === 0);
+      return { s, k: token(s.row.uuid, [`acl.${n}`]) };
+    });
+    const before = boundStatements();
+    await Promise.all(sets.map(({ s, k }) => runInsertsCoalesced(t.app.db, [s, k], 32)));
+    expect(boundStatements() - before).toBe(1); // one statement, one round trip, one commit for the six
+    // At most `maxSets` sets per statement: five sets, two at most, three statements.
+    const small = Array.from({ length: 5 }, () => session(tenant));
+    const split = boundStatements();
+    await Promise.all(small.map((s) => runInsertsCoalesced(t.app.db, [s], 2)));
+    expect(boundStatements() - split).toBe(3);
+    const rows = await tokensOf(sets.map(({ k }) => k.row.uuid));
+    expect(rows).toHaveLength(6);
+    for (const { s, k } of sets) {
+      const row = rows.find((r) => r.uuid === k.row.uuid)!;
+      expect(row.sessionUuid).toBe(s.row.uuid); // each set's own values, not another's
+      expect(row.acl).toEqual(k.row.acl);
+    }
+    // A set whose token has no session, among good ones: it alone fails; the others are written.
+    const good = [0, 1].map(() => {
+      const s = session(tenant);
+      return { s, k: token(s.row.uuid, ["ok"]) };
+    });
+    const orphan = session(tenant);
+    const outcomes = await Promise.allSettled([
+      runInsertsCoalesced(t.app.db, [good[0]!.s, good[0]!.k], 32),
+      runInsertsCoalesced(t.app.db, [orphan, token(crypto.randomUUID(), ["bad"])], 32),
+      runInsertsCoalesced(t.app.db, [good[1]!.s, good[1]!.k], 32),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    const kept = await t.app.db
+      .select({ uuid: sessions.uuid })
+      .from(sessions)
+      .where(inArray(sessions.uuid, [good[0]!.s.row.uuid, good[1]!.s.row.uuid, orphan.row.uuid]));
+    expect(kept.map((r) => r.uuid).sort()).toEqual([good[0]!.s.row.uuid, good[1]!.s.row.uuid].sort());
   });
 });

@@ -12,7 +12,7 @@ import { userTenantUuid } from "../identity/tenant-tree.ts";
 import { recordTokenCacheLookup, recordTokenCheck } from "../../observe/metrics.ts";
 import type { CachedToken, TokenRecord } from "./token-cache.ts";
 import { outboxRowInsert, type BusEvent } from "../events.ts";
-import { type RowInsert, runInserts } from "../../db/bound-inserts.ts";
+import { MAX_SETS, type RowInsert, runInserts, runInsertsCoalesced } from "../../db/bound-inserts.ts";
 
 export const INTERNAL_AUTH_ID = "wazo-auth";
 
@@ -280,7 +280,9 @@ export async function insertToken(
   // statement, once both exist. The statement's text is built once per shape (db/bound-inserts.ts).
   inserts.push({ table: tokens, row });
   app.tokenIds?.add(row.uuid); // before the commit reveals the id to anyone
-  await runInserts(tx, inserts);
+  // A write of its own (not in a caller's transaction) may share its statement and commit with
+  // concurrent ones of the same shape (db/bound-inserts.ts): the client credentials grants.
+  await (tx === app.db ? runInsertsCoalesced(tx, inserts, MAX_SETS[app.database.kind]) : runInserts(tx, inserts));
   afterCommit(tx, () => app.tokenCache.created(row.uuid));
   return { record: recordOf(row), issuedAt, expiresAt };
 }
