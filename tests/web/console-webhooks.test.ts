@@ -61,7 +61,7 @@ test("a webhook's deliveries from the console: failed answers shown, then delive
   // The receiver answers 503: the delivery stays pending, its last answer shown.
   await until(() => received.length >= 1);
   await page.click(`button[aria-label='Deliveries to ${url}']`);
-  const log = `[role=region][aria-label='Deliveries to ${url}']`;
+  const log = `section.panel[aria-label='Deliveries to ${url}']`;
   await page.waitForSelector(`${log} tbody tr:has-text('webhook_ping')`);
   const refresh = () => page.click(`${log} button:text-is('Refresh')`);
   await until(async () => {

@@ -41,7 +41,7 @@ function DeliveryLog({ api, webhook, onClose }: { api: ScreenProps["api"]; webho
   };
   const mayRedeliver = api.can("auth.webhooks.{webhook_uuid}.deliveries.create", path);
   return (
-    <div class="panel" role="region" aria-label={`Deliveries to ${webhook.url}`}>
+    <section class="panel" aria-label={`Deliveries to ${webhook.url}`}>
       <h2>
         Deliveries to <code>{webhook.url}</code>
       </h2>
@@ -89,7 +89,7 @@ function DeliveryLog({ api, webhook, onClose }: { api: ScreenProps["api"]; webho
           },
         ]}
       />
-    </div>
+    </section>
   );
 }
 
