@@ -30,6 +30,8 @@ export interface UpstreamOptions {
    * announcing the template issuer `{origin}/{tenantid}/v2.0`.
    */
   tid?: string;
+  /** oidc-provider features to turn on besides registration (e.g. `backchannelLogout`, `rpInitiatedLogout`). */
+  features?: Record<string, unknown>;
 }
 
 export interface UpstreamOidc {
@@ -37,7 +39,14 @@ export interface UpstreamOidc {
   /** With `tid`: the multi-tenant issuer, `{origin}/common/v2.0`. */
   commonIssuer: string;
   /** Registers a confidential client with these redirect URIs (RFC 7591). */
-  register(redirectUris: string[]): Promise<{ client_id: string; client_secret: string }>;
+  register(
+    redirectUris: string[],
+    metadata?: Record<string, unknown>,
+  ): Promise<{ client_id: string; client_secret: string }>;
+  /** A logout token with these claims, signed with the provider's key (or, `stranger`, another one). */
+  logoutToken(claims: Record<string, unknown>, stranger?: boolean): Promise<string>;
+  /** The provider's origin (its control endpoints, and where its cookies belong). */
+  origin: string;
   /** The account the next sign-ins answer for, and how their ID tokens are made wrong (null: not). */
   set(control: { account?: string; tamper?: Tamper; accounts?: Record<string, UpstreamAccount> }): Promise<void>;
   /**
@@ -77,15 +86,24 @@ export async function startUpstreamOidc(options: UpstreamOptions = {}): Promise<
   return {
     issuer,
     commonIssuer: `${origin}/common/v2.0`,
-    async register(redirectUris) {
+    origin,
+    async register(redirectUris, metadata = {}) {
       const res = await fetch(`${issuer}/reg`, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ redirect_uris: redirectUris, client_name: "Tessera" }),
+        body: JSON.stringify({ redirect_uris: redirectUris, client_name: "Tessera", ...metadata }),
       });
       if (res.status !== 201) throw new Error(`registration: ${res.status} ${await res.text()}`);
       const body = (await res.json()) as { client_id: string; client_secret: string };
       return { client_id: body.client_id, client_secret: body.client_secret };
+    },
+    async logoutToken(claims, stranger = false) {
+      const res = await fetch(`${origin}/control/logout-token`, {
+        method: "POST",
+        body: JSON.stringify({ claims, stranger }),
+      });
+      if (res.status !== 200) throw new Error(`logout token: ${res.status}`);
+      return res.text();
     },
     async set(control) {
       const res = await fetch(`${origin}/control`, { method: "POST", body: JSON.stringify(control) });

@@ -34,6 +34,7 @@ import {
   upstreamMetadata,
   type UpstreamMetadata,
 } from "./discovery.ts";
+import { rememberUpstreamSession } from "./logout.ts";
 import {
   DEFAULT_CLAIM_MAPPING,
   findProvider,
@@ -212,6 +213,8 @@ export async function finishUpstreamLogin(
       .update(upstreamOidcLogins)
       .set({ userUuid, subject: String(claims.sub) })
       .where(eq(upstreamOidcLogins.stateHash, row.stateHash));
+    // For logout with the provider (logout.ts): its session, bound to the browser session on resume.
+    await rememberUpstreamSession(app, provider, claims, tokens.id_token, completion, row.expiresAt);
     return { params: row.params, completion };
   } catch (e) {
     await drop();
