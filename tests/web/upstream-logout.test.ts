@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
 import { eq } from "drizzle-orm";
 import * as oidc from "openid-client";
-import { oidcBrowserSessions, upstreamOidcSessions } from "../../src/db/schema.ts";
+import { auditEntries, oidcBrowserSessions, upstreamOidcSessions } from "../../src/db/schema.ts";
 import { BACKCHANNEL_LOGOUT_EVENT } from "../../src/services/oidc/backchannel.ts";
 import { describeEachDb, type TestApp } from "../helpers/app.ts";
 import { createTenantRow, tokenFor } from "../helpers/fixtures.ts";
@@ -333,6 +333,12 @@ describeEachDb(
       expect(await browserSessionAlive(sid)).toBe(false);
       const replay = await post(right);
       expect(replay.status).toBe(400);
+      // Audited: the provider's logout, with how many browser sessions it ended.
+      const audited = await get()
+        .app.db.select()
+        .from(auditEntries)
+        .where(eq(auditEntries.action, "session.upstream_logout"));
+      expect(audited.some((e) => e.targetUuid === provider.uuid)).toBe(true);
       await api("DELETE", `/0.1/backends/oidc/${other.uuid}`, admin);
     });
   },
