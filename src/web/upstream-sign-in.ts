@@ -18,7 +18,7 @@ import { ApiError, MfaRequired } from "../domain/errors.ts";
 import { uuidParam } from "../domain/validate.ts";
 import { requestIssuer } from "../http/public-urls.ts";
 import { type Env, queryObject, RouteGroup } from "../http/route.ts";
-import { bindUpstreamSession } from "../services/integrations/upstream-oidc/logout.ts";
+import { bindUpstreamSession } from "../services/integrations/upstream-oidc/upstream-sessions.ts";
 import { findProvider } from "../services/integrations/upstream-oidc/providers.ts";
 import {
   beginUpstreamLogin,

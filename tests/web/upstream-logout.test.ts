@@ -14,7 +14,7 @@ import { eq } from "drizzle-orm";
 import * as oidc from "openid-client";
 import { auditEntries, oidcBrowserSessions, upstreamOidcSessions } from "../../src/db/schema.ts";
 import { BACKCHANNEL_LOGOUT_EVENT } from "../../src/services/oidc/backchannel.ts";
-import { describeEachDb, type TestApp } from "../helpers/app.ts";
+import { describeEachDb } from "../helpers/app.ts";
 import { createTenantRow, tokenFor } from "../helpers/fixtures.ts";
 import { insecure, mergeCookies, serveApp, startAuthorization, TestBrowser, type ServedApp } from "../helpers/oidc.ts";
 import { startUpstreamOidc, type UpstreamOidc } from "../helpers/upstream-oidc.ts";

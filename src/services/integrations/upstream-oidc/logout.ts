@@ -7,11 +7,10 @@
 //     §2.6 says, ends the Tessera browser sessions of that upstream session, and so every Tessera
 //     session issued through them, by the path every logout takes (browser-session.ts: Tessera's
 //     own relying parties are told in turn).
-// Both need the upstream session behind a browser session: remembered when a sign-in completes
-// (`rememberUpstreamSession`), bound to the browser session it becomes (`bindUpstreamSession`).
+// Both need the upstream session behind a browser session (upstream-sessions.ts).
 import { createHash, randomBytes } from "node:crypto";
-import { and, desc, eq, gt, inArray, isNull, lt } from "drizzle-orm";
-import { decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
+import { and, desc, eq, gt, inArray, lt } from "drizzle-orm";
+import { errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import type { AppContext } from "../../../boot/context.ts";
 import {
   upstreamOidcLogouts,
@@ -27,6 +26,8 @@ import { endBrowserSession } from "../../oidc/browser-session.ts";
 import { urlRefusal } from "../../outbound/fetch.ts";
 import { policyOf, UpstreamUnavailable, upstreamKeys, upstreamMetadata } from "./discovery.ts";
 import { findProvider, postLogoutRedirectUriOf, type ProviderRow } from "./providers.ts";
+// The ID token's rules where a logout token's are the same (OIDC Back-Channel Logout 1.0 §2.6 items 3-5).
+import { ALGORITHMS, CLOCK_TOLERANCE_SECONDS, expectedIssuer, UpstreamSignInRefused } from "./sign-in.ts";
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url");
 
@@ -34,53 +35,6 @@ const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url")
 export const UPSTREAM_LOGOUT_SECONDS = 600;
 /** Back-Channel Logout 1.0 §2.6 item 6 leaves "recent" to the receiver: older logout tokens are refused. */
 const LOGOUT_TOKEN_MAX_AGE_SECONDS = 300;
-const CLOCK_TOLERANCE_SECONDS = 60;
-/** Asymmetric algorithms only (an HMAC logout token would be keyed with the client secret). */
-const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
-
-/**
- * A sign-in through `provider` completed (sign-in.ts): its upstream `sub` and `sid`, and — only when the
- * provider is configured for upstream logout — its ID token, the `id_token_hint` the provider's
- * end_session_endpoint wants (RP-Initiated Logout 1.0 §2). Pending until the browser session exists;
- * the ID token is deleted with that browser session (the row's cascade), or at `expiresAt` if the
- * sign-in never became one.
- */
-export async function rememberUpstreamSession(
-  app: AppContext,
-  provider: ProviderRow,
-  claims: JWTPayload,
-  idToken: string,
-  completion: string,
-  expiresAt: Date,
-): Promise<void> {
-  await app.db
-    .delete(upstreamOidcSessions)
-    .where(and(isNull(upstreamOidcSessions.browserSessionId), lt(upstreamOidcSessions.expiresAt, new Date())));
-  const sid = typeof claims.sid === "string" && claims.sid !== "" && claims.sid.length <= 255 ? claims.sid : null;
-  await app.db.insert(upstreamOidcSessions).values({
-    providerUuid: provider.uuid,
-    subject: String(claims.sub),
-    sid,
-    idToken: provider.upstreamLogout ? idToken : null,
-    completionHash: sha256(completion),
-    expiresAt,
-  });
-}
-
-/** The completed sign-in became the browser session `browserSessionId` (and the Tessera session `sessionUuid`). */
-export async function bindUpstreamSession(
-  app: AppContext,
-  completion: string,
-  browserSessionId: string,
-  sessionUuid: string,
-): Promise<void> {
-  await app.db
-    .update(upstreamOidcSessions)
-    .set({ browserSessionId, sessionUuid, completionHash: null, expiresAt: null })
-    .where(
-      and(eq(upstreamOidcSessions.completionHash, sha256(completion)), gt(upstreamOidcSessions.expiresAt, new Date())),
-    );
-}
 
 /**
  * RP-Initiated Logout 1.0 §2 at the provider: read before the browser session ends (its rows go with
@@ -169,14 +123,6 @@ export class LogoutTokenRefused extends Error {
   }
 }
 
-/** The provider's issuer for a token: the configured one, or Entra ID's template filled with the token's `tid`. */
-function expectedIssuer(metadataIssuer: string, unverifiedTid: unknown): string {
-  if (!metadataIssuer.includes("{tenantid}")) return metadataIssuer;
-  if (typeof unverifiedTid !== "string" || !/^[0-9a-f-]{36}$/i.test(unverifiedTid))
-    throw new LogoutTokenRefused("no_tid");
-  return metadataIssuer.replace("{tenantid}", unverifiedTid);
-}
-
 /** Back-Channel Logout 1.0 §2.6: the checks of a logout token, before anything ends. */
 async function verifyLogoutToken(app: AppContext, provider: ProviderRow, token: string): Promise<JWTPayload> {
   let metadata: Awaited<ReturnType<typeof upstreamMetadata>>;
@@ -190,7 +136,7 @@ async function verifyLogoutToken(app: AppContext, provider: ProviderRow, token: 
   }
   let payload: JWTPayload;
   try {
-    const issuer = expectedIssuer(metadata.issuer, decodeJwt(token).tid);
+    const issuer = expectedIssuer(provider, metadata, token);
     // Items 3-5: signature with the provider's keys, `iss`, `aud` (its client id), `iat` (recent), `exp` if present.
     ({ payload } = await jwtVerify(token, keys, {
       issuer,
@@ -201,7 +147,7 @@ async function verifyLogoutToken(app: AppContext, provider: ProviderRow, token: 
       requiredClaims: ["iat", "jti"],
     }));
   } catch (e) {
-    if (e instanceof LogoutTokenRefused) throw e;
+    if (e instanceof UpstreamSignInRefused) throw new LogoutTokenRefused(e.reason);
     const reason =
       e instanceof joseErrors.JWTClaimValidationFailed
         ? `claim_${e.claim}`

@@ -34,7 +34,7 @@ import {
   upstreamMetadata,
   type UpstreamMetadata,
 } from "./discovery.ts";
-import { rememberUpstreamSession } from "./logout.ts";
+import { rememberUpstreamSession } from "./upstream-sessions.ts";
 import {
   DEFAULT_CLAIM_MAPPING,
   findProvider,
@@ -48,9 +48,9 @@ export const UPSTREAM_LOGIN_SECONDS = 600;
 /** The identity providers' authentication method of users made or signed in by an upstream provider. */
 export const UPSTREAM_METHOD = "oidc";
 /** Clock skew allowed on `exp`, `iat`, `nbf` (OIDC Core §3.1.3.7 items 9-10 leave it to the client). */
-const CLOCK_TOLERANCE_SECONDS = 60;
+export const CLOCK_TOLERANCE_SECONDS = 60;
 /** Asymmetric algorithms only: an HMAC-signed ID token would be keyed with the client secret. */
-const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
+export const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url");
 const secret = () => randomBytes(32).toString("base64url");
@@ -74,7 +74,7 @@ export interface StartedUpstreamLogin {
 }
 
 /** The issuer an ID token must name: the configured one, or Entra ID's template filled with the token's `tid`. */
-function expectedIssuer(provider: ProviderRow, metadata: UpstreamMetadata, token: string): string {
+export function expectedIssuer(provider: ProviderRow, metadata: UpstreamMetadata, token: string): string {
   if (!metadata.issuer.includes("{tenantid}")) return metadata.issuer;
   let tid: unknown;
   try {
