@@ -24,7 +24,7 @@ import {
   frontchannelClients,
 } from "../services/oidc/browser-session.ts";
 import { checkLogoutRequest } from "../services/oidc/logout.ts";
-import { upstreamLogoutLocation } from "../services/integrations/upstream-oidc/logout.ts";
+import { upstreamLogoutEndpoint, upstreamLogoutLocation } from "../services/integrations/upstream-oidc/logout.ts";
 import { requestIssuer } from "../http/public-urls.ts";
 import {
   clearCookie,
@@ -61,9 +61,11 @@ async function logout(
   const confirmed = confirming || hintDecides;
   if (!confirmed) {
     const hidden = { ...hiddenFields(params, LOGOUT_PARAMS, await csrfToken(c, app)), confirm: "yes" };
+    // The form's answer may redirect to the upstream provider's logout (CSP form-action covers redirects).
+    const upstream = session ? await upstreamLogoutEndpoint(app, session.id) : null;
     return page(c, app, { step: "logout", clientName: client?.name, hidden }, 200, {
       tenantUuid: client?.tenantUuid,
-      formTargets: redirectUri ? [redirectUri] : [],
+      formTargets: [redirectUri, upstream?.endpoint].filter((u): u is string => typeof u === "string"),
     });
   }
   // The hint's `sid` names the browser session its ID token came through: it ends too, even from a

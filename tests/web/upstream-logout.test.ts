@@ -16,7 +16,15 @@ import { auditEntries, oidcBrowserSessions, upstreamOidcSessions } from "../../s
 import { BACKCHANNEL_LOGOUT_EVENT } from "../../src/services/oidc/backchannel.ts";
 import { describeEachDb } from "../helpers/app.ts";
 import { createTenantRow, tokenFor } from "../helpers/fixtures.ts";
-import { insecure, mergeCookies, serveApp, startAuthorization, TestBrowser, type ServedApp } from "../helpers/oidc.ts";
+import {
+  hiddenFieldsOf,
+  insecure,
+  mergeCookies,
+  serveApp,
+  startAuthorization,
+  TestBrowser,
+  type ServedApp,
+} from "../helpers/oidc.ts";
 import { startUpstreamOidc, type UpstreamOidc } from "../helpers/upstream-oidc.ts";
 import { until } from "../helpers/wait.ts";
 
@@ -235,6 +243,19 @@ describeEachDb(
       const replay = await browser.get(back!.href);
       expect(replay.res.status).toBe(200);
       expect(replay.res.headers.get("location")).toBeNull();
+    });
+
+    test("logout confirmed on Tessera's page (no id_token_hint): the form may lead to the provider, and does", async () => {
+      const { browser, tokens } = await signIn("alice");
+      const asked = await browser.get(`${issuer.href}/logout`);
+      expect(asked.res.status).toBe(200);
+      // CSP form-action covers the redirects after the form (Chromium): the provider's endpoint is allowed.
+      const csp = asked.res.headers.get("content-security-policy") ?? "";
+      expect(csp).toMatch(new RegExp(`form-action [^;]*${upstream.origin.replace(/[.:/]/g, "\\$&")}`));
+      const confirmed = await browser.post("/0.1/oidc/logout", hiddenFieldsOf(asked.html));
+      expect(confirmed.res.status).toBe(303);
+      expect(confirmed.res.headers.get("location")).toStartWith(`${upstream.issuer}/session/end?`);
+      expect(await alive(tokens.access_token)).toBe(false);
     });
 
     test("a provider not configured for it: logout at Tessera goes straight back to the relying party", async () => {

@@ -37,21 +37,15 @@ export const UPSTREAM_LOGOUT_SECONDS = 600;
 const LOGOUT_TOKEN_MAX_AGE_SECONDS = 300;
 
 /**
- * RP-Initiated Logout 1.0 §2 at the provider: read before the browser session ends (its rows go with
- * it). The URL to send the browser to — the provider's end_session_endpoint, from its discovery
- * document only and through the outbound policy's URL checks (https; a tenant chose the provider), with
- * `id_token_hint`, `client_id`, Tessera's `post_logout_redirect_uri` and a `state` — or null when the
- * session did not sign in through a provider configured for it, or the provider has no such endpoint.
- * `continueUrl` (the relying party's validated post-logout redirect with its `state`) is kept under
- * that `state` for the way back.
+ * The provider a browser session logs out at (RP-Initiated Logout 1.0 §2): the latest sign-in of that
+ * session through a provider configured for it, and the provider's end_session_endpoint — from its
+ * discovery document only, through the outbound policy's URL checks (https; a tenant chose the
+ * provider). Null when there is none. Tessera never calls the endpoint: the browser goes there.
  */
-export async function upstreamLogoutLocation(
+export async function upstreamLogoutEndpoint(
   app: AppContext,
   browserSessionId: string,
-  tesseraIssuer: string,
-  continueUrl: string | null,
-  tenantUuid: string | null,
-): Promise<string | null> {
+): Promise<{ provider: ProviderRow; idToken: string | null; endpoint: string } | null> {
   const [row] = await app.db
     .select({ session: upstreamOidcSessions, provider: upstreamOidcProviders })
     .from(upstreamOidcSessions)
@@ -78,6 +72,26 @@ export async function upstreamLogoutLocation(
     app.log.warn("upstream logout skipped: end_session_endpoint refused", { provider_uuid: provider.uuid, refusal });
     return null;
   }
+  return { provider, idToken: session.idToken, endpoint };
+}
+
+/**
+ * The URL to send the browser to, read before the browser session ends (its rows go with it): the
+ * provider's end_session_endpoint with `id_token_hint`, `client_id`, Tessera's
+ * `post_logout_redirect_uri` and a `state` (§2); null when the session does not log out upstream.
+ * `continueUrl` (the relying party's validated post-logout redirect with its `state`) is kept under
+ * that `state` for the way back.
+ */
+export async function upstreamLogoutLocation(
+  app: AppContext,
+  browserSessionId: string,
+  tesseraIssuer: string,
+  continueUrl: string | null,
+  tenantUuid: string | null,
+): Promise<string | null> {
+  const found = await upstreamLogoutEndpoint(app, browserSessionId);
+  if (!found) return null;
+  const { provider, idToken, endpoint } = found;
   const state = randomBytes(32).toString("base64url");
   await app.db.delete(upstreamOidcLogouts).where(lt(upstreamOidcLogouts.expiresAt, new Date()));
   await app.db.insert(upstreamOidcLogouts).values({
@@ -88,7 +102,7 @@ export async function upstreamLogoutLocation(
     expiresAt: new Date(Date.now() + UPSTREAM_LOGOUT_SECONDS * 1000),
   });
   const url = new URL(endpoint);
-  if (session.idToken) url.searchParams.set("id_token_hint", session.idToken);
+  if (idToken) url.searchParams.set("id_token_hint", idToken);
   url.searchParams.set("client_id", provider.clientId);
   url.searchParams.set("post_logout_redirect_uri", postLogoutRedirectUriOf(tesseraIssuer, provider.uuid));
   url.searchParams.set("state", state);
