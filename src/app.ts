@@ -49,6 +49,8 @@ import { oidcInitialAccessTokenRoutes } from "./api/oidc-initial-access-tokens.t
 import { webhookRoutes } from "./api/webhooks.ts";
 import { oidcAuthorizeRoutes } from "./web/authorize.ts";
 import { upstreamSignInRoutes } from "./web/upstream-sign-in.ts";
+import { upstreamLogoutRoutes } from "./web/upstream-logout.ts";
+import { upstreamBackchannelRoutes } from "./oauth/upstream-backchannel.ts";
 import { mfaStepRoutes } from "./web/second-step.ts";
 import { passkeySignInRoutes } from "./web/passkey-sign-in.ts";
 import { accountRoutes } from "./web/account.ts";
@@ -121,6 +123,8 @@ export function routeGroups(app: AppContext): RouteGroup[] {
     oidcRegistrationRoutes(), // oauth/: client registration (RFC 7591/7592), pushed requests (RFC 9126)
     // web/
     oidcLogoutRoutes(),
+    upstreamLogoutRoutes(),
+    upstreamBackchannelRoutes(), // oauth/: upstream providers' logout tokens
     oidcDeviceRoutes(),
     scimTokenRoutes(), // api/: the SCIM tokens' administration, and which users a directory manages
     userDirectoryRoutes(),

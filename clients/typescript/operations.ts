@@ -196,6 +196,8 @@ export const operations = {
   pushOidcAuthorizationRequest: { method: "post", path: "/oidc/par" },
   getOidcLogout: { method: "get", path: "/oidc/logout" },
   submitOidcLogout: { method: "post", path: "/oidc/logout" },
+  upstreamOidcLoggedOut: { method: "get", path: "/oidc/upstream/{uuid}/logged-out" },
+  upstreamOidcBackchannelLogout: { method: "post", path: "/oidc/upstream/{uuid}/backchannel-logout" },
   getOidcDevicePage: { method: "get", path: "/oidc/device" },
   submitOidcDevicePage: { method: "post", path: "/oidc/device" },
   createScimToken: { method: "post", path: "/scim/tokens" },

@@ -2667,6 +2667,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oidc/upstream/{uuid}/logged-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An upstream provider's post-logout redirect URI (RP-Initiated Logout 1.0 §3): on to the relying party */
+        get: operations["upstreamOidcLoggedOut"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oidc/upstream/{uuid}/backchannel-logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An upstream provider's back-channel logout URI (Back-Channel Logout 1.0 §2.5): its logout token ends the Tessera sessions of that upstream session */
+        post: operations["upstreamOidcBackchannelLogout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oidc/device": {
         parameters: {
             query?: never;
@@ -5228,6 +5262,11 @@ export interface operations {
                             };
                             /** @description The redirect URI to register at the upstream provider */
                             redirect_uri: string;
+                            upstream_logout: boolean;
+                            /** @description The post-logout redirect URI to register at the upstream provider (with `upstream_logout`) */
+                            post_logout_redirect_uri: string;
+                            /** @description The back-channel logout URI to register at the upstream provider */
+                            backchannel_logout_uri: string;
                         }[];
                         filtered: number;
                         total: number;
@@ -5305,6 +5344,8 @@ export interface operations {
                         lastname?: string;
                         locale?: string;
                     };
+                    /** @description Logging out at Tessera logs out at the provider too, when its discovery has an end_session_endpoint (default false; register `post_logout_redirect_uri` there) */
+                    upstream_logout?: boolean;
                     client_secret: string;
                 };
             };
@@ -5336,6 +5377,11 @@ export interface operations {
                         };
                         /** @description The redirect URI to register at the upstream provider */
                         redirect_uri: string;
+                        upstream_logout: boolean;
+                        /** @description The post-logout redirect URI to register at the upstream provider (with `upstream_logout`) */
+                        post_logout_redirect_uri: string;
+                        /** @description The back-channel logout URI to register at the upstream provider */
+                        backchannel_logout_uri: string;
                     };
                 };
             };
@@ -5417,6 +5463,11 @@ export interface operations {
                         };
                         /** @description The redirect URI to register at the upstream provider */
                         redirect_uri: string;
+                        upstream_logout: boolean;
+                        /** @description The post-logout redirect URI to register at the upstream provider (with `upstream_logout`) */
+                        post_logout_redirect_uri: string;
+                        /** @description The back-channel logout URI to register at the upstream provider */
+                        backchannel_logout_uri: string;
                     };
                 };
             };
@@ -5493,6 +5544,8 @@ export interface operations {
                         lastname?: string;
                         locale?: string;
                     };
+                    /** @description Logging out at Tessera logs out at the provider too, when its discovery has an end_session_endpoint (default false; register `post_logout_redirect_uri` there) */
+                    upstream_logout?: boolean;
                     /** @description Absent: kept */
                     client_secret?: string;
                 };
@@ -14944,6 +14997,119 @@ export interface operations {
                 };
             };
             /** @description Error page: database outage */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    upstreamOidcLoggedOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed-out page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description To the relying party's registered post_logout_redirect_uri, with its `state` */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description No such resource (also for a malformed path parameter) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error page: database outage */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    upstreamOidcBackchannelLogout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    [key: string]: unknown;
+                };
+                "application/x-www-form-urlencoded": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The logout token was accepted (§2.8); the sessions it names, if any, ended */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `{error: invalid_request, error_description}` (§2.8): no, or an invalid, logout token; an unknown or disabled provider */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such resource (also for a malformed path parameter) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `temporarily_unavailable` */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -78,6 +78,12 @@ const fields = {
     .describe(
       "Which upstream claim fills which user field. Defaults: preferred_username (else the verified email) → username, email (when email_verified) → email, given_name → firstname, family_name → lastname, locale → locale (a provisioned user's language; ignored when not a language tag)",
     ),
+  upstream_logout: z
+    .boolean()
+    .optional()
+    .describe(
+      "Logging out at Tessera logs out at the provider too, when its discovery has an end_session_endpoint (default false; register `post_logout_redirect_uri` there)",
+    ),
 };
 const secret = text(4_096, { min: 1 });
 const createBody = z.object({ ...fields, client_secret: secret });
@@ -102,6 +108,11 @@ const providerView = z.object({
     locale: z.string(),
   }),
   redirect_uri: z.string().describe("The redirect URI to register at the upstream provider"),
+  upstream_logout: z.boolean(),
+  post_logout_redirect_uri: z
+    .string()
+    .describe("The post-logout redirect URI to register at the upstream provider (with `upstream_logout`)"),
+  backchannel_logout_uri: z.string().describe("The back-channel logout URI to register at the upstream provider"),
 });
 const providerPage = z.object({ items: z.array(providerView), filtered: z.number(), total: z.number() });
 

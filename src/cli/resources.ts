@@ -208,6 +208,7 @@ const RESOURCES: Record<string, ResourceSpec> = {
       "client-secret": { ...str, description: "Tessera's client secret at the provider (never shown again)" },
       scopes: { ...str, description: "Scopes, comma-separated (default openid,email,profile)", valueHint: "A,B" },
       provisioning: { ...str, description: "create, link (default) or off" },
+      "upstream-logout": { ...str, description: "true: logging out here logs out at the provider too" },
     },
     body: (a) => ({
       name: a.name,
@@ -218,6 +219,7 @@ const RESOURCES: Record<string, ResourceSpec> = {
       client_secret: a["client-secret"],
       scopes: list(a.scopes),
       provisioning: a.provisioning,
+      upstream_logout: a["upstream-logout"] === undefined ? undefined : a["upstream-logout"] === "true",
     }),
     needsOneOf: [{ field: "name", flag: "--name" }],
   },

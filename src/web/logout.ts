@@ -8,7 +8,9 @@
 // (Back-Channel Logout 1.0, services/oidc/backchannel.ts, sent after this request) and, those with a
 // front-channel URI, by their logout page framed in the signed-out page (Front-Channel Logout 1.0
 // §3, with `iss` and `sid` when they need them); the redirect then waits for a click, as the page
-// runs no script that could wait for the frames.
+// runs no script that could wait for the frames. A browser session that signed in through a tenant's
+// upstream provider configured for it goes on to that provider's logout, and comes back through
+// web/upstream-logout.ts to the same destination.
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import { z } from "zod";
@@ -22,6 +24,7 @@ import {
   frontchannelClients,
 } from "../services/oidc/browser-session.ts";
 import { checkLogoutRequest } from "../services/oidc/logout.ts";
+import { upstreamLogoutEndpoint, upstreamLogoutLocation } from "../services/integrations/upstream-oidc/logout.ts";
 import { requestIssuer } from "../http/public-urls.ts";
 import {
   clearCookie,
@@ -58,9 +61,11 @@ async function logout(
   const confirmed = confirming || hintDecides;
   if (!confirmed) {
     const hidden = { ...hiddenFields(params, LOGOUT_PARAMS, await csrfToken(c, app)), confirm: "yes" };
+    // The form's answer may redirect to the upstream provider's logout (CSP form-action covers redirects).
+    const upstream = session ? await upstreamLogoutEndpoint(app, session.id) : null;
     return page(c, app, { step: "logout", clientName: client?.name, hidden }, 200, {
       tenantUuid: client?.tenantUuid,
-      formTargets: redirectUri ? [redirectUri] : [],
+      formTargets: [redirectUri, upstream?.endpoint].filter((u): u is string => typeof u === "string"),
     });
   }
   // The hint's `sid` names the browser session its ID token came through: it ends too, even from a
@@ -74,6 +79,19 @@ async function logout(
       [session?.id, named?.id].filter((id): id is string => id !== undefined),
     ),
   );
+  // Where the relying party asked to go (§3), with its `state`.
+  let back: string | null = null;
+  if (redirectUri) {
+    const url = new URL(redirectUri);
+    if (state !== null) url.searchParams.set("state", state);
+    back = url.toString();
+  }
+  // Signed in through an upstream provider configured for it: on to its logout, then back to `back`
+  // (services/integrations/upstream-oidc/logout.ts); read before the session ends and its record with it.
+  const upstreamSession = session ?? named;
+  const upstream = upstreamSession
+    ? await upstreamLogoutLocation(app, upstreamSession.id, issuer, back, client?.tenantUuid ?? null)
+    : null;
   for (const ended of [session, named]) {
     if (!ended || (ended === named && ended.id === session?.id)) continue;
     const revoked = await endBrowserSession(app, ended.id);
@@ -84,12 +102,11 @@ async function logout(
     });
   }
   clearCookie(c, app, BROWSER_SESSION_COOKIE);
+  const next = upstream ?? back;
   let continueUrl: string | undefined;
-  if (redirectUri) {
-    const url = new URL(redirectUri);
-    if (state !== null) url.searchParams.set("state", state);
-    if (frames.length === 0) return redirectTo(c, url.toString());
-    continueUrl = url.toString();
+  if (next) {
+    if (frames.length === 0) return redirectTo(c, next);
+    continueUrl = next;
   }
   return page(c, app, { step: "signed_out", frames, continueUrl, clientName: client?.name }, 200, {
     tenantUuid: client?.tenantUuid,

@@ -18,6 +18,7 @@ import { ApiError, MfaRequired } from "../domain/errors.ts";
 import { uuidParam } from "../domain/validate.ts";
 import { requestIssuer } from "../http/public-urls.ts";
 import { type Env, queryObject, RouteGroup } from "../http/route.ts";
+import { bindUpstreamSession } from "../services/integrations/upstream-oidc/upstream-sessions.ts";
 import { findProvider } from "../services/integrations/upstream-oidc/providers.ts";
 import {
   beginUpstreamLogin,
@@ -138,7 +139,9 @@ async function resume(c: Context<Env>, app: AppContext): Promise<Response> {
     return page(c, app, { step: "error", message: "This account cannot sign in here." }, 401);
   }
   // `oidc`: authenticated by the tenant's upstream OpenID provider (not an RFC 8176 value; documented).
-  return continueSignIn(c, app, check, params, signedIn, login, ["oidc"]);
+  return continueSignIn(c, app, check, params, signedIn, login, ["oidc"], (browserSessionId) =>
+    bindUpstreamSession(app, completion, browserSessionId, signedIn.sessionUuid),
+  );
 }
 
 const html = (description: string) => ({ description, contentType: "text/html" });

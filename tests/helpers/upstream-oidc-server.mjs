@@ -2,7 +2,8 @@
 // a child process by tests/helpers/upstream-oidc.ts. Its login and consent are answered at once for the
 // account the test chose (POST /control); POST /control also sets a tampering mode, in which the ID token
 // of the token endpoint is re-signed with a claim made wrong (iss, aud, nonce, exp, azp) or signed with a
-// key the provider does not publish (signature). Prints `{"issuer": …}` on its first line once listening.
+// key the provider does not publish (signature). `options.features` turns on more of the provider's features
+// (backchannelLogout, rpInitiatedLogout for the logout tests). Prints `{"issuer": …}` on its first line once listening.
 // With `github: true` it stands in for GitHub Enterprise Server at its origin: plain OAuth 2.0 (no `openid`
 // scope, no ID token) at GitHub's paths (`/login/oauth/authorize`, `/login/oauth/access_token`), and the
 // REST API's `/api/v3/user` and `/api/v3/user/emails` answering GitHub's documented JSON shapes for the
@@ -22,6 +23,19 @@ let provider;
 const server = createServer(async (req, res) => {
   try {
     const url = new URL(req.url, "http://x");
+    // A logout token (Back-Channel Logout 1.0 §2.4) with the claims given, signed with the provider's key
+    // (or, `stranger`, with one it does not publish): the tests' hostile logout tokens.
+    if (url.pathname === "/control/logout-token" && req.method === "POST") {
+      let raw = "";
+      for await (const chunk of req) raw += chunk;
+      const { claims, stranger: foreign } = JSON.parse(raw);
+      const key = foreign ? stranger : await importJWK(signingJwk, "RS256");
+      const jwt = await new SignJWT(claims)
+        .setProtectedHeader({ alg: "RS256", kid: signingJwk.kid, typ: "logout+jwt" })
+        .sign(key);
+      res.writeHead(200, { "Content-Type": "text/plain" }).end(jwt);
+      return;
+    }
     if (url.pathname === "/control" && req.method === "POST") {
       let raw = "";
       for await (const chunk of req) raw += chunk;
@@ -161,10 +175,16 @@ provider = new Provider(issuer, {
     id_token_signed_response_alg: "RS256",
   },
   pkce: { required: () => true },
+  // Its logout tokens go to Tessera on a loopback address, which its SSRF guard (a dispatcher refusing
+  // special-use addresses) would refuse: the tests' provider calls without it.
+  fetch: (url, init) => fetch(url, { ...init, dispatcher: undefined }),
   // Entra ID puts its claims (`tid` among them) in the ID token.
   ...(options.tid ? { conformIdTokenClaims: false } : {}),
 });
 provider.on("server_error", (_ctx, e) => console.error(e));
+provider.on("backchannel.error", (_ctx, e) =>
+  console.error(`backchannel logout: ${e.message} ${e.cause?.message ?? ""}`),
+);
 
 // An Entra-style multi-tenant discovery document announces a template issuer.
 if (options.tid) {

@@ -40,6 +40,8 @@ export interface UpstreamOptions {
    * `/login/oauth/authorize` and `/login/oauth/access_token`, `/api/v3/user` and `/api/v3/user/emails`.
    */
   github?: boolean;
+  /** oidc-provider features to turn on besides registration (e.g. `backchannelLogout`, `rpInitiatedLogout`). */
+  features?: Record<string, unknown>;
 }
 
 export interface UpstreamOidc {
@@ -51,6 +53,10 @@ export interface UpstreamOidc {
     redirectUris: string[],
     metadata?: Record<string, unknown>,
   ): Promise<{ client_id: string; client_secret: string }>;
+  /** A logout token with these claims, signed with the provider's key (or, `stranger`, another one). */
+  logoutToken(claims: Record<string, unknown>, stranger?: boolean): Promise<string>;
+  /** The provider's origin (its control endpoints, and where its cookies belong). */
+  origin: string;
   /** The account the next sign-ins answer for, and how their ID tokens are made wrong (null: not). */
   set(control: { account?: string; tamper?: Tamper; accounts?: Record<string, UpstreamAccount> }): Promise<void>;
   /**
@@ -90,6 +96,7 @@ export async function startUpstreamOidc(options: UpstreamOptions = {}): Promise<
   return {
     issuer,
     commonIssuer: `${origin}/common/v2.0`,
+    origin,
     async register(redirectUris, metadata = {}) {
       const res = await fetch(`${issuer}/reg`, {
         method: "POST",
@@ -99,6 +106,14 @@ export async function startUpstreamOidc(options: UpstreamOptions = {}): Promise<
       if (res.status !== 201) throw new Error(`registration: ${res.status} ${await res.text()}`);
       const body = (await res.json()) as { client_id: string; client_secret: string };
       return { client_id: body.client_id, client_secret: body.client_secret };
+    },
+    async logoutToken(claims, stranger = false) {
+      const res = await fetch(`${origin}/control/logout-token`, {
+        method: "POST",
+        body: JSON.stringify({ claims, stranger }),
+      });
+      if (res.status !== 200) throw new Error(`logout token: ${res.status}`);
+      return res.text();
     },
     async set(control) {
       const res = await fetch(`${origin}/control`, { method: "POST", body: JSON.stringify(control) });

@@ -44,13 +44,25 @@ for (const kind of cliKinds()) {
           "cli-s3cret",
           "--provisioning",
           "create",
+          "--upstream-logout",
+          "true",
           "--json",
         ],
         service.admin,
       );
       expect([created.code, created.err]).toEqual([0, ""]);
-      const provider = JSON.parse(created.out) as { uuid: string; redirect_uri: string };
+      const provider = JSON.parse(created.out) as {
+        uuid: string;
+        redirect_uri: string;
+        upstream_logout: boolean;
+        backchannel_logout_uri: string;
+      };
       expect(provider.redirect_uri).toBe(`${service.url}/0.1/oidc/upstream/${provider.uuid}/callback`);
+      // Logout with the provider (docs/federation.md "Logout"): on, and the URI to register for it.
+      expect(provider.upstream_logout).toBe(true);
+      expect(provider.backchannel_logout_uri).toBe(
+        `${service.url}/0.1/oidc/upstream/${provider.uuid}/backchannel-logout`,
+      );
       expect(created.out).not.toContain("cli-s3cret");
       const listed = await service.tessera(["backends", "oidc", "list"], service.admin);
       expect(listed.out).toContain("Corp SSO");

@@ -2,9 +2,10 @@
 // providers a tenant's users sign in with, the links between their accounts and the upstream
 // subjects, and the sign-ins under way (state, nonce, PKCE verifier: OIDC Core §3.1.2.1, RFC 7636).
 import { sql } from "drizzle-orm";
-import { index, jsonb, pgTable, primaryKey, text, timestamp, unique, varchar } from "drizzle-orm/pg-core";
+import { boolean, index, jsonb, pgTable, primaryKey, text, timestamp, unique, varchar } from "drizzle-orm/pg-core";
 import { uuidPk } from "./columns.ts";
 import { tenants, users } from "./identity.ts";
+import { oidcBrowserSessions } from "./oidc.ts";
 
 export const upstreamOidcProviders = pgTable(
   "tessera_upstream_oidc_provider",
@@ -27,6 +28,8 @@ export const upstreamOidcProviders = pgTable(
     /** `create` (JIT), `link` (existing accounts only), `off` (sign-in disabled). */
     provisioning: text("provisioning").notNull(),
     claimMapping: jsonb("claim_mapping").$type<Record<string, string>>().notNull(),
+    /** Logging out at Tessera logs out at the provider too (RP-Initiated Logout 1.0), when its discovery has an end_session_endpoint. */
+    upstreamLogout: boolean("upstream_logout").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
   },
   (t) => [
@@ -100,4 +103,61 @@ export const upstreamOidcTokenUses = pgTable(
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
   },
   (t) => [index("tessera_upstream_oidc_token_use_expires_idx").on(t.expiresAt)],
+);
+
+/**
+ * An upstream provider's session behind a Tessera browser session (services/integrations/upstream-oidc/logout.ts):
+ * the provider's `sub` and `sid` (its back-channel logout token names them, Back-Channel Logout 1.0 §2.4) and,
+ * only for a provider with `upstream_logout`, its ID token: RP-Initiated Logout 1.0 §2 wants it as the
+ * `id_token_hint` of the logout request, which the provider may need to know which session to end. The ID
+ * token is kept no longer than the browser session (the foreign key's cascade deletes the row with it); a
+ * sign-in that never became a browser session (`completion_hash` set, no browser session) goes at `expires_at`.
+ */
+export const upstreamOidcSessions = pgTable(
+  "tessera_upstream_oidc_session",
+  {
+    uuid: uuidPk(),
+    providerUuid: varchar("provider_uuid", { length: 38 })
+      .notNull()
+      .references(() => upstreamOidcProviders.uuid, { onDelete: "cascade" }),
+    subject: text("subject").notNull(),
+    sid: text("sid"),
+    idToken: text("id_token"),
+    /** The completed sign-in (upstreamOidcLogins) it came from, until it becomes a browser session. */
+    completionHash: text("completion_hash"),
+    browserSessionId: varchar("browser_session_id", { length: 38 }).references(() => oidcBrowserSessions.id, {
+      onDelete: "cascade",
+    }),
+    /** The Tessera session of the sign-in itself (later single sign-ons' are found through the browser session). */
+    sessionUuid: varchar("session_uuid", { length: 38 }),
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }),
+    createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [
+    unique("tessera_upstream_oidc_session_completion_key").on(t.completionHash),
+    index("tessera_upstream_oidc_session_sid_idx").on(t.providerUuid, t.sid),
+    index("tessera_upstream_oidc_session_subject_idx").on(t.providerUuid, t.subject),
+    index("tessera_upstream_oidc_session_browser_idx").on(t.browserSessionId),
+    index("tessera_upstream_oidc_session_expires_idx").on(t.expiresAt),
+  ],
+);
+
+/**
+ * A logout sent on to a provider's end_session_endpoint (RP-Initiated Logout 1.0 §2), keyed by the hash of
+ * its `state`: where the browser continues when the provider sends it back (§3), used once.
+ */
+export const upstreamOidcLogouts = pgTable(
+  "tessera_upstream_oidc_logout",
+  {
+    stateHash: text("state_hash").primaryKey(),
+    providerUuid: varchar("provider_uuid", { length: 38 })
+      .notNull()
+      .references(() => upstreamOidcProviders.uuid, { onDelete: "cascade" }),
+    /** Tessera's relying party's registered post_logout_redirect_uri with its `state`; null: the signed-out page. */
+    continueUrl: text("continue_url"),
+    /** The relying party's tenant (the signed-out page's branding). */
+    tenantUuid: varchar("tenant_uuid", { length: 38 }),
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (t) => [index("tessera_upstream_oidc_logout_expires_idx").on(t.expiresAt)],
 );

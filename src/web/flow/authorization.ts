@@ -297,8 +297,11 @@ export async function continueSignIn(
   signedIn: SignedIn,
   login: string,
   amr: string[],
+  /** Told the new browser session's id (an upstream sign-in remembers its provider's session with it). */
+  onSession?: (browserSessionId: string) => Promise<void>,
 ): Promise<Response> {
   const session = await newSession(c, app, signedIn, login, amr);
+  await onSession?.(session.id);
   return afterSignIn(c, app, ok, params, session, signedIn);
 }
 

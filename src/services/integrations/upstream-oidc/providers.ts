@@ -67,6 +67,8 @@ export interface ProviderInput {
   native_client_ids?: string[];
   provisioning?: Provisioning;
   claim_mapping?: Partial<ClaimMapping>;
+  /** Logging out at Tessera logs out at the provider too (docs/federation.md "Logout"). */
+  upstream_logout?: boolean;
 }
 
 export interface ProviderJson {
@@ -83,11 +85,24 @@ export interface ProviderJson {
   claim_mapping: ClaimMapping;
   /** What to register at the upstream provider as this provider's redirect URI. */
   redirect_uri: string;
+  upstream_logout: boolean;
+  /** What to register as a post-logout redirect URI (RP-Initiated Logout 1.0 §3), for `upstream_logout`. */
+  post_logout_redirect_uri: string;
+  /** What to register as the back-channel logout URI (Back-Channel Logout 1.0 §2.2). */
+  backchannel_logout_uri: string;
 }
 
 /** The redirect URI of a provider under Tessera's issuer (the page route web/upstream-sign-in.ts answers it). */
 export const redirectUriOf = (tesseraIssuer: string, providerUuid: string) =>
   `${tesseraIssuer}/upstream/${providerUuid}/callback`;
+
+/** Where the provider sends the browser back after logging it out (web/upstream-logout.ts). */
+export const postLogoutRedirectUriOf = (tesseraIssuer: string, providerUuid: string) =>
+  `${tesseraIssuer}/upstream/${providerUuid}/logged-out`;
+
+/** Where the provider posts its logout tokens (oauth/upstream-backchannel.ts). */
+export const backchannelLogoutUriOf = (tesseraIssuer: string, providerUuid: string) =>
+  `${tesseraIssuer}/upstream/${providerUuid}/backchannel-logout`;
 
 export function providerJson(row: ProviderRow, tesseraIssuer: string): ProviderJson {
   return {
@@ -103,12 +118,20 @@ export function providerJson(row: ProviderRow, tesseraIssuer: string): ProviderJ
     provisioning: row.provisioning,
     claim_mapping: { ...DEFAULT_CLAIM_MAPPING, ...row.claimMapping },
     redirect_uri: redirectUriOf(tesseraIssuer, row.uuid),
+    upstream_logout: row.upstreamLogout,
+    post_logout_redirect_uri: postLogoutRedirectUriOf(tesseraIssuer, row.uuid),
+    backchannel_logout_uri: backchannelLogoutUriOf(tesseraIssuer, row.uuid),
   };
 }
 
 /** The audited and evented shape: never the secret, never the request's host. */
 const auditView = (row: ProviderRow) => {
-  const { redirect_uri: _, ...rest } = providerJson(row, "");
+  const {
+    redirect_uri: _,
+    post_logout_redirect_uri: _post,
+    backchannel_logout_uri: _back,
+    ...rest
+  } = providerJson(row, "");
   return rest;
 };
 const target = (row: ProviderRow) => ({ kind: "backend_oidc", uuid: row.uuid, tenantUuid: row.tenantUuid });
@@ -206,6 +229,7 @@ function rowValues(input: ProviderInput, issuer: string) {
     nativeClientIds: [...new Set(input.native_client_ids ?? [])],
     provisioning: input.provisioning ?? "link",
     claimMapping: { ...DEFAULT_CLAIM_MAPPING, ...(input.claim_mapping ?? {}) },
+    upstreamLogout: input.upstream_logout ?? false,
   };
 }
 

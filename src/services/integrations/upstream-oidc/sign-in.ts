@@ -35,6 +35,7 @@ import {
 } from "./discovery.ts";
 import { githubClaims } from "./github.ts";
 import { githubEndpoints } from "./github-endpoints.ts";
+import { rememberUpstreamSession } from "./upstream-sessions.ts";
 import {
   DEFAULT_CLAIM_MAPPING,
   findProvider,
@@ -52,9 +53,9 @@ export const UPSTREAM_LOGIN_SECONDS = 600;
 /** The identity providers' authentication method of users made or signed in by an upstream provider. */
 export const UPSTREAM_METHOD = "oidc";
 /** Clock skew allowed on `exp`, `iat`, `nbf` (OIDC Core §3.1.3.7 items 9-10 leave it to the client). */
-const CLOCK_TOLERANCE_SECONDS = 60;
+export const CLOCK_TOLERANCE_SECONDS = 60;
 /** Asymmetric algorithms only: an HMAC-signed ID token would be keyed with the client secret. */
-const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
+export const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url");
 const secret = () => randomBytes(32).toString("base64url");
@@ -67,7 +68,7 @@ export interface StartedUpstreamLogin {
 }
 
 /** The issuer an ID token must name: the configured one, or Entra ID's template filled with the token's `tid`. */
-function expectedIssuer(provider: ProviderRow, metadata: UpstreamMetadata, token: string): string {
+export function expectedIssuer(provider: ProviderRow, metadata: UpstreamMetadata, token: string): string {
   if (!metadata.issuer.includes("{tenantid}")) return metadata.issuer;
   let tid: unknown;
   try {
@@ -203,15 +204,19 @@ export async function finishUpstreamLogin(
         "upstream_error",
       );
     if (!callback.code) throw new UpstreamSignInRefused(`${provider.displayName} sent no code.`, "no_code");
-    const claims =
+    // GitHub answers no ID token: no upstream session to remember, nothing to log out of there.
+    const { claims, idToken } =
       provider.preset === "github"
-        ? await githubClaims(
-            app,
-            provider,
-            callback.code,
-            row.codeVerifier,
-            redirectUriOf(tesseraIssuer, provider.uuid),
-          )
+        ? {
+            claims: await githubClaims(
+              app,
+              provider,
+              callback.code,
+              row.codeVerifier,
+              redirectUriOf(tesseraIssuer, provider.uuid),
+            ),
+            idToken: null,
+          }
         : await openIdClaims(app, provider, { ...callback, code: callback.code }, row, tesseraIssuer);
     const found = await userFor(app, provider, claims, sessionUserUuid);
     // An existing account of the verified email, not yet proven: kept, for its password on the next page.
@@ -224,6 +229,8 @@ export async function finishUpstreamLogin(
           : { userUuid: found as string, subject: String(claims.sub) },
       )
       .where(eq(upstreamOidcLogins.stateHash, row.stateHash));
+    // For logout with the provider (logout.ts): its session, bound to the browser session on resume.
+    if (idToken !== null) await rememberUpstreamSession(app, provider, claims, idToken, completion, row.expiresAt);
     return { params: row.params, completion, needsPassword: proof !== null };
   } catch (e) {
     await drop();
@@ -238,13 +245,13 @@ async function openIdClaims(
   callback: UpstreamCallback & { code: string },
   row: { codeVerifier: string; nonce: string },
   tesseraIssuer: string,
-): Promise<JWTPayload> {
+): Promise<{ claims: JWTPayload; idToken: string }> {
   const metadata = await metadataFor(app, provider);
   // RFC 9207 §2.4: the issuer the answer names, when it names one, is the one the request went to.
   if (callback.iss !== undefined && callback.iss !== metadata.issuer && !metadata.issuer.includes("{tenantid}"))
     throw new UpstreamSignInRefused(`The answer did not come from ${provider.displayName}.`, "iss_parameter");
   const tokens = await exchangeCode(app, provider, metadata, callback.code, row.codeVerifier, tesseraIssuer);
-  return verifiedClaims(app, provider, metadata, tokens, row.nonce);
+  return { claims: await verifiedClaims(app, provider, metadata, tokens, row.nonce), idToken: tokens.id_token };
 }
 
 interface TokenResponse {
