@@ -59,9 +59,12 @@ test("add, change and remove an upstream provider from the console", async () =>
   expect(await axeViolations(page)).toEqual([]);
   await page.fill(`${create} input[name=issuer]`, upstream.issuer);
   await page.selectOption(`${create} select[name=provisioning]`, "create");
+  await page.check(`${create} input[name=upstream_logout]`);
   await page.click(`${create} button[type=submit]`);
   const registered = await page.waitForSelector(".secret code.block");
   const redirectUri = (await registered.textContent()) ?? "";
+  // The redirect, back-channel logout and post-logout URIs: all three to register upstream.
+  expect(await page.locator(".secret code.block").count()).toBe(3);
   expect(redirectUri).toMatch(/\/oidc\/upstream\/[0-9a-f-]{36}\/callback$/);
   await page.waitForSelector("tbody td:text-is('Corp SSO')");
   expect(await axeViolations(page)).toEqual([]);
@@ -71,11 +74,12 @@ test("add, change and remove an upstream provider from the console", async () =>
   expect(listed.json.items).toHaveLength(1);
   const provider = listed.json.items[0];
   // The redirect URI is built from the request's address (no public_url here): compare its path.
-  expect([provider.issuer, provider.provisioning, new URL(provider.redirect_uri).pathname]).toEqual([
-    upstream.issuer,
-    "create",
-    new URL(redirectUri).pathname,
-  ]);
+  expect([
+    provider.issuer,
+    provider.provisioning,
+    provider.upstream_logout,
+    new URL(provider.redirect_uri).pathname,
+  ]).toEqual([upstream.issuer, "create", true, new URL(redirectUri).pathname]);
   expect(JSON.stringify(listed.json)).not.toContain("first-secret");
 
   // Changed: the secret field left empty keeps the stored one (the API is sent no client_secret).

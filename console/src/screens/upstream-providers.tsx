@@ -3,7 +3,7 @@
 // fetches the provider's discovery document on every save, so a typo in the issuer is refused here
 // with the API's reason rather than found at the first sign-in.
 import { useState } from "preact/hooks";
-import { ErrorBox, Field, Notice, PagedList, Screen, confirmAction, reloadLists, useAction } from "../ui.tsx";
+import { Check, ErrorBox, Field, Notice, PagedList, Screen, confirmAction, reloadLists, useAction } from "../ui.tsx";
 import type { ScreenProps } from "./index.tsx";
 
 interface Provider {
@@ -15,13 +15,17 @@ interface Provider {
   client_id: string;
   scopes: string[];
   provisioning: string;
+  upstream_logout: boolean;
   redirect_uri: string;
+  post_logout_redirect_uri: string | null;
+  backchannel_logout_uri: string;
 }
 
 const PRESETS = [
   ["oidc", "Any OpenID provider (issuer below)"],
   ["google", "Google"],
   ["entra", "Microsoft Entra ID"],
+  ["github", "GitHub (plain OAuth 2.0)"],
 ] as const;
 
 const PROVISIONING = [
@@ -39,6 +43,7 @@ type Form = {
   client_secret: string;
   scopes: string;
   provisioning: string;
+  upstream_logout: boolean;
 };
 
 const EMPTY_FORM: Form = {
@@ -50,6 +55,7 @@ const EMPTY_FORM: Form = {
   client_secret: "",
   scopes: "",
   provisioning: "link",
+  upstream_logout: false,
 };
 
 const formOf = (p: Provider): Form => ({
@@ -61,6 +67,7 @@ const formOf = (p: Provider): Form => ({
   client_secret: "",
   scopes: p.scopes.join(" "),
   provisioning: p.provisioning,
+  upstream_logout: p.upstream_logout,
 });
 
 /** The request body: empty optional fields left out, so the API's defaults (and the stored secret) apply. */
@@ -71,6 +78,7 @@ function bodyOf(form: Form): Record<string, unknown> {
     preset: form.preset,
     client_id: form.client_id,
     provisioning: form.provisioning,
+    upstream_logout: form.upstream_logout,
   };
   if (form.issuer.trim()) body.issuer = form.issuer.trim();
   if (form.client_secret) body.client_secret = form.client_secret;
@@ -116,7 +124,11 @@ function ProviderForm(props: {
   onCancel: () => void;
 }) {
   const { form, setForm, act } = props;
-  const field = (key: keyof Form, label: string, extra: { hint?: string; required?: boolean; type?: string } = {}) => (
+  const field = (
+    key: Exclude<keyof Form, "upstream_logout">,
+    label: string,
+    extra: { hint?: string; required?: boolean; type?: string } = {},
+  ) => (
     <Field
       label={label}
       name={key}
@@ -152,7 +164,9 @@ function ProviderForm(props: {
         hint:
           form.preset === "oidc"
             ? "https://… — its discovery document is read from it"
-            : "Optional: the kind's issuer is used when empty",
+            : form.preset === "github"
+              ? "Optional: a GitHub Enterprise Server's base URL; github.com when empty"
+              : "Optional: the kind's issuer is used when empty",
       })}
       {field("client_id", "Client ID", { required: true, hint: "As registered at the provider" })}
       {field("client_secret", "Client secret", {
@@ -168,6 +182,12 @@ function ProviderForm(props: {
         value={form.provisioning}
         options={PROVISIONING}
         onChange={(v) => setForm({ ...form, provisioning: v })}
+      />
+      <Check
+        label="Signing out here signs out at the provider too"
+        name="upstream_logout"
+        checked={form.upstream_logout}
+        onChange={(v) => setForm({ ...form, upstream_logout: v })}
       />
       <div class="actions">
         <button type="submit" class="primary" disabled={act.busy}>
@@ -186,14 +206,14 @@ export function UpstreamProvidersScreen({ api }: ScreenProps) {
   // null: no form; "new": the creation form; a uuid: that provider's edit form.
   const [editing, setEditing] = useState<string | null>(null);
   const [form, setForm] = useState<Form>(EMPTY_FORM);
-  const [added, setAdded] = useState<{ name: string; redirect_uri: string } | null>(null);
+  const [added, setAdded] = useState<Provider | null>(null);
   const path = (p: { uuid: string }) => ({ params: { path: { oidc_backend_uuid: p.uuid } } });
   const submit = async () => {
     const body = bodyOf(form);
     if (editing === "new") {
       await act.run(async () => {
         const p = (await api.ops.createBackendOidc({ body: body as never })) as unknown as Provider;
-        setAdded({ name: p.display_name, redirect_uri: p.redirect_uri });
+        setAdded(p);
         setEditing(null);
         setForm(EMPTY_FORM);
         reloadLists();
@@ -229,8 +249,23 @@ export function UpstreamProvidersScreen({ api }: ScreenProps) {
       {act.notice && <Notice text={act.notice} />}
       {added && (
         <div class="panel secret" role="status">
-          <p>Register this redirect URI at {added.name} for the client ID you gave (its "callback" or "reply URL"):</p>
+          <p>
+            Register this redirect URI at {added.display_name} for the client ID you gave (its "callback" or "reply
+            URL"):
+          </p>
           <code class="block">{added.redirect_uri}</code>
+          {added.preset !== "github" && (
+            <>
+              <p>Its back-channel logout URI, where the provider may say a session ended there:</p>
+              <code class="block">{added.backchannel_logout_uri}</code>
+            </>
+          )}
+          {added.post_logout_redirect_uri && (
+            <>
+              <p>Its post-logout redirect URI (signing out here signs out there too):</p>
+              <code class="block">{added.post_logout_redirect_uri}</code>
+            </>
+          )}
         </div>
       )}
       {editing ? (
