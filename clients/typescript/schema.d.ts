@@ -5267,6 +5267,8 @@ export interface operations {
                             post_logout_redirect_uri: string;
                             /** @description The back-channel logout URI to register at the upstream provider */
                             backchannel_logout_uri: string;
+                            /** @description The provider's multi-factor `amr` meets the tenant's MFA requirement */
+                            trust_amr: boolean;
                         }[];
                         filtered: number;
                         total: number;
@@ -5346,6 +5348,8 @@ export interface operations {
                     };
                     /** @description Logging out at Tessera logs out at the provider too, when its discovery has an end_session_endpoint (default false; register `post_logout_redirect_uri` there) */
                     upstream_logout?: boolean;
+                    /** @description Trust the provider's `amr` claim (RFC 8176): an ID token that shows a multi-factor authentication (`mfa`, or two factor classes such as `pwd otp`) meets the tenant's MFA requirement, without Tessera's own second factor or enrolment (default false; refused with `github`, which issues no ID token) */
+                    trust_amr?: boolean;
                     client_secret: string;
                 };
             };
@@ -5382,6 +5386,8 @@ export interface operations {
                         post_logout_redirect_uri: string;
                         /** @description The back-channel logout URI to register at the upstream provider */
                         backchannel_logout_uri: string;
+                        /** @description The provider's multi-factor `amr` meets the tenant's MFA requirement */
+                        trust_amr: boolean;
                     };
                 };
             };
@@ -5468,6 +5474,8 @@ export interface operations {
                         post_logout_redirect_uri: string;
                         /** @description The back-channel logout URI to register at the upstream provider */
                         backchannel_logout_uri: string;
+                        /** @description The provider's multi-factor `amr` meets the tenant's MFA requirement */
+                        trust_amr: boolean;
                     };
                 };
             };
@@ -5546,6 +5554,8 @@ export interface operations {
                     };
                     /** @description Logging out at Tessera logs out at the provider too, when its discovery has an end_session_endpoint (default false; register `post_logout_redirect_uri` there) */
                     upstream_logout?: boolean;
+                    /** @description Trust the provider's `amr` claim (RFC 8176): an ID token that shows a multi-factor authentication (`mfa`, or two factor classes such as `pwd otp`) meets the tenant's MFA requirement, without Tessera's own second factor or enrolment (default false; refused with `github`, which issues no ID token) */
+                    trust_amr?: boolean;
                     /** @description Absent: kept */
                     client_secret?: string;
                 };

@@ -52,6 +52,8 @@ export default class UpstreamOidcIdp implements IdpPlugin {
     )
       throw new AuthenticationFailed();
     args.upstreamProvider = done.providerUuid;
+    // The provider is trusted with its `amr`, and the ID token it signed shows a multi-factor authentication.
+    args.upstreamMfa = done.upstreamMfa;
     return { backend: this.backend, login: done.login };
   }
 

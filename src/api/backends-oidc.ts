@@ -84,6 +84,12 @@ const fields = {
     .describe(
       "Logging out at Tessera logs out at the provider too, when its discovery has an end_session_endpoint (default false; register `post_logout_redirect_uri` there)",
     ),
+  trust_amr: z
+    .boolean()
+    .optional()
+    .describe(
+      "Trust the provider's `amr` claim (RFC 8176): an ID token that shows a multi-factor authentication (`mfa`, or two factor classes such as `pwd otp`) meets the tenant's MFA requirement, without Tessera's own second factor or enrolment (default false; refused with `github`, which issues no ID token)",
+    ),
 };
 const secret = text(4_096, { min: 1 });
 const createBody = z.object({ ...fields, client_secret: secret });
@@ -113,6 +119,7 @@ const providerView = z.object({
     .string()
     .describe("The post-logout redirect URI to register at the upstream provider (with `upstream_logout`)"),
   backchannel_logout_uri: z.string().describe("The back-channel logout URI to register at the upstream provider"),
+  trust_amr: z.boolean().describe("The provider's multi-factor `amr` meets the tenant's MFA requirement"),
 });
 const providerPage = z.object({ items: z.array(providerView), filtered: z.number(), total: z.number() });
 

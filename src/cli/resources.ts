@@ -209,6 +209,7 @@ const RESOURCES: Record<string, ResourceSpec> = {
       scopes: { ...str, description: "Scopes, comma-separated (default openid,email,profile)", valueHint: "A,B" },
       provisioning: { ...str, description: "create, link (default) or off" },
       "upstream-logout": { ...str, description: "true: logging out here logs out at the provider too" },
+      "trust-amr": { ...str, description: "true: the provider's multi-factor amr meets the tenant's MFA requirement" },
     },
     body: (a) => ({
       name: a.name,
@@ -220,6 +221,7 @@ const RESOURCES: Record<string, ResourceSpec> = {
       scopes: list(a.scopes),
       provisioning: a.provisioning,
       upstream_logout: a["upstream-logout"] === undefined ? undefined : a["upstream-logout"] === "true",
+      trust_amr: a["trust-amr"] === undefined ? undefined : a["trust-amr"] === "true",
     }),
     needsOneOf: [{ field: "name", flag: "--name" }],
   },

@@ -10,6 +10,19 @@ import type { ExternalAuthPlugin } from "./external-auth-types.ts";
 
 export type PluginKind = "backends" | "idp" | "external_auth" | "email_notification" | "metadata";
 
+/** Who an upstream OpenID sign-in logs in (services/integrations/upstream-oidc/sign-in.ts). */
+export interface UpstreamLoginOutcome {
+  userUuid: string;
+  login: string;
+  providerTenantUuid: string;
+  providerUuid: string;
+  /**
+   * The provider has `trust_amr` and the `amr` of the ID token Tessera verified shows a multi-factor
+   * authentication (services/integrations/upstream-oidc/amr.ts): the tenant's MFA requirement is met.
+   */
+  upstreamMfa: boolean;
+}
+
 /** The mutable login-request record handed to backends and IdPs (§12.1 `args`). */
 export interface LoginArgs {
   login: string | null;
@@ -23,6 +36,11 @@ export interface LoginArgs {
   headers: Record<string, string>;
   /** Extra ACL prepended by the token service (default policy, §4.4). */
   acl: string[];
+  /**
+   * Set by the `oidc` identity provider (plugins/idp/oidc.ts) from UpstreamLoginOutcome.upstreamMfa: the
+   * login asks no second factor and no enrolment (services/auth/authentication.ts). Never from the body.
+   */
+  upstreamMfa?: boolean;
   /** Free room for plugins to stash values between calls (e.g. real_login, pbx_user_uuid). */
   [key: string]: unknown;
 }
@@ -83,19 +101,15 @@ export interface PluginServices {
   /**
    * Takes a sign-in that a tenant's upstream OpenID Connect provider completed (`upstream_login` of
    * POST /0.1/token, services/integrations/upstream-oidc/), once: its user, the name it logs in with,
-   * and the provider's tenant. Null when unknown, used or expired.
+   * and the provider's tenant; `upstreamMfa` when the provider's trusted `amr` met the tenant's MFA
+   * requirement (docs/federation.md "Multi-factor"). Null when unknown, used or expired.
    */
-  consumeUpstreamLogin(
-    completion: string,
-  ): Promise<{ userUuid: string; login: string; providerTenantUuid: string; providerUuid: string } | null>;
+  consumeUpstreamLogin(completion: string): Promise<UpstreamLoginOutcome | null>;
   /**
    * POST /0.1/token's `idp_token`: the user linked to the `sub` of an ID token that one of the tenants'
    * upstream providers signed for its client, once. `tenantUuid` narrows the providers. Null: refused.
    */
-  verifyUpstreamIdToken(
-    idToken: string,
-    tenantUuid: string | null,
-  ): Promise<{ userUuid: string; login: string; providerTenantUuid: string; providerUuid: string } | null>;
+  verifyUpstreamIdToken(idToken: string, tenantUuid: string | null): Promise<UpstreamLoginOutcome | null>;
   /** The login a refresh token of `clientId` stands for, with the user's effective method. */
   findRefreshTokenLogin(
     refreshToken: string,

@@ -120,7 +120,7 @@ async function resume(c: Context<Env>, app: AppContext): Promise<Response> {
   const params = stored as Record<string, string | undefined>;
   const check = await checkAuthorizationRequest(app, params);
   if (check.kind !== "ok") return answerCheck(c, app, check);
-  let signedIn: SignedIn;
+  let signedIn: SignedIn & { amr: string[] };
   try {
     signedIn = await upstreamSignIn(app, check.client, check.request.scope, completion, browserOrigin(c, app));
   } catch (e) {
@@ -138,8 +138,9 @@ async function resume(c: Context<Env>, app: AppContext): Promise<Response> {
     await discardSignIn(app, signedIn, "no login name");
     return page(c, app, { step: "error", message: "This account cannot sign in here." }, 401);
   }
-  // `oidc`: authenticated by the tenant's upstream OpenID provider (not an RFC 8176 value; documented).
-  return continueSignIn(c, app, check, params, signedIn, login, ["oidc"], (browserSessionId) =>
+  // `oidc`: authenticated by the tenant's upstream OpenID provider (not an RFC 8176 value; documented),
+  // plus `mfa` when its trusted `amr` met the tenant's MFA requirement.
+  return continueSignIn(c, app, check, params, signedIn, login, signedIn.amr, (browserSessionId) =>
     bindUpstreamSession(app, completion, browserSessionId, signedIn.sessionUuid),
   );
 }

@@ -16,7 +16,8 @@ const options = JSON.parse(process.argv[2] ?? "{}");
 const { privateKey } = await generateKeyPair("RS256", { extractable: true });
 const signingJwk = { ...(await exportJWK(privateKey)), kid: "upstream-1", alg: "RS256", use: "sig" };
 const stranger = (await generateKeyPair("RS256")).privateKey;
-const control = { account: "alice", tamper: null };
+// `amr`: the RFC 8176 methods the next logins claim (oidc-provider puts the login result's `amr` in its ID tokens).
+const control = { account: "alice", tamper: null, amr: null };
 const accounts = options.accounts ?? {};
 
 let provider;
@@ -50,7 +51,7 @@ const server = createServer(async (req, res) => {
         await provider.interactionFinished(
           req,
           res,
-          { login: { accountId: control.account } },
+          { login: { accountId: control.account, ...(control.amr ? { amr: control.amr } : {}) } },
           { mergeWithLastSubmission: false },
         );
         return;
@@ -153,10 +154,11 @@ provider = new Provider(issuer, {
     ...(options.features ?? {}),
   },
   claims: {
-    openid: ["sub"],
+    // `amr` in the ID token whenever the login had one (control.amr; oidc-provider filters by scope).
+    openid: ["sub", "amr"],
     email: ["email", "email_verified"],
     profile: ["preferred_username", "given_name", "family_name", "name", "locale", "ui_language"],
-    ...(options.tid ? { openid: ["sub", "tid"] } : {}),
+    ...(options.tid ? { openid: ["sub", "amr", "tid"] } : {}),
   },
   // GitHub's scopes (REST API "Scopes for OAuth apps"), granted as the others.
   ...(options.github ? { scopes: ["openid", "offline_access", "read:user", "user:email"] } : {}),

@@ -58,7 +58,13 @@ export interface UpstreamOidc {
   /** The provider's origin (its control endpoints, and where its cookies belong). */
   origin: string;
   /** The account the next sign-ins answer for, and how their ID tokens are made wrong (null: not). */
-  set(control: { account?: string; tamper?: Tamper; accounts?: Record<string, UpstreamAccount> }): Promise<void>;
+  set(control: {
+    account?: string;
+    tamper?: Tamper;
+    accounts?: Record<string, UpstreamAccount>;
+    /** The `amr` (RFC 8176) of the next logins' ID tokens; null: none. */
+    amr?: string[] | null;
+  }): Promise<void>;
   /**
    * An ID token for `client` as a native application gets one: the code flow (PKCE) run against the
    * upstream by a browser without JavaScript, the code exchanged at its token endpoint as is (so a

@@ -16,6 +16,7 @@ interface Provider {
   scopes: string[];
   provisioning: string;
   upstream_logout: boolean;
+  trust_amr: boolean;
   redirect_uri: string;
   post_logout_redirect_uri: string | null;
   backchannel_logout_uri: string;
@@ -44,6 +45,7 @@ type Form = {
   scopes: string;
   provisioning: string;
   upstream_logout: boolean;
+  trust_amr: boolean;
 };
 
 const EMPTY_FORM: Form = {
@@ -56,6 +58,7 @@ const EMPTY_FORM: Form = {
   scopes: "",
   provisioning: "link",
   upstream_logout: false,
+  trust_amr: false,
 };
 
 const formOf = (p: Provider): Form => ({
@@ -68,6 +71,7 @@ const formOf = (p: Provider): Form => ({
   scopes: p.scopes.join(" "),
   provisioning: p.provisioning,
   upstream_logout: p.upstream_logout,
+  trust_amr: p.trust_amr,
 });
 
 /** The request body: empty optional fields left out, so the API's defaults (and the stored secret) apply. */
@@ -79,6 +83,8 @@ function bodyOf(form: Form): Record<string, unknown> {
     client_id: form.client_id,
     provisioning: form.provisioning,
     upstream_logout: form.upstream_logout,
+    // GitHub has no ID token, so no amr to trust (the API refuses it): the hidden box is not sent as checked.
+    trust_amr: form.preset !== "github" && form.trust_amr,
   };
   if (form.issuer.trim()) body.issuer = form.issuer.trim();
   if (form.client_secret) body.client_secret = form.client_secret;
@@ -125,7 +131,7 @@ function ProviderForm(props: {
 }) {
   const { form, setForm, act } = props;
   const field = (
-    key: Exclude<keyof Form, "upstream_logout">,
+    key: Exclude<keyof Form, "upstream_logout" | "trust_amr">,
     label: string,
     extra: { hint?: string; required?: boolean; type?: string } = {},
   ) => (
@@ -189,6 +195,14 @@ function ProviderForm(props: {
         checked={form.upstream_logout}
         onChange={(v) => setForm({ ...form, upstream_logout: v })}
       />
+      {form.preset !== "github" && (
+        <Check
+          label="Trust the provider's multi-factor claim (amr)"
+          name="trust_amr"
+          checked={form.trust_amr}
+          onChange={(v) => setForm({ ...form, trust_amr: v })}
+        />
+      )}
       <div class="actions">
         <button type="submit" class="primary" disabled={act.busy}>
           {props.editing ? "Save" : "Add"}

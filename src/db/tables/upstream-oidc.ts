@@ -30,6 +30,11 @@ export const upstreamOidcProviders = pgTable(
     claimMapping: jsonb("claim_mapping").$type<Record<string, string>>().notNull(),
     /** Logging out at Tessera logs out at the provider too (RP-Initiated Logout 1.0), when its discovery has an end_session_endpoint. */
     upstreamLogout: boolean("upstream_logout").notNull().default(false),
+    /**
+     * The provider's `amr` (RFC 8176) vouches for the second factor: an ID token that shows a multi-factor
+     * authentication meets the tenant's MFA requirement (services/integrations/upstream-oidc/amr.ts).
+     */
+    trustAmr: boolean("trust_amr").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
   },
   (t) => [
@@ -84,6 +89,8 @@ export const upstreamOidcLogins = pgTable(
      */
     linkUserUuid: varchar("link_user_uuid", { length: 38 }).references(() => users.uuid, { onDelete: "cascade" }),
     completionHash: text("completion_hash"),
+    /** The verified ID token's `amr` (RFC 8176 §2), read by the login when the provider trusts it (migration 0047). */
+    amr: text("amr").array(),
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
   },
   (t) => [

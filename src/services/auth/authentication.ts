@@ -79,6 +79,8 @@ export interface LoginResult {
   sessionsRevoked: number;
   /** A second-factor code was given with the password (`mfa_code` or appended to it). */
   codeAccepted?: boolean;
+  /** A trusted upstream provider's `amr` met the tenant's MFA requirement (the ID token's `amr` says `mfa`). */
+  upstreamMfa?: boolean;
 }
 
 interface Authenticated {
@@ -139,6 +141,7 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
     auth.enrolOnlyAcl = pendingActionsAcl(step?.enrolOnlyAcl ?? null, mustChange ? user : null);
     const result = await issue(app, args, auth, req);
     if (step?.codeAccepted) result.codeAccepted = true;
+    if (upstreamMfaMet(args, auth)) result.upstreamMfa = true;
     app.log.info("login", { outcome: "success", login: auth.login, idp: auth.method, remote_addr: req.remoteAddr });
     // Failures counted after the check (another attempt, at the same moment) stay counted.
     if (known.loginFailures) await clearLoginFailures(app, subject);
@@ -205,12 +208,24 @@ function passwordChangeDue(args: LoginArgs, auth: Authenticated): MfaRequired {
   return e;
 }
 
+/**
+ * An upstream OpenID sign-in whose provider is trusted with its `amr` and whose verified ID token shows a
+ * multi-factor authentication (services/integrations/upstream-oidc/amr.ts): the provider already asked
+ * the second factor. Only the `oidc` identity provider's word counts (plugins/idp/oidc.ts sets it from
+ * the server's own record of the ID token, never from the request body).
+ */
+const upstreamMfaMet = (args: LoginArgs, auth: Authenticated) =>
+  args.upstreamMfa === true && auth.method === UPSTREAM_METHOD;
+const UPSTREAM_METHOD = "oidc";
+
 async function secondFactor(
   app: AppContext,
   args: LoginArgs,
   auth: Authenticated,
   req: LoginRequest,
 ): Promise<SecondFactorOutcome> {
+  // The tenant's MFA requirement is met upstream: no code asked, and nothing to enrol (docs/federation.md "Multi-factor").
+  if (upstreamMfaMet(args, auth)) return { enrolOnlyAcl: null };
   const proven = () => {
     const user = knownLoginUser(args, auth.login);
     return user

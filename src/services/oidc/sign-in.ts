@@ -175,7 +175,9 @@ export async function samlSignIn(
 
 /**
  * Back from a tenant's upstream OpenID Connect provider: the completed sign-in, once (plugins/idp/oidc.ts,
- * services/integrations/upstream-oidc/). A user with a second factor gets MfaRequired, as with a password.
+ * services/integrations/upstream-oidc/). A user with a second factor gets MfaRequired, as with a password,
+ * unless the provider is trusted with its `amr` and it showed a multi-factor authentication. `amr`:
+ * `oidc` (not an RFC 8176 value: "by the tenant's upstream OpenID provider"), plus `mfa` in that case.
  */
 export async function upstreamSignIn(
   app: AppContext,
@@ -183,7 +185,7 @@ export async function upstreamSignIn(
   scope: string[],
   completion: string,
   origin: BrowserOrigin,
-): Promise<SignedIn> {
+): Promise<SignedIn & { amr: string[] }> {
   const { body, narrowAcl } = loginOptions(app, client, scope);
   const result = await login(app, {
     login: null,
@@ -195,7 +197,8 @@ export async function upstreamSignIn(
     headers: {},
     interactive: true,
   });
-  return forClient(app, client, result);
+  const signedIn = await forClient(app, client, result);
+  return { ...signedIn, amr: result.upstreamMfa ? ["oidc", "mfa"] : ["oidc"] };
 }
 
 /** Single sign-on: a new token for the browser session's user, without asking anything. */

@@ -69,6 +69,8 @@ export interface ProviderInput {
   claim_mapping?: Partial<ClaimMapping>;
   /** Logging out at Tessera logs out at the provider too (docs/federation.md "Logout"). */
   upstream_logout?: boolean;
+  /** The provider's `amr` may meet the tenant's MFA requirement (docs/federation.md "Multi-factor"; amr.ts). */
+  trust_amr?: boolean;
 }
 
 export interface ProviderJson {
@@ -90,6 +92,7 @@ export interface ProviderJson {
   post_logout_redirect_uri: string;
   /** What to register as the back-channel logout URI (Back-Channel Logout 1.0 §2.2). */
   backchannel_logout_uri: string;
+  trust_amr: boolean;
 }
 
 /** The redirect URI of a provider under Tessera's issuer (the page route web/upstream-sign-in.ts answers it). */
@@ -121,6 +124,7 @@ export function providerJson(row: ProviderRow, tesseraIssuer: string): ProviderJ
     upstream_logout: row.upstreamLogout,
     post_logout_redirect_uri: postLogoutRedirectUriOf(tesseraIssuer, row.uuid),
     backchannel_logout_uri: backchannelLogoutUriOf(tesseraIssuer, row.uuid),
+    trust_amr: row.trustAmr,
   };
 }
 
@@ -214,6 +218,16 @@ function checkedGithub(app: AppContext, input: ProviderInput, base: string): str
   return base;
 }
 
+/** GitHub signs no ID token, so it has no `amr` that could be trusted (amr.ts). */
+function checkedTrust(input: ProviderInput): void {
+  if (input.trust_amr && input.preset === "github")
+    throw invalid(
+      "trust_amr",
+      "not_applicable",
+      "GitHub issues no ID token: it has no amr claim to trust, so the tenant's second factor always applies.",
+    );
+}
+
 function rowValues(input: ProviderInput, issuer: string) {
   const github = input.preset === "github";
   const scopes = [...new Set(input.scopes ?? (github ? GITHUB_SCOPES : DEFAULT_SCOPES))];
@@ -230,6 +244,7 @@ function rowValues(input: ProviderInput, issuer: string) {
     provisioning: input.provisioning ?? "link",
     claimMapping: { ...DEFAULT_CLAIM_MAPPING, ...(input.claim_mapping ?? {}) },
     upstreamLogout: input.upstream_logout ?? false,
+    trustAmr: input.trust_amr ?? false,
   };
 }
 
@@ -257,6 +272,7 @@ export async function createProvider(
   const tenantUuid = caller.tenantUuid;
   if (!tenantUuid) throw new NotFound("tenants");
   if (!input.client_secret) throw invalid("client_secret", "required", "The client secret is required.");
+  checkedTrust(input);
   const issuer = await checkedIssuer(app, input);
   return inTransaction(app, async (tx) => {
     await nameFree(tx, tenantUuid, input.name);
@@ -293,6 +309,7 @@ export async function updateProvider(
   input: ProviderInput,
 ): Promise<void> {
   const current = await requireVisibleProvider(app, caller, uuid);
+  checkedTrust(input);
   // The same issuer (and preset) was checked when it was set: only the local checks again, no request.
   const same =
     (input.issuer ?? current.issuer).replace(/\/+$/, "") === current.issuer &&

@@ -21,6 +21,7 @@ import {
 import { inTransaction } from "../../../db/tx.ts";
 import { ApiError } from "../../../domain/errors.ts";
 import { localeTag } from "../../../domain/validate.ts";
+import type { UpstreamLoginOutcome } from "../../../plugins/types.ts";
 import { recordAudit, SYSTEM_ACTOR } from "../../audit/record.ts";
 import { effectiveMethod } from "../../auth/identity-providers.ts";
 import { createUser, publishUserEvent, userAudit } from "../../identity/users.ts";
@@ -33,6 +34,7 @@ import {
   upstreamMetadata,
   type UpstreamMetadata,
 } from "./discovery.ts";
+import { amrOf, upstreamMfaTrusted } from "./amr.ts";
 import { githubClaims } from "./github.ts";
 import { githubEndpoints } from "./github-endpoints.ts";
 import { rememberUpstreamSession } from "./upstream-sessions.ts";
@@ -226,7 +228,12 @@ export async function finishUpstreamLogin(
       .set(
         proof
           ? { linkUserUuid: proof, subject: String(claims.sub) }
-          : { userUuid: found as string, subject: String(claims.sub) },
+          : // The verified ID token's `amr` (GitHub: none), for the login to weigh against `trust_amr` (amr.ts).
+            {
+              userUuid: found as string,
+              subject: String(claims.sub),
+              amr: idToken === null ? null : amrOf(claims.amr),
+            },
       )
       .where(eq(upstreamOidcLogins.stateHash, row.stateHash));
     // For logout with the provider (logout.ts): its session, bound to the browser session on resume.
@@ -521,12 +528,10 @@ async function provisionUser(app: AppContext, provider: ProviderRow, claims: JWT
 
 /**
  * Takes a completed sign-in, once (plugins/idp/oidc.ts): its user, the name that user logs in with, and
- * the provider's tenant. Null when unknown, used, expired, or awaiting the user's proof.
+ * the provider's tenant. Null when unknown, used, expired, or awaiting the user's proof. The `amr` is the
+ * one stored when the ID token was verified, weighed against the provider's setting as it is now.
  */
-export async function consumeUpstreamLogin(
-  app: AppContext,
-  completion: string,
-): Promise<{ userUuid: string; login: string; providerTenantUuid: string; providerUuid: string } | null> {
+export async function consumeUpstreamLogin(app: AppContext, completion: string): Promise<UpstreamLoginOutcome | null> {
   const [row] = await app.db
     .delete(upstreamOidcLogins)
     .where(
@@ -542,7 +547,13 @@ export async function consumeUpstreamLogin(
   if (!provider || provider.provisioning === "off") return null;
   const login = await loginNameOfUser(app, row.userUuid);
   if (!login) return null;
-  return { userUuid: row.userUuid, login, providerTenantUuid: provider.tenantUuid, providerUuid: provider.uuid };
+  return {
+    userUuid: row.userUuid,
+    login,
+    providerTenantUuid: provider.tenantUuid,
+    providerUuid: provider.uuid,
+    upstreamMfa: upstreamMfaTrusted(provider, row.amr),
+  };
 }
 
 /** The authorization request a completed sign-in resumes, without taking it (the login takes it). */
@@ -575,7 +586,7 @@ export async function verifyUpstreamIdToken(
   app: AppContext,
   idToken: string,
   tenantUuid: string | null,
-): Promise<{ userUuid: string; login: string; providerTenantUuid: string; providerUuid: string } | null> {
+): Promise<UpstreamLoginOutcome | null> {
   let unverified: JWTPayload;
   try {
     unverified = decodeJwt(idToken);
@@ -625,7 +636,14 @@ export async function verifyUpstreamIdToken(
     return null;
   }
   const login = await loginNameOfUser(app, userUuid);
-  return login ? { userUuid, login, providerTenantUuid: provider.tenantUuid, providerUuid: provider.uuid } : null;
+  if (!login) return null;
+  return {
+    userUuid,
+    login,
+    providerTenantUuid: provider.tenantUuid,
+    providerUuid: provider.uuid,
+    upstreamMfa: upstreamMfaTrusted(provider, payload.amr),
+  };
 }
 
 async function loginNameOfUser(app: AppContext, userUuid: string): Promise<string | null> {
