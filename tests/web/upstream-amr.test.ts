@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import * as oidc from "openid-client";
 import { upstreamOidcLinks, users } from "../../src/db/schema.ts";
+import { MFA_ENROL_ONLY_ACL } from "../../src/services/auth/mfa-policy.ts";
 import { currentCode } from "../../src/services/auth/totp.ts";
 import { amrOf, isMultiFactor } from "../../src/services/integrations/upstream-oidc/amr.ts";
 import { describeEachDb } from "../helpers/app.ts";
@@ -126,6 +127,17 @@ describeEachDb(
       // tina has TOTP; nico has no factor (the tenant's requirement would have him enrol).
       tina = await linkedUser("tina");
       nico = await linkedUser("nico");
+      // A policy of his own, so that a whole token's ACL differs from the enrol-only one.
+      const root = (await tokenFor(t.app, { acl: ["#"] })).token;
+      const policy = await t.request("POST", "/0.1/policies", {
+        token: root,
+        tenant,
+        body: { name: "nico-policy", acl: ["confd.users.me.read"] },
+      });
+      expect(policy.status).toBe(200);
+      expect(
+        (await t.request("PUT", `/0.1/users/${nico}/policies/${policy.json.uuid}`, { token: root, tenant })).status,
+      ).toBe(204);
       const own = (await tokenFor(t.app, { acl: ["auth.users.me.mfa.#"], userUuid: tina, tenantUuid: tenant })).token;
       totpSecret = (await t.request("POST", "/0.1/users/me/mfa/totp", { token: own })).json.secret;
       const confirmed = await t.request("POST", "/0.1/users/me/mfa/totp/confirm", {
@@ -155,15 +167,14 @@ describeEachDb(
     };
 
     /** The hosted sign-in through the provider, the upstream answering for `account` with `amr`. */
-    const signIn = async (account: string, amr: string[] | null) => {
+    const signIn = async (account: string, amr: string[] | null, browser = new TestBrowser(served.url)) => {
       await upstream.set({ account, tamper: null, amr });
-      const browser = new TestBrowser(served.url);
       const flow = await startAuthorization(config, REDIRECT, { scope: "openid profile" });
       const shown = await browser.get(flow.url);
       const button = /<a class="button secondary" href="([^"]+)">Continue with Corp SSO<\/a>/.exec(shown.html);
       expect(button).not.toBeNull();
       const end = await follow(browser, `${issuer.href}/${unescapeAmp(button![1]!)}`);
-      return { flow, end };
+      return { flow, end, browser };
     };
 
     const idTokenOf = async (flow: Awaited<ReturnType<typeof startAuthorization>>, location: URL) =>
@@ -206,6 +217,23 @@ describeEachDb(
       expect(trusted.end.res.status).toBe(303);
       expect(trusted.end.location!.origin).toBe("https://rp.example.com");
       expect(await idTokenOf(trusted.flow, trusted.end.location!)).toMatchObject({ sub: nico, amr: ["oidc", "mfa"] });
+      // Single sign-on from that browser session later, and its refresh: still whole tokens, not enrol-only.
+      const flow = await startAuthorization(config, REDIRECT, { scope: "openid profile offline_access" });
+      const sso = await follow(trusted.browser, flow.url);
+      expect(sso.location!.origin).toBe("https://rp.example.com");
+      const tokens = await oidc.authorizationCodeGrant(config, sso.location!, {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: flow.state,
+        expectedNonce: flow.nonce,
+      });
+      expect(tokens.claims()).toMatchObject({ sub: nico, amr: ["oidc", "mfa"] });
+      const acl = (await get().request("GET", `/0.1/token/${tokens.access_token}`)).json.data.acl;
+      expect(acl).toContain("confd.users.me.read");
+      expect(acl).not.toEqual(MFA_ENROL_ONLY_ACL);
+      const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+      expect(refreshed.claims()).toMatchObject({ sub: nico, amr: ["oidc", "mfa"] });
+      const again = (await get().request("GET", `/0.1/token/${refreshed.access_token}`)).json.data.acl;
+      expect(again).toContain("confd.users.me.read");
       await trust(false);
       const untrusted = await signIn("nico", ["mfa"]);
       expect(untrusted.end.res.status).toBe(200);

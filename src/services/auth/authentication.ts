@@ -72,6 +72,11 @@ export interface LoginRequest {
    * `auth_session_created` — and a session that ended (or is not the user's) refuses the login.
    */
   continueSession?: string;
+  /**
+   * The sign-in this login continues (an OpenID refresh, a browser session's single sign-on) met the
+   * tenant's MFA requirement at a trusted upstream provider (`amr` `oidc mfa`): no enrol-only ACL.
+   */
+  mfaMetUpstream?: boolean;
 }
 
 export interface LoginResult {
@@ -133,7 +138,7 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
     checkingSecondFactor = true;
     const step = auth.idp
       ? await secondFactor(app, args, auth, req)
-      : { enrolOnlyAcl: await mfaRestrictedAcl(app, knownLoginUser(args, auth.login)) };
+      : { enrolOnlyAcl: req.mfaMetUpstream ? null : await mfaRestrictedAcl(app, knownLoginUser(args, auth.login)) };
     checkingSecondFactor = false;
     const user = knownLoginUser(args, auth.login);
     const mustChange = user?.passwordChangeRequired === true && !vouchedBySaml(auth);
@@ -298,7 +303,10 @@ export async function loginAuthenticatedUser(
     refreshTokenUuid: null,
     // The browser session may predate the tenant's MFA requirement: the login's rule applies (and
     // a SAML user has no password to change, as in `login`).
-    enrolOnlyAcl: pendingActionsAcl(await mfaRestrictedAcl(app, user), method === SAML_METHOD ? null : user),
+    enrolOnlyAcl: pendingActionsAcl(
+      req.mfaMetUpstream ? null : await mfaRestrictedAcl(app, user),
+      method === SAML_METHOD ? null : user,
+    ),
   };
   try {
     return await issue(app, args, auth, { ...req, password: null, mobile: false });

@@ -19,6 +19,7 @@ import { aclNarrowing } from "./acl-scope.ts";
 import { familyHandedOut, revokeFamily } from "./grants.ts";
 import { revokeToken } from "../auth/sessions.ts";
 import { isSubtenant } from "../identity/tenant-tree.ts";
+import { metUpstream, UPSTREAM_MFA_AMR } from "../integrations/upstream-oidc/amr.ts";
 import type { AuthorizationRequest } from "./authorize.ts";
 import type { BrowserSessionRow } from "./browser-session.ts";
 import type { ClientRow } from "./clients.ts";
@@ -198,7 +199,7 @@ export async function upstreamSignIn(
     interactive: true,
   });
   const signedIn = await forClient(app, client, result);
-  return { ...signedIn, amr: result.upstreamMfa ? ["oidc", "mfa"] : ["oidc"] };
+  return { ...signedIn, amr: result.upstreamMfa ? [...UPSTREAM_MFA_AMR] : ["oidc"] };
 }
 
 /** Single sign-on: a new token for the browser session's user, without asking anything. */
@@ -215,6 +216,8 @@ export async function sessionSignIn(
     userUuid: session.userUuid,
     body,
     narrowAcl,
+    // Signed in through a provider trusted with its `amr`: the tenant's MFA requirement was met then.
+    mfaMetUpstream: metUpstream(session.amr),
     ...origin,
     headers: {},
   });

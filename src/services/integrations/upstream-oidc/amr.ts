@@ -45,6 +45,17 @@ export function isMultiFactor(amr: readonly string[] | null | undefined): boolea
   return classes.size >= 2;
 }
 
+/** The `amr` of Tessera's own ID token after a sign-in whose MFA a trusted upstream provider vouched for. */
+export const UPSTREAM_MFA_AMR = ["oidc", "mfa"] as const;
+
+/**
+ * A sign-in continued later (single sign-on of its browser session, an OpenID refresh) whose MFA
+ * requirement the upstream met: exactly `oidc mfa` (after Tessera's own second factor it is `oidc otp
+ * mfa`, and the user's factors are then checked again as for any login).
+ */
+export const metUpstream = (amr: readonly string[] | null | undefined): boolean =>
+  amr?.length === UPSTREAM_MFA_AMR.length && UPSTREAM_MFA_AMR.every((m) => amr.includes(m));
+
 /** The upstream vouched for a multi-factor authentication, and its provider is trusted to say so. */
 export const upstreamMfaTrusted = (provider: { trustAmr: boolean }, amr: unknown): boolean =>
   provider.trustAmr && isMultiFactor(amrOf(amr));

@@ -27,6 +27,7 @@ import {
 import { signIdToken } from "../id-token.ts";
 import { invalidGrant, OAuthError, sessionCapReached } from "../oauth-error.ts";
 import type { Grant } from "./grant.ts";
+import { metUpstream } from "../../integrations/upstream-oidc/amr.ts";
 
 export const refreshTokenGrant: Grant<"refresh_token"> = {
   type: "refresh_token",
@@ -145,6 +146,8 @@ export async function refreshGrant(
       forwarded: origin.forwarded,
       headers: {},
       narrowAcl: aclNarrowing(scope),
+      // The original sign-in's MFA met at a trusted upstream provider (amr `oidc mfa`): not enrol-only now.
+      mfaMetUpstream: metUpstream(rt.amr),
     });
     // Never a half-issued token: a new session goes whole; a continued one loses this token only.
     const discard = () => (continued ? dropToken(app, token.token) : revokeToken(app, token.token));
