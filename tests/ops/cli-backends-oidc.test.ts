@@ -46,6 +46,8 @@ for (const kind of cliKinds()) {
           "create",
           "--upstream-logout",
           "true",
+          "--trust-amr",
+          "true",
           "--json",
         ],
         service.admin,
@@ -55,11 +57,14 @@ for (const kind of cliKinds()) {
         uuid: string;
         redirect_uri: string;
         upstream_logout: boolean;
+        trust_amr: boolean;
         backchannel_logout_uri: string;
       };
       expect(provider.redirect_uri).toBe(`${service.url}/0.1/oidc/upstream/${provider.uuid}/callback`);
       // Logout with the provider (docs/federation.md "Logout"): on, and the URI to register for it.
       expect(provider.upstream_logout).toBe(true);
+      // The provider's multi-factor amr trusted (docs/federation.md "Multi-factor").
+      expect(provider.trust_amr).toBe(true);
       expect(provider.backchannel_logout_uri).toBe(
         `${service.url}/0.1/oidc/upstream/${provider.uuid}/backchannel-logout`,
       );

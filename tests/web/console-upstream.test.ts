@@ -60,6 +60,7 @@ test("add, change and remove an upstream provider from the console", async () =>
   await page.fill(`${create} input[name=issuer]`, upstream.issuer);
   await page.selectOption(`${create} select[name=provisioning]`, "create");
   await page.check(`${create} input[name=upstream_logout]`);
+  await page.check(`${create} input[name=trust_amr]`);
   await page.click(`${create} button[type=submit]`);
   const registered = await page.waitForSelector(".secret code.block");
   const redirectUri = (await registered.textContent()) ?? "";
@@ -78,8 +79,9 @@ test("add, change and remove an upstream provider from the console", async () =>
     provider.issuer,
     provider.provisioning,
     provider.upstream_logout,
+    provider.trust_amr,
     new URL(provider.redirect_uri).pathname,
-  ]).toEqual([upstream.issuer, "create", true, new URL(redirectUri).pathname]);
+  ]).toEqual([upstream.issuer, "create", true, true, new URL(redirectUri).pathname]);
   expect(JSON.stringify(listed.json)).not.toContain("first-secret");
 
   // Changed: the secret field left empty keeps the stored one (the API is sent no client_secret).
