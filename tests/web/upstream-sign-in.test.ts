@@ -420,6 +420,66 @@ describeEachDb(
       expect(tokens.claims()).toMatchObject({ sub: dave!.uuid, amr: ["oidc", "otp", "mfa"] });
     });
 
+    test("must change the password: not after the upstream vouched (no password typed here), still after a password", async () => {
+      const t = get();
+      const uuid = await createUserRow(t.app, { tenantUuid: tenant, username: "mia", password: "mia-pw" });
+      await t.app.db.insert(upstreamOidcLinks).values({ providerUuid: provider, subject: "mia", userUuid: uuid });
+      await t.app.db
+        .update(users)
+        .set({ authenticationMethod: "oidc", passwordChangeRequired: true })
+        .where(eq(users.uuid, uuid));
+      await upstream.set({ accounts: { mia: { preferred_username: "mia.up" } } });
+      // Through the upstream: straight back to the relying party, with the user's whole token.
+      const { page, end } = await signInVia("mia");
+      expect(end.html).not.toContain('name="new_password"');
+      expect(end.res.status).toBe(303);
+      expect(end.location!.origin).toBe("https://rp.example.com");
+      const tokens = await oidc.authorizationCodeGrant(config, end.location!, {
+        pkceCodeVerifier: page.flow.verifier,
+        expectedState: page.flow.state,
+        expectedNonce: page.flow.nonce,
+      });
+      expect(tokens.claims()).toMatchObject({ sub: uuid, amr: ["oidc"] });
+      // The same user with a password: the new password first, as the administrator asked.
+      await t.app.db.update(users).set({ authenticationMethod: "default" }).where(eq(users.uuid, uuid));
+      const flow = await startAuthorization(config, REDIRECT, { scope: "openid" });
+      const byPassword = await new TestBrowser(served.url).signIn(flow.url, "mia", "mia-pw");
+      expect(byPassword.res.status).toBe(200);
+      expect(byPassword.html).toContain('name="new_password"');
+      await t.app.db.delete(upstreamOidcLinks).where(eq(upstreamOidcLinks.userUuid, uuid));
+    });
+
+    test("must change the password, with TOTP: the code after the upstream sign-in, then the code (no password page)", async () => {
+      const t = get();
+      const uuid = await createUserRow(t.app, { tenantUuid: tenant, username: "noel" });
+      await t.app.db.insert(upstreamOidcLinks).values({ providerUuid: provider, subject: "noel", userUuid: uuid });
+      await t.app.db.update(users).set({ authenticationMethod: "oidc" }).where(eq(users.uuid, uuid));
+      const own = (await tokenFor(t.app, { acl: ["auth.users.me.mfa.#"], userUuid: uuid, tenantUuid: tenant })).token;
+      const secret = (await t.request("POST", "/0.1/users/me/mfa/totp", { token: own })).json.secret as string;
+      const confirmed = await t.request("POST", "/0.1/users/me/mfa/totp/confirm", {
+        token: own,
+        body: { code: currentCode(secret, Date.now() - 30_000) },
+      });
+      expect(confirmed.status).toBeLessThan(300);
+      await t.app.db.update(users).set({ passwordChangeRequired: true }).where(eq(users.uuid, uuid));
+      await upstream.set({ accounts: { noel: { preferred_username: "noel.up" } } });
+      const { page, end, browser } = await signInVia("noel");
+      expect(end.res.status).toBe(200);
+      expect(end.html).toContain('name="pending"');
+      const action = /<form method="post" action="([^"]*)"/.exec(end.html)![1]!;
+      const target = new URL(unescapeAmp(action), end.url);
+      const done = await browser.post(target.pathname, { ...hiddenFieldsOf(end.html), code: currentCode(secret) });
+      expect(done.html).not.toContain('name="new_password"');
+      expect(done.res.status).toBe(303);
+      const tokens = await oidc.authorizationCodeGrant(config, done.location!, {
+        pkceCodeVerifier: page.flow.verifier,
+        expectedState: page.flow.state,
+        expectedNonce: page.flow.nonce,
+      });
+      expect(tokens.claims()).toMatchObject({ sub: uuid, amr: ["oidc", "otp", "mfa"] });
+      await t.app.db.delete(upstreamOidcLinks).where(eq(upstreamOidcLinks.userUuid, uuid));
+    });
+
     test("a provider that stops answering: a clear page at sign-in, no code", async () => {
       const t = get();
       const flaky = await startUpstreamOidc({ accounts: { carol: { preferred_username: "carol.up" } } });

@@ -31,6 +31,7 @@ import { browserOrigin, csrfCookie, SECOND_FACTOR_LOCKED, page, type Params, UNA
 import { requestRp } from "../../http/public-urls.ts";
 import type { PageText } from "../pages/language.ts";
 import { passwordRefusalText, passwordRules } from "../pages/password-rules.ts";
+import { vouchedByIdentityProvider } from "../../services/auth/vouched.ts";
 
 /** The form action of an authorization's second step (web/second-step.ts). */
 export const STEP_ACTION = "authorize-mfa";
@@ -185,8 +186,8 @@ export async function runStep(c: Context<Env>, app: AppContext, flow: Flow, para
   const finish = async (done: Proven | null) => {
     if (!done) return fatal(c, app, EXPIRED, 400);
     // The second factor first, then the new password the administrator required (never a token before);
-    // not after SAML: no password was typed, the IdP vouched for the user (services/auth/authentication.ts).
-    const passwordDue = p.user.passwordChangeRequired && !p.row.amr.includes("saml");
+    // not after SAML or an upstream OpenID provider: no password was typed here (services/auth/vouched.ts).
+    const passwordDue = p.user.passwordChangeRequired && !vouchedByIdentityProvider(p.row.amr);
     if (passwordDue && p.row.stage !== "password") return afterPasswordChange(c, app, flow, done);
     return flow.finish(done, p.row.login);
   };
