@@ -75,7 +75,13 @@ async function start(c: Context<Env>, app: AppContext): Promise<Response> {
   if (!provider || provider.tenantUuid !== check.client.tenantUuid)
     return page(c, app, { step: "error", message: "This sign-in option is not available for this application." }, 400);
   try {
-    const started = await beginUpstreamLogin(app, provider, requestParams(params), requestIssuer(c, app));
+    const started = await beginUpstreamLogin(
+      app,
+      provider,
+      requestParams(params),
+      requestIssuer(c, app),
+      check.request.loginHint ?? null,
+    );
     setCookie(c, UPSTREAM_COOKIE, started.browserSecret, cookieOptions(c, app, UPSTREAM_LOGIN_SECONDS));
     return redirectTo(c, started.location);
   } catch (e) {

@@ -18,6 +18,8 @@ const signingJwk = { ...(await exportJWK(privateKey)), kid: "upstream-1", alg: "
 const stranger = (await generateKeyPair("RS256")).privateKey;
 const control = { account: "alice", tamper: null };
 const accounts = options.accounts ?? {};
+/** The query of the last authorization request (OIDC Core §3.1.2.1; GitHub's `/login/oauth/authorize`). */
+let lastAuthorization = null;
 
 let provider;
 const server = createServer(async (req, res) => {
@@ -44,6 +46,12 @@ const server = createServer(async (req, res) => {
       res.writeHead(204).end();
       return;
     }
+    if (url.pathname === "/control/last-authorization" && req.method === "GET") {
+      res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(lastAuthorization));
+      return;
+    }
+    if (url.pathname.endsWith("/auth") || url.pathname === "/login/oauth/authorize")
+      lastAuthorization = Object.fromEntries(url.searchParams);
     if (url.pathname.startsWith("/interaction/")) {
       const details = await provider.interactionDetails(req, res);
       if (details.prompt.name === "login") {
