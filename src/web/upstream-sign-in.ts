@@ -73,7 +73,7 @@ async function start(c: Context<Env>, app: AppContext): Promise<Response> {
     params.provider && /^[0-9a-f-]{36}$/i.test(params.provider) ? await findProvider(app, params.provider) : null;
   // Only a provider of the client's own tenant: another tenant's provider never signs in here.
   if (!provider || provider.tenantUuid !== check.client.tenantUuid)
-    return page(c, app, { step: "error", message: "This sign-in option is not available for this application." }, 400);
+    return page(c, app, { step: "error", message: "upstream.not_available" }, 400);
   try {
     const started = await beginUpstreamLogin(
       app,
@@ -121,8 +121,7 @@ async function resume(c: Context<Env>, app: AppContext): Promise<Response> {
   if (awaiting) return linkPasswordPage(c, app, awaiting);
   clearCookie(c, app, UPSTREAM_DONE_COOKIE);
   const stored = completion ? await completedLoginParams(app, completion) : null;
-  if (!completion || !stored)
-    return page(c, app, { step: "error", message: "This sign-in has expired or was already used. Start again." }, 400);
+  if (!completion || !stored) return page(c, app, { step: "error", message: "upstream.expired" }, 400);
   const params = stored as Record<string, string | undefined>;
   const check = await checkAuthorizationRequest(app, params);
   if (check.kind !== "ok") return answerCheck(c, app, check);
@@ -142,7 +141,7 @@ async function resume(c: Context<Env>, app: AppContext): Promise<Response> {
   const login = await loginNameOf(app, signedIn.userUuid);
   if (!login) {
     await discardSignIn(app, signedIn, "no login name");
-    return page(c, app, { step: "error", message: "This account cannot sign in here." }, 401);
+    return page(c, app, { step: "error", message: "upstream.cannot_sign_in" }, 401);
   }
   // `oidc`: authenticated by the tenant's upstream OpenID provider (not an RFC 8176 value; documented).
   return continueSignIn(c, app, check, params, signedIn, login, ["oidc"], (browserSessionId) =>

@@ -353,6 +353,16 @@ describeEachDb(
       const r = await browser.get(forged);
       expect(r.res.status).toBe(400);
       expect(r.html).toContain("This sign-in option is not available for this application.");
+      // In the page's language (the catalogues, docs/languages.md), as every other page text.
+      const french = await loginPage(new TestBrowser(served.url), { ui_locales: "fr" });
+      const forgedFr = french.buttons[0]!.href.replace(/provider=[^&]+/, `provider=${foreign}`);
+      const fr = await new TestBrowser(served.url).get(forgedFr);
+      expect(fr.res.status).toBe(400);
+      expect(fr.html).toContain("Cette option de connexion n’est pas disponible pour cette application.");
+      // The end of a sign-in that was never started (no cookie): expired, in the browser's language.
+      const expired = await fetch(`${issuer.href}/upstream-sign-in`, { headers: { "Accept-Language": "de" } });
+      expect(expired.status).toBe(400);
+      expect(await expired.text()).toContain("Diese Anmeldung ist abgelaufen oder wurde bereits verwendet.");
     });
 
     test("Entra ID preset: the multi-tenant issuer's template filled with the ID token's tid", async () => {
