@@ -18,7 +18,7 @@ import { ApiError, MfaRequired } from "../domain/errors.ts";
 import { uuidParam } from "../domain/validate.ts";
 import { requestIssuer } from "../http/public-urls.ts";
 import { type Env, queryObject, RouteGroup } from "../http/route.ts";
-import { bindUpstreamSession } from "../services/integrations/upstream-oidc/upstream-sessions.ts";
+import { awaitSecondStep, bindUpstreamSession } from "../services/integrations/upstream-oidc/upstream-sessions.ts";
 import { findProvider } from "../services/integrations/upstream-oidc/providers.ts";
 import {
   beginUpstreamLogin,
@@ -132,7 +132,16 @@ async function resume(c: Context<Env>, app: AppContext): Promise<Response> {
     // The upstream vouched for the user; the tenant's second factor still applies (web/flow/second-step.ts).
     // Its form carries this browser's CSRF token as the password form's does.
     if (e instanceof MfaRequired && e.proven)
-      return secondStepPage(c, app, check, { ...params, csrf_token: await csrfToken(c, app) }, e, ["oidc"]);
+      // Its upstream session waits on the step's stored row, to be bound to the browser session made after it.
+      return secondStepPage(
+        c,
+        app,
+        check,
+        { ...params, csrf_token: await csrfToken(c, app) },
+        e,
+        ["oidc"],
+        (stepHash, expiresAt) => awaitSecondStep(app, completion, stepHash, expiresAt),
+      );
     if (!(e instanceof ApiError)) throw e;
     if (e.status >= 500) return page(c, app, { step: "error", message: UNAVAILABLE }, 503);
     const refused = signInRefusal(e);

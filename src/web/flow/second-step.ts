@@ -155,11 +155,14 @@ export async function beginStep(
   e: MfaRequired,
   /** How the first step authenticated (RFC 8176 §2): `pwd`, or `saml`/`oidc` after the tenant's identity provider. */
   firstFactor: string[] = ["pwd"],
+  /** Told the step's stored row (its key and expiry): what the first step leaves waiting for the step's end. */
+  onPending?: (stepHash: string, expiresAt: Date) => Promise<void>,
 ): Promise<Response> {
   const stage = e.changePassword ? "password" : e.enrol ? "enrol" : "verify";
   const handle = await startPendingSignIn(app, e.proven!, stage, binding(c, flow), firstFactor);
   const p = await loadPending(app, handle, binding(c, flow));
   if (!p) return fatal(c, app, EXPIRED, 400);
+  await onPending?.(p.row.handleHash, p.row.expiresAt);
   if (stage === "password") return passwordPage(c, app, flow, p, "");
   return e.enrol ? enrolPage(c, app, flow, p, "") : verifyPage(c, app, flow, p, "", 200);
 }
