@@ -6,7 +6,14 @@ import { requestOrigin } from "../http/request-origin.ts";
 import { CAPS, text } from "../domain/strings.ts";
 import { uuidParam } from "../domain/validate.ts";
 import type { AppContext } from "../boot/context.ts";
-import { checkToken, checkTokenTenant, findValidToken, isTokenShaped, tokenJson } from "../services/auth/tokens.ts";
+import {
+  canonicalTokenId,
+  checkToken,
+  checkTokenTenant,
+  findValidToken,
+  isTokenShaped,
+  tokenJson,
+} from "../services/auth/tokens.ts";
 import { checkJwtToken, looksLikeJwt, resolveAccessJwt } from "../services/oidc/access-jwt.ts";
 import { revokeToken } from "../services/auth/sessions.ts";
 import { ApiError, NotFound } from "../domain/errors.ts";
@@ -33,13 +40,18 @@ const checkAny = (app: AppContext, token: string, scope?: string, tenant?: strin
 async function checkBinding(c: Context<Env>, app: AppContext, token: string, tok: CachedToken): Promise<void> {
   if (tok.dpopJkt === null) return;
   const presented = presentedToken(c.req.header("Authorization"));
-  const refusal =
-    presented?.token === token
-      ? await bindingRefusal(app, tok.dpopJkt, presented, c.req.header("DPoP"), {
-          method: c.req.method,
-          url: `${requestIssuer(c, app).replace(/\/oidc$/, "")}/token/${token}`,
-        })
-      : { error: "invalid_token" as const, description: "the token is DPoP-bound: present it with a DPoP proof" };
+  // `token` is the path's, lower-cased (uuidParam): a Tessera token is the same whatever the case of its
+  // hex digits (canonicalTokenId), a JWT only as it is written.
+  const same =
+    presented !== undefined &&
+    (isTokenShaped(token) ? canonicalTokenId(presented.token) === token : presented.token === token);
+  const refusal = same
+    ? await bindingRefusal(app, tok.dpopJkt, presented, c.req.header("DPoP"), {
+        method: c.req.method,
+        // §4.3 step 9: `htu` is the URL the client addressed, so the path's token as it was sent.
+        url: `${requestIssuer(c, app).replace(/\/oidc$/, "")}/token/${c.req.param("token") ?? token}`,
+      })
+    : { error: "invalid_token" as const, description: "the token is DPoP-bound: present it with a DPoP proof" };
   if (!refusal) return;
   const headers: Record<string, string> = { "WWW-Authenticate": dpopChallenge(refusal) };
   if (refusal.nonce) headers["DPoP-Nonce"] = refusal.nonce;

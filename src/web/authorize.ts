@@ -94,7 +94,8 @@ async function submitIdentifier(c: Context<Env>, app: AppContext, check: Ok, par
   const login = (params.username ?? "").trim();
   if (!login) return loginForm(c, app, check, params, { username: "", status: 400 });
   const provider = await discoveredProvider(app, check, login);
-  if (provider) return toProvider(c, app, check, params, provider);
+  // The name typed here goes on as the upstream's `login_hint` (services/integrations/upstream-oidc/sign-in.ts).
+  if (provider) return toProvider(c, app, check, { ...params, login_hint: login }, provider);
   return loginForm(c, app, check, params, { username: login });
 }
 

@@ -7,6 +7,7 @@
 // link-proof.ts), and the sign-in continues as after a password. A wrong password links nothing.
 // The sign-in awaiting the password is the completion cookie's; the authorization request is the one
 // stored with it (never the form's), checked again at each step.
+import { bindUpstreamSession } from "../services/integrations/upstream-oidc/upstream-sessions.ts";
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import type { AppContext } from "../boot/context.ts";
@@ -101,7 +102,10 @@ async function linkAndContinue(
     return fatal(c, app, "upstream_link.failed", 400);
   }
   clearCookie(c, app, UPSTREAM_DONE_COOKIE);
-  return continueSignIn(c, app, at.check, at.pending.params, signedIn, at.pending.login, amr);
+  // Its upstream session too, as a sign-in without a link binds it (docs/federation.md "Logout").
+  return continueSignIn(c, app, at.check, at.pending.params, signedIn, at.pending.login, amr, (browserSessionId) =>
+    bindUpstreamSession(app, at.completion, browserSessionId, signedIn.sessionUuid),
+  );
 }
 
 /** The second step of the account to link: the login page's, ending in the link. */

@@ -18,7 +18,7 @@ import { ApiError, MfaRequired } from "../domain/errors.ts";
 import { uuidParam } from "../domain/validate.ts";
 import { requestIssuer } from "../http/public-urls.ts";
 import { type Env, queryObject, RouteGroup } from "../http/route.ts";
-import { bindUpstreamSession } from "../services/integrations/upstream-oidc/upstream-sessions.ts";
+import { awaitSecondStep, bindUpstreamSession } from "../services/integrations/upstream-oidc/upstream-sessions.ts";
 import { findProvider } from "../services/integrations/upstream-oidc/providers.ts";
 import {
   beginUpstreamLogin,
@@ -73,9 +73,15 @@ async function start(c: Context<Env>, app: AppContext): Promise<Response> {
     params.provider && /^[0-9a-f-]{36}$/i.test(params.provider) ? await findProvider(app, params.provider) : null;
   // Only a provider of the client's own tenant: another tenant's provider never signs in here.
   if (!provider || provider.tenantUuid !== check.client.tenantUuid)
-    return page(c, app, { step: "error", message: "This sign-in option is not available for this application." }, 400);
+    return page(c, app, { step: "error", message: "upstream.not_available" }, 400);
   try {
-    const started = await beginUpstreamLogin(app, provider, requestParams(params), requestIssuer(c, app));
+    const started = await beginUpstreamLogin(
+      app,
+      provider,
+      requestParams(params),
+      requestIssuer(c, app),
+      check.request.loginHint ?? null,
+    );
     setCookie(c, UPSTREAM_COOKIE, started.browserSecret, cookieOptions(c, app, UPSTREAM_LOGIN_SECONDS));
     return redirectTo(c, started.location);
   } catch (e) {
@@ -115,8 +121,7 @@ async function resume(c: Context<Env>, app: AppContext): Promise<Response> {
   if (awaiting) return linkPasswordPage(c, app, awaiting);
   clearCookie(c, app, UPSTREAM_DONE_COOKIE);
   const stored = completion ? await completedLoginParams(app, completion) : null;
-  if (!completion || !stored)
-    return page(c, app, { step: "error", message: "This sign-in has expired or was already used. Start again." }, 400);
+  if (!completion || !stored) return page(c, app, { step: "error", message: "upstream.expired" }, 400);
   const params = stored as Record<string, string | undefined>;
   const check = await checkAuthorizationRequest(app, params);
   if (check.kind !== "ok") return answerCheck(c, app, check);
@@ -127,7 +132,16 @@ async function resume(c: Context<Env>, app: AppContext): Promise<Response> {
     // The upstream vouched for the user; the tenant's second factor still applies (web/flow/second-step.ts).
     // Its form carries this browser's CSRF token as the password form's does.
     if (e instanceof MfaRequired && e.proven)
-      return secondStepPage(c, app, check, { ...params, csrf_token: await csrfToken(c, app) }, e, ["oidc"]);
+      // Its upstream session waits on the step's stored row, to be bound to the browser session made after it.
+      return secondStepPage(
+        c,
+        app,
+        check,
+        { ...params, csrf_token: await csrfToken(c, app) },
+        e,
+        ["oidc"],
+        (stepHash, expiresAt) => awaitSecondStep(app, completion, stepHash, expiresAt),
+      );
     if (!(e instanceof ApiError)) throw e;
     if (e.status >= 500) return page(c, app, { step: "error", message: UNAVAILABLE }, 503);
     const refused = signInRefusal(e);
@@ -136,7 +150,7 @@ async function resume(c: Context<Env>, app: AppContext): Promise<Response> {
   const login = await loginNameOf(app, signedIn.userUuid);
   if (!login) {
     await discardSignIn(app, signedIn, "no login name");
-    return page(c, app, { step: "error", message: "This account cannot sign in here." }, 401);
+    return page(c, app, { step: "error", message: "upstream.cannot_sign_in" }, 401);
   }
   // `oidc`: authenticated by the tenant's upstream OpenID provider (not an RFC 8176 value; documented),
   // plus `mfa` when its trusted `amr` met the tenant's MFA requirement.

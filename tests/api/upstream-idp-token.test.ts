@@ -67,6 +67,21 @@ describeEachDb(
       expect(again.status).toBe(401);
     });
 
+    test("a user who must change the password gets its whole token: no password was typed here", async () => {
+      const t = get();
+      const before = await t.request("POST", "/0.1/token", { body: { idp_token: await tokenWith("frank") } });
+      expect(before.status).toBe(200);
+      await t.app.db.update(users).set({ passwordChangeRequired: true }).where(eq(users.uuid, frank));
+      try {
+        const r = await t.request("POST", "/0.1/token", { body: { idp_token: await tokenWith("frank") } });
+        expect(r.status).toBe(200);
+        expect(r.json.data.acl).toEqual(before.json.data.acl);
+        expect(JSON.stringify(r.json.data.acl)).not.toContain("password");
+      } finally {
+        await t.app.db.update(users).set({ passwordChangeRequired: false }).where(eq(users.uuid, frank));
+      }
+    });
+
     for (const tamper of ["aud", "signature", "exp"] as const) {
       test(`an ID token with a wrong ${tamper} is refused`, async () => {
         const r = await get().request("POST", "/0.1/token", { body: { idp_token: await tokenWith("frank", tamper) } });

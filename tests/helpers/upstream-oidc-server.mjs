@@ -19,6 +19,8 @@ const stranger = (await generateKeyPair("RS256")).privateKey;
 // `amr`: the RFC 8176 methods the next logins claim (oidc-provider puts the login result's `amr` in its ID tokens).
 const control = { account: "alice", tamper: null, amr: null };
 const accounts = options.accounts ?? {};
+/** The query of the last authorization request (OIDC Core §3.1.2.1; GitHub's `/login/oauth/authorize`). */
+let lastAuthorization = null;
 
 let provider;
 const server = createServer(async (req, res) => {
@@ -45,6 +47,12 @@ const server = createServer(async (req, res) => {
       res.writeHead(204).end();
       return;
     }
+    if (url.pathname === "/control/last-authorization" && req.method === "GET") {
+      res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(lastAuthorization));
+      return;
+    }
+    if (url.pathname.endsWith("/auth") || url.pathname === "/login/oauth/authorize")
+      lastAuthorization = Object.fromEntries(url.searchParams);
     if (url.pathname.startsWith("/interaction/")) {
       const details = await provider.interactionDetails(req, res);
       if (details.prompt.name === "login") {

@@ -71,6 +71,8 @@ export interface UpstreamOidc {
    * tampered token comes back as the provider made it).
    */
   idToken(client: { client_id: string; client_secret: string }, redirectUri: string): Promise<string>;
+  /** The parameters of the last authorization request the provider received (null: none yet). */
+  lastAuthorization(): Promise<Record<string, string> | null>;
   stop(): Promise<void>;
 }
 
@@ -169,6 +171,11 @@ export async function startUpstreamOidc(options: UpstreamOptions = {}): Promise<
         at = next.href;
       }
       throw new Error("too many redirects at the upstream");
+    },
+    async lastAuthorization() {
+      const res = await fetch(`${origin}/control/last-authorization`);
+      if (res.status !== 200) throw new Error(`last authorization: ${res.status}`);
+      return (await res.json()) as Record<string, string> | null;
     },
     async stop() {
       if (child.exitCode !== null) return;

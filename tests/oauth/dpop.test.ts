@@ -325,6 +325,26 @@ function dpopSuite(name: string, requireNonce: boolean) {
           });
           expect(stolen.status).toBe(401);
         }
+        // A Tessera token's hex digits are case-insensitive (RFC 9562 §4): the bound token written in
+        // capitals, in the URL and the header alike (or only in one), passes as in lower case.
+        const key = { privateKey: keyPair.privateKey, jwk: await exportJWK(keyPair.publicKey), jkt };
+        const upper = opaque.access_token.toUpperCase();
+        expect(upper).not.toBe(opaque.access_token);
+        for (const [inUrl, inHeader] of [
+          [upper, upper],
+          [upper, opaque.access_token],
+          [opaque.access_token, upper],
+        ]) {
+          const nonce = requireNonce ? await nonceFor(key) : undefined;
+          const proof = await proofOf(key, {
+            htm: "GET",
+            htu: `${served.url}/0.1/token/${inUrl}`,
+            ath: accessTokenHash(inHeader!),
+            nonce,
+          });
+          const r = await check("GET", inUrl!, { Authorization: `DPoP ${inHeader}`, DPoP: proof });
+          expect({ inUrl, inHeader, status: r.status }).toEqual({ inUrl, inHeader, status: 200 });
+        }
       });
 
       test("hand-made proofs: each refusal of RFC 9449 §4.3 and §5.2", async () => {

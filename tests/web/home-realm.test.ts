@@ -175,6 +175,32 @@ describeEachDb(
       }
     });
 
+    test("login_hint to the upstream (OIDC Core §3.1.2.1): the name typed at the identifier step, or the request's", async () => {
+      const reachUpstream = async (browser: TestBrowser, start: URL) => {
+        const started = await browser.get(start.href);
+        expect(started.res.status).toBe(303);
+        expect(started.location!.href.startsWith(upstream.issuer)).toBe(true);
+        await fetch(started.location!.href, { redirect: "manual" });
+        return (await upstream.lastAuthorization())!;
+      };
+      const typed = await identify("corp", "Alice@corp.example");
+      expect((await reachUpstream(typed.browser, typed.answer.location!)).login_hint).toBe("Alice@corp.example");
+      const browser = new TestBrowser(served.url);
+      const hinted = await startAuthorization(clients.corp!, REDIRECT, {
+        scope: "openid",
+        login_hint: "bob@corp.example",
+      });
+      const straight = await browser.get(hinted.url);
+      expect(straight.res.status).toBe(303);
+      expect((await reachUpstream(browser, straight.location!)).login_hint).toBe("bob@corp.example");
+      // The button, no name given: no hint.
+      const plain = await startAuthorization(clients.two!, REDIRECT, { scope: "openid" });
+      const shown = await browser.get(plain.url);
+      const href = /<a class="button secondary" href="([^"]+)">Continue with First SSO<\/a>/.exec(shown.html)![1]!;
+      const button = new URL(href.replaceAll("&amp;", "&"), `${served.url}/0.1/oidc/authorize`);
+      expect(await reachUpstream(browser, button)).not.toHaveProperty("login_hint");
+    });
+
     test("whole labels only: a look-alike domain and a sub-domain get the password step", async () => {
       for (const login of ["x@evil-corp.example", "x@eu.corp.example", "x@corp.example.evil.test", "corp.example"]) {
         const { answer } = await identify("corp", login);

@@ -62,10 +62,19 @@ describeEachDb(
     };
 
     /** The login page, then the button of `label` followed as a browser does, to a page or to the client. */
-    const signIn = async (account: string, label: string, browser = new TestBrowser(served.url)) => {
+    const signIn = async (
+      account: string,
+      label: string,
+      browser = new TestBrowser(served.url),
+      extra: Record<string, string> = {},
+    ) => {
       await upstream.set({ account });
       // `prompt=login`: a browser signed in here still sees the login page and its buttons.
-      const flow = await startAuthorization(config, REDIRECT, { scope: "openid profile email", prompt: "login" });
+      const flow = await startAuthorization(config, REDIRECT, {
+        scope: "openid profile email",
+        prompt: "login",
+        ...extra,
+      });
       const shown = await browser.get(flow.url);
       const href = [...shown.html.matchAll(/<a class="button secondary" href="([^"]+)">([^<]+)<\/a>/g)].find(
         (m) => m[2] === label,
@@ -149,6 +158,7 @@ describeEachDb(
       expect(authorize.searchParams.get("state")).toBeTruthy();
       expect(authorize.searchParams.get("scope")).toBe("read:user user:email");
       expect(authorize.searchParams.has("nonce")).toBe(false);
+      expect(authorize.searchParams.has("login")).toBe(false);
       const sub = await subOf(end);
       const [user] = await t.app.db.select().from(users).where(eq(users.uuid, sub));
       expect(user).toMatchObject({
@@ -178,6 +188,18 @@ describeEachDb(
       await upstream.set({ accounts: { "4242": { id: 4242, login: "octo-renamed", emails: [] } } });
       expect(await subOf(await signIn("4242", "Continue with GitHub"))).toBe(sub);
       await api("DELETE", `/0.1/backends/oidc/${uuid}`, admin);
+    });
+
+    test("the request's login_hint goes to GitHub as its `login` parameter (GitHub's equivalent), not as login_hint", async () => {
+      const uuid = await addGithub("GitHub Hinted", "create");
+      const end = await signIn("4242", "Continue with GitHub Hinted", new TestBrowser(served.url), {
+        login_hint: "octocat",
+      });
+      const authorize = end.visited.find((u) => u.pathname === "/login/oauth/authorize")!;
+      expect(authorize.searchParams.get("login")).toBe("octocat");
+      expect(authorize.searchParams.has("login_hint")).toBe(false);
+      expect(end.res.status).toBe(303);
+      await get().request("DELETE", `/0.1/backends/oidc/${uuid}`, { token: admin });
     });
 
     test("link: an unverified GitHub email never links; a verified one links the account signed in here", async () => {

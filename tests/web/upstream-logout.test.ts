@@ -12,10 +12,11 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
 import { eq } from "drizzle-orm";
 import * as oidc from "openid-client";
-import { auditEntries, oidcBrowserSessions, upstreamOidcSessions } from "../../src/db/schema.ts";
+import { auditEntries, emails, oidcBrowserSessions, upstreamOidcSessions, users } from "../../src/db/schema.ts";
+import { currentCode } from "../../src/services/auth/totp.ts";
 import { BACKCHANNEL_LOGOUT_EVENT } from "../../src/services/oidc/backchannel.ts";
 import { describeEachDb } from "../helpers/app.ts";
-import { createTenantRow, tokenFor } from "../helpers/fixtures.ts";
+import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
 import {
   hiddenFieldsOf,
   insecure,
@@ -31,6 +32,7 @@ import { until } from "../helpers/wait.ts";
 const REDIRECT = "https://rp.example.com/callback";
 const POST_LOGOUT = "https://rp.example.com/signed-out";
 const LOCAL = { outbound_http: { allow_private_targets: ["127.0.0.0/8"], allow_http: true } };
+const MFA_KEYS = { encryption_keys: [{ id: "k", key: Buffer.alloc(32, 5).toString("base64") }] };
 
 const unescapeAmp = (s: string) => s.replaceAll("&amp;", "&");
 
@@ -41,6 +43,7 @@ describeEachDb(
     let issuer: URL;
     let upstream: UpstreamOidc;
     let admin: string;
+    let tenant: string;
     let config: oidc.Configuration;
     let provider: { uuid: string; client_id: string };
 
@@ -93,7 +96,7 @@ describeEachDb(
         },
         features: { backchannelLogout: { enabled: true }, rpInitiatedLogout: { enabled: true } },
       });
-      const tenant = await createTenantRow(t.app);
+      tenant = await createTenantRow(t.app);
       admin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant })).token;
       const client = await t.request("POST", "/0.1/oidc/clients", {
         token: admin,
@@ -209,6 +212,98 @@ describeEachDb(
       // Another user's session, of another upstream session, stays.
       expect(await alive(other.tokens.access_token)).toBe(true);
       expect(await browserSessionAlive(other.sid)).toBe(true);
+    });
+
+    test("a user with TOTP: the session made after the second step is bound too, and the provider's logout ends it", async () => {
+      const t = get();
+      await upstream.set({
+        accounts: { erin: { preferred_username: "erin.up", email: "erin@corp.example", email_verified: true } },
+      });
+      const first = await signIn("erin");
+      const userUuid = first.tokens.claims()!.sub;
+      const [owner] = await t.app.db
+        .select({ tenantUuid: users.tenantUuid })
+        .from(users)
+        .where(eq(users.uuid, userUuid));
+      const tenantUuid = owner!.tenantUuid;
+      const own = (await tokenFor(t.app, { acl: ["auth.users.me.mfa.#"], userUuid, tenantUuid })).token;
+      const secret = (await t.request("POST", "/0.1/users/me/mfa/totp", { token: own })).json.secret as string;
+      const confirmed = await t.request("POST", "/0.1/users/me/mfa/totp/confirm", {
+        token: own,
+        body: { code: currentCode(secret, Date.now() - 30_000) },
+      });
+      expect(confirmed.status).toBeLessThan(300);
+      // Again, in a new browser: the upstream, then the second step's page, then the code.
+      const browser = new TestBrowser(served.url);
+      const flow = await startAuthorization(config, REDIRECT, { scope: "openid profile email" });
+      const shown = await browser.get(flow.url);
+      const href = /<a class="button secondary" href="([^"]+)">Continue with Corp SSO<\/a>/.exec(shown.html)![1]!;
+      const step = await walk(browser, `${issuer.href}/${unescapeAmp(href)}`);
+      expect(step.res.status).toBe(200);
+      expect(step.html).toContain('name="pending"');
+      const done = await browser.post("/0.1/oidc/authorize-mfa", {
+        ...hiddenFieldsOf(step.html),
+        code: currentCode(secret),
+      });
+      expect(done.res.status).toBe(303);
+      const tokens = await oidc.authorizationCodeGrant(config, done.location!, {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: flow.state,
+        expectedNonce: flow.nonce,
+      });
+      expect(tokens.claims()!.amr).toEqual(["oidc", "otp", "mfa"]);
+      const sid = tokens.claims()!.sid as string;
+      const [bound] = await t.app.db
+        .select()
+        .from(upstreamOidcSessions)
+        .where(eq(upstreamOidcSessions.browserSessionId, sid));
+      expect(bound).toMatchObject({ providerUuid: provider.uuid, subject: "erin", completionHash: null });
+      // The user signs out at the provider: its logout token ends this sign-in's Tessera sessions.
+      const out = await walk(browser, `${upstream.issuer}/session/end`);
+      expect(out.res.status).toBeLessThan(400);
+      await until(async () => !(await alive(tokens.access_token)), 15_000);
+      expect(await browserSessionAlive(sid)).toBe(false);
+    });
+
+    test("an existing account linked on the way (its password typed): its session is bound, the provider's logout ends it", async () => {
+      const t = get();
+      const gail = await createUserRow(t.app, { tenantUuid: tenant, username: "gail", password: "gail-pw" });
+      await t.app.db
+        .insert(emails)
+        .values({ address: "gail@corp.example", confirmed: true, main: true, userUuid: gail });
+      await upstream.set({
+        account: "gail",
+        tamper: null,
+        accounts: { gail: { preferred_username: "gail.up", email: "gail@corp.example", email_verified: true } },
+      });
+      const browser = new TestBrowser(served.url);
+      const flow = await startAuthorization(config, REDIRECT, { scope: "openid profile email" });
+      const shown = await browser.get(flow.url);
+      const href = /<a class="button secondary" href="([^"]+)">Continue with Corp SSO<\/a>/.exec(shown.html)![1]!;
+      const asked = await walk(browser, `${issuer.href}/${unescapeAmp(href)}`);
+      expect(asked.res.status).toBe(200);
+      expect(asked.html).toContain("Type its password to link it");
+      const linked = await browser.post("/0.1/oidc/upstream-sign-in", {
+        ...hiddenFieldsOf(asked.html),
+        password: "gail-pw",
+      });
+      expect(linked.res.status).toBe(303);
+      const tokens = await oidc.authorizationCodeGrant(config, linked.location!, {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: flow.state,
+        expectedNonce: flow.nonce,
+      });
+      expect(tokens.claims()!.sub).toBe(gail);
+      const sid = tokens.claims()!.sid as string;
+      const [bound] = await t.app.db
+        .select()
+        .from(upstreamOidcSessions)
+        .where(eq(upstreamOidcSessions.browserSessionId, sid));
+      expect(bound).toMatchObject({ providerUuid: provider.uuid, subject: "gail" });
+      const out = await walk(browser, `${upstream.issuer}/session/end`);
+      expect(out.res.status).toBeLessThan(400);
+      await until(async () => !(await alive(tokens.access_token)), 15_000);
+      expect(await browserSessionAlive(sid)).toBe(false);
     });
 
     test("logout at Tessera: its sessions end, then the provider's end_session_endpoint, then the relying party", async () => {
@@ -363,5 +458,5 @@ describeEachDb(
       await api("DELETE", `/0.1/backends/oidc/${other.uuid}`, admin);
     });
   },
-  { config: LOCAL },
+  { config: { ...LOCAL, mfa: MFA_KEYS } },
 );

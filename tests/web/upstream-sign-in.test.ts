@@ -353,6 +353,16 @@ describeEachDb(
       const r = await browser.get(forged);
       expect(r.res.status).toBe(400);
       expect(r.html).toContain("This sign-in option is not available for this application.");
+      // In the page's language (the catalogues, docs/languages.md), as every other page text.
+      const french = await loginPage(new TestBrowser(served.url), { ui_locales: "fr" });
+      const forgedFr = french.buttons[0]!.href.replace(/provider=[^&]+/, `provider=${foreign}`);
+      const fr = await new TestBrowser(served.url).get(forgedFr);
+      expect(fr.res.status).toBe(400);
+      expect(fr.html).toContain("Cette option de connexion n’est pas disponible pour cette application.");
+      // The end of a sign-in that was never started (no cookie): expired, in the browser's language.
+      const expired = await fetch(`${issuer.href}/upstream-sign-in`, { headers: { "Accept-Language": "de" } });
+      expect(expired.status).toBe(400);
+      expect(await expired.text()).toContain("Diese Anmeldung ist abgelaufen oder wurde bereits verwendet.");
     });
 
     test("Entra ID preset: the multi-tenant issuer's template filled with the ID token's tid", async () => {
@@ -418,6 +428,66 @@ describeEachDb(
         expectedNonce: page.flow.nonce,
       });
       expect(tokens.claims()).toMatchObject({ sub: dave!.uuid, amr: ["oidc", "otp", "mfa"] });
+    });
+
+    test("must change the password: not after the upstream vouched (no password typed here), still after a password", async () => {
+      const t = get();
+      const uuid = await createUserRow(t.app, { tenantUuid: tenant, username: "mia", password: "mia-pw" });
+      await t.app.db.insert(upstreamOidcLinks).values({ providerUuid: provider, subject: "mia", userUuid: uuid });
+      await t.app.db
+        .update(users)
+        .set({ authenticationMethod: "oidc", passwordChangeRequired: true })
+        .where(eq(users.uuid, uuid));
+      await upstream.set({ accounts: { mia: { preferred_username: "mia.up" } } });
+      // Through the upstream: straight back to the relying party, with the user's whole token.
+      const { page, end } = await signInVia("mia");
+      expect(end.html).not.toContain('name="new_password"');
+      expect(end.res.status).toBe(303);
+      expect(end.location!.origin).toBe("https://rp.example.com");
+      const tokens = await oidc.authorizationCodeGrant(config, end.location!, {
+        pkceCodeVerifier: page.flow.verifier,
+        expectedState: page.flow.state,
+        expectedNonce: page.flow.nonce,
+      });
+      expect(tokens.claims()).toMatchObject({ sub: uuid, amr: ["oidc"] });
+      // The same user with a password: the new password first, as the administrator asked.
+      await t.app.db.update(users).set({ authenticationMethod: "default" }).where(eq(users.uuid, uuid));
+      const flow = await startAuthorization(config, REDIRECT, { scope: "openid" });
+      const byPassword = await new TestBrowser(served.url).signIn(flow.url, "mia", "mia-pw");
+      expect(byPassword.res.status).toBe(200);
+      expect(byPassword.html).toContain('name="new_password"');
+      await t.app.db.delete(upstreamOidcLinks).where(eq(upstreamOidcLinks.userUuid, uuid));
+    });
+
+    test("must change the password, with TOTP: the code after the upstream sign-in, then the code (no password page)", async () => {
+      const t = get();
+      const uuid = await createUserRow(t.app, { tenantUuid: tenant, username: "noel" });
+      await t.app.db.insert(upstreamOidcLinks).values({ providerUuid: provider, subject: "noel", userUuid: uuid });
+      await t.app.db.update(users).set({ authenticationMethod: "oidc" }).where(eq(users.uuid, uuid));
+      const own = (await tokenFor(t.app, { acl: ["auth.users.me.mfa.#"], userUuid: uuid, tenantUuid: tenant })).token;
+      const secret = (await t.request("POST", "/0.1/users/me/mfa/totp", { token: own })).json.secret as string;
+      const confirmed = await t.request("POST", "/0.1/users/me/mfa/totp/confirm", {
+        token: own,
+        body: { code: currentCode(secret, Date.now() - 30_000) },
+      });
+      expect(confirmed.status).toBeLessThan(300);
+      await t.app.db.update(users).set({ passwordChangeRequired: true }).where(eq(users.uuid, uuid));
+      await upstream.set({ accounts: { noel: { preferred_username: "noel.up" } } });
+      const { page, end, browser } = await signInVia("noel");
+      expect(end.res.status).toBe(200);
+      expect(end.html).toContain('name="pending"');
+      const action = /<form method="post" action="([^"]*)"/.exec(end.html)![1]!;
+      const target = new URL(unescapeAmp(action), end.url);
+      const done = await browser.post(target.pathname, { ...hiddenFieldsOf(end.html), code: currentCode(secret) });
+      expect(done.html).not.toContain('name="new_password"');
+      expect(done.res.status).toBe(303);
+      const tokens = await oidc.authorizationCodeGrant(config, done.location!, {
+        pkceCodeVerifier: page.flow.verifier,
+        expectedState: page.flow.state,
+        expectedNonce: page.flow.nonce,
+      });
+      expect(tokens.claims()).toMatchObject({ sub: uuid, amr: ["oidc", "otp", "mfa"] });
+      await t.app.db.delete(upstreamOidcLinks).where(eq(upstreamOidcLinks.userUuid, uuid));
     });
 
     test("a provider that stops answering: a clear page at sign-in, no code", async () => {

@@ -29,6 +29,7 @@ import { recordLogin } from "../../observe/metrics.ts";
 import { secondFactorStep, type SecondFactorOutcome } from "./mfa-login.ts";
 import { mfaRestrictedAcl, withSelfService } from "./mfa-policy.ts";
 import { pendingActionsAcl } from "./password-change.ts";
+import { vouchedByIdentityProvider } from "./vouched.ts";
 import { auditInsert, auditOutboxInsert, recordAudit, recordRefusalEntry } from "../audit/record.ts";
 import { loginActor, loginRefusalEntry } from "./login-refusal-audit.ts";
 
@@ -103,9 +104,6 @@ interface Authenticated {
 
 class LoginRefused extends Error {}
 
-/** The `authenticationMethod` of the SAML identity provider (plugins/idp/saml.ts). */
-const SAML_METHOD = "saml";
-
 export async function login(app: AppContext, req: LoginRequest): Promise<LoginResult> {
   const args: LoginArgs = {
     login: req.login,
@@ -141,7 +139,7 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
       : { enrolOnlyAcl: req.mfaMetUpstream ? null : await mfaRestrictedAcl(app, knownLoginUser(args, auth.login)) };
     checkingSecondFactor = false;
     const user = knownLoginUser(args, auth.login);
-    const mustChange = user?.passwordChangeRequired === true && !vouchedBySaml(auth);
+    const mustChange = user?.passwordChangeRequired === true && !vouchedByIdentityProvider([auth.method]);
     if (mustChange && req.interactive && auth.idp) throw passwordChangeDue(args, auth);
     auth.enrolOnlyAcl = pendingActionsAcl(step?.enrolOnlyAcl ?? null, mustChange ? user : null);
     const result = await issue(app, args, auth, req);
@@ -195,14 +193,6 @@ export async function login(app: AppContext, req: LoginRequest): Promise<LoginRe
     throw new AuthenticationFailed();
   }
 }
-
-/**
- * A SAML login: the tenant's identity provider vouched for the user and no password was typed here, so
- * an administrator's "must change the password" (services/auth/password-change.ts) has nothing to ask:
- * it neither stops the hosted page for a new password nor narrows the token. The second factor and
- * the tenant's MFA requirement still apply, as after a password.
- */
-const vouchedBySaml = (auth: Authenticated) => auth.method === SAML_METHOD;
 
 /** The hosted login page's cue (MfaRequired with `proven`): ask the user for a new password first. */
 function passwordChangeDue(args: LoginArgs, auth: Authenticated): MfaRequired {
@@ -302,10 +292,10 @@ export async function loginAuthenticatedUser(
     persistentMetadata: {},
     refreshTokenUuid: null,
     // The browser session may predate the tenant's MFA requirement: the login's rule applies (and
-    // a SAML user has no password to change, as in `login`).
+    // a user vouched for by an identity provider has no password to change, as in `login`).
     enrolOnlyAcl: pendingActionsAcl(
       req.mfaMetUpstream ? null : await mfaRestrictedAcl(app, user),
-      method === SAML_METHOD ? null : user,
+      vouchedByIdentityProvider([method]) ? null : user,
     ),
   };
   try {

@@ -35,6 +35,8 @@ export type Stage = "verify" | "enrol" | "enrolled" | "password";
 export interface Proven {
   proven: ProvenPassword;
   amr: string[];
+  /** The key of the second step's stored row it came from (what that sign-in left waiting for it: an upstream session). */
+  stepHash?: string;
 }
 
 export interface Pending {
@@ -217,6 +219,7 @@ export async function takeProven(app: AppContext, p: Pending, amr: string[] | nu
   return {
     proven: { userUuid: row.userUuid, login: row.login, method: row.method, backendName: row.backendName },
     amr: used,
+    stepHash: row.handleHash,
   };
 }
 

@@ -18,6 +18,8 @@ import { AuthenticationFailed, type MfaRequired } from "../../domain/errors.ts";
 import { requestIssuer } from "../../http/public-urls.ts";
 import type { Env } from "../../http/route.ts";
 import { tenantAllowsPasswordless } from "../../services/auth/mfa-policy.ts";
+import { UPSTREAM_METHOD } from "../../services/integrations/upstream-oidc/sign-in.ts";
+import { bindAfterSecondStep } from "../../services/integrations/upstream-oidc/upstream-sessions.ts";
 import { homeRealmOf, type RealmProvider, tenantHomeProvider } from "../../services/integrations/home-realm.ts";
 import { samlConfigForDomain, samlDomainOfTenant } from "../../services/integrations/saml/saml-config.ts";
 import {
@@ -337,7 +339,21 @@ export function oidcFlow(c: Context<Env>, app: AppContext, check: Ok, params: Pa
     pageOptions: { tenantUuid: check.client.tenantUuid, formTargets: [check.request.redirectUri] },
     async finish(done, login) {
       const signedIn = await provenSignIn(app, check.client, check.request.scope, done.proven, browserOrigin(c, app));
-      return continueSignIn(c, app, check, params, signedIn, login, done.amr);
+      // After an upstream provider: its session, left waiting on the step's stored row, is bound to this
+      // browser session too, so that its logout follows (docs/federation.md "Logout").
+      const stepHash = done.amr.includes(UPSTREAM_METHOD) ? done.stepHash : undefined;
+      return continueSignIn(
+        c,
+        app,
+        check,
+        params,
+        signedIn,
+        login,
+        done.amr,
+        stepHash
+          ? (browserSessionId) => bindAfterSecondStep(app, stepHash, browserSessionId, signedIn.sessionUuid)
+          : undefined,
+      );
     },
   };
 }
@@ -350,6 +366,7 @@ export function secondStepPage(
   params: Params,
   e: MfaRequired,
   firstFactor: string[] = ["pwd"],
+  onPending?: (stepHash: string, expiresAt: Date) => Promise<void>,
 ) {
-  return beginStep(c, app, oidcFlow(c, app, check, params), e, firstFactor);
+  return beginStep(c, app, oidcFlow(c, app, check, params), e, firstFactor, onPending);
 }

@@ -31,6 +31,7 @@ import { browserOrigin, csrfCookie, SECOND_FACTOR_LOCKED, page, type Params, UNA
 import { requestRp } from "../../http/public-urls.ts";
 import type { PageText } from "../pages/language.ts";
 import { passwordRefusalText, passwordRules } from "../pages/password-rules.ts";
+import { vouchedByIdentityProvider } from "../../services/auth/vouched.ts";
 
 /** The form action of an authorization's second step (web/second-step.ts). */
 export const STEP_ACTION = "authorize-mfa";
@@ -154,11 +155,14 @@ export async function beginStep(
   e: MfaRequired,
   /** How the first step authenticated (RFC 8176 §2): `pwd`, or `saml`/`oidc` after the tenant's identity provider. */
   firstFactor: string[] = ["pwd"],
+  /** Told the step's stored row (its key and expiry): what the first step leaves waiting for the step's end. */
+  onPending?: (stepHash: string, expiresAt: Date) => Promise<void>,
 ): Promise<Response> {
   const stage = e.changePassword ? "password" : e.enrol ? "enrol" : "verify";
   const handle = await startPendingSignIn(app, e.proven!, stage, binding(c, flow), firstFactor);
   const p = await loadPending(app, handle, binding(c, flow));
   if (!p) return fatal(c, app, EXPIRED, 400);
+  await onPending?.(p.row.handleHash, p.row.expiresAt);
   if (stage === "password") return passwordPage(c, app, flow, p, "");
   return e.enrol ? enrolPage(c, app, flow, p, "") : verifyPage(c, app, flow, p, "", 200);
 }
@@ -185,8 +189,8 @@ export async function runStep(c: Context<Env>, app: AppContext, flow: Flow, para
   const finish = async (done: Proven | null) => {
     if (!done) return fatal(c, app, EXPIRED, 400);
     // The second factor first, then the new password the administrator required (never a token before);
-    // not after SAML: no password was typed, the IdP vouched for the user (services/auth/authentication.ts).
-    const passwordDue = p.user.passwordChangeRequired && !p.row.amr.includes("saml");
+    // not after SAML or an upstream OpenID provider: no password was typed here (services/auth/vouched.ts).
+    const passwordDue = p.user.passwordChangeRequired && !vouchedByIdentityProvider(p.row.amr);
     if (passwordDue && p.row.stage !== "password") return afterPasswordChange(c, app, flow, done);
     return flow.finish(done, p.row.login);
   };

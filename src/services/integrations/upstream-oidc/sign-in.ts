@@ -102,6 +102,8 @@ export async function beginUpstreamLogin(
   provider: ProviderRow,
   params: Record<string, string>,
   tesseraIssuer: string,
+  /** The authorization request's `login_hint` (request object included), or the name typed at the identifier step. */
+  loginHint: string | null = null,
 ): Promise<StartedUpstreamLogin> {
   if (provider.provisioning === "off") throw offRefusal(provider);
   // GitHub: no discovery, its fixed endpoints (github.ts).
@@ -136,6 +138,10 @@ export async function beginUpstreamLogin(
   };
   // No ID token, no nonce (OIDC Core §3.1.2.1 defines it; plain OAuth 2.0 has none).
   if (provider.preset === "github") delete query.nonce;
+  // The name the user already gave (the authorization request's, or the one typed at the identifier
+  // step): OIDC Core §3.1.2.1 `login_hint`, so it is not typed twice; GitHub's equivalent is `login`
+  // ("Suggests a specific account to use for signing in", GitHub's "Authorizing OAuth apps").
+  if (loginHint) query[provider.preset === "github" ? "login" : "login_hint"] = loginHint;
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
   return { location: url.toString(), browserSecret };
 }

@@ -40,16 +40,51 @@ export async function rememberUpstreamSession(
 }
 
 /** The completed sign-in became the browser session `browserSessionId` (and the Tessera session `sessionUuid`). */
-export async function bindUpstreamSession(
+export function bindUpstreamSession(
   app: AppContext,
   completion: string,
   browserSessionId: string,
   sessionUuid: string,
 ): Promise<void> {
+  return bindWaiting(app, sha256(completion), browserSessionId, sessionUuid);
+}
+
+/**
+ * While the tenant's second step is pending, the upstream session waits under the key of that step's
+ * stored row (services/oidc/mfa-sign-in.ts `handleHash`): the completion secret is spent by the login
+ * before the step, and the browser session is made after it, in a later request. The key is read from
+ * the stored row on both sides, never from the browser; prefixed so that it never meets a completion's.
+ */
+const stepKey = (stepHash: string) => `step:${stepHash}`;
+
+/** The completed sign-in goes on to the second step (`stepHash`, until `expiresAt`): its upstream session waits for it. */
+export async function awaitSecondStep(
+  app: AppContext,
+  completion: string,
+  stepHash: string,
+  expiresAt: Date,
+): Promise<void> {
   await app.db
     .update(upstreamOidcSessions)
-    .set({ browserSessionId, sessionUuid, completionHash: null, expiresAt: null })
+    .set({ completionHash: stepKey(stepHash), expiresAt })
     .where(
       and(eq(upstreamOidcSessions.completionHash, sha256(completion)), gt(upstreamOidcSessions.expiresAt, new Date())),
     );
+}
+
+/** The second step `stepHash` passed and became the browser session `browserSessionId`: bound as without a step. */
+export function bindAfterSecondStep(
+  app: AppContext,
+  stepHash: string,
+  browserSessionId: string,
+  sessionUuid: string,
+): Promise<void> {
+  return bindWaiting(app, stepKey(stepHash), browserSessionId, sessionUuid);
+}
+
+async function bindWaiting(app: AppContext, key: string, browserSessionId: string, sessionUuid: string): Promise<void> {
+  await app.db
+    .update(upstreamOidcSessions)
+    .set({ browserSessionId, sessionUuid, completionHash: null, expiresAt: null })
+    .where(and(eq(upstreamOidcSessions.completionHash, key), gt(upstreamOidcSessions.expiresAt, new Date())));
 }
