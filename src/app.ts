@@ -166,6 +166,7 @@ export function createApp(app: AppContext): Hono<Env> {
   hono.route("/0.1", apiRoutes(specs).hono);
   if (app.config.console.enabled) hono.route(CONSOLE_PATH, consoleRoutes());
 
+  const doorOf = doorLookup(specs);
   hono.notFound((c) => {
     const allowed = specs.some((s) => matchesPath(s.path, c.req.path));
     const err = allowed
@@ -176,12 +177,11 @@ export function createApp(app: AppContext): Hono<Env> {
           resourceOfPath(c.req.path),
         )
       : new ApiError(404, "not-found", "The requested URL was not found on the server.", resourceOfPath(c.req.path));
-    // Under the SCIM service provider's base, its clients read RFC 7644's error body.
-    if (c.req.path.startsWith("/0.1/scim/v2/")) return scimErrorResponse(c, err, app);
+    // Under the SCIM service provider's base, its clients read RFC 7644's error body (http/doors.ts).
+    if (doorOf(c.req.method, c.req.path) === "scim") return scimErrorResponse(c, err, app);
     return jsonError(c, err);
   });
   // Each door answers its errors in its own form, the deadline's 503 included (http/doors.ts).
-  const doorOf = doorLookup(specs);
   hono.onError((err, c) => ERROR_ANSWERS[doorOf(c.req.method, c.req.path)](c, err, app));
   return hono;
 }

@@ -6,7 +6,14 @@
 // so an error raised before the route ran is shaped too.
 import type { Door, RouteSpec } from "./route.ts";
 
-/** The door of a request: the first declared route matching its method and path ("api" if none). */
+/** Where the SCIM service provider's routes live: a request under it that no route matches (404, 405) is SCIM's too. */
+const SCIM_BASE = "/0.1/scim/v2/";
+
+/**
+ * The door of a request: the first declared route matching its method and path; with none, the SCIM
+ * service provider's under its base (its clients read RFC 7644's error body whatever failed), else
+ * the REST API's.
+ */
 export function doorLookup(specs: readonly RouteSpec[]): (method: string, path: string) => Door {
   let compiled: Array<{ method: string; path: RegExp; door: Door }> | null = null;
   return (method, path) => {
@@ -16,6 +23,8 @@ export function doorLookup(specs: readonly RouteSpec[]): (method: string, path: 
       door: s.door ?? "api",
     }));
     const m = method === "HEAD" ? "get" : method.toLowerCase();
-    return compiled.find((r) => r.method === m && r.path.test(path))?.door ?? "api";
+    return (
+      compiled.find((r) => r.method === m && r.path.test(path))?.door ?? (path.startsWith(SCIM_BASE) ? "scim" : "api")
+    );
   };
 }
