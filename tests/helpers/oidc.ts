@@ -225,3 +225,44 @@ export async function stopClusterApp(app: Partial<ClusterApp>): Promise<void> {
   await app.t?.close().catch(() => {});
   await app.cluster?.destroy();
 }
+
+/** A JSON request to a served app with a token: its status, text and parsed body. */
+export async function apiCall(baseUrl: string, method: string, path: string, token: string, body?: unknown) {
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { "X-Auth-Token": token, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  // biome-ignore lint: tests read arbitrary JSON
+  return { status: res.status, text, json: (text ? JSON.parse(text) : null) as any };
+}
+
+/**
+ * Follows redirects as a browser does (each relative to the page that answered, across Tessera and
+ * an upstream provider) from `url`, until an answer that is no redirect, or a redirect to the
+ * relying party's `clientOrigin` or one `stop` accepts — returned with `location` set, not followed.
+ * `visited`: every redirect seen.
+ */
+export async function followRedirects(
+  browser: TestBrowser,
+  url: string,
+  opts: { clientOrigin?: string; stop?: (next: URL) => boolean } = {},
+) {
+  const clientOrigin = opts.clientOrigin ?? "https://rp.example.com";
+  const visited: URL[] = [];
+  let at = url;
+  let current = await browser.get(at);
+  for (let hops = 0; hops < 20; hops++) {
+    const header = current.res.headers.get("location");
+    if (!header || current.res.status < 300 || current.res.status >= 400)
+      return { ...current, url: at, visited, stopped: false };
+    const next = new URL(header, at);
+    visited.push(next);
+    if (next.origin === clientOrigin || opts.stop?.(next))
+      return { ...current, location: next, url: at, visited, stopped: next.origin !== clientOrigin };
+    at = next.href;
+    current = await browser.get(at);
+  }
+  throw new Error("too many redirects");
+}

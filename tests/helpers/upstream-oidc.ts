@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { mergeCookies } from "./oidc.ts";
+import { apiCall, mergeCookies } from "./oidc.ts";
 
 export type Tamper = "iss" | "aud" | "nonce" | "exp" | "azp" | "signature" | null;
 
@@ -199,15 +199,7 @@ export async function addUpstreamProvider(
   fields: Record<string, unknown>,
   registration: Record<string, unknown> = {},
 ): Promise<{ uuid: string; clientSecret: string; json: Record<string, unknown> }> {
-  const api = async (method: string, path: string, body: unknown) => {
-    const res = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { "X-Auth-Token": token, "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, text, json: text ? JSON.parse(text) : null };
-  };
+  const api = (method: string, path: string, body: unknown) => apiCall(baseUrl, method, path, token, body);
   const made = await api("POST", "/0.1/backends/oidc", { ...fields, client_id: "pending", client_secret: "pending" });
   if (made.status !== 201) throw new Error(`create: ${made.status} ${made.text}`);
   const creds = await up.register([made.json.redirect_uri], registration);

@@ -13,7 +13,15 @@ import { currentCode } from "../../src/services/auth/totp.ts";
 import { amrOf, isMultiFactor } from "../../src/services/integrations/upstream-oidc/amr.ts";
 import { describeEachDb } from "../helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
-import { insecure, serveApp, startAuthorization, TestBrowser, type ServedApp } from "../helpers/oidc.ts";
+import {
+  apiCall,
+  followRedirects,
+  insecure,
+  serveApp,
+  startAuthorization,
+  TestBrowser,
+  type ServedApp,
+} from "../helpers/oidc.ts";
 import { startUpstreamOidc, type UpstreamOidc } from "../helpers/upstream-oidc.ts";
 
 const REDIRECT = "https://rp.example.com/callback";
@@ -56,15 +64,8 @@ describeEachDb(
     let nico: string;
     const base = { name: "corp", display_name: "Corp SSO", provisioning: "link" };
 
-    const api = async (method: string, path: string, token: string, body?: unknown) => {
-      const res = await fetch(`${served.url}${path}`, {
-        method,
-        headers: { "X-Auth-Token": token, ...(body ? { "Content-Type": "application/json" } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const text = await res.text();
-      return { status: res.status, text, json: text ? JSON.parse(text) : null };
-    };
+    const api = (method: string, path: string, token: string, body?: unknown) =>
+      apiCall(served.url, method, path, token, body);
 
     /** The provider's `trust_amr`, set as an administrator sets it (PUT; the stored secret kept). */
     const trust = async (on: boolean) => {
@@ -152,19 +153,7 @@ describeEachDb(
     });
 
     /** Follows redirects as a browser does until a page, or the redirect back to the relying party. */
-    const follow = async (browser: TestBrowser, url: string) => {
-      let at = url;
-      let current = await browser.get(at);
-      for (let hops = 0; hops < 20; hops++) {
-        const header = current.res.headers.get("location");
-        if (!header || current.res.status < 300 || current.res.status >= 400) return current;
-        const loc = new URL(header, at);
-        if (loc.origin === "https://rp.example.com") return { ...current, location: loc };
-        at = loc.href;
-        current = await browser.get(at);
-      }
-      throw new Error("too many redirects");
-    };
+    const follow = (browser: TestBrowser, url: string) => followRedirects(browser, url);
 
     /** The hosted sign-in through the provider, the upstream answering for `account` with `amr`. */
     const signIn = async (account: string, amr: string[] | null, browser = new TestBrowser(served.url)) => {

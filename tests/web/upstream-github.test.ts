@@ -13,7 +13,15 @@ import { emails, upstreamOidcLinks, upstreamOidcProviders, users } from "../../s
 import { unseal } from "../../src/services/secrets/sealing.ts";
 import { describeEachDb } from "../helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
-import { insecure, serveApp, startAuthorization, TestBrowser, type ServedApp } from "../helpers/oidc.ts";
+import {
+  apiCall,
+  followRedirects,
+  insecure,
+  serveApp,
+  startAuthorization,
+  TestBrowser,
+  type ServedApp,
+} from "../helpers/oidc.ts";
 import { tempDirs } from "../helpers/temp-dirs.ts";
 import { addUpstreamProvider, startUpstreamOidc, type UpstreamOidc } from "../helpers/upstream-oidc.ts";
 
@@ -37,15 +45,8 @@ describeEachDb(
     let config: oidc.Configuration;
     const secrets = new Map<string, string>();
 
-    const api = async (method: string, path: string, token: string, body?: unknown) => {
-      const res = await fetch(`${served.url}${path}`, {
-        method,
-        headers: { "X-Auth-Token": token, ...(body ? { "Content-Type": "application/json" } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const text = await res.text();
-      return { status: res.status, json: text ? JSON.parse(text) : null, text };
-    };
+    const api = (method: string, path: string, token: string, body?: unknown) =>
+      apiCall(served.url, method, path, token, body);
 
     /** A GitHub provider at the stand-in's base URL, registered there as an OAuth app (client_secret_post). */
     const addGithub = async (display: string, provisioning: string) => {
@@ -80,18 +81,7 @@ describeEachDb(
         (m) => m[2] === label,
       )?.[1];
       expect(href).toBeDefined();
-      let at = `${issuer.href}/${href!.replaceAll("&amp;", "&")}`;
-      const visited: URL[] = [];
-      for (let hops = 0; hops < 20; hops++) {
-        const current = await browser.get(at);
-        const header = current.res.headers.get("location");
-        if (!header || current.res.status < 300 || current.res.status >= 400) return { ...current, flow, visited };
-        const loc = new URL(header, at);
-        visited.push(loc);
-        if (loc.origin === "https://rp.example.com") return { ...current, location: loc, flow, visited };
-        at = loc.href;
-      }
-      throw new Error("too many redirects");
+      return { ...(await followRedirects(browser, `${issuer.href}/${href!.replaceAll("&amp;", "&")}`)), flow };
     };
 
     const subOf = async (end: Awaited<ReturnType<typeof signIn>>) => {

@@ -18,6 +18,7 @@ import { BACKCHANNEL_LOGOUT_EVENT } from "../../src/services/oidc/backchannel.ts
 import { describeEachDb } from "../helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
 import {
+  apiCall,
   hiddenFieldsOf,
   insecure,
   mergeCookies,
@@ -47,15 +48,8 @@ describeEachDb(
     let config: oidc.Configuration;
     let provider: { uuid: string; client_id: string };
 
-    const api = async (method: string, path: string, token: string, body?: unknown) => {
-      const res = await fetch(`${served.url}${path}`, {
-        method,
-        headers: { "X-Auth-Token": token, ...(body ? { "Content-Type": "application/json" } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const text = await res.text();
-      return { status: res.status, text, json: text ? JSON.parse(text) : null };
-    };
+    const api = (method: string, path: string, token: string, body?: unknown) =>
+      apiCall(served.url, method, path, token, body);
 
     /** A provider registered at the upstream with the three URIs its representation names (as an administrator does). */
     const addProvider = async (token: string, extra: Record<string, unknown> = {}) => {

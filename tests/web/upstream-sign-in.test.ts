@@ -12,6 +12,8 @@ import { describeEachDb, type TestApp } from "../helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
 import { currentCode } from "../../src/services/auth/totp.ts";
 import {
+  apiCall,
+  followRedirects,
   hiddenFieldsOf,
   insecure,
   serveApp,
@@ -39,15 +41,8 @@ describeEachDb(
     let provider: string;
 
     /** The REST API over HTTP, so that `redirect_uri` names the served address. */
-    const api = async (method: string, path: string, token: string, body?: unknown) => {
-      const res = await fetch(`${served.url}${path}`, {
-        method,
-        headers: { "X-Auth-Token": token, ...(body ? { "Content-Type": "application/json" } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const text = await res.text();
-      return { status: res.status, text, json: text ? JSON.parse(text) : null };
-    };
+    const api = (method: string, path: string, token: string, body?: unknown) =>
+      apiCall(served.url, method, path, token, body);
 
     /** A provider of the token's tenant at `up`, registered there with its redirect URI (as an administrator does). */
     const addProvider = async (
@@ -124,22 +119,10 @@ describeEachDb(
      * `stopAtCallback` stops on the way back at Tessera's redirect URI (not followed).
      */
     const follow = async (browser: TestBrowser, url: string, stopAtCallback = false) => {
-      let at = url;
-      let current = await browser.get(at);
-      for (let hops = 0; hops < 20; hops++) {
-        const header = current.res.headers.get("location");
-        if (!header || current.res.status < 300 || current.res.status >= 400)
-          return { ...current, callback: null, url: at };
-        // Relative to the page that answered (the browser's rule), not to Tessera.
-        const loc = new URL(header, at);
-        current = { ...current, location: loc };
-        if (loc.origin === "https://rp.example.com") return { ...current, callback: null, url: at };
-        if (stopAtCallback && loc.pathname.includes("/oidc/upstream/"))
-          return { ...current, callback: loc.href, url: at };
-        at = loc.href;
-        current = await browser.get(at);
-      }
-      throw new Error("too many redirects");
+      const end = await followRedirects(browser, url, {
+        stop: stopAtCallback ? (next) => next.pathname.includes("/oidc/upstream/") : undefined,
+      });
+      return { ...end, callback: end.stopped ? end.location!.href : null };
     };
 
     const signInViaLabel = async (account: string, label: string) => {
