@@ -14,7 +14,7 @@ import {
 } from "../helpers/browser.ts";
 import { adminToken, createUserRow, tokenFor } from "../helpers/fixtures.ts";
 import { serveApp, type ServedApp } from "../helpers/oidc.ts";
-import { startUpstreamOidc, type UpstreamOidc } from "../helpers/upstream-oidc.ts";
+import { addUpstreamProvider, startUpstreamOidc, type UpstreamOidc } from "../helpers/upstream-oidc.ts";
 
 let t: TestApp;
 let served: ServedApp;
@@ -39,18 +39,12 @@ beforeAll(async () => {
   tenant = made.json.uuid;
   const admin = (await tokenFor(t.app, { acl: ["auth.#"], tenantUuid: tenant })).token;
   rp = await startRelyingParty(t, served.url, admin);
-  const api = async (method: string, path: string, body: unknown) => {
-    const res = await fetch(`${served.url}${path}`, {
-      method,
-      headers: { "X-Auth-Token": admin, "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, json: res.status === 204 ? null : await res.json() };
-  };
-  const base = { name: "corp", display_name: "Corp SSO", issuer: upstream.issuer, provisioning: "create" };
-  const provider = await api("POST", "/0.1/backends/oidc", { ...base, client_id: "x", client_secret: "x" });
-  const creds = await upstream.register([provider.json.redirect_uri]);
-  expect((await api("PUT", `/0.1/backends/oidc/${provider.json.uuid}`, { ...base, ...creds })).status).toBe(204);
+  await addUpstreamProvider(served.url, admin, upstream, {
+    name: "corp",
+    display_name: "Corp SSO",
+    issuer: upstream.issuer,
+    provisioning: "create",
+  });
   await createUserRow(t.app, { tenantUuid: tenant, username: "paula@elsewhere.example", password: "paula-pw-1" });
 }, 60_000);
 

@@ -15,12 +15,12 @@ import { describeEachDb } from "../helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
 import {
   apiCall,
+  discoverClient,
   followRedirects,
-  insecure,
   serveApp,
+  type ServedApp,
   startAuthorization,
   TestBrowser,
-  type ServedApp,
 } from "../helpers/oidc.ts";
 import { startUpstreamOidc, type UpstreamOidc } from "../helpers/upstream-oidc.ts";
 
@@ -101,13 +101,7 @@ describeEachDb(
         redirect_uris: [REDIRECT],
         first_party: true,
       });
-      config = await oidc.discovery(
-        issuer,
-        client.json.client_id,
-        undefined,
-        oidc.ClientSecretBasic(client.json.client_secret),
-        insecure,
-      );
+      config = await discoverClient(issuer, client.json);
       const made = await api("POST", "/0.1/backends/oidc", admin, {
         ...base,
         issuer: upstream.issuer,

@@ -15,12 +15,12 @@ import { describeEachDb } from "../helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
 import {
   apiCall,
+  discoverClient,
   followRedirects,
-  insecure,
   serveApp,
+  type ServedApp,
   startAuthorization,
   TestBrowser,
-  type ServedApp,
 } from "../helpers/oidc.ts";
 import { tempDirs } from "../helpers/temp-dirs.ts";
 import { addUpstreamProvider, startUpstreamOidc, type UpstreamOidc } from "../helpers/upstream-oidc.ts";
@@ -125,13 +125,7 @@ describeEachDb(
         token: admin,
         body: { name: "RP", client_type: "confidential", redirect_uris: [REDIRECT], first_party: true },
       });
-      config = await oidc.discovery(
-        issuer,
-        client.json.client_id,
-        undefined,
-        oidc.ClientSecretBasic(client.json.client_secret),
-        insecure,
-      );
+      config = await discoverClient(issuer, client.json);
     });
     afterAll(async () => {
       served?.stop();

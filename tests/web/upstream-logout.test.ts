@@ -19,13 +19,13 @@ import { describeEachDb } from "../helpers/app.ts";
 import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts";
 import {
   apiCall,
+  discoverClient,
   hiddenFieldsOf,
-  insecure,
   mergeCookies,
   serveApp,
+  type ServedApp,
   startAuthorization,
   TestBrowser,
-  type ServedApp,
 } from "../helpers/oidc.ts";
 import { startUpstreamOidc, type UpstreamOidc } from "../helpers/upstream-oidc.ts";
 import { until } from "../helpers/wait.ts";
@@ -102,13 +102,7 @@ describeEachDb(
           first_party: true,
         },
       });
-      config = await oidc.discovery(
-        issuer,
-        client.json.client_id,
-        undefined,
-        oidc.ClientSecretBasic(client.json.client_secret),
-        insecure,
-      );
+      config = await discoverClient(issuer, client.json);
       provider = await addProvider(admin, { upstream_logout: true });
     });
     afterAll(async () => {

@@ -13,13 +13,13 @@ import { createTenantRow, createUserRow, tokenFor } from "../helpers/fixtures.ts
 import { currentCode } from "../../src/services/auth/totp.ts";
 import {
   apiCall,
+  discoverClient,
   followRedirects,
   hiddenFieldsOf,
-  insecure,
   serveApp,
+  type ServedApp,
   startAuthorization,
   TestBrowser,
-  type ServedApp,
 } from "../helpers/oidc.ts";
 import { startUpstreamOidc, type Tamper, type UpstreamOidc } from "../helpers/upstream-oidc.ts";
 
@@ -88,13 +88,7 @@ describeEachDb(
         token: admin,
         body: { name: "RP", client_type: "confidential", redirect_uris: [REDIRECT], first_party: true },
       });
-      config = await oidc.discovery(
-        issuer,
-        client.json.client_id,
-        undefined,
-        oidc.ClientSecretBasic(client.json.client_secret),
-        insecure,
-      );
+      config = await discoverClient(issuer, client.json);
       provider = await addProvider(t, admin, upstream);
     });
     afterAll(async () => {
